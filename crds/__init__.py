@@ -1,0 +1,1 @@
+"""crds package."""
