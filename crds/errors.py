@@ -1,0 +1,131 @@
+"""User-facing input errors: one line naming the file, the object and the field.
+
+The command-line contract promises that bad input ends with exit code 2 and a
+single line such as::
+
+    snapshot.yaml: Pod team-a/train-0: spec.containers[0].resources.requests.cpu: \\
+        invalid quantity "1.2.3"
+
+(shown wrapped here; the real message has no line break).
+
+Every layer that reads objects (document loading here, the typed models, the
+scheduler's snapshot builder, the podgrouper) raises :class:`InputError` so the
+CLI can print ``str(error)`` and nothing else. Exception tree of this package::
+
+    ValueError
+    ├── InputError        (this module) bad objects on input, one line
+    └── QuantityError     (crds.quantities) a malformed quantity string
+
+Callers that detect a problem deep inside an object use :func:`object_error`;
+callers holding a :class:`pydantic.ValidationError` use
+:func:`from_validation_error`, which keeps only the first problem (the CLI
+prints one line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pydantic
+
+__all__ = [
+    "InputError",
+    "describe_object",
+    "format_field_path",
+    "from_validation_error",
+    "object_error",
+]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def format_field_path(path: Iterable[str | int]) -> str:
+    """Render a field path the way ``kubectl explain`` users expect.
+
+    >>> format_field_path(["spec", "containers", 0, "resources", "requests", "cpu"])
+    'spec.containers[0].resources.requests.cpu'
+    """
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def describe_object(obj: Mapping[str, Any]) -> str:
+    """``Kind namespace/name`` for namespaced objects, ``Kind name`` otherwise.
+
+    Tolerates malformed objects (missing kind or name) since it is used while
+    reporting exactly such problems.
+    """
+    kind = obj.get("kind")
+    metadata = obj.get("metadata")
+    name = namespace = None
+    if isinstance(metadata, Mapping):
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+    label = kind if isinstance(kind, str) and kind else "object"
+    if not isinstance(name, str) or not name:
+        return label
+    if isinstance(namespace, str) and namespace:
+        return f"{label} {namespace}/{name}"
+    return f"{label} {name}"
+
+
+class InputError(ValueError):
+    """Bad input; ``str()`` is exactly one line: ``source: object: field: message``.
+
+    Parts that do not apply are left out, e.g. ``snapshot.yaml: line 4: ...``
+    for a YAML syntax error (the position goes in ``field``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        obj: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = _one_line(message)
+        self.source = source
+        self.obj = obj
+        self.field = field
+        parts = [p for p in (source, obj, field) if p]
+        super().__init__(": ".join([*parts, self.message]))
+
+
+def object_error(
+    source: str | None,
+    obj: Mapping[str, Any],
+    field: str | Iterable[str | int] | None,
+    message: str,
+) -> InputError:
+    """Build the :class:`InputError` for a problem at ``field`` of ``obj`` read from ``source``.
+
+    ``field`` may be a dotted string or a path sequence (``["spec", "containers", 0]``).
+    """
+    if field is not None and not isinstance(field, str):
+        field = format_field_path(field)
+    return InputError(message, source=source, obj=describe_object(obj), field=field or None)
+
+
+def from_validation_error(
+    source: str | None, obj: Mapping[str, Any], error: pydantic.ValidationError
+) -> InputError:
+    """Turn the first problem of a pydantic ``ValidationError`` into an :class:`InputError`.
+
+    The field path uses the manifest's (camelCase) names; the message is the
+    original exception's text for value errors (e.g. a quantity) and pydantic's
+    wording otherwise.
+    """
+    first = error.errors(include_url=False)[0]
+    cause = (first.get("ctx") or {}).get("error")
+    message = str(cause) if isinstance(cause, Exception) else first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
+    return object_error(source, obj, [p for p in first["loc"] if isinstance(p, str | int)], message)
