@@ -1,12 +1,49 @@
-"""Command-line entry point (placeholder until the commands land)."""
+"""The ``podmuster`` command line: subcommands and the user-error boundary.
+
+Why: every command shares one rule from the CLI contract: a user error is one
+line on stderr naming file, object and field, exit code 2, never a traceback.
+This module is the only place that turns ``InputError`` into that line.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any
+
+from crds.errors import InputError
+from podmuster import __version__, demo_command, schedule_command
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the podmuster command line."""
-    del argv
-    print("podmuster: no command yet", file=sys.stderr)
-    return 2
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="podmuster",
+        description="Gang scheduling with hierarchical fair share for AI and batch workloads.",
+    )
+    parser.add_argument("--version", action="version", version=f"podmuster {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    schedule_command.add_parser(subparsers)
+    demo_command.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the podmuster command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Any = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(handler(args))
+    except InputError as exc:
+        print(f"podmuster: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

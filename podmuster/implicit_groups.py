@@ -1,0 +1,69 @@
+"""PodGroups for pods that arrive without one, as the podgrouper would make for a bare pod.
+
+Why: a snapshot taken from a live cluster already holds the podgrouper's
+PodGroups, but hand-written snapshots and quick experiments often list only
+pods. For a pod of our scheduler without a ``pod-group-name`` annotation, the
+offline commands derive the PodGroup KAI's default grouper would create: one
+group per pod, minMember 1, queue from the ``kai.scheduler/queue`` label (else
+``default-queue``), priority from the pod. A pod whose annotation names a
+PodGroup that is missing is left alone, as in a live cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from crds.documents import SourcedObject
+
+QUEUE_LABEL = "kai.scheduler/queue"
+DEFAULT_QUEUE = "default-queue"
+POD_GROUP_ANNOTATION = "pod-group-name"
+
+
+def add_implicit_pod_groups(
+    objects: Sequence[SourcedObject], scheduler_name: str
+) -> list[SourcedObject]:
+    """The objects plus one PodGroup per ungrouped pod of ``scheduler_name``."""
+    out = list(objects)
+    for position, item in enumerate(objects):
+        body = item.obj
+        if body.get("kind") != "Pod":
+            continue
+        spec = body.get("spec") or {}
+        meta = body.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        if spec.get("schedulerName") != scheduler_name or POD_GROUP_ANNOTATION in annotations:
+            continue
+        if (body.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        name = f"pg-{meta.get('name')}-{meta.get('uid')}"
+        labels = meta.get("labels") or {}
+        pod_group: dict[str, Any] = {
+            "apiVersion": "scheduling.run.ai/v2alpha2",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": name,
+                "namespace": meta.get("namespace") or "default",
+                "uid": f"{meta.get('uid')}-pg",
+                "creationTimestamp": meta.get("creationTimestamp"),
+            },
+            "spec": {
+                "minMember": 1,
+                "queue": labels.get(QUEUE_LABEL, DEFAULT_QUEUE),
+                "priorityClassName": labels.get("priorityClassName")
+                or spec.get("priorityClassName")
+                or "",
+            },
+        }
+        if labels.get("kai.scheduler/preemptibility") in ("preemptible", "non-preemptible"):
+            pod_group["spec"]["preemptibility"] = labels["kai.scheduler/preemptibility"]
+        new_annotations = dict(annotations)
+        new_annotations[POD_GROUP_ANNOTATION] = name
+        new_meta = dict(meta)
+        new_meta["annotations"] = new_annotations
+        new_body = dict(body)
+        new_body["metadata"] = new_meta
+        out[position] = SourcedObject(new_body, item.source, item.index)
+        out.append(SourcedObject(pod_group, item.source, item.index))
+    return out

@@ -1,0 +1,1 @@
+"""Actions of a cycle; each acts on the session only through Statements."""

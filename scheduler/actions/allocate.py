@@ -1,0 +1,82 @@
+"""The allocate action: place ready pending gangs without disrupting anything (§5.2).
+
+Why: allocate is the first and most frequent action. For each job popped in
+fairness order it checks the queue path's capacity, places the job's tasks to
+allocate one by one inside a Statement, and keeps them only if all fit (gang);
+a gang that would start on capacity still being released is pipelined whole.
+"""
+
+from __future__ import annotations
+
+from scheduler.actions.ordering import JobQueue
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodStatus
+from scheduler.framework import gang
+from scheduler.framework.session import Session
+
+
+def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
+    """Jobs an action may try: usable queue, ready gang, something pending."""
+    jobs = []
+    for job in session.snapshot.jobs.values():
+        if not job.has_pending():
+            continue
+        problems = session.snapshot.job_problems.get(job.key)
+        if problems:
+            for problem in problems:
+                session.add_reason(job, problem)
+            session.considered.add(job.key)
+            continue
+        not_ready = gang.readiness_problem(job)
+        if not_ready:
+            session.add_reason(job, not_ready)
+            session.considered.add(job.key)
+            continue
+        jobs.append(job)
+    return jobs
+
+
+class AllocateAction:
+    """Gang-allocate pending jobs in queue order; bind on idle, pipeline on releasing."""
+
+    name = "allocate"
+
+    def execute(self, session: Session) -> None:
+        depth = session.config.queue_depth_per_action.get(self.name)
+        queue = JobQueue(session, eligible_jobs(session, self.name), depth)
+        while True:
+            job = queue.pop()
+            if job is None:
+                return
+            session.considered.add(job.key)
+            if self.allocate_job(session, job) and job.has_pending():
+                queue.push(job)
+
+    def allocate_job(self, session: Session, job: PodGroupInfo) -> bool:
+        tasks = gang.tasks_to_allocate(session, job)
+        if not tasks:
+            return False
+        problem = session.job_capacity_problem(job, tasks)
+        if problem:
+            session.add_reason(job, problem)
+            return False
+        statement = session.statement()
+        for placed, task in enumerate(tasks):
+            placement = session.place(task)
+            if placement is None:
+                statement.discard()
+                gang_note = (
+                    f"gang of {len(tasks)} pods: only {placed} could be placed; "
+                    if len(tasks) > 1
+                    else ""
+                )
+                session.add_reason(job, f"{gang_note}pod {task.key}: {session.fit_failure(task)}")
+                return False
+            if placement.on_idle:
+                statement.allocate(task, placement.node)
+            else:
+                statement.pipeline(task, placement.node)
+        if gang.needs_pipelining(job):
+            statement.convert_to_pipelined()
+        statement.commit()
+        return any(t.status == PodStatus.BINDING for t in tasks)

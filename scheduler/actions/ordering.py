@@ -1,0 +1,85 @@
+"""Jobs popped in hierarchical queue order, fairness re-evaluated after every pop.
+
+Why: KAI's fairness is the order in which jobs are tried. At each level of the
+queue tree the session's queue order picks the child whose best pending job
+should go next; within a leaf the job order (a sort key) decides. Leaves are
+heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.framework.session import Session
+
+
+class JobQueue:
+    """Pending jobs by leaf queue; ``pop`` returns the job that should be tried next."""
+
+    def __init__(
+        self, session: Session, jobs: Iterable[PodGroupInfo], depth: int | None = None
+    ) -> None:
+        self._session = session
+        self._tree = session.snapshot.queues
+        self._heaps: dict[str, list[tuple[Any, int, PodGroupInfo]]] = {}
+        self._counts: dict[str, int] = {}
+        self._seq = itertools.count()
+        self._depth = depth
+        for job in jobs:
+            self.push(job)
+
+    def push(self, job: PodGroupInfo) -> None:
+        heap = self._heaps.setdefault(job.queue, [])
+        heapq.heappush(heap, (self._session.job_key(job), next(self._seq), job))
+        if self._depth is not None and len(heap) > self._depth:
+            heap.remove(max(heap))
+            heapq.heapify(heap)
+            return
+        for name in self._tree.path_to_root(job.queue):
+            self._counts[name] = self._counts.get(name, 0) + 1
+
+    def __bool__(self) -> bool:
+        return any(self._counts.get(root, 0) for root in self._tree.roots)
+
+    def _best_child(self, candidates: list[str], cache: dict[str, PodGroupInfo | None]) -> str:
+        def compare(a: str, b: str) -> int:
+            result = self._session.compare_queues(
+                a, b, self._best_job(a, cache), self._best_job(b, cache)
+            )
+            return result
+
+        return min(candidates, key=functools.cmp_to_key(compare))
+
+    def _best_job(self, queue: str, cache: dict[str, PodGroupInfo | None]) -> PodGroupInfo | None:
+        if queue in cache:
+            return cache[queue]
+        info = self._tree.queues[queue]
+        best: PodGroupInfo | None
+        if info.is_leaf:
+            heap = self._heaps.get(queue)
+            best = heap[0][2] if heap else None
+        else:
+            children = [c for c in info.children if self._counts.get(c, 0)]
+            best = self._best_job(self._best_child(children, cache), cache) if children else None
+        cache[queue] = best
+        return best
+
+    def pop(self) -> PodGroupInfo | None:
+        """The next job by queue order at every level, then job order in the leaf."""
+        cache: dict[str, PodGroupInfo | None] = {}
+        candidates = [root for root in self._tree.roots if self._counts.get(root, 0)]
+        if not candidates:
+            return None
+        queue = self._best_child(candidates, cache)
+        while not self._tree.queues[queue].is_leaf:
+            children = [c for c in self._tree.queues[queue].children if self._counts.get(c, 0)]
+            queue = self._best_child(children, cache)
+        _, _, job = heapq.heappop(self._heaps[queue])
+        for name in self._tree.path_to_root(queue):
+            self._counts[name] -= 1
+        return job

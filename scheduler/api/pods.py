@@ -1,0 +1,123 @@
+"""Pods as the engine sees them: a status, a request vector, a node, a pod set.
+
+Why: one small mutable record per pod; the Statement moves pods between
+statuses during a cycle and undoes those moves on rollback, so the record is
+the only per-pod state and is never deep-copied.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.api.resources import Vector
+
+
+class PodStatus(enum.IntEnum):
+    """KAI's pod status model (kai-semantics §1.3)."""
+
+    PENDING = 0
+    GATED = 1
+    ALLOCATED = 2
+    PIPELINED = 3
+    BINDING = 4
+    BOUND = 5
+    RUNNING = 6
+    RELEASING = 7
+    SUCCEEDED = 8
+    FAILED = 9
+
+
+ALIVE = frozenset(
+    {
+        PodStatus.PENDING,
+        PodStatus.GATED,
+        PodStatus.ALLOCATED,
+        PodStatus.PIPELINED,
+        PodStatus.BINDING,
+        PodStatus.BOUND,
+        PodStatus.RUNNING,
+    }
+)
+ACTIVE_ALLOCATED = frozenset(
+    {
+        PodStatus.ALLOCATED,
+        PodStatus.PIPELINED,
+        PodStatus.BINDING,
+        PodStatus.BOUND,
+        PodStatus.RUNNING,
+    }
+)
+ACTIVE_USED = ACTIVE_ALLOCATED | {PodStatus.RELEASING}
+# Statuses whose resources count to the queue's allocated amount.
+COUNTS_TO_QUEUE = frozenset(
+    {PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING}
+)
+
+
+class PodInfo:
+    """One pod: identity, request, placement and scheduling constraints."""
+
+    __slots__ = (
+        "annotations",
+        "constraint_key",
+        "creation",
+        "is_ours",
+        "job",
+        "key",
+        "labels",
+        "name",
+        "namespace",
+        "node",
+        "node_affinity",
+        "node_selector",
+        "pod_set",
+        "request",
+        "status",
+        "task_priority",
+        "tolerations",
+        "uid",
+        "uses_gpu",
+    )
+
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        name: str,
+        uid: str,
+        creation: float,
+        request: Vector,
+        status: PodStatus,
+        node: int = -1,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        node_affinity: Any = None,
+        tolerations: tuple[Mapping[str, Any], ...] = (),
+        is_ours: bool = True,
+        task_priority: int | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.key = f"{namespace}/{name}"
+        self.uid = uid
+        self.creation = creation
+        self.request = request
+        self.status = status
+        self.node = node
+        self.labels: Mapping[str, str] = labels or {}
+        self.annotations: Mapping[str, str] = annotations or {}
+        self.node_selector: Mapping[str, str] = node_selector or {}
+        self.node_affinity = node_affinity
+        self.tolerations = tolerations
+        self.is_ours = is_ours
+        self.task_priority = task_priority
+        self.uses_gpu = bool(request[3] > 0)
+        self.job: str | None = None
+        self.pod_set: str | None = None
+        self.constraint_key: object = None
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

@@ -1,0 +1,34 @@
+"""The cluster snapshot: everything one scheduling cycle decides over.
+
+Why: actions and plugins need one value that holds nodes, pods, pod groups,
+queues and the cluster total; building it once per cycle (incrementally in the
+live scheduler) and mutating only the accounting arrays inside a Statement
+avoids per-cycle deep copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scheduler.api.nodes import NodeTable
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.api.queues import QueueTree, QueueVector
+from scheduler.api.resources import ResourceSpace
+
+
+@dataclass(slots=True)
+class ClusterSnapshot:
+    """Nodes, pods, pod groups and queues of one cycle."""
+
+    space: ResourceSpace
+    nodes: NodeTable
+    pods: list[PodInfo]
+    jobs: dict[str, PodGroupInfo]
+    queues: QueueTree
+    total: QueueVector  # fair-share capacity per queue resource
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    now: float = 0.0
+    # pod group key -> why it cannot be scheduled before any action runs
+    # (missing queue, non-leaf queue, unknown pod set, ...)
+    job_problems: dict[str, list[str]] = field(default_factory=dict)

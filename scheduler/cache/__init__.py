@@ -1,0 +1,1 @@
+"""The edge between raw Kubernetes objects and the engine's snapshot."""

@@ -1,0 +1,142 @@
+"""Field readers shared by the snapshot builder: quantities, timestamps, requests.
+
+Why: every raw object field the engine reads passes through one of these
+functions, so a bad value always becomes the same kind of error naming the
+field, and repeated quantity strings are parsed once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from crds import quantities
+from scheduler.api.resources import (
+    CPU,
+    GPU,
+    GPU_RESOURCE_NAMES,
+    MEMORY,
+    PODS,
+    ResourceSpace,
+    Vector,
+)
+
+
+class FieldError(ValueError):
+    """A bad value at a field path of the object being read."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@functools.lru_cache(maxsize=65536)
+def _milli(text: str) -> int:
+    return quantities.milli_value(quantities.parse_quantity(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _whole(text: str) -> int:
+    return quantities.value(quantities.parse_quantity(text))
+
+
+def amount(resource: str, raw: Any, field: str) -> int:
+    """A quantity in engine units for one resource column (CPU milli, GPU thousandths)."""
+    text = raw if isinstance(raw, str) else str(raw)
+    try:
+        if resource == "cpu" or resource in GPU_RESOURCE_NAMES:
+            value = _milli(text)
+        else:
+            value = _whole(text)
+    except (quantities.QuantityError, ValueError) as exc:
+        raise FieldError(field, f"invalid quantity {raw!r}: {exc}") from None
+    if value < 0:
+        raise FieldError(field, f"negative quantity {raw!r}")
+    return value
+
+
+def resource_list(
+    raw: Any, field: str, space: ResourceSpace, *, default_pods: int | None = None
+) -> Vector:
+    """A ResourceList mapping (``{cpu: 2, memory: 4Gi}``) as a vector."""
+    vector = space.zeros()
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise FieldError(field, f"expected a map of resource quantities, got {type(raw).__name__}")
+    for name, value in raw.items():
+        column = space.column(str(name))
+        if column >= vector.shape[0]:
+            vector = np.concatenate([vector, np.zeros(column + 1 - vector.shape[0], np.int64)])
+        vector[column] += amount(str(name), value, f"{field}.{name}")
+    if default_pods is not None and "pods" not in raw:
+        vector[PODS] = default_pods
+    return vector
+
+
+def _container_request(container: Mapping[str, Any], field: str, space: ResourceSpace) -> Vector:
+    resources = container.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise FieldError(f"{field}.resources", "expected a map")
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    merged = dict(limits)
+    merged.update(requests)  # Kubernetes defaults a missing request to the limit
+    source = f"{field}.resources.requests" if requests else f"{field}.resources.limits"
+    return resource_list(merged, source, space)
+
+
+def _grow(a: Vector, b: Vector) -> tuple[Vector, Vector]:
+    width = max(a.shape[0], b.shape[0])
+    if a.shape[0] < width:
+        a = np.concatenate([a, np.zeros(width - a.shape[0], np.int64)])
+    if b.shape[0] < width:
+        b = np.concatenate([b, np.zeros(width - b.shape[0], np.int64)])
+    return a, b
+
+
+def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
+    """What kube-scheduler counts for a pod: max(containers sum, each init) + overhead + 1 pod."""
+    total = space.zeros()
+    for i, container in enumerate(spec.get("containers") or ()):
+        total, part = _grow(total, _container_request(container, f"spec.containers[{i}]", space))
+        total += part
+    for i, container in enumerate(spec.get("initContainers") or ()):
+        part = _container_request(container, f"spec.initContainers[{i}]", space)
+        total, part = _grow(total, part)
+        np.maximum(total, part, out=total)
+    overhead = spec.get("overhead")
+    if overhead:
+        total, part = _grow(total, resource_list(overhead, "spec.overhead", space))
+        total += part
+    total[PODS] = 1
+    return total
+
+
+def timestamp(raw: Any, field: str) -> float:
+    """An RFC 3339 timestamp as seconds since the epoch."""
+    if isinstance(raw, datetime):
+        return raw.timestamp()
+    if not isinstance(raw, str):
+        raise FieldError(field, f"expected an RFC 3339 timestamp, got {raw!r}")
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise FieldError(field, f"invalid RFC 3339 timestamp {raw!r}") from None
+
+
+__all__ = [
+    "CPU",
+    "GPU",
+    "MEMORY",
+    "FieldError",
+    "amount",
+    "pod_request",
+    "resource_list",
+    "timestamp",
+]

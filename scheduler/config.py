@@ -1,0 +1,174 @@
+"""Scheduler configuration: actions, placement strategy and plugin arguments, validated at load.
+
+Why: the live scheduler, ``podmuster schedule --config`` and the simulator read
+the same file. Every value is checked when the file is loaded, with an error
+naming the key, instead of being parsed from strings at use (KAI's plugin
+arguments). With no file the defaults reproduce KAI's: the five actions in
+KAI's order, bin-packing for GPU and CPU tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+ACTIONS = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
+STRATEGIES = ("binpack", "spread")
+
+
+class ConfigError(ValueError):
+    """A bad scheduler configuration value; the message names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    """Everything a cycle needs to know besides the snapshot."""
+
+    actions: tuple[str, ...] = ACTIONS
+    gpu_placement: str = "binpack"
+    cpu_placement: str = "binpack"
+    k_value: float = 1.0
+    reclaimer_saturation_multiplier: float = 1.0
+    queue_depth_per_action: Mapping[str, int] = field(default_factory=dict)
+    max_consolidation_preemptees: int = 16
+    staleness_grace_period_s: float = 60.0
+    default_preempt_min_runtime_s: float = 0.0
+    default_reclaim_min_runtime_s: float = 0.0
+    scheduler_name: str = "kai-scheduler"
+
+    def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
+        return replace(self, actions=validate_actions(actions, "actions"))
+
+
+def validate_actions(actions: Any, key: str) -> tuple[str, ...]:
+    if isinstance(actions, str):
+        actions = [a.strip() for a in actions.split(",") if a.strip()]
+    if not isinstance(actions, list | tuple) or not actions:
+        raise ConfigError(f"{key}: expected a non-empty list of actions")
+    for action in actions:
+        if action not in ACTIONS:
+            raise ConfigError(f"{key}: unknown action {action!r}; known: {', '.join(ACTIONS)}")
+    return tuple(actions)
+
+
+def _strategy(raw: Any, key: str) -> str:
+    if raw not in STRATEGIES:
+        raise ConfigError(f"{key}: must be one of {', '.join(STRATEGIES)}, got {raw!r}")
+    return str(raw)
+
+
+def _number(raw: Any, key: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise ConfigError(f"{key}: expected a number, got {raw!r}")
+    return float(raw)
+
+
+def _duration(raw: Any, key: str) -> float:
+    """Seconds from a number or a Go-style duration string (``90s``, ``5m``, ``1h30m``)."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    if not isinstance(raw, str) or not raw:
+        raise ConfigError(f"{key}: expected a duration such as '60s', got {raw!r}")
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    total, number, text = 0.0, "", raw.strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    text = text.lstrip("+-")
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isdigit() or ch == ".":
+            number += ch
+            i += 1
+            continue
+        unit = "ms" if text.startswith("ms", i) else ch
+        if unit not in units or not number:
+            raise ConfigError(f"{key}: invalid duration {raw!r}")
+        total += float(number) * units[unit]
+        number = ""
+        i += len(unit)
+    if number:
+        raise ConfigError(f"{key}: invalid duration {raw!r} (missing unit)")
+    return sign * total
+
+
+_KNOWN_KEYS = {
+    "actions",
+    "placementStrategy",
+    "plugins",
+    "queueDepthPerAction",
+    "maxConsolidationPreemptees",
+    "defaultStalenessGracePeriod",
+    "minRuntime",
+    "schedulerName",
+}
+
+
+def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
+    """A SchedulerConfig from a parsed YAML mapping (SchedulingShard-like keys)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError("expected a mapping at the top level")
+    unknown = set(data) - _KNOWN_KEYS
+    if unknown:
+        raise ConfigError(
+            f"{sorted(unknown)[0]}: unknown key; known: {', '.join(sorted(_KNOWN_KEYS))}"
+        )
+    config = SchedulerConfig()
+    values: dict[str, Any] = {}
+    if "actions" in data:
+        values["actions"] = validate_actions(data["actions"], "actions")
+    placement = data.get("placementStrategy") or {}
+    if not isinstance(placement, Mapping):
+        raise ConfigError("placementStrategy: expected a mapping with gpu and cpu")
+    for key in placement:
+        if key not in ("gpu", "cpu"):
+            raise ConfigError(f"placementStrategy.{key}: unknown key; use gpu or cpu")
+    if "gpu" in placement:
+        values["gpu_placement"] = _strategy(placement["gpu"], "placementStrategy.gpu")
+    if "cpu" in placement:
+        values["cpu_placement"] = _strategy(placement["cpu"], "placementStrategy.cpu")
+    plugins = data.get("plugins") or {}
+    if not isinstance(plugins, Mapping):
+        raise ConfigError("plugins: expected a mapping of plugin name to settings")
+    proportion = (plugins.get("proportion") or {}).get("arguments") or {}
+    if "kValue" in proportion:
+        values["k_value"] = max(
+            0.0, _number(proportion["kValue"], "plugins.proportion.arguments.kValue")
+        )
+    for name in ("reclaimerSaturationMultiplier", "relcaimerSaturationMultiplier"):
+        if name in proportion:
+            multiplier = _number(proportion[name], f"plugins.proportion.arguments.{name}")
+            values["reclaimer_saturation_multiplier"] = max(1.0, multiplier)
+    depth = data.get("queueDepthPerAction") or {}
+    if not isinstance(depth, Mapping):
+        raise ConfigError("queueDepthPerAction: expected a mapping of action to depth")
+    checked_depth = {}
+    for action, value in depth.items():
+        validate_actions([action], f"queueDepthPerAction.{action}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"queueDepthPerAction.{action}: expected a positive integer")
+        checked_depth[str(action)] = value
+    values["queue_depth_per_action"] = checked_depth
+    if "maxConsolidationPreemptees" in data:
+        raw = data["maxConsolidationPreemptees"]
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < -1:
+            raise ConfigError("maxConsolidationPreemptees: expected an integer >= -1")
+        values["max_consolidation_preemptees"] = raw
+    if "defaultStalenessGracePeriod" in data:
+        values["staleness_grace_period_s"] = _duration(
+            data["defaultStalenessGracePeriod"], "defaultStalenessGracePeriod"
+        )
+    min_runtime = data.get("minRuntime") or {}
+    if not isinstance(min_runtime, Mapping):
+        raise ConfigError("minRuntime: expected a mapping")
+    if "preemptMinRuntime" in min_runtime:
+        values["default_preempt_min_runtime_s"] = max(
+            0.0, _duration(min_runtime["preemptMinRuntime"], "minRuntime.preemptMinRuntime")
+        )
+    if "reclaimMinRuntime" in min_runtime:
+        values["default_reclaim_min_runtime_s"] = max(
+            0.0, _duration(min_runtime["reclaimMinRuntime"], "minRuntime.reclaimMinRuntime")
+        )
+    if "schedulerName" in data:
+        values["scheduler_name"] = str(data["schedulerName"])
+    return replace(config, **values)

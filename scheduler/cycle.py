@@ -1,0 +1,98 @@
+"""One scheduling cycle as a pure function: snapshot + configuration -> CycleResult.
+
+Why: the live loop, ``podmuster schedule`` and the simulator all call this, so
+a decision seen offline is the decision the live scheduler makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scheduler.actions.allocate import AllocateAction
+from scheduler.api.pods import PodStatus
+from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.config import SchedulerConfig
+from scheduler.framework.interfaces import Action
+from scheduler.framework.session import Session
+from scheduler.plugins import builtin_plugins
+
+ACTIONS: dict[str, type[Action]] = {"allocate": AllocateAction}
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    pod: str
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    pod: str
+    action: str
+    for_job: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupOutcome:
+    pod_group: str
+    queue: str
+    outcome: str  # scheduled | pipelined | pending | evicted
+    reasons: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class CycleResult:
+    binds: list[Bind] = field(default_factory=list)
+    pipelined: list[Bind] = field(default_factory=list)
+    evictions: list[Eviction] = field(default_factory=list)
+    pod_groups: list[PodGroupOutcome] = field(default_factory=list)
+    skipped_actions: list[str] = field(default_factory=list)
+
+
+def run_cycle(
+    snapshot: ClusterSnapshot, config: SchedulerConfig, *, explain: bool = False
+) -> CycleResult:
+    """Open a session, run the configured actions in order, and report the decisions."""
+    session = Session(snapshot, config)
+    for plugin in builtin_plugins(config):
+        plugin.on_session_open(session)
+    result = CycleResult()
+    for name in config.actions:
+        action_type = ACTIONS.get(name)  # actions of later releases are reported, not faked
+        if action_type is None:
+            result.skipped_actions.append(name)
+            continue
+        action_type().execute(session)
+    names = snapshot.nodes.names
+    result.binds = sorted(
+        (Bind(p.key, names[n]) for p, n in session.decisions.binds), key=lambda b: b.pod
+    )
+    result.pipelined = sorted(
+        (Bind(p.key, names[n]) for p, n in session.decisions.pipelined), key=lambda b: b.pod
+    )
+    result.evictions = sorted(
+        (Eviction(p.key, a, f) for p, a, f in session.decisions.evictions), key=lambda e: e.pod
+    )
+    bound_jobs = {p.job for p, _ in session.decisions.binds}
+    pipelined_jobs = {p.job for p, _ in session.decisions.pipelined}
+    evicted_jobs = {p.job for p, _, _ in session.decisions.evictions}
+    for key in sorted(session.considered):
+        job = snapshot.jobs[key]
+        if key in evicted_jobs:
+            outcome = "evicted"
+        elif key in pipelined_jobs:
+            outcome = "pipelined"
+        elif key in bound_jobs:
+            outcome = "scheduled"
+        else:
+            outcome = "pending"
+        still_pending = any(p.status == PodStatus.PENDING for p in job.iter_pods())
+        reasons = (
+            tuple(session.job_reasons.get(key, ())) if still_pending or outcome == "pending" else ()
+        )
+        if explain and still_pending:
+            state = session.plugin_state.get("proportion", {}).get(job.queue)
+            if state is not None:
+                reasons = (*reasons, state.describe())
+        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons))
+    return result

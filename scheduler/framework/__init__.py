@@ -1,0 +1,1 @@
+"""The cycle machinery: plugin and action protocols, the session and its Statement."""

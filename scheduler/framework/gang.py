@@ -1,0 +1,83 @@
+"""Gang rules shared by every action: readiness and the tasks to allocate next.
+
+Why: allocate, reclaim, preempt and consolidation all ask "which pods of this
+job go next, and is the job ready to be tried at all" (kai-semantics §5.1);
+answering it in one place keeps the actions consistent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
+from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
+
+if TYPE_CHECKING:
+    from scheduler.framework.session import Session
+
+
+def _pod_set_order(pod_set: PodSetInfo) -> tuple[int, float, str]:
+    active = pod_set.active_allocated()
+    below = active < pod_set.min_available
+    ratio = 0.0 if below else active / pod_set.min_available
+    return (0 if below else 1, ratio, pod_set.name)
+
+
+def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
+    """The pods to place together next: the gang's missing pods, or one elastic extra."""
+    pod_sets = sorted(job.pod_sets, key=_pod_set_order)
+    below = sum(1 for ps in pod_sets if ps.active_allocated() < ps.min_available)
+    wanted_sets = below or 1
+    tasks: list[PodInfo] = []
+    taken = 0
+    for pod_set in pod_sets:
+        if taken >= wanted_sets:
+            break
+        pending = [pod for pod in pod_set.pods if pod.status == PodStatus.PENDING]
+        if not pending:
+            continue
+        pending.sort(key=session.task_key)
+        missing = pod_set.min_available - pod_set.active_allocated()
+        count = min(missing, len(pending)) if missing > 0 else 1
+        tasks.extend(pending[:count])
+        taken += 1
+    return tasks
+
+
+def needs_pipelining(job: PodGroupInfo) -> bool:
+    """True when some pod set would start with a pipelined pod and fewer bound than its minimum.
+
+    Then every allocation of the job is pipelined too: a gang never binds partly.
+    """
+    for pod_set in job.pod_sets:
+        pipelined = sum(1 for pod in pod_set.pods if pod.status == PodStatus.PIPELINED)
+        if not pipelined:
+            continue
+        settled = sum(
+            1
+            for pod in pod_set.pods
+            if pod.status in ACTIVE_ALLOCATED and pod.status != PodStatus.PIPELINED
+        )
+        if settled < pod_set.min_available:
+            return True
+    return False
+
+
+def readiness_problem(job: PodGroupInfo) -> str | None:
+    """Why the gang is not ready yet (too few non-gated pods), or None."""
+    for pod_set in job.pod_sets:
+        if not pod_set.is_ready():
+            alive = sum(
+                1
+                for pod in pod_set.pods
+                if pod.status
+                not in (PodStatus.GATED, PodStatus.SUCCEEDED, PodStatus.FAILED, PodStatus.RELEASING)
+            )
+            gated = sum(1 for pod in pod_set.pods if pod.status == PodStatus.GATED)
+            where = "" if pod_set.name == "default" else f" in sub-group {pod_set.name!r}"
+            extra = f" ({gated} gated)" if gated else ""
+            return (
+                f"NotReady: gang needs {pod_set.min_available} pods{where} but only "
+                f"{alive} exist{extra}; waiting for the rest to be created"
+            )
+    return None

@@ -1,0 +1,196 @@
+"""The per-cycle context: snapshot, registered callbacks, decisions, and task placement.
+
+Why: actions ask the session, never the plugins, how to order jobs, whether a
+job fits its queue and where a task goes; the session combines the plugins'
+answers by the rules in ``extension_points``. Placement works on whole-node
+arrays: one boolean mask per filter (cached per distinct pod constraints) and
+one vectorised fit test per task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.api.resources import PODS
+from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.config import SchedulerConfig
+from scheduler.framework import extension_points as ep
+from scheduler.framework.statement import Statement
+
+
+@dataclass(slots=True)
+class Decisions:
+    """What a cycle decided: committed binds, pipelined reservations and evictions."""
+
+    binds: list[tuple[PodInfo, int]] = field(default_factory=list)
+    pipelined: list[tuple[PodInfo, int]] = field(default_factory=list)
+    evictions: list[tuple[PodInfo, str, str | None]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Placement:
+    node: int
+    on_idle: bool
+
+
+class Session:
+    """One scheduling cycle over a snapshot."""
+
+    def __init__(self, snapshot: ClusterSnapshot, config: SchedulerConfig) -> None:
+        self.snapshot = snapshot
+        self.config = config
+        self.decisions = Decisions()
+        self.job_reasons: dict[str, list[str]] = {}
+        self.considered: set[str] = set()
+        self.node_filters: list[ep.NodeFilterFn] = []
+        self.node_scorers: list[ep.NodeScoreFn] = []
+        self.job_order_fns: list[ep.JobOrderFn] = []
+        self.task_order_fns: list[ep.TaskOrderFn] = []
+        self.queue_order_fns: list[ep.QueueOrderFn] = []
+        self.job_capacity_fns: list[ep.JobCapacityFn] = []
+        self.allocate_handlers: list[ep.EventFn] = []
+        self.deallocate_handlers: list[ep.EventFn] = []
+        self.plugin_state: dict[str, Any] = {}
+        self._filter_cache: dict[object, tuple[ep.Mask, list[tuple[ep.Mask, str]]]] = {}
+
+    # --- registration -------------------------------------------------------------
+    def add_node_filter(self, fn: ep.NodeFilterFn) -> None:
+        self.node_filters.append(fn)
+
+    def add_node_scorer(self, fn: ep.NodeScoreFn) -> None:
+        self.node_scorers.append(fn)
+
+    def add_job_order(self, fn: ep.JobOrderFn) -> None:
+        self.job_order_fns.append(fn)
+
+    def add_task_order(self, fn: ep.TaskOrderFn) -> None:
+        self.task_order_fns.append(fn)
+
+    def add_queue_order(self, fn: ep.QueueOrderFn) -> None:
+        self.queue_order_fns.append(fn)
+
+    def add_job_capacity_check(self, fn: ep.JobCapacityFn) -> None:
+        self.job_capacity_fns.append(fn)
+
+    def add_event_handlers(self, on_allocate: ep.EventFn, on_deallocate: ep.EventFn) -> None:
+        self.allocate_handlers.append(on_allocate)
+        self.deallocate_handlers.append(on_deallocate)
+
+    # --- aggregates ---------------------------------------------------------------
+    def statement(self) -> Statement:
+        return Statement(self)
+
+    def fire_allocate(self, pod: PodInfo) -> None:
+        for fn in self.allocate_handlers:
+            fn(pod)
+
+    def fire_deallocate(self, pod: PodInfo) -> None:
+        for fn in self.deallocate_handlers:
+            fn(pod)
+
+    def job_key(self, job: PodGroupInfo) -> tuple[Any, ...]:
+        return ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+
+    def task_key(self, pod: PodInfo) -> tuple[Any, ...]:
+        return ep.combined_key(self.task_order_fns, pod, (pod.creation, pod.uid))
+
+    def compare_queues(
+        self, a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None
+    ) -> int:
+        for fn in self.queue_order_fns:
+            result = fn(a, b, job_a, job_b)
+            if result:
+                return result
+        return 0
+
+    def job_capacity_problem(self, job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
+        for fn in self.job_capacity_fns:
+            reason = fn(job, tasks)
+            if reason:
+                return reason
+        return None
+
+    def add_reason(self, job: PodGroupInfo, reason: str) -> None:
+        reasons = self.job_reasons.setdefault(job.key, [])
+        if reason not in reasons:
+            reasons.append(reason)
+
+    # --- placement ----------------------------------------------------------------
+    def static_mask(self, pod: PodInfo) -> tuple[ep.Mask, list[tuple[ep.Mask, str]]]:
+        """Nodes passing every filter, cached per distinct pod constraints."""
+        key = pod.constraint_key
+        cached = self._filter_cache.get(key)
+        if cached is not None:
+            return cached
+        nodes = self.snapshot.nodes
+        mask = nodes.schedulable.copy()
+        parts: list[tuple[ep.Mask, str]] = [
+            (nodes.schedulable, "node(s) were unschedulable or not ready")
+        ]
+        for fn in self.node_filters:
+            for part, reason in fn(pod):
+                mask &= part
+                parts.append((part, reason))
+        self._filter_cache[key] = (mask, parts)
+        return mask, parts
+
+    def place(self, pod: PodInfo, *, pipeline_only: bool = False) -> Placement | None:
+        """The best node for ``pod``: feasible nodes scored by the plugins, ties by name."""
+        nodes = self.snapshot.nodes
+        static, _ = self.static_mask(pod)
+        request = pod.request
+        columns = np.flatnonzero(request)
+        wanted = request[columns]
+        idle = nodes.idle[:, columns]
+        fits_idle = (idle >= wanted).all(axis=1)
+        fits = ((idle + nodes.releasing[:, columns]) >= wanted).all(axis=1)
+        feasible = fits & static
+        if not feasible.any():
+            return None
+        fits_idle &= feasible
+        context = ep.TaskContext(pod, feasible, fits_idle)
+        total = np.zeros(len(nodes), dtype=np.float64)
+        for scorer in self.node_scorers:
+            score = scorer(context)
+            if score is not None:
+                total += score
+        total[~feasible] = -np.inf
+        node = int(np.argmax(total))
+        on_idle = bool(fits_idle[node]) and not pipeline_only
+        return Placement(node, on_idle)
+
+    def fit_failure(self, pod: PodInfo) -> str:
+        """Why ``pod`` fits no node, counted per first failing reason, as kube-scheduler says it."""
+        nodes = self.snapshot.nodes
+        if len(nodes) == 0:
+            return "no nodes in the cluster"
+        _, parts = self.static_mask(pod)
+        remaining = np.ones(len(nodes), dtype=bool)
+        counts: dict[str, int] = {}
+        for part, reason in parts:
+            failing = remaining & ~part
+            if failing.any():
+                counts[reason] = counts.get(reason, 0) + int(failing.sum())
+            remaining &= part
+        free = nodes.idle + nodes.releasing
+        for column in np.flatnonzero(pod.request):
+            failing = remaining & (free[:, column] < pod.request[column])
+            if failing.any():
+                label = (
+                    "Too many pods"
+                    if column == PODS
+                    else f"Insufficient {self.snapshot.space.display_name(int(column))}"
+                )
+                counts[label] = counts.get(label, 0) + int(failing.sum())
+            remaining &= ~failing
+        detail = ", ".join(f"{count} {reason}" for reason, count in counts.items())
+        return f"0/{len(nodes)} nodes are available: {detail}."
+
+
+PluginFactory = Callable[[SchedulerConfig], Any]

@@ -1,0 +1,136 @@
+"""A transaction over the session: allocate, pipeline, evict; checkpoint, rollback, commit.
+
+Why: every tentative placement (a gang's tasks, a victim scenario) must be
+undone exactly when it fails. The Statement logs each operation with the
+amounts it moved, so rollback restores node and queue accounting exactly and
+nothing is ever deep-copied. Only ``commit`` turns operations into decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
+from scheduler.api.resources import Vector
+
+if TYPE_CHECKING:
+    from scheduler.framework.session import Session
+
+
+@dataclass(slots=True)
+class _Op:
+    kind: str  # "allocate" | "pipeline" | "evict"
+    pod: PodInfo
+    prev_status: PodStatus
+    prev_node: int
+    from_idle: Vector | None
+    from_releasing: Vector | None
+    action: str = ""
+    for_job: str | None = None
+
+
+class Statement:
+    """One job's (or one scenario's) tentative changes."""
+
+    __slots__ = ("_ops", "_session")
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._ops: list[_Op] = []
+
+    def allocate(self, pod: PodInfo, node: int) -> None:
+        """Place ``pod`` on ``node``'s idle resources; it binds when committed."""
+        nodes = self._session.snapshot.nodes
+        take = pod.request
+        nodes.idle[node] -= take
+        self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None))
+        pod.status = PodStatus.ALLOCATED
+        pod.node = node
+        self._session.fire_allocate(pod)
+
+    def pipeline(self, pod: PodInfo, node: int) -> None:
+        """Reserve ``pod`` on ``node``'s releasing resources (then idle); no bind this cycle."""
+        nodes = self._session.snapshot.nodes
+        releasing = np.maximum(nodes.releasing[node], 0)
+        from_releasing = np.minimum(pod.request, releasing)
+        from_idle = pod.request - from_releasing
+        nodes.releasing[node] -= from_releasing
+        nodes.idle[node] -= from_idle
+        self._ops.append(_Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing))
+        pod.status = PodStatus.PIPELINED
+        pod.node = node
+        self._session.fire_allocate(pod)
+
+    def evict(self, pod: PodInfo, action: str, for_job: str | None = None) -> None:
+        """Mark ``pod`` Releasing: its resources become releasing on its node."""
+        nodes = self._session.snapshot.nodes
+        was_using = pod.status in ACTIVE_USED and pod.status != PodStatus.RELEASING
+        if was_using and pod.node >= 0:
+            nodes.releasing[pod.node] += pod.request
+        self._ops.append(_Op("evict", pod, pod.status, pod.node, None, None, action, for_job))
+        pod.status = PodStatus.RELEASING
+        if was_using:
+            self._session.fire_deallocate(pod)
+
+    def checkpoint(self) -> int:
+        return len(self._ops)
+
+    def _undo(self, op: _Op) -> None:
+        nodes = self._session.snapshot.nodes
+        pod = op.pod
+        if op.kind == "evict":
+            was_using = op.prev_status in ACTIVE_USED and op.prev_status != PodStatus.RELEASING
+            if was_using and op.prev_node >= 0:
+                nodes.releasing[op.prev_node] -= pod.request
+            pod.status = op.prev_status
+            pod.node = op.prev_node
+            if was_using:
+                self._session.fire_allocate(pod)
+            return
+        self._session.fire_deallocate(pod)
+        if op.from_idle is not None:
+            nodes.idle[pod.node] += op.from_idle
+        if op.from_releasing is not None:
+            nodes.releasing[pod.node] += op.from_releasing
+        pod.status = op.prev_status
+        pod.node = op.prev_node
+
+    def rollback(self, token: int) -> None:
+        """Undo every operation after ``token``, newest first; accounting is restored exactly."""
+        while len(self._ops) > token:
+            self._undo(self._ops.pop())
+
+    def discard(self) -> None:
+        self.rollback(0)
+
+    def convert_to_pipelined(self) -> None:
+        """Turn every allocation here into a pipelined reservation (no partial bind)."""
+        allocations = [op for op in self._ops if op.kind == "allocate"]
+        targets = [(op.pod, op.pod.node) for op in allocations]
+        for op in reversed(allocations):
+            self._undo(op)
+            self._ops.remove(op)
+        for pod, node in targets:
+            self.pipeline(pod, node)
+
+    def commit(self) -> None:
+        """Hand the surviving operations to the session as decisions."""
+        for op in self._ops:
+            if op.kind == "allocate":
+                op.pod.status = PodStatus.BINDING
+                self._session.decisions.binds.append((op.pod, op.pod.node))
+            elif op.kind == "pipeline":
+                self._session.decisions.pipelined.append((op.pod, op.pod.node))
+            else:
+                self._session.decisions.evictions.append((op.pod, op.action, op.for_job))
+        self._ops = []
+
+    @property
+    def operations(self) -> int:
+        return len(self._ops)
+
+    def pipelined_pods(self) -> list[PodInfo]:
+        return [op.pod for op in self._ops if op.kind == "pipeline"]

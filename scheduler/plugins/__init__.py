@@ -1,0 +1,27 @@
+"""Scheduler plugins: each registers session callbacks for one concern.
+
+``builtin_plugins`` builds them in KAI's order from a validated configuration;
+there is no import-time registration.
+"""
+
+from __future__ import annotations
+
+from scheduler.config import SchedulerConfig
+from scheduler.framework.interfaces import Plugin
+from scheduler.plugins.ordering import OrderingPlugin
+from scheduler.plugins.predicates import PredicatesPlugin
+from scheduler.plugins.proportion.plugin import ProportionPlugin
+from scheduler.plugins.scoring import ScoringPlugin
+
+
+def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
+    """The default plugin set, in KAI's order (predicates, proportion, ordering, scoring)."""
+    return [
+        PredicatesPlugin(),
+        ProportionPlugin(k_value=config.k_value),
+        OrderingPlugin(),
+        ScoringPlugin(config.gpu_placement, config.cpu_placement),
+    ]
+
+
+__all__ = ["builtin_plugins"]

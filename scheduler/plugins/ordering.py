@@ -1,0 +1,51 @@
+"""Job and task order plugins: priority, elastic state, and the task-order labels.
+
+Why: KAI orders jobs by priority, then by how far below their gang minimum they
+are, and orders a job's pods with the Kubeflow master/launcher and the Ray head
+first, then by ``kai.scheduler/task-priority``. Each is a sort-key component
+registered on the session (combine rule: first difference wins).
+"""
+
+from __future__ import annotations
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.framework.session import Session
+
+KUBEFLOW_ROLE_LABEL = "training.kubeflow.org/job-role"
+RAY_NODE_TYPE_LABEL = "ray.io/node-type"
+
+
+def priority_key(job: PodGroupInfo) -> int:
+    return -job.priority
+
+
+def elastic_key(job: PodGroupInfo) -> int:
+    return job.elastic_state()
+
+
+def kubeflow_key(pod: PodInfo) -> int:
+    return 0 if pod.labels.get(KUBEFLOW_ROLE_LABEL) in ("master", "launcher") else 1
+
+
+def ray_key(pod: PodInfo) -> int:
+    return 0 if pod.labels.get(RAY_NODE_TYPE_LABEL) == "head" else 1
+
+
+def task_priority_key(pod: PodInfo) -> tuple[int, int]:
+    if pod.task_priority is None:
+        return (1, 0)
+    return (0, -pod.task_priority)
+
+
+class OrderingPlugin:
+    """Registers the job order (priority, elastic) and task order (kubeflow, ray, taskorder)."""
+
+    name = "ordering"
+
+    def on_session_open(self, session: Session) -> None:
+        session.add_job_order(priority_key)
+        session.add_job_order(elastic_key)
+        session.add_task_order(kubeflow_key)
+        session.add_task_order(ray_key)
+        session.add_task_order(task_priority_key)

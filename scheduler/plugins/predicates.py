@@ -1,0 +1,117 @@
+"""Node filters: node selector, required node affinity, taints and tolerations.
+
+Why: these are kube-scheduler's rules for where a pod may run at all; the
+engine evaluates each once per distinct set of pod constraints and caches the
+resulting node mask, so a gang of identical pods pays for it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from scheduler.api.nodes import NodeMeta
+from scheduler.api.pods import PodInfo
+from scheduler.framework import extension_points as ep
+from scheduler.framework.session import Session
+
+
+def _match_expression(labels: Mapping[str, str], expr: Mapping[str, Any], name: str) -> bool:
+    key = expr.get("key", "")
+    operator = expr.get("operator", "")
+    values = [str(v) for v in expr.get("values") or ()]
+    value = name if key == "metadata.name" else labels.get(key)
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt") and value is not None and values:
+        try:
+            left, right = int(value), int(values[0])
+        except ValueError:
+            return False
+        return left > right if operator == "Gt" else left < right
+    return False
+
+
+def matches_node_affinity(node: NodeMeta, required: Mapping[str, Any] | None) -> bool:
+    """Required node affinity: terms are ORed, expressions inside a term ANDed."""
+    if not required:
+        return True
+    terms = required.get("nodeSelectorTerms") or ()
+    if not terms:
+        return False
+    for term in terms:
+        expressions = list(term.get("matchExpressions") or ())
+        fields = list(term.get("matchFields") or ())
+        if not expressions and not fields:
+            continue
+        if all(_match_expression(node.labels, e, node.name) for e in expressions) and all(
+            _match_expression({}, f, node.name) for f in fields
+        ):
+            return True
+    return False
+
+
+def tolerates(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.get("effect"):
+            continue
+        key = toleration.get("key")
+        operator = toleration.get("operator", "Equal")
+        if not key:
+            if operator == "Exists":
+                return True
+            continue
+        if key != taint.get("key"):
+            continue
+        if operator == "Exists" or toleration.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def tolerates_node(node: NodeMeta, tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    return all(
+        tolerates(taint, tolerations)
+        for taint in node.taints
+        if taint.get("effect") in ("NoSchedule", "NoExecute")
+    )
+
+
+class PredicatesPlugin:
+    """Registers the node-selector, node-affinity and taint filters."""
+
+    name = "predicates"
+
+    def on_session_open(self, session: Session) -> None:
+        meta = session.snapshot.nodes.meta
+        has_taints = any(node.taints for node in meta)
+
+        def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
+            parts: list[tuple[ep.Mask, str]] = []
+            if pod.node_selector:
+                selector = pod.node_selector.items()
+                mask = np.array(
+                    [all(node.labels.get(k) == v for k, v in selector) for node in meta], dtype=bool
+                )
+                parts.append((mask, "node(s) didn't match Pod's node selector"))
+            if pod.node_affinity:
+                mask = np.array(
+                    [matches_node_affinity(node, pod.node_affinity) for node in meta], dtype=bool
+                )
+                parts.append((mask, "node(s) didn't match Pod's node affinity"))
+            if has_taints:
+                mask = np.array(
+                    [tolerates_node(node, pod.tolerations) for node in meta], dtype=bool
+                )
+                parts.append((mask, "node(s) had untolerated taint"))
+            return parts
+
+        session.add_node_filter(node_filter)

@@ -1,0 +1,178 @@
+"""The proportion plugin: fair shares, queue order and queue capacity checks.
+
+Why: this is where KAI's hierarchical fairness lives. At session open it sums
+each queue's allocated and requested resources up the tree, divides the
+cluster with ``division.divide_fair_shares``, and then registers the queue
+order, the job-level capacity checks (OverLimit, NonPreemptibleOverQuota at
+every queue on the path) and event handlers that keep ``allocated`` current
+during the session's simulations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
+from scheduler.api.queues import UNLIMITED, QueueVector
+from scheduler.api.resources import GPU_UNIT, QUEUE_COLUMNS
+from scheduler.framework import gang
+from scheduler.framework.session import Session
+from scheduler.plugins.proportion import division, queue_order
+from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState, format_queue_vector
+
+STATE_KEY = "proportion"
+_COLUMNS = list(QUEUE_COLUMNS)
+_RESOURCE_NAMES = ("gpu", "cpu", "memory")
+
+
+def queue_vector(pod: PodInfo) -> QueueVector:
+    return pod.request[_COLUMNS].astype(np.float64)
+
+
+def _to_kai(vector: QueueVector) -> tuple[float, ...]:
+    return tuple(
+        float(v) if v == UNLIMITED else float(v) * s
+        for v, s in zip(vector, TO_KAI_UNITS, strict=True)
+    )
+
+
+def _from_kai(values: tuple[float, ...]) -> QueueVector:
+    return np.array(
+        [v if v == UNLIMITED else v / s for v, s in zip(values, TO_KAI_UNITS, strict=True)],
+        dtype=np.float64,
+    )
+
+
+class ProportionPlugin:
+    """Registers fair-share queue order, capacity checks and allocation accounting."""
+
+    name = "proportion"
+
+    def __init__(self, k_value: float = 1.0) -> None:
+        self.k_value = k_value
+
+    def on_session_open(self, session: Session) -> None:
+        snapshot = session.snapshot
+        tree = snapshot.queues
+        zeros = np.zeros(3)
+        allocated = {name: zeros.copy() for name in tree.queues}
+        allocated_np = {name: zeros.copy() for name in tree.queues}
+        request = {name: zeros.copy() for name in tree.queues}
+        for job in snapshot.jobs.values():
+            if job.queue not in tree.queues or job.key in snapshot.job_problems:
+                continue
+            path = tree.path_to_root(job.queue)
+            for pod in job.iter_pods():
+                vector = queue_vector(pod)
+                if pod.status in COUNTS_TO_QUEUE:
+                    for name in path:
+                        allocated[name] += vector
+                        request[name] += vector
+                        if not job.preemptible:
+                            allocated_np[name] += vector
+                elif pod.status == PodStatus.PENDING:
+                    for name in path:
+                        request[name] += vector
+        inputs = [
+            division.QueueInput(
+                name=q.name,
+                parent=q.parent,
+                priority=q.priority,
+                age_rank=rank,
+                uid=q.uid,
+                deserved=_to_kai(q.deserved),
+                limit=_to_kai(q.limit),
+                over_quota_weight=tuple(float(v) for v in q.over_quota_weight),
+                request=_to_kai(request[q.name]),
+            )
+            for rank, q in enumerate(
+                sorted(tree.queues.values(), key=lambda q: (q.creation, q.name))
+            )
+        ]
+        shares = division.divide_fair_shares(_to_kai(snapshot.total), inputs, self.k_value)
+        states = {
+            name: QueueState(
+                info=q,
+                fair_share=_from_kai(shares[name].fair_share),
+                deserved=q.deserved.copy(),
+                allocatable_share=_from_kai(shares[name].allocatable_share),
+                limit=q.limit.copy(),
+                request=request[name],
+                allocated=allocated[name],
+                allocated_non_preemptible=allocated_np[name],
+            )
+            for name, q in tree.queues.items()
+        }
+        session.plugin_state[STATE_KEY] = states
+        job_requests: dict[str, QueueVector] = {}
+
+        def job_request(job: PodGroupInfo | None) -> QueueVector:
+            if job is None:
+                return zeros
+            cached = job_requests.get(job.key)
+            if cached is None:
+                tasks = gang.tasks_to_allocate(session, job)
+                cached = sum((queue_vector(t) for t in tasks), zeros.copy())
+                job_requests[job.key] = cached
+            return cached
+
+        def order(a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None) -> int:
+            return queue_order.compare(
+                states[a], states[b], job_request(job_a), job_request(job_b), snapshot.total
+            )
+
+        def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
+            wanted = sum((queue_vector(t) for t in tasks), zeros.copy())
+            return capacity_problem(states, tree.path_to_root(job.queue), job, wanted)
+
+        def shift(pod: PodInfo, sign: float) -> None:
+            job = snapshot.jobs.get(pod.job or "")
+            if job is None or job.queue not in states:
+                return
+            job_requests.pop(job.key, None)
+            vector = queue_vector(pod) * sign
+            for name in tree.path_to_root(job.queue):
+                states[name].allocated += vector
+                if not job.preemptible:
+                    states[name].allocated_non_preemptible += vector
+
+        session.add_queue_order(order)
+        session.add_job_capacity_check(capacity)
+        session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
+
+
+def capacity_problem(
+    states: dict[str, QueueState], path: list[str], job: PodGroupInfo, wanted: QueueVector
+) -> str | None:
+    """OverLimit / NonPreemptibleOverQuota at the first queue on the path that refuses the job."""
+    asked = wanted > 0
+    for name in path:
+        state = states[name]
+        over_limit = asked & (state.limit != UNLIMITED) & (state.allocated + wanted > state.limit)
+        if over_limit.any():
+            resource = _RESOURCE_NAMES[int(np.flatnonzero(over_limit)[0])]
+            return (
+                f"OverLimit: {resource} request of {format_queue_vector(wanted)} would take queue "
+                f"{name} over its limit; {state.describe()}"
+            )
+        if not job.preemptible:
+            over_quota = (
+                asked
+                & (state.deserved != UNLIMITED)
+                & (state.allocated_non_preemptible + wanted > state.deserved)
+            )
+            if over_quota.any():
+                resource = _RESOURCE_NAMES[int(np.flatnonzero(over_quota)[0])]
+                in_use = format_queue_vector(state.allocated_non_preemptible)
+                return (
+                    "NonPreemptibleOverQuota: non-preemptible job needs "
+                    f"{format_queue_vector(wanted)}; queue {name} would exceed its deserved "
+                    f"{resource} quota (non-preemptible allocated {in_use}); {state.describe()}"
+                )
+    return None
+
+
+__all__ = ["GPU_UNIT", "STATE_KEY", "ProportionPlugin", "capacity_problem"]

@@ -1,0 +1,57 @@
+"""Per-queue numbers for one session: fair share, deserved, limit, allocated, request.
+
+Why: the queue order, the capacity checks, reclaim validation and the
+explanations all read the same per-queue vectors; the proportion plugin fills
+them once at session open and keeps ``allocated`` current through allocate and
+deallocate events, up the whole queue path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scheduler.api.queues import UNLIMITED, QueueInfo, QueueVector
+from scheduler.api.resources import GPU_UNIT
+
+# Engine units -> KAI units (GPU devices, CPU millicores, memory bytes), per queue resource.
+TO_KAI_UNITS = np.array([1.0 / GPU_UNIT, 1.0, 1.0])
+
+
+@dataclass(slots=True)
+class QueueState:
+    info: QueueInfo
+    fair_share: QueueVector
+    deserved: QueueVector  # the queue's quota (-1 = unlimited)
+    allocatable_share: QueueVector
+    limit: QueueVector
+    request: QueueVector
+    allocated: QueueVector
+    allocated_non_preemptible: QueueVector
+
+    def describe(self) -> str:
+        """One line: deserved, fair share, allocated and limit for GPU, CPU and memory."""
+        parts = []
+        for label, vector in (
+            ("deserved", self.deserved),
+            ("fair share", self.fair_share),
+            ("allocated", self.allocated),
+            ("limit", self.limit),
+        ):
+            parts.append(f"{label} {format_queue_vector(vector)}")
+        return f"queue {self.info.name}: " + "; ".join(parts)
+
+
+def format_queue_vector(vector: QueueVector) -> str:
+    gpu, cpu, memory = (float(v) for v in vector)
+
+    def fmt(value: float, scale: float, suffix: str = "") -> str:
+        if value == UNLIMITED:
+            return "unlimited"
+        return f"{value / scale:g}{suffix}"
+
+    return (
+        f"gpu={fmt(gpu, GPU_UNIT)} cpu={fmt(cpu, 1000)} "
+        f"memory={fmt(memory, 2**30, 'Gi') if memory != UNLIMITED else 'unlimited'}"
+    )
