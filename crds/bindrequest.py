@@ -1,0 +1,107 @@
+"""BindRequest (``scheduling.run.ai/v1alpha2``): the scheduler → binder contract.
+
+The scheduler never binds a pod itself: it creates a BindRequest named after
+the pod (same namespace, owner = the pod, label :data:`SELECTED_NODE_LABEL`),
+and the binder performs the binding and reports in ``status``. While a
+BindRequest has not failed, the scheduler treats its pod as *Binding* on
+``selectedNode``.
+
+Where podmuster differs from KAI: KAI never sets ``backoffLimit`` and persists
+only the first ``failedAttempts`` increment (both KAI bugs); podmuster's
+scheduler sets a limit and its binder persists every attempt. The schema also
+adds an enum on ``receivedResourceType`` (KAI: free string) — every value KAI
+writes is in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import Field
+
+from crds.meta import Int32, KaiModel, ObjectMeta
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "PHASE_FAILED",
+    "PHASE_PENDING",
+    "PHASE_SUCCEEDED",
+    "RESOURCE_TYPE_FRACTION",
+    "RESOURCE_TYPE_MIG_INSTANCE",
+    "RESOURCE_TYPE_REGULAR",
+    "SELECTED_NODE_LABEL",
+    "BindRequest",
+    "BindRequestSpec",
+    "BindRequestStatus",
+    "ReceivedGPU",
+    "ReceivedResourceType",
+    "ResourceClaimAllocation",
+]
+
+API_VERSION: Final = "scheduling.run.ai/v1alpha2"
+KIND: Final = "BindRequest"
+
+SELECTED_NODE_LABEL: Final = "selected-node"
+
+RESOURCE_TYPE_REGULAR: Final = "Regular"
+RESOURCE_TYPE_FRACTION: Final = "Fraction"
+RESOURCE_TYPE_MIG_INSTANCE: Final = "MigInstance"
+ReceivedResourceType = Literal["Regular", "Fraction", "MigInstance"]
+
+PHASE_PENDING: Final = "Pending"
+PHASE_SUCCEEDED: Final = "Succeeded"
+PHASE_FAILED: Final = "Failed"
+
+
+class ReceivedGPU(KaiModel):
+    """GPUs given to the pod: ``count`` devices, each with ``portion`` (e.g. ``"0.50"``)."""
+
+    count: int | None = None
+    portion: str | None = None
+
+
+class ResourceClaimAllocation(KaiModel):
+    """A DRA claim to bind: ``allocation`` is a ``resource.k8s.io`` AllocationResult, kept raw."""
+
+    name: str | None = None
+    allocation: dict[str, Any] | None = None
+
+
+class BindRequestSpec(KaiModel):
+    pod_name: str | None = None
+    selected_node: str | None = None
+    received_resource_type: ReceivedResourceType | None = None
+    received_gpu: ReceivedGPU | None = Field(default=None, alias="receivedGPU")
+    selected_gpu_groups: list[str] | None = Field(default=None, alias="selectedGPUGroups")
+    resource_claim_allocations: list[ResourceClaimAllocation] | None = None
+    backoff_limit: Int32 | None = None
+
+
+class BindRequestStatus(KaiModel):
+    """Written by the binder: ``phase`` is Pending/Succeeded/Failed, ``reason`` the error."""
+
+    phase: str | None = None
+    reason: str | None = None
+    failed_attempts: Int32 | None = None
+
+
+class BindRequest(KaiModel):
+    """A KAI BindRequest object."""
+
+    api_version: Literal["scheduling.run.ai/v1alpha2"] = API_VERSION
+    kind: Literal["BindRequest"] = KIND
+    metadata: ObjectMeta
+    spec: BindRequestSpec = Field(default_factory=BindRequestSpec)
+    status: BindRequestStatus | None = None
+
+    def is_failed(self) -> bool:
+        """Failed for good: phase Failed and no retries left (``backoffLimit`` unset counts as 0).
+
+        A BindRequest that is not failed keeps its pod *Binding*.
+        """
+        status = self.status
+        if status is None or status.phase != PHASE_FAILED:
+            return False
+        limit = self.spec.backoff_limit
+        return limit is None or (status.failed_attempts or 0) >= limit

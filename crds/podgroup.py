@@ -1,0 +1,222 @@
+"""PodGroup (``scheduling.run.ai/v2alpha2``): the gang the scheduler places.
+
+A PodGroup is written by the podgrouper (or by hand) and read by the scheduler;
+its status is written by the podgroup controller (``resourcesStatus``) and the
+scheduler (``schedulingConditions``). Field names are KAI's, including
+``subGroups`` (not ``subgroups``) and ``transitionID``.
+
+Defaults KAI applies in code (never injected into dumps; use the helpers):
+
+=====================  =============================================================
+``minMember``          only read without ``subGroups``: one implicit pod set
+                       :data:`DEFAULT_SUBGROUP` with min-available ``max(minMember, 1)``
+``markUnschedulable``  ``True``
+``schedulingBackoff``  :data:`SCHEDULING_BACKOFF_NONE` (-1); the other documented
+                       value is :data:`SCHEDULING_BACKOFF_ONCE` (1)
+``preemptibility``     derived from the priority value: below
+                       :data:`NON_PREEMPTIBLE_PRIORITY_THRESHOLD` ⇒ preemptible
+``priorityClassName``  unknown/empty ⇒ the ``globalDefault`` PriorityClass, else
+                       :data:`DEFAULT_PRIORITY_VALUE` (resolved by the scheduler)
+=====================  =============================================================
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal
+
+from pydantic import Field
+
+from crds.meta import DateTime, Int32, KaiModel, ObjectMeta, ResourceList
+
+__all__ = [
+    "API_VERSION",
+    "CONDITION_UNSCHEDULABLE_ON_NODE_POOL",
+    "DEFAULT_PRIORITY_VALUE",
+    "DEFAULT_SUBGROUP",
+    "KIND",
+    "NON_PREEMPTIBLE",
+    "NON_PREEMPTIBLE_PRIORITY_THRESHOLD",
+    "PREEMPTIBLE",
+    "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
+    "REASON_OVER_LIMIT",
+    "REASON_QUEUE_DOES_NOT_EXIST",
+    "SCHEDULING_BACKOFF_NONE",
+    "SCHEDULING_BACKOFF_ONCE",
+    "PodGroup",
+    "PodGroupCondition",
+    "PodGroupResourcesStatus",
+    "PodGroupSpec",
+    "PodGroupStatus",
+    "Preemptibility",
+    "QueueDetails",
+    "SchedulingCondition",
+    "SubGroup",
+    "TopologyConstraint",
+    "UnschedulableDetails",
+    "UnschedulableReason",
+    "derive_preemptibility",
+]
+
+API_VERSION: Final = "scheduling.run.ai/v2alpha2"
+KIND: Final = "PodGroup"
+
+PREEMPTIBLE: Final = "preemptible"
+NON_PREEMPTIBLE: Final = "non-preemptible"
+Preemptibility = Literal["preemptible", "non-preemptible"]
+
+NON_PREEMPTIBLE_PRIORITY_THRESHOLD: Final = 100
+"""A priority value at or above this is non-preemptible unless ``preemptibility`` says otherwise."""
+DEFAULT_PRIORITY_VALUE: Final = 50
+"""Priority of a PodGroup whose class is unknown and no PriorityClass is ``globalDefault``."""
+DEFAULT_SUBGROUP: Final = "default"
+"""The implicit pod set of a PodGroup without subGroups (and of unlabelled pods)."""
+SCHEDULING_BACKOFF_NONE: Final = -1
+SCHEDULING_BACKOFF_ONCE: Final = 1
+
+CONDITION_UNSCHEDULABLE_ON_NODE_POOL: Final = "UnschedulableOnNodePool"
+REASON_NON_PREEMPTIBLE_OVER_QUOTA: Final = "NonPreemptibleOverQuota"
+REASON_OVER_LIMIT: Final = "OverLimit"
+REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
+
+MinMember = Annotated[Int32, Field(ge=1)]
+
+
+def derive_preemptibility(priority: int) -> Preemptibility:
+    """KAI's rule when ``preemptibility`` is absent: priority < 100 ⇒ preemptible."""
+    return PREEMPTIBLE if priority < NON_PREEMPTIBLE_PRIORITY_THRESHOLD else NON_PREEMPTIBLE
+
+
+class TopologyConstraint(KaiModel):
+    """Placement constraint; applied only when ``topology`` names a Topology."""
+
+    topology: str | None = None
+    required_topology_level: str | None = None
+    preferred_topology_level: str | None = None
+
+
+class SubGroup(KaiModel):
+    """A node of the subgroup tree: a pod set when it has no children."""
+
+    name: str = Field(min_length=1)
+    min_member: MinMember | None = None
+    parent: str | None = None
+    topology_constraint: TopologyConstraint | None = None
+
+    def min_available(self) -> int:
+        """Gang size of this subgroup when it is a pod set: ``max(minMember, 1)``."""
+        return max(self.min_member or 0, 1)
+
+
+class PodGroupSpec(KaiModel):
+    """``spec``: all fields optional, as in KAI's schema."""
+
+    min_member: MinMember | None = None
+    queue: str | None = None
+    priority_class_name: str | None = None
+    preemptibility: Preemptibility | None = None
+    parallelism: Int32 | None = None
+    completions: Int32 | None = None
+    backoff_limit: Int32 | None = None
+    mark_unschedulable: bool | None = None
+    scheduling_backoff: Int32 | None = None
+    topology_constraint: TopologyConstraint | None = None
+    sub_groups: list[SubGroup] | None = None
+
+    def mark_unschedulable_or_default(self) -> bool:
+        return True if self.mark_unschedulable is None else self.mark_unschedulable
+
+    def scheduling_backoff_or_default(self) -> int:
+        if self.scheduling_backoff is None:
+            return SCHEDULING_BACKOFF_NONE
+        return self.scheduling_backoff
+
+    def default_min_available(self) -> int:
+        """Min-available of the implicit :data:`DEFAULT_SUBGROUP` (used without subGroups)."""
+        return max(self.min_member or 0, 1)
+
+    def preemptibility_for(self, priority: int) -> Preemptibility:
+        """The explicit ``preemptibility``, else the one derived from ``priority``."""
+        return self.preemptibility or derive_preemptibility(priority)
+
+
+class PodGroupCondition(KaiModel):
+    """``status.conditions[]`` (in the API; KAI writes none at the reference HEAD)."""
+
+    type: str | None = None
+    status: str | None = None
+    transition_id: str | None = Field(default=None, alias="transitionID")
+    last_transition_time: DateTime | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class QueueDetails(KaiModel):
+    """Queue accounting at the time a PodGroup was found unschedulable."""
+
+    name: str | None = None
+    queue_requested_resources: ResourceList | None = None
+    queue_deserved_resources: ResourceList | None = None
+    queue_allocated_resources: ResourceList | None = None
+    queue_allocated_non_preemptible_resources: ResourceList | None = None
+    queue_resource_limits: ResourceList | None = None
+    pod_group_requested_resources: ResourceList | None = None
+    pod_group_requested_non_preemptible_resources: ResourceList | None = None
+
+
+class UnschedulableDetails(KaiModel):
+    """``reasons[].details``: structured data for specific reasons."""
+
+    queue_details: QueueDetails | None = None
+
+
+class UnschedulableReason(KaiModel):
+    """One ``reasons[]`` entry of a scheduling condition."""
+
+    reason: str | None = None
+    message: str | None = None
+    details: UnschedulableDetails | None = None
+
+
+class SchedulingCondition(KaiModel):
+    """``status.schedulingConditions[]``, type :data:`CONDITION_UNSCHEDULABLE_ON_NODE_POOL`."""
+
+    type: str | None = None
+    node_pool: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    reasons: list[UnschedulableReason] | None = None
+    transition_id: str | None = Field(default=None, alias="transitionID")
+    last_transition_time: DateTime | None = None
+    status: str | None = None
+
+
+class PodGroupResourcesStatus(KaiModel):
+    """GPU in fractions, CPU in millicores, memory in MB (KAI's units)."""
+
+    allocated: ResourceList | None = None
+    allocated_non_preemptible: ResourceList | None = None
+    requested: ResourceList | None = None
+
+
+class PodGroupStatus(KaiModel):
+    phase: str | None = None
+    conditions: list[PodGroupCondition] | None = None
+    scheduling_conditions: list[SchedulingCondition] | None = None
+    running: Int32 | None = None
+    succeeded: Int32 | None = None
+    failed: Int32 | None = None
+    pending: Int32 | None = None
+    resources_status: PodGroupResourcesStatus | None = None
+
+
+class PodGroup(KaiModel):
+    """A KAI PodGroup object."""
+
+    api_version: Literal["scheduling.run.ai/v2alpha2"] = API_VERSION
+    kind: Literal["PodGroup"] = KIND
+    metadata: ObjectMeta
+    spec: PodGroupSpec = Field(default_factory=PodGroupSpec)
+    status: PodGroupStatus | None = None
+
+    def has_subgroups(self) -> bool:
+        return bool(self.spec.sub_groups)

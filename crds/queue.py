@@ -1,0 +1,147 @@
+"""Queue (``scheduling.run.ai/v2``, cluster-scoped): quotas and the fair-share tree.
+
+Queues form a tree through ``parentQueue``; only leaves accept jobs. Each of
+gpu/cpu/memory carries ``quota`` (deserved), ``overQuotaWeight`` and ``limit``.
+Units are KAI's: GPU in devices (fractions allowed), CPU in **millicores**,
+memory in **MB (10^6 bytes)**.
+
+Defaults and special values KAI applies in code (the schema has none; the
+helpers below apply them, dumps never contain them):
+
+========================  ==========================================================
+``priority``              :data:`DEFAULT_QUEUE_PRIORITY` (100)
+``quota`` unset           0 (no guarantee); :data:`UNLIMITED` (-1) = unlimited deserved
+``limit`` unset           **0, a hard cap of zero**; :data:`UNLIMITED` (-1) = no limit
+``limit`` memory < 0      clamped to -1 (unlimited); cpu/gpu negatives taken literally
+``overQuotaWeight`` unset 0
+``resources`` absent      KAI's webhook rejects the queue; without the webhook it
+                          behaves as all-zero
+========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Final, Literal
+
+from pydantic import Field
+
+from crds import quantities
+from crds.meta import DateTime, KaiModel, Number, ObjectMeta, ResourceList
+
+__all__ = [
+    "API_VERSION",
+    "CONDITION_ORPHAN",
+    "CONDITION_OVER_QUOTA",
+    "DEFAULT_QUEUE_PRIORITY",
+    "KIND",
+    "QUEUE_RESOURCE_NAMES",
+    "UNLIMITED",
+    "Queue",
+    "QueueCondition",
+    "QueueResource",
+    "QueueResources",
+    "QueueSpec",
+    "QueueStatus",
+]
+
+API_VERSION: Final = "scheduling.run.ai/v2"
+KIND: Final = "Queue"
+
+DEFAULT_QUEUE_PRIORITY: Final = 100
+UNLIMITED: Final = -1
+"""``quota: -1`` = unlimited deserved share; ``limit: -1`` = no limit."""
+QUEUE_RESOURCE_NAMES: Final = ("gpu", "cpu", "memory")
+
+CONDITION_ORPHAN: Final = "Orphan"
+CONDITION_OVER_QUOTA: Final = "OverQuota"
+
+
+def _number(raw: Number | None) -> Fraction:
+    return Fraction(0) if raw is None else quantities.parse_quantity(raw)
+
+
+class QueueResource(KaiModel):
+    """``quota`` / ``overQuotaWeight`` / ``limit`` of one resource (Go float64)."""
+
+    quota: Number | None = None
+    over_quota_weight: Number | None = None
+    limit: Number | None = None
+
+    def quota_or_default(self) -> Fraction:
+        """Deserved amount; 0 when unset, :data:`UNLIMITED` stays -1."""
+        return _number(self.quota)
+
+    def over_quota_weight_or_default(self) -> Fraction:
+        return _number(self.over_quota_weight)
+
+    def limit_or_default(self) -> Fraction:
+        """Hard cap; **0 when unset** (KAI's rule), :data:`UNLIMITED` stays -1."""
+        return _number(self.limit)
+
+
+class QueueResources(KaiModel):
+    gpu: QueueResource | None = None
+    cpu: QueueResource | None = None
+    memory: QueueResource | None = None
+
+    def get(self, resource: Literal["gpu", "cpu", "memory"]) -> QueueResource:
+        """The entry for ``resource``; an empty one (all defaults) when absent."""
+        entry: QueueResource | None = getattr(self, resource)
+        return entry if entry is not None else QueueResource()
+
+    def limit_or_default(self, resource: Literal["gpu", "cpu", "memory"]) -> Fraction:
+        """Limit with KAI's memory rule: any negative memory limit means unlimited."""
+        limit = self.get(resource).limit_or_default()
+        if resource == "memory" and limit < 0:
+            return Fraction(UNLIMITED)
+        return limit
+
+
+class QueueSpec(KaiModel):
+    display_name: str | None = None
+    parent_queue: str | None = None
+    priority: int | None = None
+    preempt_min_runtime: str | None = None
+    reclaim_min_runtime: str | None = None
+    resources: QueueResources | None = None
+
+    def priority_or_default(self) -> int:
+        return DEFAULT_QUEUE_PRIORITY if self.priority is None else self.priority
+
+    def resources_or_default(self) -> QueueResources:
+        """``resources``, or all-zero ones (what KAI does without its webhook)."""
+        return self.resources if self.resources is not None else QueueResources()
+
+
+class QueueCondition(KaiModel):
+    type: str
+    status: str
+    last_probe_time: DateTime | None = None
+    last_transition_time: DateTime | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class QueueStatus(KaiModel):
+    """Written by the queue controller: sums over child queues and own PodGroups."""
+
+    conditions: list[QueueCondition] | None = None
+    child_queues: list[str] | None = None
+    allocated: ResourceList | None = None
+    allocated_non_preemptible: ResourceList | None = None
+    requested: ResourceList | None = None
+
+
+class Queue(KaiModel):
+    """A KAI Queue object."""
+
+    api_version: Literal["scheduling.run.ai/v2"] = API_VERSION
+    kind: Literal["Queue"] = KIND
+    metadata: ObjectMeta
+    spec: QueueSpec = Field(default_factory=QueueSpec)
+    status: QueueStatus | None = None
+
+    def parent(self) -> str | None:
+        """The parent queue's name, or ``None`` for a top-level queue."""
+        return self.spec.parent_queue or None

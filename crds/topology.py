@@ -1,0 +1,73 @@
+"""Topology (``kai.scheduler/v1alpha1``, cluster-scoped): node-label levels for placement.
+
+``spec.levels`` lists node-label keys from the coarsest level (e.g. a block) to
+the finest (usually ``kubernetes.io/hostname``). A node missing any level label
+is not part of the topology.
+
+The CRD's CEL rules (the list is immutable, entries are unique,
+:data:`HOSTNAME_LABEL` only as the last level) are enforced by the apiserver;
+the model checks the two that need no previous version, so offline snapshots
+get the same errors.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, Self
+
+from pydantic import Field, model_validator
+
+from crds.meta import KaiModel, ObjectMeta
+
+__all__ = [
+    "API_VERSION",
+    "HOSTNAME_LABEL",
+    "KIND",
+    "LABEL_KEY_PATTERN",
+    "MAX_LEVELS",
+    "Topology",
+    "TopologyLevel",
+    "TopologySpec",
+]
+
+API_VERSION: Final = "kai.scheduler/v1alpha1"
+KIND: Final = "Topology"
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+MAX_LEVELS: Final = 16
+
+LABEL_KEY_PATTERN: Final = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+"""Label-key syntax: optional DNS-subdomain prefix and ``/``, then a name."""
+
+NodeLabel = Annotated[str, Field(min_length=1, max_length=316, pattern=LABEL_KEY_PATTERN)]
+
+
+class TopologyLevel(KaiModel):
+    node_label: NodeLabel
+
+
+class TopologySpec(KaiModel):
+    levels: list[TopologyLevel] = Field(min_length=1, max_length=MAX_LEVELS)
+
+    @model_validator(mode="after")
+    def _check_levels(self) -> Self:
+        labels = self.node_labels()
+        if len(set(labels)) != len(labels):
+            raise ValueError("levels must be unique")
+        if HOSTNAME_LABEL in labels[:-1]:
+            raise ValueError(f"the {HOSTNAME_LABEL} label can only be used at the lowest level")
+        return self
+
+    def node_labels(self) -> list[str]:
+        """The level label keys, coarsest first."""
+        return [level.node_label for level in self.levels]
+
+
+class Topology(KaiModel):
+    """A KAI Topology object (no status)."""
+
+    api_version: Literal["kai.scheduler/v1alpha1"] = API_VERSION
+    kind: Literal["Topology"] = KIND
+    metadata: ObjectMeta
+    spec: TopologySpec
