@@ -1,17 +1,39 @@
-"""``podmuster demo``: the whole engine on an embedded cluster (filled in below)."""
+"""``podmuster demo``: the whole engine on an embedded, simulated cluster (cli-contract §4).
+
+Why: it is the first thing a newcomer runs. It needs no Kubernetes: the
+cluster, the workloads and the clock live in ``podmuster.demo``; this module
+only parses the options and picks the output form.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any
+
+from podmuster import output
+from podmuster.demo import render
+from podmuster.demo.timeline import simulate
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "demo", help="run the scheduler on an embedded simulated cluster"
+        "demo",
+        help="run the scheduler on an embedded simulated cluster",
+        description="Schedule sample workloads on a simulated GPU cluster and explain the result.",
     )
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="default text"
+    )
+    parser.add_argument("--no-color", action="store_true", help="plain text without colors")
     parser.set_defaults(handler=run)
 
 
-def run(args: Any) -> int:
-    del args
+def run(args: argparse.Namespace) -> int:
+    result = simulate()
+    if args.output == "json":
+        output.write(render.summary(result), "json")
+        return 0
+    color = not args.no_color and sys.stdout.isatty()
+    sys.stdout.write(render.text(result, color=color))
     return 0
