@@ -1,0 +1,129 @@
+"""Argo Workflows: skip the Workflow, group what it runs; synthesize its step pods.
+
+Why this module exists: a Workflow is a wrapper.  Pods it owns directly (container,
+script and resource steps) each become their own PodGroup (``pg-<pod>-<podUID>``),
+while workloads it creates with ``setOwnerReference`` (a Job, a PyTorchJob, ...) are
+grouped by their own adapter; the Workflow's labels and annotations (e.g. the queue)
+fill what the grouped object lacks (kai-semantics §4.3, skip-top-owner — the grouper
+is :class:`integrations.skipping.SkipTopOwnerGrouper`).  This module synthesizes the
+pods Argo's controller would create by walking the entrypoint's steps and DAG tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from integrations import base, fields, templates
+
+WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
+NODE_NAME = "workflows.argoproj.io/node-name"
+_LEAF_KINDS = ("container", "script", "containerSet", "resource")
+_MAX_DEPTH = 20
+
+
+def _fan_out(wf: base.RawObject, step: Mapping[str, Any]) -> int:
+    items = step.get("withItems")
+    if isinstance(items, list):
+        return len(items)
+    sequence = step.get("withSequence")
+    if isinstance(sequence, Mapping) and fields.parse_int(sequence.get("count")) is not None:
+        return fields.parse_int(sequence.get("count")) or 0
+    return 1
+
+
+def _calls(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The steps (flattened) or DAG tasks a template calls."""
+    if isinstance(template.get("steps"), list):
+        return [s for group in template["steps"] if isinstance(group, list) for s in group]
+    dag = template.get("dag")
+    if isinstance(dag, Mapping) and isinstance(dag.get("tasks"), list):
+        return list(dag["tasks"])
+    return []
+
+
+def leaf_nodes(wf: base.RawObject) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(node name, template)`` for every pod-running node reachable from the entrypoint."""
+    by_name = {
+        str(t.get("name")): t
+        for t in fields.get_list(wf, "spec.templates")
+        if isinstance(t, Mapping)
+    }
+    entry = fields.get(wf, "spec.entrypoint") or next(iter(by_name), None)
+    result: list[tuple[str, Mapping[str, Any]]] = []
+
+    def walk(template_name: str, node: str, depth: int) -> None:
+        template = by_name.get(template_name)
+        if template is None:
+            raise base.GroupingError(
+                fields.describe(wf), "spec.templates", f"template {template_name!r} not found"
+            )
+        if depth > _MAX_DEPTH:
+            raise base.GroupingError(fields.describe(wf), "spec.templates", "nesting too deep")
+        if any(kind in template for kind in _LEAF_KINDS):
+            result.append((node, template))
+            return
+        for call in _calls(template):
+            for item in range(_fan_out(wf, call)):
+                suffix_ = f"({item})" if _fan_out(wf, call) > 1 else ""
+                walk(str(call.get("template")), f"{node}.{call.get('name')}{suffix_}", depth + 1)
+
+    if entry is not None:
+        walk(str(entry), fields.name(wf), 0)
+    return result
+
+
+def _pod_for(
+    wf: base.RawObject, node: str, template: Mapping[str, Any], single: bool
+) -> dict[str, Any]:
+    name = fields.name(wf)
+    pod_name = name if single else f"{name}-{template.get('name')}-{templates.digits(node, 10)}"
+    pod_meta = fields.get_mapping(wf, "spec.podMetadata")
+    own_meta = fields.get_mapping(template, "metadata")
+    labels = {**dict(pod_meta.get("labels") or {}), **dict(own_meta.get("labels") or {})}
+    notes = {**dict(pod_meta.get("annotations") or {}), **dict(own_meta.get("annotations") or {})}
+    container = dict(template.get("container") or template.get("script") or {})
+    container.setdefault("name", "main")
+    spec: dict[str, Any] = {"containers": [container]}
+    scheduler = template.get("schedulerName") or fields.get(wf, "spec.schedulerName")
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    priority = template.get("priorityClassName") or fields.get(wf, "spec.podPriorityClassName")
+    if priority:
+        spec["priorityClassName"] = priority
+    return templates.make_pod(
+        {"metadata": {"labels": labels, "annotations": notes}, "spec": spec},
+        pod_name,
+        wf,
+        labels={WORKFLOW_LABEL: name},
+        annotations={NODE_NAME: node},
+    )
+
+
+def _created_resource(
+    wf: base.RawObject, template: Mapping[str, Any], expand: templates.Expand
+) -> list[dict[str, Any]]:
+    resource = template.get("resource")
+    if not isinstance(resource, Mapping) or not resource.get("setOwnerReference"):
+        return []
+    if resource.get("action", "create") not in ("create", "apply"):
+        return []
+    manifest = yaml.safe_load(str(resource.get("manifest") or ""))
+    if not isinstance(manifest, dict):
+        return []
+    meta = dict(manifest.get("metadata") or {})
+    meta.setdefault("namespace", fields.namespace(wf))
+    meta["ownerReferences"] = [templates.controller_ref(wf)]
+    child = templates.normalized({**manifest, "metadata": meta})
+    return [child, *expand(child)]
+
+
+def synthesize_workflow(wf: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    nodes = leaf_nodes(wf)
+    result: list[dict[str, Any]] = []
+    for node, template in nodes:
+        result.append(_pod_for(wf, node, template, single=len(nodes) == 1))
+        result.extend(_created_resource(wf, template, expand))
+    return result

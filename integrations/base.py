@@ -1,0 +1,256 @@
+"""The values and protocols every framework adapter shares.
+
+Why this module exists: adapters are pure functions from a workload (its top
+owner, the pod being grouped, the owner chain and a few read-only lookups) to a
+PodGroup description.  Keeping the input (:class:`GroupingContext`) and the
+output (:class:`PodGroupSpec`) as small frozen values here lets the podgrouper,
+the ``podmuster group`` CLI and the simulator share every adapter without any of
+them importing a Kubernetes client.  The output types are our own on purpose:
+``to_manifest`` writes the exact ``scheduling.run.ai/v2alpha2`` PodGroup body that
+KAI's podgrouper writes (kai-semantics §4.1 ApplyToCluster).
+
+Error tree::
+
+    GroupingError            a workload cannot be grouped; names the object and field
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
+PODGROUP_KIND = "PodGroup"
+
+RawObject = Mapping[str, Any]
+"""A Kubernetes object as decoded JSON/YAML."""
+
+
+class GroupingError(Exception):
+    """A workload cannot be grouped.
+
+    ``obj`` names the object (``Kind namespace/name``) and ``field`` the field path
+    that is wrong, so the message can be shown to users unchanged.
+    """
+
+    def __init__(self, obj: str, field: str, problem: str) -> None:
+        self.obj = obj
+        self.field = field
+        self.problem = problem
+        where = f" field {field}" if field else ""
+        super().__init__(f"{obj}{where}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVersionKind:
+    """An API type; ``version`` may be ``*`` in registry keys."""
+
+    group: str
+    version: str
+    kind: str
+
+    @classmethod
+    def of(cls, obj: RawObject) -> GroupVersionKind:
+        api_version = str(obj.get("apiVersion", ""))
+        group, _, version = api_version.rpartition("/")
+        return cls(group, version, str(obj.get("kind", "")))
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.api_version} {self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyConstraint:
+    """A Topology CR name plus the node-label keys of the required/preferred level."""
+
+    topology: str = ""
+    required_level: str = ""
+    preferred_level: str = ""
+
+    def to_manifest(self) -> dict[str, str]:
+        body: dict[str, str] = {}
+        if self.preferred_level:
+            body["preferredTopologyLevel"] = self.preferred_level
+        if self.required_level:
+            body["requiredTopologyLevel"] = self.required_level
+        if self.topology:
+            body["topology"] = self.topology
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """The single ownerReference a PodGroup carries (the object grouped on)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+
+    def to_manifest(self) -> dict[str, str]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": self.name,
+            "uid": self.uid,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupSpec:
+    """One node of the subgroup tree; leaves are gang units (pod sets).
+
+    ``pod_names`` lists the pods (of the reconciled set) that belong to this leaf;
+    the podgrouper labels them ``kai.scheduler/subgroup-name``.
+    """
+
+    name: str
+    min_member: int = 0
+    parent: str | None = None
+    topology: TopologyConstraint | None = None
+    pod_names: tuple[str, ...] = ()
+
+    def to_manifest(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": self.name}
+        if self.min_member:
+            body["minMember"] = self.min_member
+        if self.parent is not None:
+            body["parent"] = self.parent
+        if self.topology is not None:
+            body["topologyConstraint"] = self.topology.to_manifest()
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupSpec:
+    """Everything the podgrouper needs to write one PodGroup."""
+
+    name: str
+    namespace: str
+    owner: OwnerReference
+    queue: str = ""
+    priority_class_name: str = ""
+    preemptibility: str = ""
+    min_member: int = 1
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    topology: TopologyConstraint = field(default_factory=TopologyConstraint)
+    subgroups: tuple[SubGroupSpec, ...] = ()
+
+    def subgroup_of(self, pod_name: str) -> str | None:
+        """The leaf subgroup that lists ``pod_name``, if any."""
+        for subgroup in self.subgroups:
+            if pod_name in subgroup.pod_names:
+                return subgroup.name
+        return None
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The PodGroup object exactly as KAI's podgrouper writes it."""
+        metadata: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+        if self.labels:
+            metadata["labels"] = dict(sorted(self.labels.items()))
+        if self.annotations:
+            metadata["annotations"] = dict(sorted(self.annotations.items()))
+        metadata["ownerReferences"] = [self.owner.to_manifest()]
+        spec: dict[str, Any] = {}
+        if self.min_member:
+            spec["minMember"] = self.min_member
+        if self.queue:
+            spec["queue"] = self.queue
+        if self.priority_class_name:
+            spec["priorityClassName"] = self.priority_class_name
+        if self.preemptibility:
+            spec["preemptibility"] = self.preemptibility
+        spec["topologyConstraint"] = self.topology.to_manifest()
+        if self.subgroups:
+            spec["subGroups"] = [s.to_manifest() for s in self.subgroups]
+        return {
+            "apiVersion": PODGROUP_API_VERSION,
+            "kind": PODGROUP_KIND,
+            "metadata": metadata,
+            "spec": spec,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPriority:
+    """One entry of the default-priorities ConfigMap (``types`` key)."""
+
+    type_name: str
+    group: str = ""
+    priority_name: str = ""
+    preemptibility: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupingSettings:
+    """Podgrouper settings the adapters read."""
+
+    queue_label_key: str = "kai.scheduler/queue"
+    nodepool_label_key: str = "kai.scheduler/node-pool"
+    default_queue: str = "default-queue"
+    knative_gang_schedule: bool = True
+    reproduce_kai_bugs: bool = False
+    """Follow KAI where kai-semantics marks its behaviour as a bug (for A/B tests)."""
+
+
+class ObjectLookup(Protocol):
+    """Read-only access to related objects (the RayCluster behind a RayJob, ...)."""
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> RawObject | None:
+        """The object, or ``None`` when it does not exist."""
+        ...
+
+    def list(
+        self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]
+    ) -> Sequence[RawObject]:
+        """Objects of that type in ``namespace`` whose labels include ``labels``."""
+        ...
+
+
+class EmptyLookup:
+    """An :class:`ObjectLookup` that knows no objects."""
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> RawObject | None:
+        return None
+
+    def list(
+        self, api_version: str, kind: str, namespace: str, labels: Mapping[str, str]
+    ) -> Sequence[RawObject]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupingContext:
+    """The input of one grouping decision: one pod and what owns it.
+
+    ``owners`` is the owner chain bottom→top, ending with ``top_owner``; it is empty
+    for an owner-less pod (which is then its own top owner).
+    """
+
+    top_owner: RawObject
+    pod: RawObject
+    owners: tuple[RawObject, ...] = ()
+    lookup: ObjectLookup = field(default_factory=EmptyLookup)
+    priority_classes: frozenset[str] = frozenset()
+    default_priorities: tuple[DefaultPriority, ...] = ()
+    settings: GroupingSettings = field(default_factory=GroupingSettings)
+
+
+@runtime_checkable
+class WorkloadGrouper(Protocol):
+    """Turns one pod of a workload into the description of its PodGroup."""
+
+    @property
+    def name(self) -> str:
+        """A short name for messages (KAI's plugin name)."""
+        ...
+
+    def group(self, ctx: GroupingContext) -> PodGroupSpec:
+        """The PodGroup for ``ctx.pod``; raises :class:`GroupingError`."""
+        ...

@@ -1,0 +1,139 @@
+"""Typed readers for nested fields of raw Kubernetes objects.
+
+Why this module exists: every adapter reads CR fields out of plain mappings, and a
+wrong type must become a :class:`~integrations.base.GroupingError` that names the
+object and the field path, never a ``KeyError`` or a silent default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from integrations import base
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def metadata(obj: base.RawObject) -> Mapping[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+def name(obj: base.RawObject) -> str:
+    return str(metadata(obj).get("name") or "")
+
+
+def namespace(obj: base.RawObject) -> str:
+    return str(metadata(obj).get("namespace") or "")
+
+
+def uid(obj: base.RawObject) -> str:
+    return str(metadata(obj).get("uid") or "")
+
+
+def labels(obj: base.RawObject) -> Mapping[str, str]:
+    value = metadata(obj).get("labels")
+    return value if isinstance(value, Mapping) else {}
+
+
+def annotations_of(obj: base.RawObject) -> Mapping[str, str]:
+    value = metadata(obj).get("annotations")
+    return value if isinstance(value, Mapping) else {}
+
+
+def owner_references(obj: base.RawObject) -> Sequence[Mapping[str, Any]]:
+    value = metadata(obj).get("ownerReferences")
+    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
+
+
+def describe(obj: base.RawObject) -> str:
+    """``Kind namespace/name`` (or ``Kind name`` when cluster scoped)."""
+    kind = str(obj.get("kind") or "object")
+    ns = namespace(obj)
+    return f"{kind} {ns}/{name(obj)}" if ns else f"{kind} {name(obj)}"
+
+
+def owner_reference(obj: base.RawObject) -> base.OwnerReference:
+    return base.OwnerReference(
+        api_version=str(obj.get("apiVersion", "")),
+        kind=str(obj.get("kind", "")),
+        name=name(obj),
+        uid=uid(obj),
+    )
+
+
+def get(obj: base.RawObject, path: str) -> Any:
+    """The value at a dotted ``path`` or ``None``; a non-mapping on the way is ``None``."""
+    current: Any = obj
+    for part in path.split("."):
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(part)
+    return current
+
+
+def get_mapping(obj: base.RawObject, path: str) -> Mapping[str, Any]:
+    """A mapping at ``path`` (empty when absent); any other type is an error."""
+    value = get(obj, path)
+    if value is None:
+        return _EMPTY
+    if not isinstance(value, Mapping):
+        raise base.GroupingError(describe(obj), path, f"expected an object, got {value!r}")
+    return value
+
+
+def get_list(obj: base.RawObject, path: str) -> Sequence[Any]:
+    """A list at ``path`` (empty when absent); any other type is an error."""
+    value = get(obj, path)
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise base.GroupingError(describe(obj), path, f"expected a list, got {value!r}")
+    return value
+
+
+def as_int(value: Any, *, obj: base.RawObject, path: str, minimum: int | None = 0) -> int:
+    """``value`` as an integer (bool and non-integral numbers are errors)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
+    try:
+        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise base.GroupingError(describe(obj), path, f"must be >= {minimum}, got {number}")
+    return number
+
+
+def get_int(
+    obj: base.RawObject,
+    path: str,
+    default: int | None = None,
+    *,
+    minimum: int | None = 0,
+    within: Mapping[str, Any] | None = None,
+    prefix: str = "",
+) -> int | None:
+    """An integer at ``path`` of ``within`` (default: ``obj``), or ``default``.
+
+    ``prefix`` is prepended to ``path`` in error messages when ``within`` is a
+    nested part of ``obj``.
+    """
+    source = obj if within is None else within
+    value = get(source, path)
+    if value is None:
+        return default
+    return as_int(value, obj=obj, path=f"{prefix}{path}", minimum=minimum)
+
+
+def parse_int(text: str | None) -> int | None:
+    """A decimal integer string, or ``None`` when it does not parse."""
+    if text is None:
+        return None
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return None

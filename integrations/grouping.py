@@ -1,0 +1,219 @@
+"""Offline grouping: from any mix of manifests to PodGroups and pod assignments.
+
+Why this module exists: ``podmuster group``, the demo and the simulator need "what
+would the podgrouper make of these workloads" without a cluster.
+:func:`group_workloads` normalizes the given objects (namespace, generated names,
+stable uids), synthesizes the pods of workloads given without
+any, walks every pod's owner chain, runs the registered adapter and collects the
+PodGroups (deduplicated: the last pod's view wins, as the podgrouper's last update
+would, labels and annotations merged) and each pod's PodGroup and subgroup.  One
+bad workload is reported in ``errors`` and never stops the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from integrations import base, default, fields, objects, registry, synthesis, templates
+
+CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
+"""The PriorityClasses KAI's chart installs; the default set of existing classes."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodAssignment:
+    """Which PodGroup (and leaf subgroup) one pod joins."""
+
+    pod: str
+    pod_group: str
+    sub_group: str | None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"pod": self.pod, "podGroup": self.pod_group, "subGroup": self.sub_group}
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectError:
+    """A workload (or pod) that could not be grouped, and why."""
+
+    object: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"object": self.object, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupingResult:
+    """PodGroup manifests (sorted by namespace/name), assignments and errors."""
+
+    pod_groups: tuple[dict[str, Any], ...] = ()
+    assignments: tuple[PodAssignment, ...] = ()
+    errors: tuple[ObjectError, ...] = ()
+    pods: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    """Every pod that was grouped, the synthesized ones included."""
+
+    def to_list(self) -> dict[str, Any]:
+        """The PodGroups as a ``v1 List`` (cli-contract §3)."""
+        return {"apiVersion": "v1", "kind": "List", "items": list(self.pod_groups)}
+
+    def assignment_dicts(self) -> list[dict[str, str | None]]:
+        """``{pod: ns/name, podGroup: name, subGroup: name-or-null}`` per pod."""
+        return [a.to_dict() for a in self.assignments]
+
+
+def _priority_class_names(objs: Iterable[base.RawObject]) -> set[str]:
+    return {
+        fields.name(o)
+        for o in objs
+        if o.get("kind") == "PriorityClass"
+        and str(o.get("apiVersion", "")).startswith("scheduling.k8s.io/")
+    }
+
+
+def _merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with the labels/annotations of ``old`` it lacks (the podgrouper merges them)."""
+    merged = {**new, "metadata": dict(new["metadata"])}
+    for key in ("labels", "annotations"):
+        values = {**old["metadata"].get(key, {}), **new["metadata"].get(key, {})}
+        if values:
+            merged["metadata"][key] = dict(sorted(values.items()))
+    return merged
+
+
+class _Run:
+    """The state of one :func:`group_workloads` call."""
+
+    def __init__(
+        self,
+        given: Sequence[base.RawObject],
+        priority_classes: frozenset[str],
+        settings: base.GroupingSettings,
+        default_priorities: tuple[base.DefaultPriority, ...],
+    ) -> None:
+        self.settings = settings
+        self.registry = registry.build_registry(settings=settings)
+        self.index = objects.ObjectIndex()
+        self.errors: dict[tuple[str, str], None] = {}
+        self.normalized = [templates.normalized(o) for o in given]
+        for obj in self.normalized:
+            self.index.add(obj)
+        self.priority_classes = priority_classes | _priority_class_names(self.normalized)
+        self.default_priorities = default_priorities
+
+    def error(self, obj: base.RawObject, exc: base.GroupingError) -> None:
+        self.errors[(fields.describe(obj), str(exc))] = None
+
+    def top_of(self, pod: base.RawObject) -> base.RawObject | None:
+        try:
+            chain = self.index.owner_chain(pod)
+        except base.GroupingError:
+            return None
+        return chain[-1] if chain else pod
+
+    def synthesize_missing(self) -> None:
+        """Add the pods of every top-level workload that has none among the objects."""
+        pods = [o for o in self.index if objects.is_pod(o)]
+        with_pods = {fields.uid(top) for top in map(self.top_of, pods) if top is not None}
+        for obj in self.normalized:
+            if objects.is_pod(obj) or fields.owner_references(obj) or not objects.is_workload(obj):
+                continue
+            if fields.uid(obj) in with_pods:
+                continue
+            try:
+                created = synthesis.synthesize(obj, self.index)
+            except base.GroupingError as exc:
+                self.error(obj, exc)
+                continue
+            for child in created:
+                self.index.add(child)
+
+    def context(
+        self, pod: base.RawObject, chain: tuple[base.RawObject, ...]
+    ) -> base.GroupingContext:
+        return base.GroupingContext(
+            top_owner=chain[-1] if chain else pod,
+            pod=pod,
+            owners=chain,
+            lookup=self.index,
+            priority_classes=self.priority_classes,
+            default_priorities=self.default_priorities,
+            settings=self.settings,
+        )
+
+    def run(self) -> GroupingResult:
+        self.synthesize_missing()
+        groups: dict[tuple[str, str], dict[str, Any]] = {}
+        assignments: list[PodAssignment] = []
+        pods = sorted(
+            (o for o in self.index if objects.is_pod(o)),
+            key=lambda p: (fields.namespace(p), fields.name(p)),
+        )
+        grouped_tops: set[str] = set()
+        for pod in pods:
+            top: base.RawObject = pod
+            try:
+                chain = self.index.owner_chain(pod)
+                top = chain[-1] if chain else pod
+                spec = self.registry.group(self.context(pod, chain))
+            except base.GroupingError as exc:
+                self.error(top, exc)
+                continue
+            grouped_tops.add(fields.uid(top))
+            key = (spec.namespace, spec.name)
+            manifest = spec.to_manifest()
+            groups[key] = _merge(groups[key], manifest) if key in groups else manifest
+            ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
+            assignments.append(PodAssignment(ref, spec.name, spec.subgroup_of(fields.name(pod))))
+        self.group_podless(grouped_tops, groups)
+        return GroupingResult(
+            pod_groups=tuple(groups[k] for k in sorted(groups)),
+            assignments=tuple(assignments),
+            errors=tuple(ObjectError(o, m) for o, m in self.errors),
+            pods=tuple(dict(p) for p in pods),
+        )
+
+    def group_podless(
+        self, grouped: set[str], groups: dict[tuple[str, str], dict[str, Any]]
+    ) -> None:
+        """Workloads of kinds with no adapter and no pods still get their default PodGroup."""
+        for obj in self.normalized:
+            if fields.uid(obj) in grouped or fields.owner_references(obj) or objects.is_pod(obj):
+                continue
+            if not objects.is_workload(obj) or synthesis.has_hook(obj):
+                continue
+            grouper = self.registry.lookup(base.GroupVersionKind.of(obj))
+            if not isinstance(grouper, default.DefaultGrouper):
+                continue
+            placeholder = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"namespace": fields.namespace(obj)},
+            }
+            try:
+                spec = self.registry.group(self.context(placeholder, (obj,)))
+            except base.GroupingError as exc:
+                self.error(obj, exc)
+                continue
+            groups[(spec.namespace, spec.name)] = spec.to_manifest()
+
+
+def group_workloads(
+    objs: Sequence[Mapping[str, Any]],
+    *,
+    priority_classes: Iterable[str] | None = None,
+    settings: base.GroupingSettings | None = None,
+    default_priorities: Iterable[base.DefaultPriority] = (),
+) -> GroupingResult:
+    """The PodGroups and pod assignments the podgrouper would produce for ``objs``.
+
+    ``objs`` may mix workloads, intermediate owners and pods (raw dicts).  Workloads
+    without pods get synthesized ones.  ``priority_classes`` are the names of the
+    existing PriorityClasses (default: KAI's chart classes); PriorityClass objects in
+    ``objs`` are added to them.  Nothing is mutated; no I/O.
+    """
+    existing = CHART_PRIORITY_CLASSES if priority_classes is None else frozenset(priority_classes)
+    run = _Run(objs, existing, settings or base.GroupingSettings(), tuple(default_priorities))
+    return run.run()

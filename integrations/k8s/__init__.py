@@ -1,0 +1,1 @@
+"""Adapters for the built-in Kubernetes workload kinds (Pod, Job, CronJob, Deployment)."""

@@ -1,0 +1,1 @@
+"""Adapters for Kubeflow workloads (training-operator v1 jobs, MPI, Notebooks)."""

@@ -1,0 +1,110 @@
+"""Pod synthesis for Kubeflow jobs (training-operator v1 kinds, MPI v2beta1) and Notebooks.
+
+Why this module exists: the training operator creates ``<job>-<type>-<index>`` pods
+labelled with ``training.kubeflow.org/replica-type``/``replica-index``/``job-role``,
+which the PyTorch subgroups and the MPI launcher rule read; the MPI operator
+(v2beta1) runs its launcher as a batch Job and creates it only once the workers are
+ready when ``launcherCreationPolicy`` is ``WaitForWorkersReady``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from integrations import base, fields, templates
+from integrations.kubeflow import distributed, mpi
+
+SPEC_FIELDS = {
+    "TFJob": "tfReplicaSpecs",
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+}
+_ROLES = {"master": "master", "chief": "master", "launcher": "launcher"}
+OPERATOR_LABEL = "training.kubeflow.org/operator-name"
+
+
+def _replica_labels(job: base.RawObject, replica_type: str, index: int) -> dict[str, str]:
+    kind = str(job.get("kind", ""))
+    labels = {
+        OPERATOR_LABEL: f"{kind.lower()}-controller",
+        distributed.JOB_NAME_LABEL: fields.name(job),
+        distributed.REPLICA_TYPE_LABEL: replica_type.lower(),
+        distributed.REPLICA_INDEX_LABEL: str(index),
+    }
+    role = _ROLES.get(replica_type.lower())
+    if role:
+        labels[distributed.JOB_ROLE_LABEL] = role
+    return labels
+
+
+def _replica_count(job: base.RawObject, specs_field: str, replica_type: str) -> int:
+    spec = fields.get_mapping(job, f"spec.{specs_field}.{replica_type}")
+    path = f"spec.{specs_field}.{replica_type}.replicas"
+    return templates.count(job, spec.get("replicas"), path)
+
+
+def _wait_for_workers(job: base.RawObject) -> bool:
+    return bool(fields.get(job, "spec.launcherCreationPolicy") == mpi.WAIT_FOR_WORKERS)
+
+
+def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """``<job>-<type>-<i>`` pods for every replica spec of a training-operator job."""
+    specs_field = SPEC_FIELDS[str(job.get("kind"))]
+    pods = []
+    for replica_type, spec in fields.get_mapping(job, f"spec.{specs_field}").items():
+        if not isinstance(spec, Mapping):
+            continue
+        if replica_type == "Launcher" and _wait_for_workers(job):
+            continue
+        template = spec.get("template") or {}
+        for index in range(_replica_count(job, specs_field, replica_type)):
+            name = f"{fields.name(job)}-{replica_type.lower()}-{index}"
+            labels = _replica_labels(job, replica_type, index)
+            pods.append(templates.make_pod(template, name, job, labels=labels))
+    return pods
+
+
+def mpi_v2_children(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """Worker pods ``<job>-worker-<i>`` and a launcher Job ``<job>-launcher`` with its pod."""
+    result = []
+    for replica_type, spec in fields.get_mapping(job, f"spec.{mpi.SPECS}").items():
+        if not isinstance(spec, Mapping):
+            continue
+        template = spec.get("template") or {}
+        count = _replica_count(job, mpi.SPECS, replica_type)
+        if replica_type == "Launcher":
+            if _wait_for_workers(job) or count == 0:
+                continue
+            labels = _replica_labels(job, replica_type, 0)
+            launcher = templates.make_object(
+                "batch/v1",
+                "Job",
+                f"{fields.name(job)}-launcher",
+                job,
+                labels=labels,
+                spec={"template": templates.with_template_labels(template, labels)},
+            )
+            result.extend([launcher, *expand(launcher)])
+            continue
+        for index in range(count):
+            name = f"{fields.name(job)}-{replica_type.lower()}-{index}"
+            labels = _replica_labels(job, replica_type, index)
+            labels[distributed.JOB_ROLE_LABEL] = replica_type.lower()
+            result.append(templates.make_pod(template, name, job, labels=labels))
+    return result
+
+
+def notebook_children(notebook: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """A StatefulSet ``<nb>`` with one pod ``<nb>-0``."""
+    name = fields.name(notebook)
+    template = templates.with_template_labels(
+        fields.get_mapping(notebook, "spec.template"), {"notebook-name": name, "statefulset": name}
+    )
+    sts = templates.make_object(
+        "apps/v1", "StatefulSet", name, notebook, spec={"replicas": 1, "template": template}
+    )
+    return [sts, *expand(sts)]

@@ -1,0 +1,1 @@
+"""Adapters for KubeRay workloads (RayCluster, RayJob, RayService)."""

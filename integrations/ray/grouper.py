@@ -1,0 +1,75 @@
+"""RayCluster / RayJob / RayService: one PodGroup per top owner, gang from the cluster.
+
+Why this module exists: the three Ray kinds share one rule — the PodGroup is named,
+owned and labelled by the top owner, while the gang comes from the RayCluster: the
+top owner itself, or the cluster a RayJob (``status.rayClusterName``) or RayService
+(``status.activeServiceStatus`` then ``pendingServiceStatus``) points at.  The
+top-owner label ``ray.io/priority-class-name`` wins over every other priority,
+unchecked (kai-semantics §4.3, §12).
+
+podmuster difference: when the status names no cluster (or one that the lookup does
+not find), the RayCluster in the pod's owner chain is used, then the cluster spec
+embedded in the RayJob/RayService; KAI fails the reconcile instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from integrations import base, default, fields
+from integrations.ray import clusters
+
+RAY_PRIORITY_LABEL = "ray.io/priority-class-name"
+
+_STATUS_PATHS = {
+    "RayCluster": (),
+    "RayJob": ("status.rayClusterName",),
+    "RayService": (
+        "status.activeServiceStatus.rayClusterName",
+        "status.pendingServiceStatus.rayClusterName",
+    ),
+}
+EMBEDDED_SPEC = {"RayJob": "spec.rayClusterSpec", "RayService": "spec.rayClusterConfig"}
+
+
+def find_cluster(ctx: base.GroupingContext) -> tuple[base.RawObject, Mapping[str, Any], str]:
+    """The object holding the cluster spec, the spec and its field path."""
+    top = ctx.top_owner
+    kind = str(top.get("kind"))
+    if kind == "RayCluster":
+        return top, fields.get_mapping(top, "spec"), "spec"
+    ns = fields.namespace(top) or fields.namespace(ctx.pod)
+    for path in _STATUS_PATHS.get(kind, ()):
+        cluster_name = fields.get(top, path)
+        if isinstance(cluster_name, str) and cluster_name:
+            found = ctx.lookup.get(str(top.get("apiVersion")), "RayCluster", ns, cluster_name)
+            if found is not None:
+                return found, fields.get_mapping(found, "spec"), "spec"
+            break
+    for owner in ctx.owners:
+        if owner.get("kind") == "RayCluster":
+            return owner, fields.get_mapping(owner, "spec"), "spec"
+    path = EMBEDDED_SPEC.get(kind, "spec")
+    embedded = fields.get_mapping(top, path)
+    if not embedded:
+        raise base.GroupingError(fields.describe(top), path, "no RayCluster spec found")
+    return top, embedded, path
+
+
+@dataclass(frozen=True, slots=True)
+class RayGrouper:
+    name: str = "ray"
+
+    def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
+        holder, spec, path = find_cluster(ctx)
+        total, subgroups = clusters.subgroups(
+            holder, spec, path, ctx.pod, kai_bug=ctx.settings.reproduce_kai_bugs
+        )
+        result = default.build(ctx, subject=ctx.top_owner, min_member=total)
+        override = fields.labels(ctx.top_owner).get(RAY_PRIORITY_LABEL)
+        if override:
+            result = dataclasses.replace(result, priority_class_name=str(override))
+        return dataclasses.replace(result, subgroups=subgroups)

@@ -1,0 +1,104 @@
+"""Pod synthesis for KubeRay: the RayCluster a RayJob/RayService creates, and its pods.
+
+Why this module exists: KubeRay names the head ``<cluster>-head-<x>`` and workers
+``<cluster>-<group>-worker-<x>``, labels them ``ray.io/group`` (``headgroup`` for the
+head) and ``ray.io/node-type``, and creates ``replicas x numOfHosts`` pods per
+unsuspended worker group; RayJob and RayService first create a RayCluster
+``<name>-<x>`` from their embedded spec.  The Ray adapter maps pods by these labels.
+The RayJob submitter (K8sJobMode) is not synthesized: KubeRay disables it with KAI
+because it cannot join the gang (kai-semantics §12).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from integrations import base, fields, templates
+from integrations.ray import clusters, grouper
+
+CLUSTER_LABEL = "ray.io/cluster"
+NODE_TYPE_LABEL = "ray.io/node-type"
+QUEUE_LABEL = "kai.scheduler/queue"
+
+
+def _pod_labels(cluster: base.RawObject, group: str, node_type: str) -> dict[str, str]:
+    labels = {
+        CLUSTER_LABEL: fields.name(cluster),
+        clusters.GROUP_LABEL: group,
+        NODE_TYPE_LABEL: node_type,
+        "ray.io/is-ray-node": "yes",
+        "app.kubernetes.io/name": "kuberay",
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    # KubeRay's kai-scheduler plugin copies the queue label from the cluster to its pods.
+    queue = fields.labels(cluster).get(QUEUE_LABEL)
+    if queue is not None:
+        labels[QUEUE_LABEL] = queue
+    return labels
+
+
+def _worker_count(cluster: base.RawObject, group: Mapping[str, Any], path: str) -> int:
+    replicas = templates.count(cluster, group.get("replicas"), f"{path}.replicas", 0)
+    low = templates.count(cluster, group.get("minReplicas"), f"{path}.minReplicas", 0)
+    high = group.get("maxReplicas")
+    if high is not None:
+        replicas = min(replicas, templates.count(cluster, high, f"{path}.maxReplicas"))
+    return max(replicas, low)
+
+
+def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    name, uid = fields.name(cluster), fields.uid(cluster)
+    head_template = fields.get_mapping(cluster, "spec.headGroupSpec.template")
+    pods = [
+        templates.make_pod(
+            head_template,
+            f"{name}-head-{templates.suffix(f'{uid}/head')}",
+            cluster,
+            labels=_pod_labels(cluster, clusters.HEAD_GROUP, "head"),
+        )
+    ]
+    for index, group in enumerate(fields.get_list(cluster, "spec.workerGroupSpecs")):
+        path = f"spec.workerGroupSpecs[{index}]"
+        if not isinstance(group, Mapping) or group.get("suspend") or group.get("suspended"):
+            continue
+        group_name = str(group.get("groupName") or f"worker-group-{index}")
+        hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
+        template = group.get("template") or {}
+        for replica in range(_worker_count(cluster, group, path)):
+            replica_name = (
+                f"{name}-{group_name}-{templates.suffix(f'{uid}/{group_name}/{replica}')}"
+            )
+            for host in range(hosts):
+                labels = _pod_labels(cluster, group_name, "worker")
+                if hosts > 1:
+                    labels["ray.io/worker-group-replica-name"] = replica_name
+                    labels["ray.io/worker-group-replica-index"] = str(replica)
+                    labels["ray.io/replica-host-index"] = str(host)
+                seed = f"{uid}/{group_name}/{replica}/{host}"
+                pod_name = f"{name}-{group_name}-worker-{templates.suffix(seed)}"
+                pods.append(templates.make_pod(template, pod_name, cluster, labels=labels))
+    return pods
+
+
+def owned_cluster_children(owner: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """The RayCluster ``<name>-<x>`` a RayJob/RayService creates, and its pods."""
+    kind = str(owner.get("kind"))
+    path = grouper.EMBEDDED_SPEC[kind]
+    spec = fields.get_mapping(owner, path)
+    if not spec:
+        raise base.GroupingError(fields.describe(owner), path, "is required")
+    labels = {
+        **fields.labels(owner),
+        "ray.io/originated-from-crd": kind,
+        "ray.io/originated-from-cr-name": fields.name(owner),
+    }
+    cluster = templates.make_object(
+        str(owner.get("apiVersion")),
+        "RayCluster",
+        f"{fields.name(owner)}-{templates.suffix(fields.uid(owner))}",
+        owner,
+        labels=labels,
+        spec=spec,
+    )
+    return [cluster, *expand(cluster)]

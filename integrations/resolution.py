@@ -1,0 +1,161 @@
+"""Queue, priority, preemptibility, topology and metadata resolution (kai-semantics §3, §4.2).
+
+Why this module exists: every adapter resolves these the same way from "the object
+it groups on" plus the pod; only the object and the fallback priority differ.  The
+rules are written once here, as small functions, so each adapter states only what
+is special about its framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import yaml
+
+from integrations import base, fields
+
+PRIORITY_LABEL = "priorityClassName"
+PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
+PROJECT_LABEL = "project"
+USER_KEY = "user"
+TOP_OWNER_METADATA = "kai.scheduler/top-owner-metadata"
+TOPOLOGY = "kai.scheduler/topology"
+TOPOLOGY_REQUIRED = "kai.scheduler/topology-required-placement"
+TOPOLOGY_PREFERRED = "kai.scheduler/topology-preferred-placement"
+SEGMENT_SIZE = "kai.scheduler/segment-size"
+SEGMENT_REQUIRED = "kai.scheduler/segment-topology-required-placement"
+SEGMENT_PREFERRED = "kai.scheduler/segment-topology-preferred-placement"
+
+PREEMPTIBLE = "preemptible"
+NON_PREEMPTIBLE = "non-preemptible"
+_PREEMPTIBILITY_VALUES = frozenset({PREEMPTIBLE, NON_PREEMPTIBLE})
+
+
+def resolve_queue(ctx: base.GroupingContext, subject: base.RawObject) -> str:
+    """Subject label → pod label → ``project`` (subject, then pod) → default queue.
+
+    A present-but-empty label counts as found.
+    """
+    key = ctx.settings.queue_label_key
+    for source in (subject, ctx.pod):
+        if key in fields.labels(source):
+            return str(fields.labels(source)[key])
+    for source in (subject, ctx.pod):
+        if PROJECT_LABEL in fields.labels(source):
+            project = str(fields.labels(source)[PROJECT_LABEL])
+            pool = fields.labels(ctx.pod).get(ctx.settings.nodepool_label_key)
+            return f"{project}-{pool}" if pool else project
+    return ctx.settings.default_queue
+
+
+def _group_of(obj: base.RawObject) -> str:
+    return base.GroupVersionKind.of(obj).group
+
+
+def _default_entry(ctx: base.GroupingContext, owner: base.RawObject) -> base.DefaultPriority | None:
+    """The ConfigMap entry for ``owner``: by ``Kind.group`` first, then bare ``Kind``."""
+    table: dict[str, base.DefaultPriority] = {}
+    for entry in ctx.default_priorities:
+        table[f"{entry.type_name}.{entry.group}" if entry.group else entry.type_name] = entry
+    kind = str(owner.get("kind", ""))
+    return table.get(f"{kind}.{_group_of(owner)}") or table.get(kind)
+
+
+def resolve_priority(
+    ctx: base.GroupingContext, chain: Iterable[base.RawObject], fallback: str
+) -> str:
+    """The first existing candidate per owner (bottom→top), then ConfigMap defaults.
+
+    For each owner the single candidate is its ``priorityClassName`` label, else the
+    pod's label, else ``pod.spec.priorityClassName``.  The fallback is not checked.
+    """
+    owners = tuple(chain)
+    pod_label = fields.labels(ctx.pod).get(PRIORITY_LABEL)
+    pod_spec = fields.get(ctx.pod, "spec.priorityClassName")
+    for owner in owners:
+        candidate = fields.labels(owner).get(PRIORITY_LABEL) or pod_label or pod_spec
+        if candidate and candidate in ctx.priority_classes:
+            return str(candidate)
+    for owner in owners:
+        entry = _default_entry(ctx, owner)
+        if entry and entry.priority_name and entry.priority_name in ctx.priority_classes:
+            return entry.priority_name
+    return fallback
+
+
+def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawObject]) -> str:
+    """Owner labels bottom→top, the pod label, ConfigMap defaults, else empty."""
+    owners = tuple(chain)
+    for source in (*owners, ctx.pod):
+        value = fields.labels(source).get(PREEMPTIBILITY_LABEL)
+        if value in _PREEMPTIBILITY_VALUES:
+            return str(value)
+    for owner in owners:
+        entry = _default_entry(ctx, owner)
+        if entry and entry.preemptibility.lower() in _PREEMPTIBILITY_VALUES:
+            return entry.preemptibility.lower()
+    return ""
+
+
+def topology_of(annotations: Mapping[str, str]) -> base.TopologyConstraint:
+    """The three ``kai.scheduler/topology*`` annotations, copied verbatim."""
+    return base.TopologyConstraint(
+        topology=str(annotations.get(TOPOLOGY, "")),
+        required_level=str(annotations.get(TOPOLOGY_REQUIRED, "")),
+        preferred_level=str(annotations.get(TOPOLOGY_PREFERRED, "")),
+    )
+
+
+def top_owner_metadata(subject: base.RawObject) -> str:
+    """The YAML the podgrouper stores about the object grouped on."""
+    gvk = base.GroupVersionKind.of(subject)
+    body = {
+        "name": fields.name(subject),
+        "uid": fields.uid(subject),
+        "group": gvk.group,
+        "version": gvk.version,
+        "kind": gvk.kind,
+    }
+    return str(yaml.safe_dump(body, sort_keys=False))
+
+
+def pod_group_labels(ctx: base.GroupingContext, subject: base.RawObject) -> dict[str, str]:
+    """All subject labels, plus the pod's ``user`` label when the subject has none."""
+    result = {str(k): str(v) for k, v in fields.labels(subject).items()}
+    pod_user = fields.labels(ctx.pod).get(USER_KEY)
+    if USER_KEY not in result and pod_user is not None:
+        result[USER_KEY] = str(pod_user)
+    return result
+
+
+def pod_group_annotations(ctx: base.GroupingContext, subject: base.RawObject) -> dict[str, str]:
+    """Pod ``user`` annotation and top-owner metadata, overwritten by subject annotations."""
+    result: dict[str, str] = {}
+    pod_user = fields.annotations_of(ctx.pod).get(USER_KEY)
+    if pod_user is not None:
+        result[USER_KEY] = str(pod_user)
+    result[TOP_OWNER_METADATA] = top_owner_metadata(subject)
+    result.update({str(k): str(v) for k, v in fields.annotations_of(subject).items()})
+    return result
+
+
+def _first(sources: Iterable[Mapping[str, str]], key: str) -> str:
+    return next((str(s[key]) for s in sources if s.get(key)), "")
+
+
+def segment_topology(
+    pod: base.RawObject, template: Mapping[str, str], top_owner: base.RawObject
+) -> base.TopologyConstraint | None:
+    """A segment's constraint (PyTorch, LWS).
+
+    Levels come from the pod's ``kai.scheduler/segment-topology-*`` annotations, then
+    the worker template's; the topology name from the pod, the template, then the top
+    owner.  No constraint unless a level is set and a topology name resolves.
+    """
+    sources = (fields.annotations_of(pod), template)
+    required = _first(sources, SEGMENT_REQUIRED)
+    preferred = _first(sources, SEGMENT_PREFERRED)
+    topology = _first((*sources, fields.annotations_of(top_owner)), TOPOLOGY)
+    if not topology or not (required or preferred):
+        return None
+    return base.TopologyConstraint(topology, required, preferred)

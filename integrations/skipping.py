@@ -1,0 +1,55 @@
+"""Skip-top-owner: group on the object below a wrapper (Argo Workflow, Kubeflow TrainJob).
+
+Why this module exists: some top owners only wrap the real workload — an Argo
+Workflow owns a PyTorchJob or plain step pods, a TrainJob owns a JobSet.  KAI then
+groups on the second-to-top owner (or the pod itself when the wrapper owns it
+directly), copies in the wrapper's labels and annotations that it lacks, and
+dispatches that object's **exact** GVK, else the default grouper; the owner chain
+passed on excludes the wrapper (kai-semantics §4.3, Skip-top-owner).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from integrations import base, fields
+
+
+class ExactLookup(Protocol):
+    """The registry view the skipper dispatches through."""
+
+    @property
+    def default(self) -> base.WorkloadGrouper: ...
+
+    def lookup_exact(self, gvk: base.GroupVersionKind) -> base.WorkloadGrouper | None: ...
+
+
+def _fill_gaps(target: Mapping[str, Any], wrapper: base.RawObject) -> dict[str, Any]:
+    """``target`` with the wrapper's labels/annotations added where keys are missing."""
+    merged = dict(target)
+    meta = dict(fields.metadata(target))
+    for key, source in (("labels", fields.labels), ("annotations", fields.annotations_of)):
+        values = dict(source(wrapper))
+        values.update(source(target))
+        if values:
+            meta[key] = values
+    merged["metadata"] = meta
+    return merged
+
+
+@dataclass(frozen=True, slots=True)
+class SkipTopOwnerGrouper:
+    registry: ExactLookup
+    name: str = "skip-top-owner"
+
+    def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
+        wrapper = ctx.top_owner
+        below = ctx.owners[:-1] if ctx.owners else ()
+        subject = _fill_gaps(below[-1] if below else ctx.pod, wrapper)
+        owners = (*below[:-1], subject) if below else ()
+        grouper = self.registry.lookup_exact(base.GroupVersionKind.of(subject))
+        inner = dataclasses.replace(ctx, top_owner=subject, owners=owners)
+        return (grouper or self.registry.default).group(inner)

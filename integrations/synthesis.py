@@ -1,0 +1,87 @@
+"""Pod synthesis: the objects a workload's controllers would create, pods included.
+
+Why this module exists: ``podmuster group`` and the simulator start from workload
+manifests alone.  :func:`synthesize` returns what the real controllers would create
+for one workload — intermediate owners (ReplicaSets, Jobs, RayClusters, Revisions,
+StatefulSets, ...) and pods with the names, labels, ownerReferences, resources and
+``schedulerName`` of their templates — deterministically.  Each kind's knowledge
+lives in a hook next to its adapter; this module is the table of hooks and the
+recursion between them (a CronJob's hook expands the Job it creates, and so on).
+Kinds without a hook get one pod from ``spec.template`` when it is a pod template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from integrations import argo, base, fields, jobset, knative, lws, spark, templates, trainer
+from integrations.k8s import controllers
+from integrations.kubeflow import replicas
+from integrations.ray import pods as ray_pods
+
+GVK = base.GroupVersionKind
+
+_STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
+    (GVK("batch", "*", "Job"), controllers.job_pods),
+    (GVK("batch", "*", "CronJob"), controllers.cronjob_children),
+    (GVK("apps", "*", "Deployment"), controllers.deployment_children),
+    (GVK("apps", "*", "ReplicaSet"), controllers.replicaset_pods),
+    (GVK("apps", "*", "StatefulSet"), controllers.statefulset_pods),
+    *((GVK("kubeflow.org", "v1", kind), replicas.training_pods) for kind in replicas.SPEC_FIELDS),
+    (GVK("kubeflow.org", "v2beta1", "MPIJob"), replicas.mpi_v2_children),
+    (GVK("kubeflow.org", "*", "Notebook"), replicas.notebook_children),
+    (GVK("ray.io", "*", "RayCluster"), ray_pods.cluster_pods),
+    (GVK("ray.io", "*", "RayJob"), ray_pods.owned_cluster_children),
+    (GVK("ray.io", "*", "RayService"), ray_pods.owned_cluster_children),
+    (GVK("jobset.x-k8s.io", "*", "JobSet"), jobset.synthesize_jobs),
+    (GVK("leaderworkerset.x-k8s.io", "*", "LeaderWorkerSet"), lws.synthesize_groups),
+    (GVK("serving.knative.dev", "*", "Service"), knative.synthesize_revision),
+    (GVK("argoproj.io", "*", "Workflow"), argo.synthesize_workflow),
+    (GVK("sparkoperator.k8s.io", "*", "SparkApplication"), spark.synthesize_application),
+)
+
+
+def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """Any other kind: ``spec.replicas`` (default 1) pods from a ``spec.template`` pod template."""
+    template = fields.get(obj, "spec.template")
+    containers = fields.get(obj, "spec.template.spec.containers")
+    if not isinstance(template, dict) or not isinstance(containers, list):
+        return []
+    count = templates.count(obj, fields.get(obj, "spec.replicas"), "spec.replicas")
+    uid = fields.uid(obj)
+    return [
+        templates.make_pod(template, f"{fields.name(obj)}-{templates.suffix(f'{uid}/{i}')}", obj)
+        for i in range(count)
+    ]
+
+
+def hooks(lookup: base.ObjectLookup) -> dict[GVK, templates.Hook]:
+    """The hook table; hooks that need related objects are bound to ``lookup``."""
+    table = dict(_STATIC_HOOKS)
+    table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup)
+    return table
+
+
+def has_hook(obj: base.RawObject) -> bool:
+    gvk = GVK.of(obj)
+    table = dict(_STATIC_HOOKS)
+    return gvk in table or GVK(gvk.group, "*", gvk.kind) in table or gvk.kind == "TrainJob"
+
+
+def synthesize(
+    obj: base.RawObject, lookup: base.ObjectLookup | None = None
+) -> list[dict[str, Any]]:
+    """Everything the controllers of ``obj`` would create, in creation order.
+
+    ``obj`` should carry a namespace, name and uid (see :func:`templates.normalized`).
+    Raises :class:`~integrations.base.GroupingError` on malformed counts or a missing
+    related object (e.g. a TrainJob's runtime).
+    """
+    table = hooks(lookup or base.EmptyLookup())
+
+    def expand(child: base.RawObject) -> list[dict[str, Any]]:
+        gvk = GVK.of(child)
+        hook = table.get(gvk) or table.get(GVK(gvk.group, "*", gvk.kind)) or _from_template
+        return hook(child, expand)
+
+    return expand(obj)

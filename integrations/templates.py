@@ -1,0 +1,172 @@
+"""Building blocks for pod synthesis: stable names and uids, objects from templates.
+
+Why this module exists: offline grouping (``podmuster group``, the simulator) has
+to invent the objects a controller would create — intermediate owners and pods —
+and must do so deterministically so outputs are reproducible.  Uids are UUIDv5 of
+the object's identity; "random" name suffixes are hashes of the parent uid and the
+child's role.  Per-kind hooks compose these helpers.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from integrations import base, fields
+
+_UID_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-4f63-9b7a-5c2e8d0a1b94")
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of Kubernetes' random suffixes
+DEFAULT_NAMESPACE = "default"
+
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("scheduling.run.ai", "Queue"),
+        ("kai.scheduler", "Topology"),
+        ("kai.scheduler", "SchedulingShard"),
+        ("kai.scheduler", "Config"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    }
+)
+
+Expand = Callable[[base.RawObject], list[dict[str, Any]]]
+"""Synthesize the children of an object (used by hooks that create other workloads)."""
+
+Hook = Callable[[base.RawObject, Expand], list[dict[str, Any]]]
+"""A per-kind synthesis hook: the objects the kind's controller creates, pods included."""
+
+
+def stable_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{api_version}/{kind}/{namespace}/{name}"))
+
+
+def suffix(seed: str, length: int = 5) -> str:
+    """A Kubernetes-style random-looking suffix, derived from ``seed``."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
+
+
+def digits(seed: str, length: int = 8) -> str:
+    """A decimal string of ``length`` digits derived from ``seed``."""
+    value = int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")
+    return f"{value % 10**length:0{length}d}"
+
+
+def is_cluster_scoped(obj: base.RawObject) -> bool:
+    gvk = base.GroupVersionKind.of(obj)
+    return (gvk.group, gvk.kind) in CLUSTER_SCOPED_KINDS
+
+
+def normalized(obj: base.RawObject) -> dict[str, Any]:
+    """A deep copy with namespace, name (from ``generateName``) and uid filled in."""
+    result = copy.deepcopy(dict(obj))
+    meta = dict(fields.metadata(obj))
+    if not meta.get("namespace") and not is_cluster_scoped(obj):
+        meta["namespace"] = DEFAULT_NAMESPACE
+    if not meta.get("name"):
+        # generateName, else the kind: the API server would reject a nameless object.
+        stem = meta.get("generateName") or f"{str(obj.get('kind', 'object')).lower()}-"
+        seed = f"{obj.get('kind')}/{meta.get('namespace', '')}/{stem}"
+        meta["name"] = f"{stem}{suffix(seed)}"
+    if not meta.get("uid"):
+        meta["uid"] = stable_uid(
+            str(obj.get("apiVersion", "")),
+            str(obj.get("kind", "")),
+            str(meta.get("namespace", "")),
+            str(meta.get("name", "")),
+        )
+    result["metadata"] = meta
+    return result
+
+
+def controller_ref(owner: base.RawObject) -> dict[str, Any]:
+    return {
+        "apiVersion": owner.get("apiVersion", ""),
+        "kind": owner.get("kind", ""),
+        "name": fields.name(owner),
+        "uid": fields.uid(owner),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def make_object(
+    api_version: str,
+    kind: str,
+    name: str,
+    owner: base.RawObject,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+    spec: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An object named ``name`` in the owner's namespace, controlled by ``owner``."""
+    namespace = fields.namespace(owner)
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": stable_uid(api_version, kind, namespace, name),
+        "ownerReferences": [controller_ref(owner)],
+    }
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    body: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": meta}
+    if spec is not None:
+        body["spec"] = copy.deepcopy(dict(spec))
+    return body
+
+
+def make_pod(
+    template: Mapping[str, Any],
+    name: str,
+    owner: base.RawObject,
+    *,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A pod from a pod template (its labels, annotations and spec) plus extra metadata."""
+    template_meta = template.get("metadata")
+    template_meta = template_meta if isinstance(template_meta, Mapping) else {}
+    pod_labels = {**dict(template_meta.get("labels") or {}), **dict(labels or {})}
+    pod_notes = {**dict(template_meta.get("annotations") or {}), **dict(annotations or {})}
+    spec = template.get("spec")
+    return make_object(
+        "v1",
+        "Pod",
+        name,
+        owner,
+        labels=pod_labels,
+        annotations=pod_notes,
+        spec=spec if isinstance(spec, Mapping) else {},
+    )
+
+
+def with_template_labels(template: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of a pod template with ``labels`` added to its metadata."""
+    result = copy.deepcopy(dict(template))
+    meta = dict(result.get("metadata") or {})
+    meta["labels"] = {**dict(meta.get("labels") or {}), **dict(labels)}
+    result["metadata"] = meta
+    return result
+
+
+def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
+    """A replica count for synthesis; negative or non-integer values are errors."""
+    if value is None:
+        return default
+    return fields.as_int(value, obj=obj, path=path)
+
+
+def flatten(groups: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [item for group in groups for item in group]
