@@ -1,0 +1,100 @@
+"""Keyword builders for adapter tests: objects with uids, pods owned by them, contexts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from integrations import base, registry
+
+
+def obj(
+    api_version: str,
+    kind: str,
+    name: str,
+    *,
+    namespace: str = "ns",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    spec: dict[str, Any] | None = None,
+    owner: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    if owner is not None:
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": owner["apiVersion"],
+                "kind": owner["kind"],
+                "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"],
+            }
+        ]
+    body: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": meta, **extra}
+    if spec is not None:
+        body["spec"] = spec
+    return body
+
+
+def pod(name: str = "p", **kwargs: Any) -> dict[str, Any]:
+    kwargs.setdefault("spec", {"containers": [{"name": "c"}]})
+    return obj("v1", "Pod", name, **kwargs)
+
+
+class Lookup:
+    """An ObjectLookup over a list of objects."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.objects = list(objects)
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Any:
+        for o in self.objects:
+            meta = o["metadata"]
+            if (
+                o["kind"] == kind
+                and meta["name"] == name
+                and meta.get("namespace", "") == namespace
+            ):
+                return o
+        return None
+
+    def list(self, api_version: str, kind: str, namespace: str, labels: Any) -> Any:
+        return [
+            o
+            for o in self.objects
+            if o["kind"] == kind
+            and o["metadata"].get("namespace") == namespace
+            and all(o["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())
+        ]
+
+
+def ctx(
+    top: dict[str, Any],
+    the_pod: dict[str, Any],
+    owners: tuple[dict[str, Any], ...] | None = None,
+    *,
+    lookup: Any = None,
+    classes: tuple[str, ...] = ("train", "build", "inference", "build-preemptible"),
+    defaults: tuple[base.DefaultPriority, ...] = (),
+    **settings: Any,
+) -> base.GroupingContext:
+    return base.GroupingContext(
+        top_owner=top,
+        pod=the_pod,
+        owners=(top,) if owners is None else owners,
+        lookup=lookup or Lookup(),
+        priority_classes=frozenset(classes),
+        default_priorities=defaults,
+        settings=base.GroupingSettings(**settings),
+    )
+
+
+def group(context: base.GroupingContext) -> base.PodGroupSpec:
+    return registry.build_registry(settings=context.settings).group(context)
+
+
+def subgroups(spec: base.PodGroupSpec) -> list[tuple[str, int, str | None]]:
+    return [(s.name, s.min_member, s.parent) for s in spec.subgroups]
