@@ -1,0 +1,142 @@
+"""Why a pod group stays pending (kai-semantics §2.2 reasons, cli-contract §2 --explain).
+
+A fit failure names the resource and the nodes as kube-scheduler counts them;
+queue refusals name the rule and the queue; ``--explain`` adds the queue's
+deserved, fair share, allocated and limit.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.testing import Scenario, check, job, node, pod, queue, taint
+
+SCENARIOS = [
+    # Both nodes lack a free GPU: counted per first failing reason.
+    Scenario(
+        "insufficient-gpu-names-nodes",
+        [queue("q"), node("n0", gpus=1), node("n1"), job("j", "q", gpus=2)],
+        pending=["j"],
+        reasons={"j": ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."]},
+    ),
+    # Mixed: n0 is tainted (first failing reason), n1 has too little memory.
+    Scenario(
+        "mixed-fit-reasons",
+        [
+            queue("q"),
+            node("n0", taints=[taint("x")]),
+            node("n1", memory="1G"),
+            job("j", "q", memory="4G"),
+        ],
+        pending=["j"],
+        reasons={"j": ["1 node(s) had untolerated taint", "1 Insufficient memory"]},
+    ),
+    # Selector excludes n0; n1 matches but is full.
+    Scenario(
+        "selector-and-insufficient",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            node("n1", gpus=1, labels={"pool": "a"}),
+            job("other", "q", gpus=1, states=["Running"], nodes=["n1"]),
+            job("j", "q", gpus=1, node_selector={"pool": "a"}),
+        ],
+        pending=["j"],
+        reasons={
+            "j": ["1 node(s) didn't match Pod's node selector", "1 Insufficient nvidia.com/gpu"]
+        },
+    ),
+    # Cordoned and NotReady nodes are reported as such.
+    Scenario(
+        "unschedulable-reason",
+        [
+            queue("q"),
+            node("n0", gpus=1, unschedulable=True),
+            node("n1", gpus=1, ready=False),
+            job("j", "q", gpus=1),
+        ],
+        pending=["j"],
+        reasons={"j": ["2 node(s) were unschedulable or not ready"]},
+    ),
+    # A gang names how far it got and the pod that failed.
+    Scenario(
+        "gang-reason-names-failing-pod",
+        [queue("q"), node("n0", gpus=2), job("g", "q", 3, gpus=1)],
+        pending=["g"],
+        reasons={"g": ["only 2 could be placed", "pod default/g-2"]},
+    ),
+    # --explain adds the queue's numbers: deserved 1, fair share 1 (deserved, OQW 0),
+    # allocated 1 (the running job).
+    Scenario(
+        "explain-queue-numbers",
+        [
+            queue("q", gpu_quota=1),
+            node("n0", gpus=1),
+            job("run", "q", gpus=1, states=["Running"], nodes=["n0"]),
+            job("j", "q", gpus=1),
+        ],
+        pending=["j"],
+        reasons={"j": ["queue q: deserved gpu=1 ", "fair share gpu=1 ", "allocated gpu=1 "]},
+        explain=True,
+    ),
+    # Pods of other schedulers are subtracted from the fair-share total: 4 GPUs - 1 foreign
+    # = 3, all of it q's over-quota share (OQW 1, request 5), so fair share gpu=3.
+    Scenario(
+        "foreign-pods-reduce-fair-share-total",
+        [
+            queue("q", gpu_weight=1),
+            node("n0", gpus=4),
+            pod("web", gpus=1, state="Running", node="n0", scheduler_name="default-scheduler"),
+            *[job(f"j{i}", "q", gpus=1) for i in range(5)],
+        ],
+        binds={"j0-0": "n0", "j1-0": "n0", "j2-0": "n0"},
+        pending=["j3", "j4"],
+        reasons={"j3": ["fair share gpu=3 "]},
+        explain=True,
+    ),
+    # OverLimit names the resource, the queue and its limit.
+    Scenario(
+        "over-limit-reason-details",
+        [queue("q", gpu_limit=1), node("n0", gpus=4), job("j", "q", gpus=2)],
+        pending=["j"],
+        reasons={"j": ["OverLimit: gpu request", "queue q over its limit", "limit gpu=1 "]},
+    ),
+    # NonPreemptibleOverQuota names the queue and the deserved quota.
+    Scenario(
+        "non-preemptible-reason-details",
+        [
+            queue("q", gpu_quota=1),
+            node("n0", gpus=4),
+            job("j", "q", gpus=2, priority_class="build"),
+        ],
+        pending=["j"],
+        reasons={"j": ["NonPreemptibleOverQuota", "queue q would exceed its deserved gpu quota"]},
+    ),
+    # A missing queue is named, also with --explain.
+    Scenario(
+        "queue-does-not-exist-named",
+        [queue("q"), node("n0", gpus=1), job("j", "ghost", gpus=1)],
+        pending=["j"],
+        reasons={"j": ["QueueDoesNotExist: queue 'ghost' does not exist"]},
+        explain=True,
+    ),
+    # An orphan's reason says its parent is missing.
+    Scenario(
+        "orphan-queue-reason",
+        [queue("orphan", "ghost"), node("n0", gpus=1), job("j", "orphan", gpus=1)],
+        pending=["j"],
+        reasons={"j": ["QueueDoesNotExist", "parent queue 'ghost' does not exist"]},
+    ),
+    # NotReady says how many pods the gang needs and how many exist.
+    Scenario(
+        "not-ready-reason-counts",
+        [queue("q"), node("n0", gpus=4), job("g", "q", 2, gpus=1, min_member=3)],
+        pending=["g"],
+        reasons={"g": ["NotReady: gang needs 3 pods but only 2 exist"]},
+    ),
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=str)
+def test_allocate_reasons(scenario: Scenario) -> None:
+    check(scenario)
