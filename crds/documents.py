@@ -14,12 +14,15 @@ two defaults that keep hand-written snapshots short:
 
 It deliberately knows nothing about kinds: callers decide which kinds they
 read and warn about the rest. Speed matters (snapshots of 20k pods): JSON goes
-through :mod:`json`, YAML through libyaml's ``CSafeLoader`` when available.
+through :mod:`json`, YAML through libyaml's ``CSafeLoader`` when available,
+both with the cyclic garbage collector paused (see :func:`_gc_paused`).
 YAML timestamps are kept as strings, as Kubernetes does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import sys
@@ -249,6 +252,23 @@ def _read(source: str | Path, stdin: TextIO | None) -> tuple[str, str]:
         raise errors.InputError(f"cannot read: {exc.strerror or exc}", source=label) from exc
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building large trees of fresh objects.
+
+    Parsing allocates millions of dicts and lists and no cycles; the collector's
+    repeated full passes over them cost PyYAML about 80% of its time (20k pods
+    of YAML: about 23 s with the collector, 4 s without).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_documents(
     sources: Sequence[str | Path], *, stdin: TextIO | None = None
 ) -> list[SourcedObject]:
@@ -262,7 +282,8 @@ def load_documents(
     out: list[SourcedObject] = []
     for source in sources:
         label, text = _read(source, stdin)
-        for obj in _iter_objects(parse_text(text, label), label, ""):
-            _check_and_default(obj, label, len(out))
-            out.append(SourcedObject(obj, label, len(out)))
+        with _gc_paused():
+            for obj in _iter_objects(parse_text(text, label), label, ""):
+                _check_and_default(obj, label, len(out))
+                out.append(SourcedObject(obj, label, len(out)))
     return out
