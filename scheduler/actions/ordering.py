@@ -30,6 +30,7 @@ class JobQueue:
         self._counts: dict[str, int] = {}
         self._seq = itertools.count()
         self._depth = depth
+        self._cache: dict[str, tuple[str | None, PodGroupInfo | None]] = {}
         for job in jobs:
             self.push(job)
 
@@ -42,44 +43,51 @@ class JobQueue:
             return
         for name in self._tree.path_to_root(job.queue):
             self._counts[name] = self._counts.get(name, 0) + 1
+            self._cache.pop(name, None)
 
     def __bool__(self) -> bool:
         return any(self._counts.get(root, 0) for root in self._tree.roots)
 
-    def _best_child(self, candidates: list[str], cache: dict[str, PodGroupInfo | None]) -> str:
+    def _best_child(self, candidates: list[str]) -> str:
         def compare(a: str, b: str) -> int:
-            result = self._session.compare_queues(
-                a, b, self._best_job(a, cache), self._best_job(b, cache)
-            )
-            return result
+            return self._session.compare_queues(a, b, self._best_job(a), self._best_job(b))
 
         return min(candidates, key=functools.cmp_to_key(compare))
 
-    def _best_job(self, queue: str, cache: dict[str, PodGroupInfo | None]) -> PodGroupInfo | None:
-        if queue in cache:
-            return cache[queue]
+    def _best_job(self, queue: str) -> PodGroupInfo | None:
+        """The job the subtree would give next; cached until something on its path changes."""
+        if queue in self._cache:
+            return self._cache[queue][1]
         info = self._tree.queues[queue]
         best: PodGroupInfo | None
+        child: str | None = None
         if info.is_leaf:
             heap = self._heaps.get(queue)
             best = heap[0][2] if heap else None
         else:
             children = [c for c in info.children if self._counts.get(c, 0)]
-            best = self._best_job(self._best_child(children, cache), cache) if children else None
-        cache[queue] = best
+            child = self._best_child(children) if children else None
+            best = self._best_job(child) if child is not None else None
+        self._cache[queue] = (child, best)
         return best
 
     def pop(self) -> PodGroupInfo | None:
-        """The next job by queue order at every level, then job order in the leaf."""
-        cache: dict[str, PodGroupInfo | None] = {}
+        """The next job by queue order at every level, then job order in the leaf.
+
+        Only the queues on the popped job's path are re-compared next time: an
+        allocation changes the accounting of that path alone.
+        """
         candidates = [root for root in self._tree.roots if self._counts.get(root, 0)]
         if not candidates:
             return None
-        queue = self._best_child(candidates, cache)
+        queue = self._best_child(candidates)
         while not self._tree.queues[queue].is_leaf:
-            children = [c for c in self._tree.queues[queue].children if self._counts.get(c, 0)]
-            queue = self._best_child(children, cache)
+            self._best_job(queue)
+            child = self._cache[queue][0]
+            assert child is not None
+            queue = child
         _, _, job = heapq.heappop(self._heaps[queue])
         for name in self._tree.path_to_root(queue):
             self._counts[name] -= 1
+            self._cache.pop(name, None)
         return job

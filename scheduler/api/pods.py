@@ -61,6 +61,7 @@ class PodInfo:
 
     __slots__ = (
         "annotations",
+        "base_status",
         "constraint_key",
         "creation",
         "is_ours",
@@ -71,6 +72,7 @@ class PodInfo:
         "namespace",
         "node",
         "node_affinity",
+        "node_name",
         "node_selector",
         "pod_set",
         "request",
@@ -118,6 +120,9 @@ class PodInfo:
         self.job: str | None = None
         self.pod_set: str | None = None
         self.constraint_key: object = None
+        # What the API server says, before BindRequests and the session change it.
+        self.base_status = status
+        self.node_name = ""
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

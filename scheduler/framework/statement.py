@@ -45,7 +45,8 @@ class Statement:
         """Place ``pod`` on ``node``'s idle resources; it binds when committed."""
         nodes = self._session.snapshot.nodes
         take = pod.request
-        nodes.idle[node] -= take
+        nodes.idle[:, node] -= take
+        nodes.free[:, node] -= take
         self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None))
         pod.status = PodStatus.ALLOCATED
         pod.node = node
@@ -54,11 +55,12 @@ class Statement:
     def pipeline(self, pod: PodInfo, node: int) -> None:
         """Reserve ``pod`` on ``node``'s releasing resources (then idle); no bind this cycle."""
         nodes = self._session.snapshot.nodes
-        releasing = np.maximum(nodes.releasing[node], 0)
+        releasing = np.maximum(nodes.releasing[:, node], 0)
         from_releasing = np.minimum(pod.request, releasing)
         from_idle = pod.request - from_releasing
-        nodes.releasing[node] -= from_releasing
-        nodes.idle[node] -= from_idle
+        nodes.releasing[:, node] -= from_releasing
+        nodes.idle[:, node] -= from_idle
+        nodes.free[:, node] -= pod.request
         self._ops.append(_Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing))
         pod.status = PodStatus.PIPELINED
         pod.node = node
@@ -69,7 +71,8 @@ class Statement:
         nodes = self._session.snapshot.nodes
         was_using = pod.status in ACTIVE_USED and pod.status != PodStatus.RELEASING
         if was_using and pod.node >= 0:
-            nodes.releasing[pod.node] += pod.request
+            nodes.releasing[:, pod.node] += pod.request
+            nodes.free[:, pod.node] += pod.request
         self._ops.append(_Op("evict", pod, pod.status, pod.node, None, None, action, for_job))
         pod.status = PodStatus.RELEASING
         if was_using:
@@ -84,7 +87,8 @@ class Statement:
         if op.kind == "evict":
             was_using = op.prev_status in ACTIVE_USED and op.prev_status != PodStatus.RELEASING
             if was_using and op.prev_node >= 0:
-                nodes.releasing[op.prev_node] -= pod.request
+                nodes.releasing[:, op.prev_node] -= pod.request
+                nodes.free[:, op.prev_node] -= pod.request
             pod.status = op.prev_status
             pod.node = op.prev_node
             if was_using:
@@ -92,9 +96,11 @@ class Statement:
             return
         self._session.fire_deallocate(pod)
         if op.from_idle is not None:
-            nodes.idle[pod.node] += op.from_idle
+            nodes.idle[:, pod.node] += op.from_idle
+            nodes.free[:, pod.node] += op.from_idle
         if op.from_releasing is not None:
-            nodes.releasing[pod.node] += op.from_releasing
+            nodes.releasing[:, pod.node] += op.from_releasing
+            nodes.free[:, pod.node] += op.from_releasing
         pod.status = op.prev_status
         pod.node = op.prev_node
 

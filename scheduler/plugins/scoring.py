@@ -10,6 +10,7 @@ node name (the node table is in name order and argmax takes the first).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.api.resources import CPU, GPU
 from scheduler.framework import extension_points as ep
@@ -19,6 +20,30 @@ AVAILABILITY = 100.0
 RESOURCE_TYPE = 10.0
 MAX_HIGH_DENSITY = 9.0
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+
+
+def binpack_score(
+    free: npt.NDArray[np.int64], present: ep.Mask, all_present: bool
+) -> ep.Scores | None:
+    """``9 * (1 - (free - min)/(max - min))`` over nodes having the resource; 0 elsewhere (§5.6)."""
+    considered = free if all_present else free[present]
+    if considered.size == 0:
+        return None
+    low, high = float(considered.min()), float(considered.max())
+    if high <= 0:
+        return None
+    if low == high:
+        return np.where(present, MAX_HIGH_DENSITY, 0.0).astype(np.float64)
+    score = ((high - free) * (MAX_HIGH_DENSITY / (high - low))).astype(np.float64, copy=False)
+    return score if all_present else np.where(present, score, 0.0).astype(np.float64)
+
+
+def spread_score(free: npt.NDArray[np.int64], capacity: ep.Scores) -> ep.Scores:
+    """``free / capacity`` in [0, 1]; 0 for nodes without the resource (§5.6)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(capacity > 0, free / np.where(capacity > 0, capacity, 1.0), 0.0)
+    clipped: ep.Scores = np.clip(score, 0.0, 1.0).astype(np.float64)
+    return clipped
 
 
 class ScoringPlugin:
@@ -34,42 +59,31 @@ class ScoringPlugin:
         nodes = session.snapshot.nodes
         cpu_only_nodes = ~nodes.has_gpus()
         capacity = nodes.allocatable.astype(np.float64)
-        gpu_capacity = capacity[:, GPU].copy()
+        gpu_capacity = capacity[GPU].copy()
         for i, meta in enumerate(nodes.meta):
             label = meta.labels.get(GPU_COUNT_LABEL)
             if label and label.isdigit():
                 gpu_capacity[i] = float(label) * 1000
-        has_resource = {GPU: capacity[:, GPU] > 0, CPU: capacity[:, CPU] > 0}
-        capacity_of = {GPU: gpu_capacity, CPU: capacity[:, CPU]}
+        has_resource = {GPU: capacity[GPU] > 0, CPU: capacity[CPU] > 0}
+        capacity_of = {GPU: gpu_capacity, CPU: capacity[CPU]}
+
+        availability_score = np.float64(AVAILABILITY)
+        cpu_only_bonus = cpu_only_nodes.astype(np.float64) * RESOURCE_TYPE
+        all_present = {column: bool(mask.all()) for column, mask in has_resource.items()}
 
         def availability(context: ep.TaskContext) -> ep.Scores:
-            return context.fits_idle.astype(np.float64) * AVAILABILITY
+            return context.fits_idle * availability_score
 
         def resource_type(context: ep.TaskContext) -> ep.Scores | None:
-            if context.pod.uses_gpu:
-                return None
-            return cpu_only_nodes.astype(np.float64) * RESOURCE_TYPE
+            return None if context.pod.uses_gpu else cpu_only_bonus
 
-        def placement(context: ep.TaskContext) -> ep.Scores:
+        def placement(context: ep.TaskContext) -> ep.Scores | None:
             column = GPU if context.pod.uses_gpu else CPU
             strategy = self.gpu_strategy if column == GPU else self.cpu_strategy
-            free = (nodes.idle[:, column] + nodes.releasing[:, column]).astype(np.float64)
-            present = has_resource[column]
+            free = nodes.free[column]
             if strategy == "spread":
-                cap = capacity_of[column]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    score = np.where(cap > 0, free / np.where(cap > 0, cap, 1.0), 0.0)
-                return np.clip(score, 0.0, 1.0)
-            if not present.any():
-                return np.zeros(len(free))
-            considered = free[present]
-            low, high = float(considered.min()), float(considered.max())
-            if high <= 0:
-                return np.zeros(len(free))
-            if low == high:
-                return np.where(present, MAX_HIGH_DENSITY, 0.0)
-            score = MAX_HIGH_DENSITY * (1.0 - (free - low) / (high - low))
-            return np.where(present, score, 0.0)
+                return spread_score(free, capacity_of[column])
+            return binpack_score(free, has_resource[column], all_present[column])
 
         session.add_node_scorer(availability)
         session.add_node_scorer(resource_type)

@@ -18,6 +18,7 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED, QueueVector
 from scheduler.api.resources import GPU_UNIT, QUEUE_COLUMNS
+from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.plugins.proportion import division, queue_order
@@ -46,6 +47,53 @@ def _from_kai(values: tuple[float, ...]) -> QueueVector:
     )
 
 
+def _queue_usage(
+    snapshot: ClusterSnapshot,
+) -> tuple[dict[str, QueueVector], dict[str, QueueVector], dict[str, QueueVector]]:
+    """Allocated, non-preemptible allocated and requested per queue, summed up the tree.
+
+    One pass over the pods collects (leaf, amount) rows; numpy sums them per leaf
+    and the leaves' totals are then added to every ancestor.
+    """
+    tree = snapshot.queues
+    names = list(tree.queues)
+    position = {name: i for i, name in enumerate(names)}
+    rows: list[int] = []
+    kinds: list[int] = []  # 0 allocated preemptible, 1 allocated non-preemptible, 2 pending
+    vectors = []
+    for job in snapshot.jobs.values():
+        leaf = position.get(job.queue)
+        if leaf is None or job.key in snapshot.job_problems:
+            continue
+        counted_kind = 0 if job.preemptible else 1
+        for pod_set in job.pod_sets:
+            for pod in pod_set.pods:
+                status = pod.status
+                if status in COUNTS_TO_QUEUE:
+                    kinds.append(counted_kind)
+                elif status == PodStatus.PENDING:
+                    kinds.append(2)
+                else:
+                    continue
+                rows.append(leaf)
+                vectors.append(pod.request)
+    sums = np.zeros((3, len(names), 3))
+    if vectors:
+        block = np.stack(vectors)[:, _COLUMNS].astype(np.float64)
+        np.add.at(sums, (np.array(kinds), np.array(rows)), block)
+    own = {name: sums[:, position[name], :] for name in names}
+    allocated = {name: np.zeros(3) for name in names}
+    allocated_np = {name: np.zeros(3) for name in names}
+    request = {name: np.zeros(3) for name in names}
+    for name in names:
+        preemptible, non_preemptible, pending = own[name]
+        for ancestor in tree.path_to_root(name):
+            allocated[ancestor] += preemptible + non_preemptible
+            allocated_np[ancestor] += non_preemptible
+            request[ancestor] += preemptible + non_preemptible + pending
+    return allocated, allocated_np, request
+
+
 class ProportionPlugin:
     """Registers fair-share queue order, capacity checks and allocation accounting."""
 
@@ -58,24 +106,7 @@ class ProportionPlugin:
         snapshot = session.snapshot
         tree = snapshot.queues
         zeros = np.zeros(3)
-        allocated = {name: zeros.copy() for name in tree.queues}
-        allocated_np = {name: zeros.copy() for name in tree.queues}
-        request = {name: zeros.copy() for name in tree.queues}
-        for job in snapshot.jobs.values():
-            if job.queue not in tree.queues or job.key in snapshot.job_problems:
-                continue
-            path = tree.path_to_root(job.queue)
-            for pod in job.iter_pods():
-                vector = queue_vector(pod)
-                if pod.status in COUNTS_TO_QUEUE:
-                    for name in path:
-                        allocated[name] += vector
-                        request[name] += vector
-                        if not job.preemptible:
-                            allocated_np[name] += vector
-                elif pod.status == PodStatus.PENDING:
-                    for name in path:
-                        request[name] += vector
+        allocated, allocated_np, request = _queue_usage(snapshot)
         inputs = [
             division.QueueInput(
                 name=q.name,
@@ -107,21 +138,26 @@ class ProportionPlugin:
             for name, q in tree.queues.items()
         }
         session.plugin_state[STATE_KEY] = states
-        job_requests: dict[str, QueueVector] = {}
+        job_requests: dict[str, list[float]] = {}
+        paths = {name: tree.path_to_root(name) for name in tree.queues}
+        total = [float(v) for v in snapshot.total]
 
-        def job_request(job: PodGroupInfo | None) -> QueueVector:
+        no_job = [0.0, 0.0, 0.0]
+
+        def job_request(job: PodGroupInfo | None) -> list[float]:
             if job is None:
-                return zeros
+                return no_job
             cached = job_requests.get(job.key)
             if cached is None:
                 tasks = gang.tasks_to_allocate(session, job)
-                cached = sum((queue_vector(t) for t in tasks), zeros.copy())
+                vector = sum((queue_vector(t) for t in tasks), zeros.copy())
+                cached = [float(v) for v in vector]
                 job_requests[job.key] = cached
             return cached
 
         def order(a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None) -> int:
             return queue_order.compare(
-                states[a], states[b], job_request(job_a), job_request(job_b), snapshot.total
+                states[a], states[b], job_request(job_a), job_request(job_b), total
             )
 
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
@@ -133,11 +169,10 @@ class ProportionPlugin:
             if job is None or job.queue not in states:
                 return
             job_requests.pop(job.key, None)
-            vector = queue_vector(pod) * sign
-            for name in tree.path_to_root(job.queue):
-                states[name].allocated += vector
-                if not job.preemptible:
-                    states[name].allocated_non_preemptible += vector
+            request = pod.request
+            amount = [float(request[c]) * sign for c in _COLUMNS]
+            for name in paths[job.queue]:
+                states[name].add_allocated(amount, not job.preemptible)
 
         session.add_queue_order(order)
         session.add_job_capacity_check(capacity)

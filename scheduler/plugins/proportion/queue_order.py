@@ -3,51 +3,57 @@
 Why: fairness is enforced by the order in which queues get their next job,
 re-evaluated after every allocation with fixed fair shares and changing
 allocations. Each rule is a small function; ``compare`` applies them in order
-and the first decisive one wins.
+and the first decisive one wins. Vectors here have three entries (GPU, CPU,
+memory), so plain Python floats are faster than numpy.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Sequence
 
-from scheduler.api.queues import UNLIMITED, QueueVector
+from scheduler.api.queues import UNLIMITED
 from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState
+
+Triple = Sequence[float]
+_RANGE = range(3)
 
 
 def is_over_utilized(state: QueueState) -> bool:
     """Fair share strictly below allocated in every resource (rule 1)."""
-    return bool((state.fair_share < state.allocated).all())
+    fair, allocated = state.fair, state.used
+    return all(fair[r] < allocated[r] for r in _RANGE)
 
 
-def is_starved(state: QueueState, job: QueueVector) -> bool:
+def is_starved(state: QueueState, job: Triple) -> bool:
     """allocated + job within deserved in all resources (rule 2)."""
-    wanted = state.allocated + job
-    return bool(((state.deserved == UNLIMITED) | (wanted <= state.deserved)).all())
+    deserved, allocated = state.quota, state.used
+    return all(deserved[r] == UNLIMITED or allocated[r] + job[r] <= deserved[r] for r in _RANGE)
 
 
-def has_zero_share_penalty(state: QueueState, job: QueueVector) -> bool:
+def has_zero_share_penalty(state: QueueState, job: Triple) -> bool:
     """Some resource with allocatable share 0 while the queue uses or asks for it (rule 4)."""
-    wanted = state.allocated + job
-    return bool(((state.allocatable_share == 0) & (wanted > 0)).any())
+    share, allocated = state.share, state.used
+    return any(share[r] == 0 and allocated[r] + job[r] > 0 for r in _RANGE)
 
 
-def dominant_share(state: QueueState, amount: QueueVector, total: QueueVector) -> float:
-    """Largest amount / allocatable share over resources (rule 5)."""
-    share = state.allocatable_share
-    base = np.where(share == UNLIMITED, total, share)
-    scaled = amount * TO_KAI_UNITS
-    ratios = np.where(base > 0, amount / np.where(base > 0, base, 1.0), scaled * 1000.0)
-    return float(ratios.max()) if len(ratios) else 0.0
+def dominant_share(state: QueueState, amount: Triple, total: Triple) -> float:
+    """Largest amount / allocatable share over resources (rule 5).
+
+    An unlimited allocatable share divides by the cluster total; a zero share
+    weighs the amount (in KAI units) by 1000, so such queues sort last.
+    """
+    best = 0.0
+    share = state.share
+    for r in _RANGE:
+        base = total[r] if share[r] == UNLIMITED else share[r]
+        ratio = amount[r] / base if base > 0 else amount[r] * TO_KAI_UNITS[r] * 1000.0
+        if ratio > best:
+            best = ratio
+    return best
 
 
-def _sign(value: float) -> int:
-    return -1 if value < 0 else (1 if value > 0 else 0)
-
-
-def compare(
-    a: QueueState, b: QueueState, job_a: QueueVector, job_b: QueueVector, total: QueueVector
-) -> int:
-    """Negative when ``a`` goes first, positive when ``b`` does, 0 when tied on rules 1-7."""
+def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: Triple) -> int:
+    """Negative when ``a`` goes first, positive when ``b`` does, 0 when tied on all rules."""
     over_a, over_b = is_over_utilized(a), is_over_utilized(b)
     if over_a != over_b:
         return 1 if over_a else -1
@@ -59,18 +65,22 @@ def compare(
     penalty_a, penalty_b = has_zero_share_penalty(a, job_a), has_zero_share_penalty(b, job_b)
     if penalty_a != penalty_b:
         return 1 if penalty_a else -1
-    diff = dominant_share(a, a.allocated + job_a, total) - dominant_share(
-        b, b.allocated + job_b, total
-    )
+    with_a = [a.used[r] + job_a[r] for r in _RANGE]
+    with_b = [b.used[r] + job_b[r] for r in _RANGE]
+    diff = dominant_share(a, with_a, total) - dominant_share(b, with_b, total)
     if abs(diff) > 1e-12:
-        return _sign(diff)
-    diff = dominant_share(a, a.allocated, total) - dominant_share(b, b.allocated, total)
+        return -1 if diff < 0 else 1
+    diff = dominant_share(a, a.used, total) - dominant_share(b, b.used, total)
     if abs(diff) > 1e-12:
-        return _sign(diff)
-    share_a, share_b = a.allocatable_share, b.allocatable_share
-    if (share_a <= share_b).all() and (share_a < share_b).any():
+        return -1 if diff < 0 else 1
+    share_a, share_b = a.share, b.share
+    if all(share_a[r] <= share_b[r] for r in _RANGE) and any(
+        share_a[r] < share_b[r] for r in _RANGE
+    ):
         return -1
-    if (share_b <= share_a).all() and (share_b < share_a).any():
+    if all(share_b[r] <= share_a[r] for r in _RANGE) and any(
+        share_b[r] < share_a[r] for r in _RANGE
+    ):
         return 1
     if a.info.creation != b.info.creation:
         return -1 if a.info.creation < b.info.creation else 1

@@ -8,7 +8,7 @@ deallocate events, up the whole queue path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +29,25 @@ class QueueState:
     request: QueueVector
     allocated: QueueVector
     allocated_non_preemptible: QueueVector
+    # Plain-float mirrors for the hot queue-order comparisons (numpy is slow on 3 entries).
+    fair: list[float] = field(default_factory=list)
+    quota: list[float] = field(default_factory=list)
+    share: list[float] = field(default_factory=list)
+    used: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.fair = [float(v) for v in self.fair_share]
+        self.quota = [float(v) for v in self.deserved]
+        self.share = [float(v) for v in self.allocatable_share]
+        self.used = [float(v) for v in self.allocated]
+
+    def add_allocated(self, amount: list[float], non_preemptible: bool) -> None:
+        """Move ``allocated`` (and the non-preemptible part) by ``amount`` (may be negative)."""
+        for r in range(3):
+            self.used[r] += amount[r]
+            self.allocated[r] = self.used[r]
+            if non_preemptible:
+                self.allocated_non_preemptible[r] += amount[r]
 
     def describe(self) -> str:
         """One line: deserved, fair share, allocated and limit for GPU, CPU and memory."""

@@ -1,0 +1,161 @@
+"""Generated cluster snapshots for benchmarks: nodes, a 3-level queue tree, running and pending gangs.
+
+Why: the engine's performance targets are stated for clusters far larger than
+any test fixture (5,000 nodes, 100,000 pods); this module builds such
+snapshots deterministically (seeded) as the raw objects a cluster would hold,
+so the benchmark measures snapshot building too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+GPUS_PER_NODE = 8
+NODE_CPU = 96
+NODE_MEMORY_GI = 768
+START = "2026-01-01T00:00:00Z"
+
+
+def _ts(seconds: int) -> str:
+    minutes, sec = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"2026-01-{1 + days:02d}T{hours:02d}:{minutes:02d}:{sec:02d}Z"
+
+
+def queues(leaves: int = 50) -> list[dict[str, Any]]:
+    """5 divisions > 10 departments > ``leaves`` teams, quotas that add up below the cluster."""
+    out = []
+
+    def queue(name: str, parent: str | None, gpu_quota: float, weight: float) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "resources": {
+                "gpu": {"quota": gpu_quota, "limit": -1, "overQuotaWeight": weight},
+                "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
+                "memory": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
+            }
+        }
+        if parent:
+            spec["parentQueue"] = parent
+        return {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": _ts(len(out))},
+            "spec": spec,
+        }
+
+    per_department = max(1, leaves // 10)
+    for d in range(5):
+        out.append(queue(f"div-{d}", None, -1, 1))
+        for e in range(2):
+            dept = f"dept-{d}-{e}"
+            out.append(queue(dept, f"div-{d}", -1, 1))
+            for t in range(per_department):
+                out.append(queue(f"team-{d}-{e}-{t}", dept, 8 * (t + 1), 1 + t % 3))
+    return out
+
+
+def leaf_names(leaves: int = 50) -> list[str]:
+    per_department = max(1, leaves // 10)
+    return [f"team-{d}-{e}-{t}" for d in range(5) for e in range(2) for t in range(per_department)]
+
+
+def node(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"node-{i:05d}", "labels": {"pool": f"pool-{i % 4}"}},
+        "status": {
+            "allocatable": {
+                "cpu": str(NODE_CPU),
+                "memory": f"{NODE_MEMORY_GI}Gi",
+                "nvidia.com/gpu": str(GPUS_PER_NODE),
+                "pods": "110",
+            }
+        },
+    }
+
+
+def _pod(
+    name: str, group: str, ns: str, gpus: int, cpu: str, memory: str, created: int, node_name: str | None
+) -> dict[str, Any]:
+    limits: dict[str, str] = {"cpu": cpu, "memory": memory}
+    if gpus:
+        limits["nvidia.com/gpu"] = str(gpus)
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"uid-{ns}-{name}",
+            "creationTimestamp": _ts(created),
+            "annotations": {"pod-group-name": group},
+        },
+        "spec": {
+            "schedulerName": "kai-scheduler",
+            "containers": [{"name": "main", "resources": {"requests": limits, "limits": limits}}],
+        },
+        "status": {"phase": "Pending"},
+    }
+    if node_name:
+        pod["spec"]["nodeName"] = node_name
+        pod["status"]["phase"] = "Running"
+    return pod
+
+
+def _group(name: str, ns: str, queue: str, size: int, created: int, priority: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-pg-{ns}-{name}", "creationTimestamp": _ts(created)},
+        "spec": {"minMember": size, "queue": queue, "priorityClassName": priority},
+    }
+
+
+def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str, Any]]:
+    """Nodes, queues, running pods packed onto nodes, and pending gangs of 1-16 pods."""
+    rng = random.Random(seed)
+    objects: list[dict[str, Any]] = [node(i) for i in range(nodes)]
+    objects += queues()
+    leaves = leaf_names()
+    free_gpu = [GPUS_PER_NODE] * nodes
+    free_cpu = [NODE_CPU] * nodes
+    running = pods - pending
+    created = 0
+    # Running pods: one-pod groups, 60% of GPUs used, the rest CPU-only pods.
+    gpu_target = int(nodes * GPUS_PER_NODE * 0.6)
+    cursor = 0
+    for i in range(running):
+        queue = leaves[i % len(leaves)]
+        ns = f"ns-{queue}"
+        gpus = 1 if i < gpu_target else 0
+        cpu = 2 if gpus else 1
+        for _ in range(nodes):
+            if free_cpu[cursor] >= cpu and free_gpu[cursor] >= gpus:
+                break
+            cursor = (cursor + 1) % nodes
+        free_cpu[cursor] -= cpu
+        free_gpu[cursor] -= gpus
+        group = f"run-{i}"
+        objects.append(_group(group, ns, queue, 1, created, "train"))
+        objects.append(_pod(f"run-{i}-0", group, ns, gpus, str(cpu), "4Gi", created, f"node-{cursor:05d}"))
+        cursor = (cursor + 1) % nodes
+        created += 1
+    made = 0
+    job = 0
+    while made < pending:
+        size = min(rng.randint(1, 16), pending - made)
+        queue = leaves[rng.randrange(len(leaves))]
+        ns = f"ns-{queue}"
+        group = f"gang-{job}"
+        gpus = rng.choice((1, 1, 1, 2, 4, 0))
+        priority = rng.choice(("train", "train", "train", "build", "inference"))
+        objects.append(_group(group, ns, queue, size, created, priority))
+        for k in range(size):
+            objects.append(_pod(f"gang-{job}-{k}", group, ns, gpus, "4", "16Gi", created, None))
+        made += size
+        job += 1
+        created += 1
+    return objects

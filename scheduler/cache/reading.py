@@ -1,0 +1,278 @@
+"""Readers from one raw object to the engine's record of it: nodes, pods, pod groups, bind requests.
+
+Why: the cluster cache ingests objects one at a time (from files or from
+watch events) and must parse each exactly once; these pure functions do that
+and raise ``FieldError`` naming the bad field, never anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.api.nodes import NodeMeta
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
+from scheduler.api.pods import PodInfo, PodStatus
+from scheduler.api.resources import ResourceSpace, Vector
+from scheduler.cache import parsing
+from scheduler.cache.parsing import FieldError
+
+DEFAULT_PRIORITY = 50
+NON_PREEMPTIBLE_FROM = 100
+# PriorityClasses the chart installs; assumed present when a snapshot does not list them.
+BUILTIN_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+POD_GROUP_ANNOTATION = "pod-group-name"
+SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
+TASK_PRIORITY_LABEL = "kai.scheduler/task-priority"
+LAST_START_ANNOTATION = "kai.scheduler/last-start-timestamp"
+STALE_ANNOTATION = "kai.scheduler/stale-podgroup-timestamp"
+DEFAULT_POD_SET = "default"
+
+
+def meta_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = body.get("metadata") or {}
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def creation_of(body: Mapping[str, Any]) -> float:
+    raw = meta_of(body).get("creationTimestamp")
+    return parsing.timestamp(raw, "metadata.creationTimestamp") if raw is not None else 0.0
+
+
+def uid_of(body: Mapping[str, Any]) -> str:
+    meta = meta_of(body)
+    return str(meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+
+
+def key_of(body: Mapping[str, Any]) -> str:
+    """``namespace/name`` for namespaced kinds, ``name`` otherwise."""
+    meta = meta_of(body)
+    kind = body.get("kind")
+    if kind in ("Pod", "PodGroup", "BindRequest"):
+        return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    return str(meta.get("name"))
+
+
+def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, Vector]:
+    meta = meta_of(body)
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    allocatable = parsing.resource_list(
+        status.get("allocatable"), "status.allocatable", space, default_pods=110
+    )
+    ready = True
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+            ready = condition.get("status") == "True"
+    taints = spec.get("taints") or ()
+    if not isinstance(taints, list | tuple):
+        raise FieldError("spec.taints", "expected a list")
+    return (
+        NodeMeta(
+            name=str(meta.get("name")),
+            labels=dict(meta.get("labels") or {}),
+            taints=tuple(t for t in taints if isinstance(t, Mapping)),
+            unschedulable=bool(spec.get("unschedulable", False)),
+            ready=ready,
+        ),
+        allocatable,
+    )
+
+
+def _base_status(meta: Mapping[str, Any], spec: Mapping[str, Any], phase: str) -> PodStatus:
+    node_name = spec.get("nodeName")
+    if phase == "Succeeded":
+        return PodStatus.SUCCEEDED
+    if phase == "Failed":
+        return PodStatus.FAILED
+    if meta.get("deletionTimestamp") and node_name:
+        return PodStatus.RELEASING
+    if phase == "Running":
+        return PodStatus.RUNNING
+    if node_name:
+        return PodStatus.BOUND
+    if spec.get("schedulingGates"):
+        return PodStatus.GATED
+    return PodStatus.PENDING
+
+
+def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str) -> PodInfo:
+    """A pod with its API-server state; BindRequests are applied later by the cache."""
+    meta = meta_of(body)
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    if not isinstance(spec, Mapping):
+        raise FieldError("spec", "expected a map")
+    phase = str(status.get("phase", "Pending")) if isinstance(status, Mapping) else "Pending"
+    labels = dict(meta.get("labels") or {})
+    task_priority = None
+    if TASK_PRIORITY_LABEL in labels:
+        try:
+            task_priority = int(labels[TASK_PRIORITY_LABEL])
+        except ValueError:
+            task_priority = None
+    affinity = spec.get("affinity") or {}
+    node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, Mapping) else {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    tolerations = tuple(spec.get("tolerations") or ())
+    selector = dict(spec.get("nodeSelector") or {})
+    base = _base_status(meta, spec, phase)
+    pod = PodInfo(
+        namespace=str(meta.get("namespace") or "default"),
+        name=str(meta.get("name")),
+        uid=uid_of(body),
+        creation=creation_of(body),
+        request=parsing.pod_request(spec, space),
+        status=base,
+        labels=labels,
+        annotations=dict(meta.get("annotations") or {}),
+        node_selector=selector,
+        node_affinity=required,
+        tolerations=tolerations,
+        is_ours=spec.get("schedulerName") == scheduler_name,
+        task_priority=task_priority,
+    )
+    pod.node_name = str(spec.get("nodeName") or "")
+    if selector or required or tolerations:
+        pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
+    return pod
+
+
+def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(pod key, selected node) for a BindRequest that has not finally failed, else None."""
+    meta = meta_of(body)
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    limit = spec.get("backoffLimit")
+    attempts = status.get("failedAttempts") or 0
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise FieldError("spec.backoffLimit", f"expected an integer, got {limit!r}")
+    failed = status.get("phase") == "Failed" and (limit is None or int(attempts) >= limit)
+    node = spec.get("selectedNode")
+    if failed or not node:
+        return None
+    pod_name = spec.get("podName") or meta.get("name")
+    return f"{meta.get('namespace') or 'default'}/{pod_name}", str(node)
+
+
+def read_priority_class(body: Mapping[str, Any]) -> tuple[str, int, bool]:
+    value = body.get("value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FieldError("value", f"expected an integer, got {value!r}")
+    return str(meta_of(body).get("name")), value, bool(body.get("globalDefault"))
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupRecord:
+    """A PodGroup as read; priority is resolved against PriorityClasses at snapshot time."""
+
+    namespace: str
+    name: str
+    uid: str
+    queue: str
+    priority_class: str
+    preemptibility: str
+    creation: float
+    pod_sets: tuple[tuple[str, int], ...]
+    last_start: float | None
+    stale_since: float | None
+    topology: str
+
+    def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
+        priority = classes.get(self.priority_class, default_priority)
+        preemptible = (
+            self.preemptibility == "preemptible"
+            if self.preemptibility
+            else priority < NON_PREEMPTIBLE_FROM
+        )
+        return PodGroupInfo(
+            namespace=self.namespace,
+            name=self.name,
+            uid=self.uid,
+            queue=self.queue,
+            priority=priority,
+            preemptible=preemptible,
+            creation=self.creation,
+            pod_sets=[PodSetInfo(name, minimum) for name, minimum in self.pod_sets],
+            priority_class=self.priority_class,
+            last_start=self.last_start,
+            stale_since=self.stale_since,
+            topology=self.topology,
+        )
+
+
+def _int_field(raw: Any, field: str) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise FieldError(field, f"expected an integer, got {raw!r}")
+    if raw < 0:
+        raise FieldError(field, f"must not be negative, got {raw}")
+    return raw
+
+
+def _pod_sets(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """Leaf sub-groups with minAvailable max(minMember, 1); the implicit ``default`` set without."""
+    subgroups = spec.get("subGroups") or []
+    if not isinstance(subgroups, list):
+        raise FieldError("spec.subGroups", "expected a list")
+    if not subgroups:
+        return ((DEFAULT_POD_SET, max(_int_field(spec.get("minMember"), "spec.minMember"), 1)),)
+    names: set[str] = set()
+    parents: set[str] = set()
+    for i, sub in enumerate(subgroups):
+        if not isinstance(sub, Mapping) or not sub.get("name"):
+            raise FieldError(f"spec.subGroups[{i}].name", "is required")
+        if sub["name"] in names:
+            raise FieldError(f"spec.subGroups[{i}].name", f"duplicate subgroup {sub['name']!r}")
+        names.add(str(sub["name"]))
+        if sub.get("parent"):
+            parents.add(str(sub["parent"]).lower())
+    lowered = {n.lower() for n in names}
+    for i, sub in enumerate(subgroups):
+        parent = sub.get("parent")
+        if parent and str(parent).lower() not in lowered:
+            raise FieldError(f"spec.subGroups[{i}].parent", f"no subgroup named {parent!r}")
+    return tuple(
+        (
+            str(sub["name"]),
+            max(_int_field(sub.get("minMember"), f"spec.subGroups[{i}].minMember"), 1),
+        )
+        for i, sub in enumerate(subgroups)
+        if str(sub["name"]).lower() not in parents
+    )
+
+
+def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
+    meta = meta_of(body)
+    spec = body.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise FieldError("spec", "expected a map")
+    preemptibility = spec.get("preemptibility") or ""
+    if preemptibility not in ("", "preemptible", "non-preemptible"):
+        raise FieldError(
+            "spec.preemptibility",
+            f"must be 'preemptible' or 'non-preemptible', got {preemptibility!r}",
+        )
+    annotations = meta.get("annotations") or {}
+    last_start = annotations.get(LAST_START_ANNOTATION)
+    stale = annotations.get(STALE_ANNOTATION)
+    topology = (spec.get("topologyConstraint") or {}).get("topology") or ""
+    return PodGroupRecord(
+        namespace=str(meta.get("namespace") or "default"),
+        name=str(meta.get("name")),
+        uid=uid_of(body),
+        queue=str(spec.get("queue") or ""),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        preemptibility=str(preemptibility),
+        creation=creation_of(body),
+        pod_sets=_pod_sets(spec),
+        last_start=parsing.timestamp(last_start, f"metadata.annotations[{LAST_START_ANNOTATION}]")
+        if last_start
+        else None,
+        stale_since=parsing.timestamp(stale, f"metadata.annotations[{STALE_ANNOTATION}]")
+        if stale
+        else None,
+        topology=str(topology),
+    )
