@@ -82,7 +82,17 @@ def cli_run(nodes: int, pods: int, pending: int) -> float:
     try:
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "podmuster.cli", "schedule", path, "--actions", "allocate", "-o", "json"],
+            [
+                sys.executable,
+                "-m",
+                "podmuster.cli",
+                "schedule",
+                path,
+                "--actions",
+                "allocate",
+                "-o",
+                "json",
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -103,10 +113,13 @@ def main() -> int:
         print(f"{nodes} nodes / {pods} pods ({pending} pending), median of {args.repeat}:")
         for key in runs[0]:
             value = statistics.median(r[key] for r in runs)
-            print(f"  {key:22s} {value:12.3f}" if isinstance(value, float) else f"  {key:22s} {value}")
+            print(
+                f"  {key:22s} {value:12.3f}" if isinstance(value, float) else f"  {key:22s} {value}"
+            )
     if not args.no_cli:
         times = [cli_run(1000, 20000, 5000) for _ in range(args.repeat)]
-        print(f"podmuster schedule, 1000 nodes / 20000 pods JSON, whole process: median {statistics.median(times):.3f} s")
+        median = statistics.median(times)
+        print(f"podmuster schedule, 1000 nodes / 20000 pods JSON, whole process: {median:.3f} s")
     return 0
 
 

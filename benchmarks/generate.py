@@ -1,4 +1,4 @@
-"""Generated cluster snapshots for benchmarks: nodes, a 3-level queue tree, running and pending gangs.
+"""Benchmark snapshots: nodes, a 3-level queue tree, running and pending gangs.
 
 Why: the engine's performance targets are stated for clusters far larger than
 any test fixture (5,000 nodes, 100,000 pods); this module builds such
@@ -78,7 +78,14 @@ def node(i: int) -> dict[str, Any]:
 
 
 def _pod(
-    name: str, group: str, ns: str, gpus: int, cpu: str, memory: str, created: int, node_name: str | None
+    name: str,
+    group: str,
+    ns: str,
+    gpus: int,
+    cpu: str,
+    memory: str,
+    created: int,
+    node_name: str | None,
 ) -> dict[str, Any]:
     limits: dict[str, str] = {"cpu": cpu, "memory": memory}
     if gpus:
@@ -105,11 +112,18 @@ def _pod(
     return pod
 
 
-def _group(name: str, ns: str, queue: str, size: int, created: int, priority: str) -> dict[str, Any]:
+def _group(
+    name: str, ns: str, queue: str, size: int, created: int, priority: str
+) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.run.ai/v2alpha2",
         "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": ns, "uid": f"uid-pg-{ns}-{name}", "creationTimestamp": _ts(created)},
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"uid-pg-{ns}-{name}",
+            "creationTimestamp": _ts(created),
+        },
         "spec": {"minMember": size, "queue": queue, "priorityClassName": priority},
     }
 
@@ -140,7 +154,9 @@ def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str
         free_gpu[cursor] -= gpus
         group = f"run-{i}"
         objects.append(_group(group, ns, queue, 1, created, "train"))
-        objects.append(_pod(f"run-{i}-0", group, ns, gpus, str(cpu), "4Gi", created, f"node-{cursor:05d}"))
+        objects.append(
+            _pod(f"run-{i}-0", group, ns, gpus, str(cpu), "4Gi", created, f"node-{cursor:05d}")
+        )
         cursor = (cursor + 1) % nodes
         created += 1
     made = 0
