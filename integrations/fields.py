@@ -93,14 +93,21 @@ def get_list(obj: base.RawObject, path: str) -> Sequence[Any]:
     return value
 
 
-def as_int(value: Any, *, obj: base.RawObject, path: str, minimum: int | None = 0) -> int:
-    """``value`` as an integer (bool and non-integral numbers are errors)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
-    try:
-        number = int(value) if not isinstance(value, float) or value.is_integer() else None
-    except ValueError:
-        number = None
+def as_int(
+    value: Any, *, obj: base.RawObject, path: str, minimum: int | None = 0, text: bool = False
+) -> int:
+    """``value`` as an integer.
+
+    Booleans and non-integral numbers are errors; strings are errors too unless
+    ``text`` (annotation values are strings, CR integer fields are not).
+    """
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif text and isinstance(value, str):
+        number = parse_int(value)
     if number is None:
         raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
     if minimum is not None and number < minimum:

@@ -60,6 +60,7 @@ def segment_size(lws: base.RawObject) -> int | None:
                 obj=lws,
                 path=f"{path}[{resolution.SEGMENT_SIZE}]",
                 minimum=None,
+                text=True,
             )
     return None
 

@@ -43,6 +43,7 @@ def _segment_size(ctx: base.GroupingContext) -> int | None:
                 obj=obj,
                 path=f"{path}[{resolution.SEGMENT_SIZE}]",
                 minimum=1,
+                text=True,
             )
     return None
 
