@@ -51,6 +51,8 @@ def test_tfjob_sums_replicas() -> None:
         (0, "must be set"),
         (-2, "must be >= 0"),
         ("two", "expected an integer"),
+        ("3", "expected an integer"),
+        (2.5, "expected an integer"),
     ],
 )
 def test_bad_replicas_name_the_object_and_field(replicas: Any, problem: str) -> None:
