@@ -72,9 +72,15 @@ def _now(raw: str | None) -> float:
         raise InputError(f"invalid RFC 3339 time {raw!r}", field="--now") from None
 
 
+def _triple(values: tuple[float, float, float]) -> dict[str, float]:
+    """Queue units, as in a Queue's spec: GPU devices, CPU millicores, memory MB (10^6 bytes)."""
+    gpu, cpu, memory = values
+    return {"gpu": gpu, "cpu": cpu, "memory": memory if memory == -1 else memory / 1e6}
+
+
 def render(result: CycleResult, explain: bool) -> dict[str, Any]:
-    """The cli-contract §2 document for one cycle."""
-    return {
+    """The cli-contract §2 document for one cycle (``queues`` added with ``--explain``)."""
+    document = {
         "binds": [
             {"pod": b.pod, "node": b.node, "gpuGroups": [], "gpuPortion": None}
             for b in result.binds
@@ -93,6 +99,20 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
             for g in result.pod_groups
         ],
     }
+    if explain:
+        document["queues"] = [
+            {
+                "queue": q.name,
+                "parent": q.parent,
+                "deserved": _triple(q.deserved),
+                "fairShare": _triple(q.fair_share),
+                "allocated": _triple(q.allocated),
+                "requested": _triple(q.requested),
+                "limit": _triple(q.limit),
+            }
+            for q in result.queues
+        ]
+    return document
 
 
 def run(args: argparse.Namespace) -> int:

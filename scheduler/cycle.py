@@ -7,14 +7,18 @@ a decision seen offline is the decision the live scheduler makes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.actions.allocate import AllocateAction
 from scheduler.api.pods import PodStatus
+from scheduler.api.queues import UNLIMITED
+from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Action
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
+from scheduler.plugins.proportion.plugin import STATE_KEY
 
 ACTIONS: dict[str, type[Action]] = {"allocate": AllocateAction}
 
@@ -40,6 +44,19 @@ class PodGroupOutcome:
     reasons: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class QueueSummary:
+    """One queue's numbers after the cycle, in KAI units (GPUs, millicores, bytes)."""
+
+    name: str
+    parent: str | None
+    deserved: tuple[float, float, float]
+    fair_share: tuple[float, float, float]
+    allocated: tuple[float, float, float]
+    requested: tuple[float, float, float]
+    limit: tuple[float, float, float]
+
+
 @dataclass(slots=True)
 class CycleResult:
     binds: list[Bind] = field(default_factory=list)
@@ -47,6 +64,7 @@ class CycleResult:
     evictions: list[Eviction] = field(default_factory=list)
     pod_groups: list[PodGroupOutcome] = field(default_factory=list)
     skipped_actions: list[str] = field(default_factory=list)
+    queues: list[QueueSummary] = field(default_factory=list)
 
 
 def run_cycle(
@@ -95,4 +113,26 @@ def run_cycle(
             if state is not None:
                 reasons = (*reasons, state.describe())
         result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons))
+    result.queues = _queue_summaries(session)
     return result
+
+
+def _kai(vector: Any) -> tuple[float, float, float]:
+    gpu, cpu, memory = (float(v) for v in vector)
+    return (gpu if gpu == UNLIMITED else gpu / GPU_UNIT, cpu, memory)
+
+
+def _queue_summaries(session: Session) -> list[QueueSummary]:
+    states = session.plugin_state.get(STATE_KEY, {})
+    return [
+        QueueSummary(
+            name=name,
+            parent=state.info.parent,
+            deserved=_kai(state.deserved),
+            fair_share=_kai(state.fair_share),
+            allocated=_kai(state.allocated),
+            requested=_kai(state.request),
+            limit=_kai(state.limit),
+        )
+        for name, state in sorted(states.items())
+    ]
