@@ -7,9 +7,15 @@ deserved, fair share, allocated and limit.
 
 from __future__ import annotations
 
-import pytest
+import json
+import subprocess
+import sys
+from pathlib import Path
 
-from scheduler.testing import Scenario, check, job, node, pod, queue, taint
+import pytest
+import yaml
+
+from scheduler.testing import Scenario, check, flatten, job, node, pod, queue, stamp, taint
 
 SCENARIOS = [
     # Both nodes lack a free GPU: counted per first failing reason.
@@ -140,3 +146,24 @@ SCENARIOS = [
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=str)
 def test_allocate_reasons(scenario: Scenario) -> None:
     check(scenario)
+
+
+def test_cli_explain_matches_kit(tmp_path: Path) -> None:
+    """``podmuster schedule FILE --explain`` reports the same decisions and queue numbers."""
+    scenario = next(s for s in SCENARIOS if s.name == "foreign-pods-reduce-fair-share-total")
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(yaml.safe_dump_all(stamp(flatten(scenario.objects))))
+    cli = Path(sys.executable).with_name("podmuster")
+    done = subprocess.run(
+        [str(cli), "schedule", str(snapshot), "--actions", "allocate", "--explain", "-o", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    output = json.loads(done.stdout)
+    assert {b["pod"]: b["node"] for b in output["binds"]} == {
+        f"default/{pod_name}": node_name for pod_name, node_name in scenario.binds.items()
+    }
+    pending = {g["podGroup"]: g for g in output["podGroups"] if g["outcome"] == "pending"}
+    assert set(pending) == {"default/j3", "default/j4"}
+    assert any("fair share gpu=3 " in reason for reason in pending["default/j3"]["reasons"])
