@@ -242,6 +242,17 @@ class GroupingContext:
     settings: GroupingSettings = field(default_factory=GroupingSettings)
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectQuery:
+    """A related object a grouper reads: one by ``name``, or a list selected by ``labels``."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
 @runtime_checkable
 class WorkloadGrouper(Protocol):
     """Turns one pod of a workload into the description of its PodGroup."""
@@ -253,4 +264,17 @@ class WorkloadGrouper(Protocol):
 
     def group(self, ctx: GroupingContext) -> PodGroupSpec:
         """The PodGroup for ``ctx.pod``; raises :class:`GroupingError`."""
+        ...
+
+
+@runtime_checkable
+class NeedsRelatedObjects(Protocol):
+    """Optional capability: a grouper that reads objects besides the owner chain.
+
+    The podgrouper fetches what :meth:`related_objects` names (``ctx.lookup`` may be
+    empty at that point) and passes them through the lookup of the real call.
+    """
+
+    def related_objects(self, ctx: GroupingContext) -> tuple[ObjectQuery, ...]:
+        """The objects :meth:`WorkloadGrouper.group` may look up for ``ctx``."""
         ...

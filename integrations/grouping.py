@@ -114,21 +114,41 @@ class _Run:
         return chain[-1] if chain else pod
 
     def synthesize_missing(self) -> None:
-        """Add the pods of every top-level workload that has none among the objects."""
+        """Add the pods of every top-level workload that has none among the objects.
+
+        When intermediate owners of the workload are given (a RayJob with its
+        RayCluster, a Deployment with its ReplicaSet), the deepest given ones are
+        expanded instead of the workload, so no second copy is invented.
+        """
         pods = [o for o in self.index if objects.is_pod(o)]
         with_pods = {fields.uid(top) for top in map(self.top_of, pods) if top is not None}
+        children: dict[str, list[base.RawObject]] = {}
+        for obj in self.normalized:
+            refs = fields.owner_references(obj)
+            if refs and not objects.is_pod(obj):
+                children.setdefault(str(refs[0].get("uid", "")), []).append(obj)
         for obj in self.normalized:
             if objects.is_pod(obj) or fields.owner_references(obj) or not objects.is_workload(obj):
                 continue
             if fields.uid(obj) in with_pods:
                 continue
-            try:
-                created = synthesis.synthesize(obj, self.index)
-            except base.GroupingError as exc:
-                self.error(obj, exc)
-                continue
-            for child in created:
-                self.index.add(child)
+            self.expand_deepest(obj, children)
+
+    def expand_deepest(
+        self, obj: base.RawObject, children: Mapping[str, list[base.RawObject]]
+    ) -> None:
+        below = children.get(fields.uid(obj), [])
+        if below:
+            for child in below:
+                self.expand_deepest(child, children)
+            return
+        try:
+            created = synthesis.synthesize(obj, self.index)
+        except base.GroupingError as exc:
+            self.error(obj, exc)
+            return
+        for child in created:
+            self.index.add(child)
 
     def context(
         self, pod: base.RawObject, chain: tuple[base.RawObject, ...]

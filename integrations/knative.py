@@ -40,6 +40,17 @@ def min_scale(revision: base.RawObject, *, kai_bug: bool) -> int:
 class KnativeGrouper:
     name: str = "knative"
 
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The pod's Revision (gang mode only)."""
+        revision_name = fields.labels(ctx.pod).get(REVISION_LABEL)
+        if not ctx.settings.knative_gang_schedule or not revision_name:
+            return ()
+        return (
+            base.ObjectQuery(
+                REVISION_API, "Revision", fields.namespace(ctx.pod), str(revision_name)
+            ),
+        )
+
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         revision_name = fields.labels(ctx.pod).get(REVISION_LABEL)
         if not ctx.settings.knative_gang_schedule or not revision_name:

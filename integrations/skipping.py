@@ -45,11 +45,24 @@ class SkipTopOwnerGrouper:
     registry: ExactLookup
     name: str = "skip-top-owner"
 
-    def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
+    def _inner(
+        self, ctx: base.GroupingContext
+    ) -> tuple[base.WorkloadGrouper, base.GroupingContext]:
         wrapper = ctx.top_owner
         below = ctx.owners[:-1] if ctx.owners else ()
         subject = _fill_gaps(below[-1] if below else ctx.pod, wrapper)
         owners = (*below[:-1], subject) if below else ()
         grouper = self.registry.lookup_exact(base.GroupVersionKind.of(subject))
         inner = dataclasses.replace(ctx, top_owner=subject, owners=owners)
-        return (grouper or self.registry.default).group(inner)
+        return grouper or self.registry.default, inner
+
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """Whatever the grouper of the object below the wrapper needs."""
+        grouper, inner = self._inner(ctx)
+        if isinstance(grouper, base.NeedsRelatedObjects):
+            return grouper.related_objects(inner)
+        return ()
+
+    def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
+        grouper, inner = self._inner(ctx)
+        return grouper.group(inner)

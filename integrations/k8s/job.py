@@ -34,6 +34,14 @@ def job_pod_group_name(ctx: base.GroupingContext, job: base.RawObject) -> str:
 class JobGrouper:
     name: str = "job"
 
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The legacy per-Job PodGroup."""
+        job = ctx.top_owner
+        ns = fields.namespace(ctx.pod) or fields.namespace(job)
+        return (
+            base.ObjectQuery(base.PODGROUP_API_VERSION, base.PODGROUP_KIND, ns, legacy_name(job)),
+        )
+
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         job = ctx.top_owner
         return default.build(ctx, subject=job, name=job_pod_group_name(ctx, job))

@@ -18,13 +18,18 @@ SPECS = "mpiReplicaSpecs"
 WAIT_FOR_WORKERS = "WaitForWorkersReady"
 
 
-def launcher_exists(ctx: base.GroupingContext, job: base.RawObject) -> bool:
+def launcher_query(ctx: base.GroupingContext, job: base.RawObject) -> base.ObjectQuery:
     ns = fields.namespace(ctx.pod) or fields.namespace(job)
     selector = {
         distributed.JOB_NAME_LABEL: fields.name(job),
         distributed.JOB_ROLE_LABEL: "launcher",
     }
-    pods = ctx.lookup.list("v1", "Pod", ns, selector)
+    return base.ObjectQuery("v1", "Pod", ns, labels=selector)
+
+
+def launcher_exists(ctx: base.GroupingContext, job: base.RawObject) -> bool:
+    query = launcher_query(ctx, job)
+    pods = ctx.lookup.list(query.api_version, query.kind, query.namespace, query.labels)
     return any(fields.metadata(p).get("deletionTimestamp") is None for p in pods)
 
 
@@ -35,6 +40,12 @@ _INNER = distributed.DistributedGrouper("mpi", SPECS, ("Launcher", "Worker"))
 class MPIGrouper:
     name: str = "mpi"
     inner: distributed.DistributedGrouper = _INNER
+
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The launcher pods, needed only under ``WaitForWorkersReady``."""
+        if fields.get(ctx.top_owner, "spec.launcherCreationPolicy") != WAIT_FOR_WORKERS:
+            return ()
+        return (launcher_query(ctx, ctx.top_owner),)
 
     def min_member(self, ctx: base.GroupingContext) -> int:
         job = ctx.top_owner

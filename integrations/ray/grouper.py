@@ -63,6 +63,17 @@ def find_cluster(ctx: base.GroupingContext) -> tuple[base.RawObject, Mapping[str
 class RayGrouper:
     name: str = "ray"
 
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The RayClusters named in a RayJob's or RayService's status."""
+        top = ctx.top_owner
+        ns = fields.namespace(top) or fields.namespace(ctx.pod)
+        names = (fields.get(top, p) for p in _STATUS_PATHS.get(str(top.get("kind")), ()))
+        return tuple(
+            base.ObjectQuery(str(top.get("apiVersion")), "RayCluster", ns, n)
+            for n in names
+            if isinstance(n, str) and n
+        )
+
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         holder, spec, path = find_cluster(ctx)
         total, subgroups = clusters.subgroups(

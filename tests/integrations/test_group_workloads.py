@@ -154,3 +154,25 @@ def test_generic_pod_template_kind_is_synthesized() -> None:
     result = group_workloads([seldon])
     assert len(result.assignments) == 2
     assert [pg["metadata"]["name"] for pg in result.pod_groups] == ["pg-model-uid-model"]
+
+
+def test_given_intermediate_owners_are_expanded_instead_of_the_workload() -> None:
+    rayjob = obj(
+        "ray.io/v1", "RayJob", "job", spec={"rayClusterSpec": {"headGroupSpec": {"template": {}}}}
+    )
+    live = obj(
+        "ray.io/v1",
+        "RayCluster",
+        "job-live",
+        owner=rayjob,
+        spec={
+            "headGroupSpec": {"template": {}},
+            "workerGroupSpecs": [{"groupName": "w", "replicas": 2, "template": {}}],
+        },
+    )
+    result = group_workloads([rayjob, live])
+    assert result.errors == ()
+    assert all(a.pod.startswith("ns/job-live-") for a in result.assignments)
+    assert len(result.assignments) == 3
+    assert result.pod_groups[0]["metadata"]["name"] == "pg-job-uid-job"
+    assert result.pod_groups[0]["spec"]["minMember"] == 3  # from the cluster in the chain
