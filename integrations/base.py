@@ -195,6 +195,9 @@ class GroupingSettings:
     nodepool_label_key: str = "kai.scheduler/node-pool"
     default_queue: str = "default-queue"
     knative_gang_schedule: bool = True
+    default_priorities_configmap: str = ""
+    """``namespace/name`` of the default-priorities ConfigMap (offline grouping reads it
+    from the given objects; empty: none)."""
     reproduce_kai_bugs: bool = False
     """Follow KAI where kai-semantics marks its behaviour as a bug (for A/B tests)."""
 

@@ -16,7 +16,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from integrations import base, default, fields, objects, registry, synthesis, templates
+from integrations import (
+    base,
+    default,
+    fields,
+    objects,
+    registry,
+    resolution,
+    synthesis,
+    templates,
+)
 
 CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
 """The PriorityClasses KAI's chart installs; the default set of existing classes."""
@@ -101,7 +110,14 @@ class _Run:
         for obj in self.normalized:
             self.index.add(obj)
         self.priority_classes = priority_classes | _priority_class_names(self.normalized)
-        self.default_priorities = default_priorities
+        self.default_priorities = default_priorities + self._configmap_defaults()
+
+    def _configmap_defaults(self) -> tuple[base.DefaultPriority, ...]:
+        ref = self.settings.default_priorities_configmap
+        if not ref:
+            return ()
+        namespace, _, name = ref.rpartition("/")
+        return resolution.default_priorities(self.index.get("v1", "ConfigMap", namespace, name))
 
     def error(self, obj: base.RawObject, exc: base.GroupingError) -> None:
         self.errors[(fields.describe(obj), str(exc))] = None

@@ -8,6 +8,7 @@ is special about its framework.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 
 import yaml
@@ -159,3 +160,27 @@ def segment_topology(
     if not topology or not (required or preferred):
         return None
     return base.TopologyConstraint(topology, required, preferred)
+
+
+def default_priorities(configmap: base.RawObject | None) -> tuple[base.DefaultPriority, ...]:
+    """The entries of the default-priorities ConfigMap (data key ``types``, a JSON array).
+
+    A missing ConfigMap, a missing key or bad JSON disables the defaults, as in KAI.
+    """
+    data = fields.get(configmap, "data.types") if configmap is not None else None
+    try:
+        entries = json.loads(data) if isinstance(data, str) else None
+    except ValueError:
+        return ()
+    if not isinstance(entries, list):
+        return ()
+    return tuple(
+        base.DefaultPriority(
+            type_name=str(e.get("typeName", "")),
+            group=str(e.get("group", "")),
+            priority_name=str(e.get("priorityName", "")),
+            preemptibility=str(e.get("preemptibility", "")),
+        )
+        for e in entries
+        if isinstance(e, Mapping) and e.get("typeName")
+    )

@@ -198,3 +198,33 @@ def test_default_grouper_for_an_unknown_kind() -> None:
     )
     assert spec.owner == base.OwnerReference("example.com/v1", "Widget", "w", "uid-w")
     assert spec.subgroups == ()
+
+
+def test_default_priorities_configmap_parsing() -> None:
+    from integrations import resolution
+
+    good = {
+        "data": {
+            "types": '[{"typeName": "Job", "group": "batch", "priorityName": "build",'
+            ' "preemptibility": "preemptible"}, {"group": "x"}]'
+        }
+    }
+    assert resolution.default_priorities(good) == (
+        base.DefaultPriority("Job", "batch", "build", "preemptible"),
+    )
+    assert resolution.default_priorities(None) == ()
+    assert resolution.default_priorities({"data": {"types": "not json"}}) == ()
+    assert resolution.default_priorities({"data": {}}) == ()
+
+
+def test_group_workloads_reads_the_configmap_named_in_settings() -> None:
+    from integrations.grouping import group_workloads
+
+    cm = obj("v1", "ConfigMap", "defaults", namespace="kai")
+    cm["data"] = {"types": '[{"typeName": "StatefulSet", "priorityName": "build"}]'}
+    workload = sts(spec={"replicas": 1, "template": {"spec": {"containers": []}}})
+    plain = group_workloads([cm, workload])
+    assert plain.pod_groups[0]["spec"]["priorityClassName"] == "train"
+    settings = base.GroupingSettings(default_priorities_configmap="kai/defaults")
+    configured = group_workloads([cm, workload], settings=settings)
+    assert configured.pod_groups[0]["spec"]["priorityClassName"] == "build"
