@@ -74,6 +74,7 @@ class PodInfo:
         "node_affinity",
         "node_name",
         "node_selector",
+        "nominated_node",
         "pod_set",
         "request",
         "status",
@@ -123,6 +124,7 @@ class PodInfo:
         # What the API server says, before BindRequests and the session change it.
         self.base_status = status
         self.node_name = ""
+        self.nominated_node = ""  # status.nominatedNodeName
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

@@ -134,6 +134,8 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         task_priority=task_priority,
     )
     pod.node_name = str(spec.get("nodeName") or "")
+    if isinstance(status, Mapping):
+        pod.nominated_node = str(status.get("nominatedNodeName") or "")
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
     return pod

@@ -1,6 +1,7 @@
-"""Node scores: availability, resource type, and bin-pack or spread placement (§5.3, §5.6).
+"""Node scores: nominated node, availability, resource type, bin-pack or spread (§5.3, §5.6).
 
-Why: KAI ranks feasible nodes by summed scores in strict tiers: +100 when the
+Why: KAI ranks feasible nodes by summed scores in strict tiers: +1,000,000 for
+the pod's ``status.nominatedNodeName``, +100 when the
 task fits on idle resources (no waiting), +10 for a CPU-only task on a
 CPU-only node, then 0..9 for bin-packing (fuller first) or 0..1 for spreading
 (emptier first), separately for GPU and CPU-only tasks. Ties go to the lowest
@@ -18,6 +19,7 @@ from scheduler.framework.session import Session
 
 AVAILABILITY = 100.0
 RESOURCE_TYPE = 10.0
+NOMINATED_NODE = 1_000_000.0
 MAX_HIGH_DENSITY = 9.0
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 
@@ -85,6 +87,19 @@ class ScoringPlugin:
                 return spread_score(free, capacity_of[column])
             return binpack_score(free, has_resource[column], all_present[column])
 
+        node_index = nodes.index
+
+        def nominated(context: ep.TaskContext) -> ep.Scores | None:
+            index = (
+                node_index.get(context.pod.nominated_node) if context.pod.nominated_node else None
+            )
+            if index is None:
+                return None
+            score = np.zeros(len(nodes), dtype=np.float64)
+            score[index] = NOMINATED_NODE
+            return score
+
         session.add_node_scorer(availability)
+        session.add_node_scorer(nominated)
         session.add_node_scorer(resource_type)
         session.add_node_scorer(placement)
