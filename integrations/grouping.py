@@ -25,6 +25,7 @@ from integrations import (
     resolution,
     synthesis,
     templates,
+    updates,
 )
 
 CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
@@ -190,6 +191,13 @@ class _Run:
         grouped_tops: set[str] = set()
         for pod in pods:
             top: base.RawObject = pod
+            ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
+            user_group = fields.annotations_of(pod).get(updates.POD_GROUP_ANNOTATION)
+            if user_group and not fields.owner_references(pod):
+                # an owner-less pod that names its PodGroup is left alone (user-managed)
+                subgroup = fields.labels(pod).get(updates.SUBGROUP_LABEL)
+                assignments.append(PodAssignment(ref, str(user_group), subgroup))
+                continue
             try:
                 chain = self.index.owner_chain(pod)
                 top = chain[-1] if chain else pod
@@ -201,7 +209,6 @@ class _Run:
             key = (spec.namespace, spec.name)
             manifest = spec.to_manifest()
             groups[key] = _merge(groups[key], manifest) if key in groups else manifest
-            ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
             assignments.append(PodAssignment(ref, spec.name, spec.subgroup_of(fields.name(pod))))
         self.group_podless(grouped_tops, groups)
         return GroupingResult(

@@ -176,3 +176,16 @@ def test_given_intermediate_owners_are_expanded_instead_of_the_workload() -> Non
     assert len(result.assignments) == 3
     assert result.pod_groups[0]["metadata"]["name"] == "pg-job-uid-job"
     assert result.pod_groups[0]["spec"]["minMember"] == 3  # from the cluster in the chain
+
+
+def test_user_managed_pods_are_left_alone() -> None:
+    mine = pod(
+        "mine",
+        annotations={"pod-group-name": "my-pg"},
+        labels={"kai.scheduler/subgroup-name": "workers"},
+    )
+    result = group_workloads([mine])
+    assert result.pod_groups == ()
+    assert result.assignment_dicts() == [
+        {"pod": "ns/mine", "podGroup": "my-pg", "subGroup": "workers"}
+    ]
