@@ -8,9 +8,35 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, queue
+from scheduler.testing import (
+    Scenario,
+    bind_request,
+    check,
+    job,
+    node,
+    pod,
+    pod_group,
+    queue,
+)
 
 GPU_ONLY = {"cpu": None, "memory": None}
+
+
+def _failed_bind_request(pod_name: str, node_name: str) -> dict[str, object]:
+    """A BindRequest that used up its retries (failedAttempts >= backoffLimit)."""
+    body = bind_request(pod_name, node_name)
+    body["spec"]["backoffLimit"] = 3
+    body["status"] = {"phase": "Failed", "failedAttempts": 3}
+    return body
+
+
+GLOBAL_DEFAULT_80 = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "site-default"},
+    "value": 80,
+    "globalDefault": True,
+}
 
 SCENARIOS = [
     # §9.4 S1: queue1 is starved (0+1 <= deserved 1) so it goes first and binpack puts it
@@ -87,6 +113,34 @@ SCENARIOS = [
             job("new", "q", gpus=1),
         ],
         binds={"new-0": "n0"},
+    ),
+    # §2.1: a PodGroup without a priority class takes the globalDefault PriorityClass (80),
+    # so it beats the older build-preemptible (75) job.
+    Scenario(
+        "global-default-priority-class",
+        [
+            GLOBAL_DEFAULT_80,
+            queue("q"),
+            node("n0", gpus=1),
+            job("bp", "q", gpus=1, priority_class="build-preemptible"),
+            job("plain", "q", gpus=1),
+        ],
+        binds={"plain-0": "n0"},
+        pending=["bp"],
+    ),
+    # §2.4: a BindRequest that failed for good is not live; the pod is Pending again and is
+    # placed anew (n0 by name).
+    Scenario(
+        "failed-bind-request-pod-pending-again",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            node("n1", gpus=1),
+            pod_group("g", "q"),
+            *pod("p", "g", gpus=1),
+            _failed_bind_request("p", "n1"),
+        ],
+        binds={"p": "n0"},
     ),
     # §1.3: a Bound pod (nodeName set, phase Pending) occupies its node.
     Scenario(
@@ -171,6 +225,40 @@ SCENARIOS = [
             pod("tp-high", "tp", gpus=1, labels={"kai.scheduler/task-priority": "5"}),
         ],
         binds={"tp-high": "n0"},
+    ),
+    # §5.1 task order rule 3: labelled before unlabelled, and only then does an unparsable
+    # value lose; so the newer pod with task-priority "abc" still beats the older unlabelled
+    # pod.
+    pytest.param(
+        Scenario(
+            "task-order-unparsable-label-still-labelled",
+            [
+                queue("q"),
+                node("n0", gpus=1),
+                job("tp", "q", 0, min_member=1),
+                pod("tp-plain", "tp", gpus=1),
+                pod("tp-bad", "tp", gpus=1, labels={"kai.scheduler/task-priority": "abc"}),
+            ],
+            binds={"tp-bad": "n0"},
+        ),
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="engine bug: scheduler/cache/reading.py maps an unparsable "
+            "kai.scheduler/task-priority to None, i.e. unlabelled",
+        ),
+        id="task-order-unparsable-label-still-labelled",
+    ),
+    # §5.1 task order rule 3: a valid value beats an unparsable one.
+    Scenario(
+        "task-order-unparsable-label-loses-to-valid",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            job("tp", "q", 0, min_member=1),
+            pod("tp-bad", "tp", gpus=1, labels={"kai.scheduler/task-priority": "abc"}),
+            pod("tp-low", "tp", gpus=1, labels={"kai.scheduler/task-priority": "-5"}),
+        ],
+        binds={"tp-low": "n0"},
     ),
     # §5.1 task order fallback: same labels, the older pod first.
     Scenario(

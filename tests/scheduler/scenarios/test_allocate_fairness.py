@@ -43,6 +43,20 @@ SCENARIOS = [
         binds={"a-0": "n0"},
         pending=["b"],
     ),
+    # §2.3: queue priority defaults to 100, so the unset qb beats qa (99) under rule 3 although
+    # qa is older.
+    Scenario(
+        "queue-priority-defaults-to-100",
+        [
+            queue("qa", priority=99),
+            queue("qb"),
+            node("n0", gpus=1),
+            job("a", "qa", gpus=1),
+            job("b", "qb", gpus=1),
+        ],
+        binds={"b-0": "n0"},
+        pending=["a"],
+    ),
     # Rule 5 (DRF): fair shares qa=1, qb=1 (deserved only, OQW 0). qa would reach 3/1,
     # qb 2/1, so qb goes first although qa and its job are older.
     Scenario(

@@ -79,6 +79,28 @@ SCENARIOS = [
         pending=["j2"],
         reasons={"j2": ["OverLimit"]},
     ),
+    # §5.1: after a successful commit the job is pushed back while it has Pending pods, even
+    # when the commit only pipelined. Elastic (min 1) with 2 releasing GPUs: e-0 is
+    # pipelined, then the extra e-1 on the second releasing GPU.
+    pytest.param(
+        Scenario(
+            "elastic-pipelined-job-pushed-back",
+            [
+                queue("q"),
+                node("n0", gpus=2),
+                job("leaving", "q", 2, gpus=1, states=["Releasing"] * 2, nodes=["n0"] * 2),
+                job("e", "q", 2, gpus=1, min_member=1),
+            ],
+            pipelined={"e-0": "n0", "e-1": "n0"},
+        ),
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="engine bug: AllocateAction.allocate_job (scheduler/actions/allocate.py) "
+            "reports success only when a task is Binding, so a pipelined-only commit is "
+            "not pushed back",
+        ),
+        id="elastic-pipelined-job-pushed-back",
+    ),
     # Releasing capacity is used only once: two 1-GPU jobs, one releasing GPU; the second
     # job finds nothing.
     Scenario(

@@ -96,6 +96,88 @@ SCENARIOS = [
         ],
         binds={"j-0": "n1"},
     ),
+    # Lt: n0's rank 2 < 4.
+    Scenario(
+        "affinity-lt",
+        [
+            queue("q"),
+            node("n0", gpus=1, labels={"rank": "8"}),
+            node("n1", gpus=1, labels={"rank": "2"}),
+            job(
+                "j",
+                "q",
+                gpus=1,
+                affinity=_affinity({"key": "rank", "operator": "Lt", "values": ["4"]}),
+            ),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # DoesNotExist: only n0 has the key, so n1.
+    Scenario(
+        "affinity-does-not-exist",
+        [
+            queue("q"),
+            node("n0", gpus=1, labels={"spot": "true"}),
+            node("n1", gpus=1),
+            job("j", "q", gpus=1, affinity=_affinity({"key": "spot", "operator": "DoesNotExist"})),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # Terms are ORed, expressions inside a term ANDed: term 1 (gpu=a100 AND rank Exists)
+    # matches n1, term 2 (matchFields metadata.name In [n0]) matches n0; n0 wins by name.
+    Scenario(
+        "affinity-terms-ored-match-fields",
+        [
+            queue("q"),
+            *LABELLED,
+            job(
+                "j",
+                "q",
+                gpus=1,
+                affinity={
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "gpu", "operator": "In", "values": ["a100"]},
+                                        {"key": "rank", "operator": "Exists"},
+                                    ]
+                                },
+                                {
+                                    "matchFields": [
+                                        {
+                                            "key": "metadata.name",
+                                            "operator": "In",
+                                            "values": ["n0"],
+                                        }
+                                    ]
+                                },
+                            ]
+                        }
+                    }
+                },
+            ),
+        ],
+        binds={"j-0": "n0"},
+    ),
+    # nodeSelector and affinity must both hold: the selector allows n1 only, the affinity
+    # (NotIn rank 8) forbids n1, so no node is left.
+    Scenario(
+        "selector-and-affinity-both-required",
+        [
+            queue("q"),
+            *LABELLED,
+            job(
+                "j",
+                "q",
+                gpus=1,
+                node_selector={"gpu": "a100"},
+                affinity=_affinity({"key": "rank", "operator": "NotIn", "values": ["8"]}),
+            ),
+        ],
+        pending=["j"],
+    ),
     # Affinity excluding every node: pending with the affinity reason.
     Scenario(
         "affinity-no-match",
@@ -150,6 +232,33 @@ SCENARIOS = [
             job("j", "q", gpus=1, tolerations=[{"key": "team", "operator": "Equal", "value": "a"}]),
         ],
         binds={"j-0": "n0"},
+    ),
+    # A toleration with operator Exists and no key tolerates every taint.
+    Scenario(
+        "toleration-wildcard",
+        [
+            queue("q"),
+            node("n0", gpus=1, taints=[taint("a"), taint("b", "NoExecute", "x")]),
+            node("n1", gpus=1),
+            job("j", "q", gpus=1, tolerations=[{"operator": "Exists"}]),
+        ],
+        binds={"j-0": "n0"},
+    ),
+    # A toleration for the NoSchedule effect does not cover the same key's NoExecute taint.
+    Scenario(
+        "toleration-effect-must-match",
+        [
+            queue("q"),
+            node("n0", gpus=1, taints=[taint("k", "NoExecute")]),
+            node("n1", gpus=1),
+            job(
+                "j",
+                "q",
+                gpus=1,
+                tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+            ),
+        ],
+        binds={"j-0": "n1"},
     ),
     # PreferNoSchedule is only a preference: ignored by the filter, n0 wins by name.
     Scenario(

@@ -100,6 +100,21 @@ SCENARIOS = [
         reasons={"j3": ["fair share gpu=3 "]},
         explain=True,
     ),
+    # §5.4: NotReady nodes are left out of the fair-share total: only n0's 1 GPU counts, so
+    # q's fair share is 1, not 5.
+    Scenario(
+        "not-ready-nodes-not-in-fair-share-total",
+        [
+            queue("q", gpu_weight=1),
+            node("n0", gpus=1),
+            node("n1", gpus=4, ready=False),
+            *[job(f"j{i}", "q", gpus=1) for i in range(3)],
+        ],
+        binds={"j0-0": "n0"},
+        pending=["j1", "j2"],
+        reasons={"j1": ["fair share gpu=1 ", "1 node(s) were unschedulable or not ready"]},
+        explain=True,
+    ),
     # OverLimit names the resource, the queue and its limit.
     Scenario(
         "over-limit-reason-details",
