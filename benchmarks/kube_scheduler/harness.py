@@ -1,0 +1,201 @@
+"""One benchmark run: N fake nodes, M single-pod jobs, time from creation to bound.
+
+The harness starts its own etcd + kube-apiserver (no controller manager, no
+kwok: nothing but the scheduler under test writes to pods), creates plain
+Node objects with allocatable resources and no taints, starts the scheduler,
+then creates the pods from a thread pool while a watch records the moment
+each pod is first seen with ``spec.nodeName`` set. Bound pods stay Pending
+(no kubelet), which is all a scheduler's throughput needs.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tests.e2e.controlplane import Binaries, LocalControlPlane
+from tests.e2e.kube import Obj, RestClient
+
+from .schedulers import Limits, SchedulerUnderTest
+
+NAMESPACE = "bench"
+
+
+@dataclass
+class Result:
+    scheduler: str
+    nodes: int
+    pods: int
+    qps: float
+    burst: int
+    bound: int = 0
+    create_seconds: float = 0.0
+    create_rate: float = 0.0  # pods created per second
+    span_seconds: float = 0.0  # first pod created -> last pod bound
+    pods_per_second: float = 0.0  # pods / span_seconds: the headline number
+    steady_pods_per_second: float = 0.0  # between 10% and 90% bound
+    latency_p50: float = 0.0  # per pod, created -> bound
+    latency_p99: float = 0.0
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def node(i: int) -> Obj:
+    name = f"bench-node-{i:04d}"
+    resources = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"z{i % 4}"},
+        },
+        "status": {
+            "allocatable": resources,
+            "capacity": resources,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def pod(i: int, scheduler_name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"job-{i:05d}", "namespace": NAMESPACE, "labels": {"job": str(i)}},
+        "spec": {
+            "schedulerName": scheduler_name,
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.invalid/bench:none",
+                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                }
+            ],
+        },
+    }
+
+
+class BoundWatcher:
+    """Records, from a pod watch, when each pod was first seen bound."""
+
+    def __init__(self, rest: RestClient, resource_version: str) -> None:
+        self.bound_at: dict[str, float] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(rest, resource_version), daemon=True
+        )
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self, rest: RestClient, rv: str) -> None:
+        try:
+            path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+            for event in rest.watch(path, rv, timeout_s=3600):
+                obj = event.get("object", {})
+                name = obj.get("metadata", {}).get("name")
+                if name and obj.get("spec", {}).get("nodeName") and name not in self.bound_at:
+                    self.bound_at[name] = time.monotonic()
+                if self._done.is_set():
+                    return
+        except BaseException as err:  # surfaced by the caller
+            self.error = err
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def run(
+    sut: SchedulerUnderTest,
+    binaries: Binaries,
+    *,
+    nodes: int,
+    pods: int,
+    limits: Limits,
+    workers: int,
+    timeout: float,
+    log: Any = print,
+) -> Result:
+    result = Result(sut.name, nodes, pods, limits.qps, limits.burst)
+    plane = LocalControlPlane(
+        binaries,
+        controller_manager=False,
+        kwok=False,
+        disable_admission=["ServiceAccount", "TaintNodesByCondition"],
+        apiserver_args=["--max-requests-inflight=1000", "--max-mutating-requests-inflight=500"],
+    )
+    cluster = plane.start()
+    log(f"control plane up at {plane.server}; logs in {plane.workdir}")
+    try:
+        rest = plane.rest()
+        rest.post("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+        t = time.monotonic()
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(lambda i: rest.post("/api/v1/nodes", node(i)), range(nodes)))
+        log(f"{nodes} nodes created in {time.monotonic() - t:.1f}s")
+
+        sut.start(cluster, limits)
+        log(f"{sut.name} started (client QPS {limits.qps}, burst {limits.burst})")
+        rv = rest.get(f"/api/v1/namespaces/{NAMESPACE}/pods")["metadata"]["resourceVersion"]
+        watcher = BoundWatcher(rest, rv)
+        watcher.start()
+
+        created_at: dict[str, float] = {}
+
+        def create(i: int) -> None:
+            body = pod(i, sut.scheduler_name)
+            created_at[body["metadata"]["name"]] = time.monotonic()
+            rest.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body)
+
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(create, range(pods)))
+        result.create_seconds = time.monotonic() - t0
+        result.create_rate = pods / result.create_seconds
+        log(f"{pods} pods created in {result.create_seconds:.1f}s ({result.create_rate:.0f}/s)")
+
+        deadline = t0 + timeout
+        last_report = 0.0
+        while len(watcher.bound_at) < pods and time.monotonic() < deadline:
+            if watcher.error is not None:
+                raise watcher.error
+            cluster.processes[sut.name].check_alive()
+            if time.monotonic() - last_report > 10:
+                log(f"  {len(watcher.bound_at)}/{pods} bound at {time.monotonic() - t0:.0f}s")
+                last_report = time.monotonic()
+            time.sleep(0.2)
+        watcher.stop()
+        result.timed_out = len(watcher.bound_at) < pods
+        summarize(result, t0, created_at, watcher.bound_at)
+        return result
+    finally:
+        cluster.stop()
+        plane.cleanup()
+
+
+def summarize(
+    result: Result, t0: float, created_at: dict[str, float], bound_at: dict[str, float]
+) -> None:
+    result.bound = len(bound_at)
+    if not bound_at:
+        return
+    times = sorted(bound_at.values())
+    result.span_seconds = times[-1] - t0
+    result.pods_per_second = result.bound / result.span_seconds
+    lo, hi = times[len(times) // 10], times[(len(times) * 9) // 10]
+    if hi > lo:
+        result.steady_pods_per_second = (len(times) * 8 // 10) / (hi - lo)
+    latencies = sorted(bound_at[n] - created_at[n] for n in bound_at if n in created_at)
+    if latencies:
+        result.latency_p50 = statistics.median(latencies)
+        result.latency_p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]

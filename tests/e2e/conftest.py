@@ -1,0 +1,140 @@
+"""Fixtures for the end-to-end suite: one control plane per session.
+
+``cluster`` starts etcd, kube-apiserver, kube-controller-manager and kwok from
+the binaries tests/controlplane/build.sh caches (or adopts the cluster named
+by KUBECONFIG when PODMUSTER_E2E_EXISTING_CLUSTER=1), applies podmuster's CRDs
+from crds/*.yaml, and stops every process when the session ends, however it
+ends. When a test fails, its report gets each component's log path and tail,
+and the logs are kept on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .controlplane import (
+    KWOK_NODE_ANNOTATION,
+    PODMUSTER_CRDS,
+    Binaries,
+    Cluster,
+    LocalControlPlane,
+    existing_cluster,
+)
+from .frameworks import apply_crds, start_operator
+from .kube import wait_for
+
+EXISTING_ENV = "PODMUSTER_E2E_EXISTING_CLUSTER"
+
+_cluster: Cluster | None = None
+
+
+def podmuster_crd_files() -> list[Path]:
+    return sorted(PODMUSTER_CRDS.glob("*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def binaries() -> Binaries:
+    return Binaries.default()
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest, binaries: Binaries) -> Iterator[Cluster]:
+    """A running cluster with podmuster's CRDs installed."""
+    global _cluster
+    if os.environ.get(EXISTING_ENV) == "1":
+        c = existing_cluster(binaries)
+        if binaries.path("kwok") is not None and os.environ.get("PODMUSTER_E2E_KWOK", "1") == "1":
+            c.start_kwok()
+    else:
+        if binaries.path("kube-apiserver") is None:
+            pytest.fail(
+                f"no control plane binaries in {binaries.root}:"
+                " run bash tests/controlplane/build.sh (make e2e does)"
+            )
+        c = LocalControlPlane(binaries).start()
+    _cluster = c
+    try:
+        crds = podmuster_crd_files()
+        if crds:
+            apply_crds(c.kubectl, crds)
+        yield c
+    finally:
+        _cluster = None
+        c.stop()
+        failed = request.session.testsfailed > 0
+        if failed:
+            print(f"\npodmuster e2e: component logs kept in {c.workdir}")
+        elif c.local is not None:
+            c.local.cleanup()
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]:
+    """A fresh namespace with its default ServiceAccount, deleted afterwards."""
+    stem = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-")
+    name = f"e2e-{stem}-{uuid.uuid4().hex[:5]}"
+    cluster.kubectl.run("create", "namespace", name)
+    wait_for(
+        f"ServiceAccount default in {name}",
+        lambda: cluster.kubectl.exists("serviceaccount", "default", "-n", name),
+        timeout=60,
+    )
+    yield name
+    cluster.kubectl.run("delete", "namespace", name, "--wait=false", "--ignore-not-found")
+
+
+@pytest.fixture
+def kwok_node(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]:
+    """A fake node that kwok keeps Ready; pods bound to it turn Running."""
+    if "kwok" not in cluster.processes:
+        pytest.skip("kwok is not running" + cluster.binaries.failure("kwok"))
+    name = f"kwok-{uuid.uuid4().hex[:6]}"
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+            "labels": {"type": "kwok", "kubernetes.io/hostname": name},
+        },
+        # Keeps a real cluster's own pods (kind's) off the fake node.
+        "spec": {
+            "taints": [{"key": KWOK_NODE_ANNOTATION, "value": "fake", "effect": "NoSchedule"}]
+        },
+        "status": {
+            "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+        },
+    }
+    cluster.kubectl.create(node)
+
+    def ready() -> bool:
+        conds = cluster.kubectl.get("node", name).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
+
+    wait_for(f"node {name} Ready", ready, timeout=60)
+    yield name
+    cluster.kubectl.run("delete", "node", name, "--ignore-not-found", "--wait=false")
+
+
+@pytest.fixture(scope="session")
+def kuberay(cluster: Cluster) -> str:
+    """The KubeRay operator, running against the cluster (or already installed there)."""
+    return start_operator(cluster, "kuberay")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    """Attach every component's log path and tail to a failed test's report."""
+    excinfo = call.excinfo
+    if excinfo is None or _cluster is None or call.when not in ("setup", "call"):
+        return
+    if not excinfo.errisinstance(pytest.skip.Exception):
+        item.add_report_section(call.when, "control plane logs", _cluster.log_report())
