@@ -83,6 +83,18 @@ def _priority_class_names(objs: Iterable[base.RawObject]) -> set[str]:
     }
 
 
+def _flatten(objs: Iterable[base.RawObject]) -> list[base.RawObject]:
+    """The objects, with the ``items`` of any ``List`` (``kubectl get -o yaml``) inlined."""
+    result: list[base.RawObject] = []
+    for obj in objs:
+        items = obj.get("items")
+        if str(obj.get("kind", "")).endswith("List") and isinstance(items, list):
+            result.extend(_flatten(i for i in items if isinstance(i, Mapping)))
+        else:
+            result.append(obj)
+    return result
+
+
 def _merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``new`` with the labels/annotations of ``old`` it lacks (the podgrouper merges them)."""
     merged = {**new, "metadata": dict(new["metadata"])}
@@ -107,7 +119,7 @@ class _Run:
         self.registry = registry.build_registry(settings=settings)
         self.index = objects.ObjectIndex()
         self.errors: dict[tuple[str, str], None] = {}
-        self.normalized = [templates.normalized(o) for o in given]
+        self.normalized = [templates.normalized(o) for o in _flatten(given)]
         for obj in self.normalized:
             self.index.add(obj)
         self.priority_classes = priority_classes | _priority_class_names(self.normalized)

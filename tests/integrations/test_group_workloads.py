@@ -189,3 +189,13 @@ def test_user_managed_pods_are_left_alone() -> None:
     assert result.assignment_dicts() == [
         {"pod": "ns/mine", "podGroup": "my-pg", "subGroup": "workers"}
     ]
+
+
+def test_lists_are_flattened() -> None:
+    listing = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [tfjob("a", 1), {"kind": "PodList", "items": [pod("b")]}],
+    }
+    result = group_workloads([listing])
+    assert [pg["metadata"]["name"] for pg in result.pod_groups] == ["pg-a-uid-a", "pg-b-uid-b"]
