@@ -6,6 +6,8 @@ small so the order in which queues are served decides who gets them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from scheduler.testing import Scenario, check, job, node, queue
@@ -13,6 +15,21 @@ from scheduler.testing import Scenario, check, job, node, queue
 GPU_ONLY = {"cpu": None, "memory": None}
 # Fair share 0 in every resource: quota 0 and over-quota weight 0 for GPU, CPU and memory.
 ZERO_SHARE = {"cpu_quota": 0, "memory_quota": 0}
+
+
+def _one_gpu_contest(
+    name: str, queues: list[dict[str, Any]], *, jobs_first: str, winner: str
+) -> Scenario:
+    """qa and qb each have one 1-GPU job (``jobs_first``'s is older) for n0's only GPU."""
+    order = [jobs_first, "qb" if jobs_first == "qa" else "qa"]
+    loser = "qb" if winner == "qa" else "qa"
+    return Scenario(
+        name,
+        [*queues, node("n0", gpus=1), *(job(q[1], q, gpus=1) for q in order)],
+        binds={f"{winner[1]}-0": "n0"},
+        pending=[loser[1]],
+    )
+
 
 SCENARIOS = [
     # Rule 2 beats rule 3: qa (priority 200) has 2 of its deserved 2 running, so 2+1 > 2 is
@@ -31,31 +48,19 @@ SCENARIOS = [
         pending=["a"],
     ),
     # Rule 3: neither queue is starved (quota 0); the higher-priority, newer qa goes first.
-    Scenario(
+    _one_gpu_contest(
         "higher-queue-priority-first",
-        [
-            queue("qb", priority=50),
-            queue("qa", priority=100),
-            node("n0", gpus=1),
-            job("b", "qb", gpus=1),
-            job("a", "qa", gpus=1),
-        ],
-        binds={"a-0": "n0"},
-        pending=["b"],
+        [queue("qb", priority=50), queue("qa", priority=100)],
+        jobs_first="qb",
+        winner="qa",
     ),
     # §2.3: queue priority defaults to 100, so the unset qb beats qa (99) under rule 3 although
     # qa is older.
-    Scenario(
+    _one_gpu_contest(
         "queue-priority-defaults-to-100",
-        [
-            queue("qa", priority=99),
-            queue("qb"),
-            node("n0", gpus=1),
-            job("a", "qa", gpus=1),
-            job("b", "qb", gpus=1),
-        ],
-        binds={"b-0": "n0"},
-        pending=["a"],
+        [queue("qa", priority=99), queue("qb")],
+        jobs_first="qa",
+        winner="qb",
     ),
     # Rule 5 (DRF): fair shares qa=1, qb=1 (deserved only, OQW 0). qa would reach 3/1,
     # qb 2/1, so qb goes first although qa and its job are older.
@@ -90,17 +95,8 @@ SCENARIOS = [
     ),
     # Rule 8: identical empty queues tie on rules 1-7; the older queue qa wins even though
     # qb's job is older.
-    Scenario(
-        "older-queue-wins-tie",
-        [
-            queue("qa"),
-            queue("qb"),
-            node("n0", gpus=1),
-            job("b", "qb", gpus=1),
-            job("a", "qa", gpus=1),
-        ],
-        binds={"a-0": "n0"},
-        pending=["b"],
+    _one_gpu_contest(
+        "older-queue-wins-tie", [queue("qa"), queue("qb")], jobs_first="qb", winner="qa"
     ),
     # Rule 7: CPU-only jobs tie on DRF (same CPU share of the cluster); qb's allocatable
     # share (GPU 1) is smaller than qa's (GPU 2), so qb goes first despite being newer.
@@ -118,17 +114,11 @@ SCENARIOS = [
     ),
     # Rule 4: qa has allocatable share 0 (quota 0, OQW 0) while asking a GPU, so it is
     # penalised; qb (OQW 1, fair share 1) goes first although qa is older.
-    Scenario(
+    _one_gpu_contest(
         "zero-share-penalised",
-        [
-            queue("qa"),
-            queue("qb", gpu_weight=1),
-            node("n0", gpus=1),
-            job("a", "qa", gpus=1),
-            job("b", "qb", gpus=1),
-        ],
-        binds={"b-0": "n0"},
-        pending=["a"],
+        [queue("qa"), queue("qb", gpu_weight=1)],
+        jobs_first="qa",
+        winner="qb",
     ),
     # Rule 1: qa (priority 200) holds 1 GPU/1 CPU/1G with a fair share of 0 in every
     # resource, so it is over-utilised and goes after qb, whatever its priority.
