@@ -64,15 +64,19 @@ class RayGrouper:
     name: str = "ray"
 
     def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
-        """The RayClusters named in a RayJob's or RayService's status."""
+        """The RayClusters named in a RayJob's or RayService's status, and the PodGroup
+        (a legacy one without subgroups is kept without them)."""
         top = ctx.top_owner
         ns = fields.namespace(top) or fields.namespace(ctx.pod)
         names = (fields.get(top, p) for p in _STATUS_PATHS.get(str(top.get("kind")), ()))
-        return tuple(
+        clusters_ = tuple(
             base.ObjectQuery(str(top.get("apiVersion")), "RayCluster", ns, n)
             for n in names
             if isinstance(n, str) and n
         )
+        name = f"pg-{fields.name(top)}-{fields.uid(top)}"
+        legacy = base.ObjectQuery(base.PODGROUP_API_VERSION, base.PODGROUP_KIND, ns, name)
+        return (*clusters_, legacy)
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         holder, spec, path = find_cluster(ctx)
@@ -83,4 +87,14 @@ class RayGrouper:
         override = fields.labels(ctx.top_owner).get(RAY_PRIORITY_LABEL)
         if override:
             result = dataclasses.replace(result, priority_class_name=str(override))
+        if _is_legacy(ctx, result):
+            return result
         return dataclasses.replace(result, subgroups=subgroups)
+
+
+def _is_legacy(ctx: base.GroupingContext, spec: base.PodGroupSpec) -> bool:
+    """A PodGroup of this name already exists without subgroups: keep it so (KAI, until v0.14)."""
+    existing = ctx.lookup.get(
+        base.PODGROUP_API_VERSION, base.PODGROUP_KIND, spec.namespace, spec.name
+    )
+    return existing is not None and not fields.get(existing, "spec.subGroups")

@@ -180,3 +180,17 @@ def test_synthesized_ray_pods() -> None:
     assert {p["metadata"]["labels"]["ray.io/replica-host-index"] for p in workers} == {"0", "1"}
     assert all(p["metadata"]["labels"]["kai.scheduler/queue"] == "team" for p in workers)
     assert result.pod_groups[0]["spec"]["minMember"] == 3  # 1 + minReplicas 1 x 2 hosts
+
+
+def test_legacy_podgroup_without_subgroups_stays_without() -> None:
+    rc = cluster(worker("gpu", 2))
+    legacy = obj("scheduling.run.ai/v2alpha2", "PodGroup", "pg-rc-uid-rc", spec={"minMember": 3})
+    spec = group(ctx(rc, ray_pod("gpu", rc), lookup=Lookup(legacy)))
+    assert (spec.min_member, spec.subgroups) == (3, ())
+    current = obj(
+        "scheduling.run.ai/v2alpha2",
+        "PodGroup",
+        "pg-rc-uid-rc",
+        spec={"subGroups": [{"name": "headgroup"}]},
+    )
+    assert len(group(ctx(rc, ray_pod("gpu", rc), lookup=Lookup(current))).subgroups) == 2

@@ -26,10 +26,13 @@ def test_builtin_groupers_satisfy_the_protocol() -> None:
 
 def test_ray_job_needs_its_status_cluster() -> None:
     rayjob = obj("ray.io/v1", "RayJob", "j", status={"rayClusterName": "j-abc"})
+    legacy = base.ObjectQuery("scheduling.run.ai/v2alpha2", "PodGroup", "ns", "pg-j-uid-j")
     assert needs(ctx(rayjob, pod())) == (
         base.ObjectQuery("ray.io/v1", "RayCluster", "ns", "j-abc"),
+        legacy,
     )
-    assert needs(ctx(obj("ray.io/v1", "RayCluster", "c"), pod())) == ()
+    cluster_needs = needs(ctx(obj("ray.io/v1", "RayCluster", "c"), pod()))
+    assert [q.kind for q in cluster_needs] == ["PodGroup"]
 
 
 def test_knative_needs_the_revision_in_gang_mode_only() -> None:
