@@ -30,6 +30,7 @@ from integrations.base import (
 from integrations.grouping import GroupingResult, ObjectError, PodAssignment, group_workloads
 from integrations.registry import BUILTIN, GrouperRegistry, build_registry
 from integrations.synthesis import synthesize
+from integrations.templates import normalized
 
 __all__ = [
     "BUILTIN",
@@ -52,5 +53,6 @@ __all__ = [
     "WorkloadGrouper",
     "build_registry",
     "group_workloads",
+    "normalized",
     "synthesize",
 ]
