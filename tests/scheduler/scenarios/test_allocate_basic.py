@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.config import SchedulerConfig
 from scheduler.testing import (
     Scenario,
     bind_request,
@@ -102,6 +103,14 @@ SCENARIOS = [
         ],
         binds={"bp-0": "n0"},
         pending=["unknown-class"],
+    ),
+    # §5.1 queueDepthPerAction: with depth 1 only the best job of each leaf enters allocate,
+    # so the second job is not even tried although it would fit.
+    Scenario(
+        "queue-depth-caps-jobs-per-leaf",
+        [queue("q"), node("n0", gpus=2), job("a", "q", gpus=1), job("b", "q", gpus=1)],
+        binds={"a-0": "n0"},
+        config=SchedulerConfig(actions=("allocate",), queue_depth_per_action={"allocate": 1}),
     ),
     # §1.3: a Succeeded pod uses nothing, so the node's only GPU is free.
     Scenario(

@@ -43,6 +43,46 @@ SCENARIOS = [
         ],
         binds={"new-0": "n0"},
     ),
+    # §2.3: GPU negatives other than -1 are taken literally: limit -2 refuses any GPU.
+    Scenario(
+        "gpu-limit-minus-two-literal",
+        [queue("q", gpu_limit=-2), node("n0", gpus=1), job("j", "q", gpus=1)],
+        pending=["j"],
+        reasons={"j": ["OverLimit"]},
+    ),
+    # §1.3 allocated set: a Binding pod counts to its queue, so with limit 1 the new job
+    # is OverLimit.
+    Scenario(
+        "binding-pod-counts-to-queue",
+        [
+            queue("q", gpu_limit=1),
+            node("n0", gpus=2),
+            job("b", "q", gpus=1, states=["Binding"], nodes=["n0"]),
+            job("j", "q", gpus=1),
+        ],
+        pending=["j"],
+        reasons={"j": ["OverLimit"]},
+    ),
+    # §1.3 allocated set: a Releasing pod no longer counts to its queue: 0 + 1 <= limit 1,
+    # and n0's other GPU is idle, so the job binds.
+    Scenario(
+        "releasing-pod-not-counted-to-queue",
+        [
+            queue("q", gpu_limit=1),
+            node("n0", gpus=2),
+            job("r", "q", gpus=1, states=["Releasing"], nodes=["n0"]),
+            job("j", "q", gpus=1),
+        ],
+        binds={"j-0": "n0"},
+    ),
+    # §5.1/§5.2: the capacity check is on the tasks to allocate, so an elastic job (min 1)
+    # grows one pod per pop until the limit (2) refuses the third.
+    Scenario(
+        "elastic-grows-to-limit",
+        [queue("q", gpu_limit=2), node("n0", gpus=4), job("e", "q", 3, gpus=1, min_member=1)],
+        binds={"e-0": "n0", "e-1": "n0"},
+        reasons={"e": ["OverLimit"]},
+    ),
     # §5.2(a) up the path: parent limit 2, sibling leaf holds 1, the 2-GPU job would make
     # the parent 3 > 2.
     Scenario(
@@ -224,6 +264,17 @@ SCENARIOS = [
             job("b", "q", 4, gpus=1, priority_class="build"),
         ],
         binds={f"b-{i}": "n0" for i in range(4)},
+    ),
+    # §2.3: a memory quota below -1 is clamped to unlimited, so a non-preemptible job's
+    # memory is never over quota (its GPU is within deserved 1).
+    Scenario(
+        "memory-negative-quota-unlimited",
+        [
+            queue("q", gpu_quota=1, memory_quota=-5),
+            node("n0", gpus=1),
+            job("j", "q", gpus=1, priority_class="build"),
+        ],
+        binds={"j-0": "n0"},
     ),
     # §5.2: fair share does not cap allocation; q deserves 1 (fair share 1, OQW 0) yet
     # all four preemptible 1-GPU jobs bind.

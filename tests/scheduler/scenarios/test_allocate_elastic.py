@@ -63,6 +63,35 @@ SCENARIOS = [
         binds={"new-0": "n0"},
         pending=["old"],
     ),
+    # Job order rule 2: a job at its minimum (atmin, 1 of 1 running) goes before an older
+    # job above it (above, 2 of 1 running) for the one free GPU.
+    Scenario(
+        "elastic-at-min-before-above-min",
+        [
+            queue("q"),
+            node("n0", gpus=4),
+            job(
+                "above",
+                "q",
+                3,
+                gpus=1,
+                min_member=1,
+                states=["Running", "Running", "Pending"],
+                nodes=["n0", "n0", None],
+            ),
+            job(
+                "atmin",
+                "q",
+                2,
+                gpus=1,
+                min_member=1,
+                states=["Running", "Pending"],
+                nodes=["n0", None],
+            ),
+        ],
+        binds={"atmin-1": "n0"},
+        pending=["above"],
+    ),
     # Running pods above the minimum: min 2, 2 running, 2 pending extras with room for
     # both; one per pop until none is pending.
     Scenario(

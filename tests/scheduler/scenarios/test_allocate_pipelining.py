@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from scheduler.testing import Scenario, check, job, node, pod, queue
 
 SCENARIOS = [
     # n0's only GPU is held by a Releasing pod: the new pod fits only on releasing, so it
@@ -100,6 +100,17 @@ SCENARIOS = [
             "not pushed back",
         ),
         id="elastic-pipelined-job-pushed-back",
+    ),
+    # §5.1: a Releasing pod of another scheduler frees capacity like ours: pipelined onto it.
+    Scenario(
+        "pipeline-on-foreign-releasing-pod",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            *pod("web", gpus=1, state="Releasing", node="n0", scheduler_name="other"),
+            job("j", "q", gpus=1),
+        ],
+        pipelined={"j-0": "n0"},
     ),
     # Releasing capacity is used only once: two 1-GPU jobs, one releasing GPU; the second
     # job finds nothing.

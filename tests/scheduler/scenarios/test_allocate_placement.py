@@ -4,16 +4,25 @@ availability, ties by node name.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import Scenario, check, job, node, pod, queue
+from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
 
 SPREAD = SchedulerConfig(actions=("allocate",), gpu_placement="spread", cpu_placement="spread")
 GPU_SPREAD_CPU_BINPACK = SchedulerConfig(
     actions=("allocate",), gpu_placement="spread", cpu_placement="binpack"
 )
 GPU_ONLY = {"cpu": None, "memory": None}
+
+
+def _nominated(objects: list[dict[str, Any]], node_name: str) -> list[dict[str, Any]]:
+    """The pod (first object) with status.nominatedNodeName set."""
+    objects[0]["status"]["nominatedNodeName"] = node_name
+    return objects
+
 
 SCENARIOS = [
     # Binpack: n1 has 2 of 4 GPUs free, n0 4 of 4; the fuller n1 scores 9, n0 0.
@@ -104,6 +113,20 @@ SCENARIOS = [
             job("j", "q", gpus=1),
         ],
         binds={"j-0": "n1"},
+    ),
+    # §5.3 nominatednode: +1,000,000 for the pod's status.nominatedNodeName outweighs
+    # binpack (which prefers the fuller n0).
+    Scenario(
+        "nominated-node-wins",
+        [
+            queue("q"),
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            job("run", "q", gpus=1, states=["Running"], nodes=["n0"]),
+            pod_group("g", "q"),
+            _nominated(pod("p", "g", gpus=1), "n1"),
+        ],
+        binds={"p": "n1"},
     ),
     # Ties by node name: three identical empty nodes listed out of order; "node-a" wins.
     Scenario(

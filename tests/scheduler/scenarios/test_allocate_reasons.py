@@ -115,6 +115,42 @@ SCENARIOS = [
         reasons={"j1": ["fair share gpu=1 ", "1 node(s) were unschedulable or not ready"]},
         explain=True,
     ),
+    # §5.4 deserved phase: min(deserved, requestable) is not capped by the amount, so two
+    # queues deserving 3 each on a 4-GPU cluster both get fair share 3 (sum 6 > 4).
+    Scenario(
+        "deserved-not-capped-by-total",
+        [
+            queue("qa", gpu_quota=3),
+            queue("qb", gpu_quota=3),
+            node("n0", gpus=4),
+            *[job(f"a{i}", "qa", gpus=1) for i in range(4)],
+            *[job(f"b{i}", "qb", gpus=1) for i in range(4)],
+        ],
+        binds={"a0-0": "n0", "a1-0": "n0", "b0-0": "n0", "b1-0": "n0"},
+        pending=["a2", "a3", "b2", "b3"],
+        reasons={"a2": ["fair share gpu=3 "], "b2": ["fair share gpu=3 "]},
+        explain=True,
+    ),
+    # §5.4 remainders: three queues of OQW 1 split 2 GPUs: 2/3 each floors to 0, then the
+    # remainders (equal) go one unit each to the older qa and qb; qc's fair share is 0.
+    Scenario(
+        "over-quota-remainders-to-older-queues",
+        [
+            queue("qa", gpu_weight=1),
+            queue("qb", gpu_weight=1),
+            queue("qc", gpu_weight=1),
+            node("n0", gpus=2),
+            *[job(f"{q}{i}", f"q{q}", gpus=1) for q in "abc" for i in range(2)],
+        ],
+        binds={"a0-0": "n0", "b0-0": "n0"},
+        pending=["a1", "b1", "c0", "c1"],
+        reasons={
+            "a1": ["fair share gpu=1 "],
+            "b1": ["fair share gpu=1 "],
+            "c0": ["fair share gpu=0 "],
+        },
+        explain=True,
+    ),
     # OverLimit names the resource, the queue and its limit.
     Scenario(
         "over-limit-reason-details",
