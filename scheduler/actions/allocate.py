@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from scheduler.actions.ordering import JobQueue
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import PodStatus
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 
@@ -50,7 +49,7 @@ class AllocateAction:
                 return
             session.considered.add(job.key)
             if self.allocate_job(session, job) and job.has_pending():
-                queue.push(job)
+                queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> bool:
         tasks = gang.tasks_to_allocate(session, job)
@@ -79,4 +78,4 @@ class AllocateAction:
         if gang.needs_pipelining(job):
             statement.convert_to_pipelined()
         statement.commit()
-        return any(t.status == PodStatus.BINDING for t in tasks)
+        return True

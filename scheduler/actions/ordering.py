@@ -8,7 +8,6 @@ heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 from collections.abc import Iterable
@@ -49,10 +48,9 @@ class JobQueue:
         return any(self._counts.get(root, 0) for root in self._tree.roots)
 
     def _best_child(self, candidates: list[str]) -> str:
-        def compare(a: str, b: str) -> int:
-            return self._session.compare_queues(a, b, self._best_job(a), self._best_job(b))
-
-        return min(candidates, key=functools.cmp_to_key(compare))
+        if len(candidates) == 1:
+            return candidates[0]
+        return self._session.best_queue([(name, self._best_job(name)) for name in candidates])
 
     def _best_job(self, queue: str) -> PodGroupInfo | None:
         """The job the subtree would give next; cached until something on its path changes."""

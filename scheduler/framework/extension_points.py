@@ -8,6 +8,9 @@ Extension points and their combine rules:
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
   the first difference wins, then creation time and uid.
 - queue_order (queue a, queue b, job a, job b) -> int: first non-zero wins.
+  best_queue (candidates) -> name: an optional fast path that must pick the
+  same queue as repeated queue_order comparisons (the proportion plugin sorts
+  by a key of rules 1-6 and compares only the tied candidates).
 - job_capacity (job, tasks) -> reason or None: all must allow; the first
   refusal is reported.
 - allocate / deallocate events (pod) -> None: all called in registration
@@ -49,6 +52,7 @@ NodeScoreFn = Callable[[TaskContext], Scores | None]
 JobOrderFn = Callable[[PodGroupInfo], Any]
 TaskOrderFn = Callable[[PodInfo], Any]
 QueueOrderFn = Callable[[str, str, PodGroupInfo | None, PodGroupInfo | None], int]
+BestQueueFn = Callable[[list[tuple[str, PodGroupInfo | None]]], str]
 JobCapacityFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 EventFn = Callable[[PodInfo], None]
 

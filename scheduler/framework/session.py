@@ -54,6 +54,8 @@ class Session:
         self.task_order_fns: list[ep.TaskOrderFn] = []
         self.queue_order_fns: list[ep.QueueOrderFn] = []
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
+        self.best_queue_fn: ep.BestQueueFn | None = None
+        self._task_keys: dict[str, tuple[Any, ...]] = {}
         self.allocate_handlers: list[ep.EventFn] = []
         self.deallocate_handlers: list[ep.EventFn] = []
         self.plugin_state: dict[str, Any] = {}
@@ -74,6 +76,20 @@ class Session:
 
     def add_queue_order(self, fn: ep.QueueOrderFn) -> None:
         self.queue_order_fns.append(fn)
+
+    def set_best_queue(self, fn: ep.BestQueueFn) -> None:
+        """A fast equivalent of picking the first queue by ``compare_queues`` (one per session)."""
+        self.best_queue_fn = fn
+
+    def best_queue(self, candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
+        """The candidate queue that goes first; its best job is given with each name."""
+        if self.best_queue_fn is not None:
+            return self.best_queue_fn(candidates)
+        best_name, best_job = candidates[0]
+        for name, job in candidates[1:]:
+            if self.compare_queues(name, best_name, job, best_job) < 0:
+                best_name, best_job = name, job
+        return best_name
 
     def add_job_capacity_check(self, fn: ep.JobCapacityFn) -> None:
         self.job_capacity_fns.append(fn)
@@ -98,7 +114,12 @@ class Session:
         return ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
 
     def task_key(self, pod: PodInfo) -> tuple[Any, ...]:
-        return ep.combined_key(self.task_order_fns, pod, (pod.creation, pod.uid))
+        """Task order key; a pod's labels do not change within a session, so it is memoised."""
+        key = self._task_keys.get(pod.uid)
+        if key is None:
+            key = ep.combined_key(self.task_order_fns, pod, (pod.creation, pod.uid))
+            self._task_keys[pod.uid] = key
+        return key
 
     def compare_queues(
         self, a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None

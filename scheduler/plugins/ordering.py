@@ -14,6 +14,7 @@ from scheduler.framework.session import Session
 
 KUBEFLOW_ROLE_LABEL = "training.kubeflow.org/job-role"
 RAY_NODE_TYPE_LABEL = "ray.io/node-type"
+TASK_PRIORITY_LABEL = "kai.scheduler/task-priority"
 
 
 def priority_key(job: PodGroupInfo) -> int:
@@ -33,6 +34,9 @@ def ray_key(pod: PodInfo) -> int:
 
 
 def task_priority_key(pod: PodInfo) -> tuple[int, int]:
+    """Valid labels first (higher first), then unparsable labels, then unlabelled pods."""
+    if TASK_PRIORITY_LABEL not in pod.labels:
+        return (2, 0)
     if pod.task_priority is None:
         return (1, 0)
     return (0, -pod.task_priority)

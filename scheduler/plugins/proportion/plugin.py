@@ -174,7 +174,30 @@ class ProportionPlugin:
             for name in paths[job.queue]:
                 states[name].add_allocated(amount, not job.preemptible)
 
+        def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
+            keys = [
+                (queue_order.order_key(states[name], job_request(job), total), name, job)
+                for name, job in candidates
+            ]
+            top = min(keys, key=lambda item: item[0])[0]
+            tied = [item for item in keys if queue_order.same_tier(item[0], top)]
+            winner = tied[0]
+            for item in tied[1:]:
+                if (
+                    queue_order.compare(
+                        states[item[1]],
+                        states[winner[1]],
+                        job_request(item[2]),
+                        job_request(winner[2]),
+                        total,
+                    )
+                    < 0
+                ):
+                    winner = item
+            return winner[1]
+
         session.add_queue_order(order)
+        session.set_best_queue(best)
         session.add_job_capacity_check(capacity)
         session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
 

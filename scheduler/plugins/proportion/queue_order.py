@@ -52,6 +52,32 @@ def dominant_share(state: QueueState, amount: Triple, total: Triple) -> float:
     return best
 
 
+def order_key(
+    state: QueueState, job: Triple, total: Triple
+) -> tuple[bool, bool, int, bool, float, float]:
+    """Rules 1-6 as a sort key (smaller goes first); rules 7-8 are left to ``compare``.
+
+    Two queues whose keys differ decide by key exactly as ``compare`` would,
+    except dominant shares within 1e-12, which callers must treat as equal.
+    """
+    with_job = [state.used[r] + job[r] for r in _RANGE]
+    return (
+        is_over_utilized(state),
+        not is_starved(state, job),
+        -state.info.priority,
+        has_zero_share_penalty(state, job),
+        dominant_share(state, with_job, total),
+        dominant_share(state, state.used, total),
+    )
+
+
+def same_tier(
+    a: tuple[bool, bool, int, bool, float, float], b: tuple[bool, bool, int, bool, float, float]
+) -> bool:
+    """True when rules 1-6 cannot tell the two keys apart."""
+    return a[:4] == b[:4] and abs(a[4] - b[4]) <= 1e-12 and abs(a[5] - b[5]) <= 1e-12
+
+
 def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: Triple) -> int:
     """Negative when ``a`` goes first, positive when ``b`` does, 0 when tied on all rules."""
     over_a, over_b = is_over_utilized(a), is_over_utilized(b)

@@ -250,11 +250,6 @@ SCENARIOS = [
             ],
             binds={"tp-bad": "n0"},
         ),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="engine bug: scheduler/cache/reading.py maps an unparsable "
-            "kai.scheduler/task-priority to None, i.e. unlabelled",
-        ),
         id="task-order-unparsable-label-still-labelled",
     ),
     # §5.1 task order rule 3: a valid value beats an unparsable one.

@@ -93,12 +93,6 @@ SCENARIOS = [
             ],
             pipelined={"e-0": "n0", "e-1": "n0"},
         ),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="engine bug: AllocateAction.allocate_job (scheduler/actions/allocate.py) "
-            "reports success only when a task is Binding, so a pipelined-only commit is "
-            "not pushed back",
-        ),
         id="elastic-pipelined-job-pushed-back",
     ),
     # §5.1: a Releasing pod of another scheduler frees capacity like ours: pipelined onto it.
