@@ -238,19 +238,16 @@ SCENARIOS = [
     # §5.1 task order rule 3: labelled before unlabelled, and only then does an unparsable
     # value lose; so the newer pod with task-priority "abc" still beats the older unlabelled
     # pod.
-    pytest.param(
-        Scenario(
-            "task-order-unparsable-label-still-labelled",
-            [
-                queue("q"),
-                node("n0", gpus=1),
-                job("tp", "q", 0, min_member=1),
-                pod("tp-plain", "tp", gpus=1),
-                pod("tp-bad", "tp", gpus=1, labels={"kai.scheduler/task-priority": "abc"}),
-            ],
-            binds={"tp-bad": "n0"},
-        ),
-        id="task-order-unparsable-label-still-labelled",
+    Scenario(
+        "task-order-unparsable-label-still-labelled",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            job("tp", "q", 0, min_member=1),
+            pod("tp-plain", "tp", gpus=1),
+            pod("tp-bad", "tp", gpus=1, labels={"kai.scheduler/task-priority": "abc"}),
+        ],
+        binds={"tp-bad": "n0"},
     ),
     # §5.1 task order rule 3: a valid value beats an unparsable one.
     Scenario(

@@ -98,6 +98,20 @@ SCENARIOS = [
         pending=["new"],
         reasons={"new": ["OverLimit", "queue dept"]},
     ),
+    # §5.2(a) at every level: the grandparent's limit (1) refuses a job that its parent and
+    # leaf (unlimited) would allow.
+    Scenario(
+        "over-limit-at-grandparent",
+        [
+            queue("top", gpu_limit=1, gpu_quota=-1),
+            queue("mid", "top"),
+            queue("leaf", "mid"),
+            node("n0", gpus=4),
+            job("j", "leaf", gpus=2),
+        ],
+        pending=["j"],
+        reasons={"j": ["OverLimit", "queue top"]},
+    ),
     # §5.2(a) whole gang: limit 3 and a gang of 4 x 1 GPU; the gang is refused as one.
     Scenario(
         "gang-over-limit",

@@ -168,6 +168,22 @@ SCENARIOS = [
         binds={"a0-0": "n0", "a1-0": "n0", "b0-0": "n0", "b1-0": "n0"},
         pending=["a2", "a3", "b2", "b3"],
     ),
+    # Three levels (root r -> d -> leaves a, b): d's fair share 4 splits into deserved a=1,
+    # b=3; DRF against those shares and starvation give b 3 GPUs and a 1.
+    Scenario(
+        "three-level-tree",
+        [
+            queue("r", gpu_quota=4),
+            queue("d", "r", gpu_quota=4),
+            queue("a", "d", gpu_quota=1),
+            queue("b", "d", gpu_quota=3),
+            node("n0", gpus=4),
+            *[job(f"a{i}", "a", gpus=1, **GPU_ONLY) for i in range(4)],
+            *[job(f"b{i}", "b", gpus=1, **GPU_ONLY) for i in range(4)],
+        ],
+        binds={"a0-0": "n0", "b0-0": "n0", "b1-0": "n0", "b2-0": "n0"},
+        pending=["a1", "a2", "a3", "b3"],
+    ),
     # Deserved quota 3 vs 1 over 4 GPUs: DRF against the quotas serves qa, qa, then qb
     # (tie at 1, qb has 0 without the job), then qa is still starved (2+1 <= 3) and qb is
     # not: qa gets 3 and qb 1.

@@ -82,18 +82,15 @@ SCENARIOS = [
     # §5.1: after a successful commit the job is pushed back while it has Pending pods, even
     # when the commit only pipelined. Elastic (min 1) with 2 releasing GPUs: e-0 is
     # pipelined, then the extra e-1 on the second releasing GPU.
-    pytest.param(
-        Scenario(
-            "elastic-pipelined-job-pushed-back",
-            [
-                queue("q"),
-                node("n0", gpus=2),
-                job("leaving", "q", 2, gpus=1, states=["Releasing"] * 2, nodes=["n0"] * 2),
-                job("e", "q", 2, gpus=1, min_member=1),
-            ],
-            pipelined={"e-0": "n0", "e-1": "n0"},
-        ),
-        id="elastic-pipelined-job-pushed-back",
+    Scenario(
+        "elastic-pipelined-job-pushed-back",
+        [
+            queue("q"),
+            node("n0", gpus=2),
+            job("leaving", "q", 2, gpus=1, states=["Releasing"] * 2, nodes=["n0"] * 2),
+            job("e", "q", 2, gpus=1, min_member=1),
+        ],
+        pipelined={"e-0": "n0", "e-1": "n0"},
     ),
     # §5.1: a Releasing pod of another scheduler frees capacity like ours: pipelined onto it.
     Scenario(

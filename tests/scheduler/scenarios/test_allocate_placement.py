@@ -101,6 +101,34 @@ SCENARIOS = [
         [queue("q"), node("a-cpu"), node("b-gpu", gpus=1), job("j", "q", gpus=1)],
         binds={"j-0": "b-gpu"},
     ),
+    # A mixed gang: the CPU-only launcher (first in task order) gets the resource-type bonus
+    # on the CPU-only node c0; the GPU workers pack onto g0.
+    Scenario(
+        "mixed-gang-launcher-on-cpu-node",
+        [
+            queue("q"),
+            node("c0"),
+            node("g0", gpus=2),
+            pod_group("mpi", "q", min_member=3),
+            pod("mpi-w0", "mpi", gpus=1),
+            pod("mpi-w1", "mpi", gpus=1),
+            pod("mpi-launcher", "mpi", labels={"training.kubeflow.org/job-role": "launcher"}),
+        ],
+        binds={"mpi-launcher": "c0", "mpi-w0": "g0", "mpi-w1": "g0"},
+    ),
+    # CPU spread: the emptier CPU-only node c0 wins over the half-used c1.
+    Scenario(
+        "cpu-spread",
+        [
+            queue("q"),
+            node("c0"),
+            node("c1"),
+            pod("other", cpu="10", state="Running", node="c1", scheduler_name="default-scheduler"),
+            job("j", "q", cpu="1"),
+        ],
+        binds={"j-0": "c0"},
+        config=SPREAD,
+    ),
     # Availability: +100 for fitting on idle. n0's only GPU is releasing (binpack would like
     # n0, free 1 < 4), but n1 fits on idle, so the pod binds on n1 instead of pipelining.
     Scenario(
