@@ -151,6 +151,42 @@ SCENARIOS = [
         ],
         binds={"p": "n0"},
     ),
+    # §1.3: a Failed pod uses nothing either.
+    Scenario(
+        "failed-pod-uses-nothing",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            job("crashed", "q", gpus=1, states=["Failed"]),
+            job("new", "q", gpus=1),
+        ],
+        binds={"new-0": "n0"},
+    ),
+    # §5.1 snapshot: a running pod of ours without a PodGroup is not scheduled but still
+    # occupies its node, so the job goes to n1.
+    Scenario(
+        "ungrouped-running-pod-counts",
+        [
+            queue("q"),
+            node("n0", gpus=1),
+            node("n1", gpus=1),
+            *pod("loose", gpus=1, state="Running", node="n0"),
+            job("new", "q", gpus=1),
+        ],
+        binds={"new-0": "n1"},
+    ),
+    # Pod groups are namespaced: pods join the group of their own namespace, and keys carry
+    # the namespace.
+    Scenario(
+        "namespaced-pod-groups",
+        [
+            queue("q"),
+            node("n0", gpus=2),
+            job("train", "q", gpus=1, namespace="team-a"),
+            job("train", "q", gpus=1, namespace="team-b"),
+        ],
+        binds={"team-a/train-0": "n0", "team-b/train-0": "n0"},
+    ),
     # §1.3: a Bound pod (nodeName set, phase Pending) occupies its node.
     Scenario(
         "bound-pod-occupies-node",
