@@ -216,6 +216,17 @@ def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[
             yield doc
 
 
+def generated_name(prefix: str, index: int) -> str:
+    """``prefix`` plus a 5-character suffix derived from the position in the input."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    value = int(hashlib.sha256(f"{prefix}/{index}".encode()).hexdigest()[:12], 16)
+    suffix = ""
+    for _ in range(5):
+        value, digit = divmod(value, len(alphabet))
+        suffix += alphabet[digit]
+    return prefix + suffix
+
+
 def _check_and_default(obj: dict[str, Any], label: str, index: int) -> None:
     for key in ("apiVersion", "kind"):
         if not isinstance(obj.get(key), str) or not obj[key]:
@@ -224,6 +235,10 @@ def _check_and_default(obj: dict[str, Any], label: str, index: int) -> None:
     if not isinstance(metadata, dict):
         raise errors.object_error(label, obj, "metadata", "missing or not an object")
     name = metadata.get("name")
+    generate = metadata.get("generateName")
+    if (not isinstance(name, str) or not name) and isinstance(generate, str) and generate:
+        # What the API server would do on create; stable so output stays diffable.
+        name = metadata["name"] = generated_name(generate, index)
     if not isinstance(name, str) or not name:
         raise errors.object_error(label, obj, "metadata.name", "missing or not a string")
     namespace = metadata.get("namespace")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crds.errors import InputError
-from podmuster import __version__, demo_command, schedule_command
+from podmuster import __version__, demo_command, group_command, schedule_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"podmuster {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     schedule_command.add_parser(subparsers)
+    group_command.add_parser(subparsers)
     demo_command.add_parser(subparsers)
     return parser
 

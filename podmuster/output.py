@@ -19,7 +19,8 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
 _Dumper.add_representer(str, _str_presenter)
@@ -33,3 +34,11 @@ def write(data: Any, fmt: str, stream: TextIO | None = None) -> None:
         out.write("\n")
     else:
         yaml.dump(data, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def write_all(documents: list[Any], stream: TextIO | None = None) -> None:
+    """Several YAML documents separated by ``---``."""
+    out = stream or sys.stdout
+    yaml.dump_all(
+        documents, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000
+    )
