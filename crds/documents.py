@@ -15,7 +15,7 @@ two defaults that keep hand-written snapshots short:
 It deliberately knows nothing about kinds: callers decide which kinds they
 read and warn about the rest. Speed matters (snapshots of 20k pods): JSON goes
 through :mod:`json`, YAML through libyaml's ``CSafeLoader`` when available,
-both with the cyclic garbage collector paused (see :func:`_gc_paused`).
+both with the cyclic garbage collector paused (see :func:`gc_paused`).
 YAML timestamps are kept as strings, as Kubernetes does.
 """
 
@@ -268,7 +268,7 @@ def _read(source: str | Path, stdin: TextIO | None) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building large trees of fresh objects.
 
     Parsing allocates millions of dicts and lists and no cycles; the collector's
@@ -297,7 +297,7 @@ def load_documents(
     out: list[SourcedObject] = []
     for source in sources:
         label, text = _read(source, stdin)
-        with _gc_paused():
+        with gc_paused():
             for obj in _iter_objects(parse_text(text, label), label, ""):
                 _check_and_default(obj, label, len(out))
                 out.append(SourcedObject(obj, label, len(out)))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crds import errors
-from crds.documents import SourcedObject
+from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
@@ -133,8 +133,10 @@ class ClusterCache:
             self.errors.pop((kind, key), None)
 
     def upsert_all(self, objects: Iterable[SourcedObject]) -> None:
-        for raw in objects:
-            self.upsert(raw)
+        """Ingest many objects (an initial list); the cyclic GC is paused, as nothing here cycles."""
+        with gc_paused():
+            for raw in objects:
+                self.upsert(raw)
 
     # --- snapshot -----------------------------------------------------------------
     def _node_table(self) -> NodeTable:
@@ -200,7 +202,8 @@ class ClusterCache:
             if is_default:
                 default_priority = value
         if self._jobs is None:
-            self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
+            with gc_paused():
+                self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
         jobs, problems, ungrouped = self._jobs
         ready = np.array([m.ready for m in table.meta], dtype=bool)
         total = table.allocatable[:, ready].sum(axis=1) - foreign if len(table) else -foreign
