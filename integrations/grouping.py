@@ -114,9 +114,10 @@ class _Run:
         priority_classes: frozenset[str],
         settings: base.GroupingSettings,
         default_priorities: tuple[base.DefaultPriority, ...],
+        groupers: registry.GrouperRegistry | None = None,
     ) -> None:
         self.settings = settings
-        self.registry = registry.build_registry(settings=settings)
+        self.registry = groupers or registry.build_registry(settings=settings)
         self.index = objects.ObjectIndex()
         self.errors: dict[tuple[str, str], None] = {}
         self.normalized = [templates.normalized(o) for o in _flatten(given)]
@@ -261,14 +262,23 @@ def group_workloads(
     priority_classes: Iterable[str] | None = None,
     settings: base.GroupingSettings | None = None,
     default_priorities: Iterable[base.DefaultPriority] = (),
+    groupers: registry.GrouperRegistry | None = None,
 ) -> GroupingResult:
     """The PodGroups and pod assignments the podgrouper would produce for ``objs``.
 
     ``objs`` may mix workloads, intermediate owners and pods (raw dicts).  Workloads
     without pods get synthesized ones.  ``priority_classes`` are the names of the
     existing PriorityClasses (default: KAI's chart classes); PriorityClass objects in
-    ``objs`` are added to them.  Nothing is mutated; no I/O.
+    ``objs`` are added to them.  ``groupers`` replaces the built-in registry (e.g. one
+    with user adapters from ``podgrouper.adapters.build_registry``).  Nothing is
+    mutated; no I/O.
     """
     existing = CHART_PRIORITY_CLASSES if priority_classes is None else frozenset(priority_classes)
-    run = _Run(objs, existing, settings or base.GroupingSettings(), tuple(default_priorities))
+    run = _Run(
+        objs,
+        existing,
+        settings or base.GroupingSettings(),
+        tuple(default_priorities),
+        groupers,
+    )
     return run.run()
