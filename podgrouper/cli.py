@@ -1,0 +1,182 @@
+"""``podmuster run podgrouper``: flags, the explicit kopf registry, and the operator run.
+
+Why this module exists: everything that ties the podgrouper to a live cluster is set up
+here, once, at start: settings from flags (validated before connecting), credentials
+(shared by kopf's watcher and our own client), the grouper registry with user adapters
+from entry points, and a kopf registry built explicitly — the pod handlers, a login
+handler returning our credentials, start-up (operator settings, the :class:`Runtime`
+into ``memo``) and clean-up (closing the client).
+
+kopf's bookkeeping on pods is kept small and ours: progress and the last handled state
+are annotations under ``podgrouper.podmuster.io/``, the diff ignores ``spec`` and
+``status`` (a pod's grouping depends on its metadata), and kopf's own logging is not
+posted as Kubernetes events — only the reconcile's ``PodGrouperWarning`` events are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import kopf
+
+from integrations import registry
+from podgrouper import adapters, credentials, handlers, kubehttp, selectors, settings
+
+ANNOTATION_PREFIX = "podgrouper.podmuster.io"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``podmuster run podgrouper`` (KAI podgrouper flag names)."""
+    defaults = settings.PodGrouperSettings()
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--kubeconfig",
+        default="",
+        help="kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)",
+    )
+    cluster.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    cluster.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        help="watch only this namespace (repeatable; glob patterns allowed; default: all)",
+    )
+    cluster.add_argument(
+        "--peering",
+        default="",
+        help="kopf peering object name for one active replica (default: standalone)",
+    )
+    cluster.add_argument(
+        "--liveness", default="", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz"
+    )
+    group = parser.add_argument_group("grouping")
+    group.add_argument("--scheduler-name", default=defaults.scheduler_name)
+    group.add_argument("--queue-label-key", default=defaults.queue_label_key)
+    group.add_argument("--nodepool-label-key", default=defaults.nodepool_label_key)
+    group.add_argument("--namespace-label-selector", default="", help="e.g. kai=enabled")
+    group.add_argument("--pod-label-selector", default="", help="e.g. app in (a,b),!skip")
+    group.add_argument("--default-priorities-configmap-name", default="")
+    group.add_argument("--default-priorities-configmap-namespace", default="")
+    group.add_argument(
+        "--knative-gang-schedule",
+        choices=("true", "false"),
+        default="true",
+        help="one PodGroup per Knative Revision (true) or per pod (false)",
+    )
+    group.add_argument(
+        "--max-concurrent-reconciles", type=int, default=defaults.max_concurrent_reconciles
+    )
+
+
+def settings_from_args(args: argparse.Namespace) -> settings.PodGrouperSettings:
+    """Validated settings; raises ``ValueError`` (incl. ``SelectorError``) naming the flag."""
+    return settings.PodGrouperSettings(
+        scheduler_name=args.scheduler_name,
+        queue_label_key=args.queue_label_key,
+        nodepool_label_key=args.nodepool_label_key,
+        namespace_selector=selectors.LabelSelector.parse(args.namespace_label_selector),
+        pod_selector=selectors.LabelSelector.parse(args.pod_label_selector),
+        default_priorities_configmap_name=args.default_priorities_configmap_name,
+        default_priorities_configmap_namespace=args.default_priorities_configmap_namespace,
+        knative_gang_schedule=args.knative_gang_schedule == "true",
+        max_concurrent_reconciles=args.max_concurrent_reconciles,
+    )
+
+
+def connection_info(creds: credentials.Credentials) -> kopf.ConnectionInfo:
+    """Our credentials in kopf's terms (kopf logs in again with them on a 401)."""
+    return kopf.ConnectionInfo(
+        server=creds.server,
+        ca_path=creds.ca_path or None,
+        ca_data=creds.ca_data or None,
+        insecure=creds.insecure or None,
+        token=creds.bearer_token() or None,
+        certificate_path=creds.certificate_path or None,
+        certificate_data=creds.certificate_data or None,
+        private_key_path=creds.key_path or None,
+        private_key_data=creds.key_data or None,
+        default_namespace=creds.namespace,
+    )
+
+
+def configure(operator: kopf.OperatorSettings, config: settings.PodGrouperSettings) -> None:
+    """kopf settings: our annotation prefix, a metadata-only diff, no posted log events."""
+    operator.posting.enabled = False
+    operator.queueing.worker_limit = config.max_concurrent_reconciles
+    operator.persistence.progress_storage = kopf.AnnotationsProgressStorage(
+        prefix=ANNOTATION_PREFIX
+    )
+    operator.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=ANNOTATION_PREFIX, ignored_fields=["spec", "status"]
+    )
+    operator.persistence.finalizer = f"{ANNOTATION_PREFIX}/finalizer"
+
+
+def build_operator_registry(
+    config: settings.PodGrouperSettings,
+    creds: credentials.Credentials,
+    groupers: registry.GrouperRegistry,
+) -> kopf.OperatorRegistry:
+    """The kopf registry: pod handlers, login, start-up and clean-up; nothing global."""
+    operator = kopf.OperatorRegistry()
+    handlers.register(operator, config)
+
+    @kopf.on.login(id="podgrouper/login", registry=operator)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return connection_info(creds)
+
+    @kopf.on.startup(id="podgrouper/startup", registry=operator)
+    def startup(*, settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+        configure(settings, config)
+        memo[handlers.MEMO_KEY] = handlers.Runtime(kubehttp.KubeHttp(creds), groupers, config)
+
+    @kopf.on.cleanup(id="podgrouper/cleanup", registry=operator)
+    async def cleanup(*, memo: kopf.Memo, **_: Any) -> None:
+        runtime = memo.get(handlers.MEMO_KEY)
+        if isinstance(runtime, handlers.Runtime) and isinstance(runtime.kube, kubehttp.KubeHttp):
+            await runtime.kube.close()
+
+    return operator
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the operator from parsed flags; a configuration error is one line, exit 2."""
+    try:
+        config = settings_from_args(args)
+        groupers = adapters.build_registry(config.grouping())
+        creds = credentials.load(args.kubeconfig, args.context)
+    except (ValueError, adapters.AdapterError, credentials.CredentialsError) as exc:
+        print(f"podmuster run podgrouper: {exc}", file=sys.stderr)
+        return 2
+    kopf.run(
+        registry=build_operator_registry(config, creds, groupers),
+        memo=kopf.Memo(),
+        clusterwide=not args.namespace,
+        namespaces=args.namespace,
+        standalone=not args.peering,
+        peering_name=args.peering or None,
+        liveness_endpoint=args.liveness or None,
+    )
+    return 0
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``podgrouper`` to a ``run`` subcommand's subparsers (``handler=run``)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "podgrouper",
+        help="run the podgrouper operator: PodGroups for pods of the KAI scheduler",
+        description="Watch pods and write their PodGroups (KAI podgrouper).",
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``podmuster run podgrouper [flags]`` as a function; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="podmuster run podgrouper")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,110 @@
+"""The kopf handlers on Pods: the only place domain errors become kopf retry signals.
+
+Why this module exists: kopf delivers pod events; :func:`podgrouper.reconciling.reconcile_pod`
+decides.  This module registers one handler for creation, update and operator resume on
+an **explicit** kopf registry (no global registry, no import side effects), filters
+events by ``spec.schedulerName`` and the pod label selector before any work is queued,
+and turns :class:`~podgrouper.reconciling.RetryableError` into
+``kopf.TemporaryError`` with exponential back-off (1 s doubling to 60 s, KAI's per-item
+rate limiter).  Adapter errors were already reported as events by the reconcile and
+return normally, so a broken workload never puts the operator in a crash loop; nothing
+raises ``kopf.PermanentError``.
+
+The reconcile's dependencies (API client, grouper registry, settings) arrive through
+kopf's ``memo`` as one :class:`Runtime` under :data:`MEMO_KEY`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import kopf
+
+from integrations import registry
+from podgrouper import kube, reconciling, settings
+
+MEMO_KEY = "podgrouper"
+HANDLER_IDS = ("podgrouper/create", "podgrouper/update", "podgrouper/resume")
+MAX_DELAY = 60.0
+UNEXPECTED_ERROR_BACKOFF = 60.0
+"""kopf's retry delay for an exception the reconcile did not classify (a bug)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What a handler needs; kopf passes it in ``memo``."""
+
+    kube: kube.Kube
+    groupers: registry.GrouperRegistry
+    settings: settings.PodGrouperSettings
+
+
+def backoff(retry: int) -> float:
+    """Seconds before retry number ``retry`` (0-based): 1, 2, 4, … capped at 60."""
+    return min(2.0 ** max(retry, 0), MAX_DELAY)
+
+
+def runtime_of(memo: Mapping[str, Any]) -> Runtime:
+    """The :class:`Runtime` in kopf's memo; a clear error if start-up did not put one."""
+    runtime = memo.get(MEMO_KEY)
+    if not isinstance(runtime, Runtime):
+        raise RuntimeError(f"kopf memo[{MEMO_KEY!r}] holds no podgrouper Runtime")
+    return runtime
+
+
+async def group_pod(
+    *, body: kopf.Body, memo: kopf.Memo, retry: int, logger: kopf.Logger, **_: Any
+) -> None:
+    """Group one pod; retryable failures come back after :func:`backoff` seconds."""
+    runtime = runtime_of(memo)
+    pod = {"apiVersion": "v1", "kind": "Pod", **dict(body)}
+    try:
+        outcome = await reconciling.reconcile_pod(
+            pod, runtime.kube, runtime.groupers, runtime.settings
+        )
+    except reconciling.RetryableError as exc:
+        delay = backoff(retry)
+        logger.warning("podgrouper: %s; retry %d in %.0fs", exc, retry + 1, delay)
+        raise kopf.TemporaryError(str(exc), delay=delay) from exc
+    if outcome.error:
+        logger.warning("podgrouper: not grouped: %s", outcome.error)
+    elif outcome.applied is not None:
+        applied = outcome.applied
+        logger.info(
+            "podgrouper: PodGroup %s %s, pod %s",
+            applied.pod_group,
+            applied.write.value,
+            "patched" if applied.pod_patched else "unchanged",
+        )
+    else:
+        logger.debug("podgrouper: ignored: %s", outcome.skipped)
+
+
+def selects(config: settings.PodGrouperSettings) -> Callable[..., bool]:
+    """kopf's ``when=`` filter: our scheduler name and the pod label selector."""
+
+    def when(*, spec: kopf.Spec, labels: kopf.Labels, **_: Any) -> bool:
+        return spec.get("schedulerName") == config.scheduler_name and (
+            config.pod_selector.matches(labels)
+        )
+
+    return when
+
+
+def register(operator: kopf.OperatorRegistry, config: settings.PodGrouperSettings) -> None:
+    """Register :func:`group_pod` for create, update and resume of Pods on ``operator``."""
+    when = selects(config)
+    create_id, update_id, resume_id = HANDLER_IDS
+    errors = kopf.ErrorsMode.TEMPORARY
+    backoff_ = UNEXPECTED_ERROR_BACKOFF
+    kopf.on.create(
+        "v1", "pods", id=create_id, registry=operator, when=when, errors=errors, backoff=backoff_
+    )(group_pod)
+    kopf.on.update(
+        "v1", "pods", id=update_id, registry=operator, when=when, errors=errors, backoff=backoff_
+    )(group_pod)
+    kopf.on.resume(
+        "v1", "pods", id=resume_id, registry=operator, when=when, errors=errors, backoff=backoff_
+    )(group_pod)
