@@ -62,10 +62,27 @@ def replacement(existing: Mapping[str, Any], merged: Mapping[str, Any]) -> kube.
     return body
 
 
+CONFLICT_ATTEMPTS = 2
+"""Pods of one workload are reconciled concurrently; the loser of a create or update race
+re-reads once before the error goes back for a retry with back-off."""
+
+
 async def apply_pod_group(
     spec: base.PodGroupSpec, kube_: kube.Kube, settings: base.GroupingSettings
 ) -> Write:
     """Create or update the PodGroup ``spec`` describes (rules in the module docstring)."""
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            return await _write_once(spec, kube_, settings)
+        except kube.ConflictError:
+            if attempt == CONFLICT_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _write_once(
+    spec: base.PodGroupSpec, kube_: kube.Kube, settings: base.GroupingSettings
+) -> Write:
     desired = spec.to_manifest()
     try:
         existing: kube.Object | None = await kube_.get(

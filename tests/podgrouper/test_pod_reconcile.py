@@ -243,3 +243,15 @@ def test_default_priorities_configmap_is_read() -> None:
     outcome = reconcile(missing, p, config)
     assert outcome.applied is not None
     assert pod_group(missing, outcome.applied.pod_group)["spec"]["priorityClassName"] == "train"
+
+
+def test_forbidden_top_owner_groups_on_the_last_reachable_owner() -> None:
+    deploy = obj("apps/v1", "Deployment", "web")
+    rs = obj("apps/v1", "ReplicaSet", "web-1", owners=(deploy,), spec={})
+    p = pod("web-1-a", rs)
+    kube_ = fake(deploy, rs, p)
+    kube_.fail("get_metadata", "Deployment", "ns", "web", kube.ForbiddenError)
+    outcome = reconcile(kube_, p)
+    assert outcome.applied is not None
+    assert outcome.applied.pod_group == "pg-web-1-uid-web-1"
+    assert kube_.events == []

@@ -119,3 +119,16 @@ def test_stale_write_raises_conflict() -> None:
     with pytest.raises(kube.ConflictError) as caught:
         apply(kube_, spec(priority_class_name="build"))
     assert caught.value.retryable
+
+
+def test_a_lost_create_race_is_retried_once_as_an_update() -> None:
+    kube_ = fake(POD)
+
+    async def racing() -> Any:
+        kube_.add(spec(queue="winner").to_manifest())  # the other pod's reconcile won
+        return await applying.apply_pod_group(spec(), kube_, SETTINGS)
+
+    kube_.fail("get", "PodGroup", "ns", "pg-train-uid-train", kube.NotFoundError, times=1)
+    assert run(racing()) is applying.Write.UNCHANGED
+    assert pod_group(kube_, "pg-train-uid-train")["spec"]["queue"] == "winner"
+    assert kube_.count("create") == 1
