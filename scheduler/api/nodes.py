@@ -36,6 +36,7 @@ class NodeTable:
     """All nodes of a snapshot; ``idle``, ``releasing`` and ``free`` change during a cycle."""
 
     __slots__ = (
+        "_releasing_known",
         "allocatable",
         "free",
         "idle",
@@ -55,6 +56,7 @@ class NodeTable:
         self.idle = allocatable.copy()
         self.releasing = np.zeros_like(allocatable)
         self.free = self.idle.copy()  # idle + releasing, kept in step by the Statement
+        self._releasing_known: bool | None = None
         self.schedulable = np.array(
             [m.ready and not m.unschedulable for m in self.meta], dtype=bool
         )
@@ -72,6 +74,16 @@ class NodeTable:
         self.idle = np.vstack([self.idle, pad])
         self.releasing = np.vstack([self.releasing, pad])
         self.free = np.vstack([self.free, pad])
+
+    def has_releasing(self) -> bool:
+        """Whether any node has resources being released (cached; see ``releasing_changed``)."""
+        if self._releasing_known is None:
+            self._releasing_known = bool(self.releasing.any())
+        return self._releasing_known
+
+    def releasing_changed(self) -> None:
+        """Forget the cached ``has_releasing`` answer (evictions and their rollback call this)."""
+        self._releasing_known = None
 
     def has_gpus(self) -> npt.NDArray[np.bool_]:
         mask: npt.NDArray[np.bool_] = self.allocatable[GPU] > 0

@@ -133,7 +133,7 @@ class ClusterCache:
             self.errors.pop((kind, key), None)
 
     def upsert_all(self, objects: Iterable[SourcedObject]) -> None:
-        """Ingest many objects (an initial list); the cyclic GC is paused, as nothing here cycles."""
+        """Ingest many objects (an initial list), with the cyclic GC paused: nothing here cycles."""
         with gc_paused():
             for raw in objects:
                 self.upsert(raw)

@@ -4,7 +4,12 @@ Extension points and their combine rules:
 
 - node_filter (pod) -> [(node mask, reason)]: all must pass; the first failing
   reason is reported per node.
-- node_score (task context) -> score per node: summed over plugins.
+- node_score (task context) -> score per node: summed over plugins. Scores
+  must be order-stable: which of two nodes ranks higher may depend only on
+  those two nodes (and static data), and scores of different tiers must not
+  cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9). Then a gang's identical
+  tasks can be placed incrementally: only nodes changed since the last full
+  evaluation and the best unchanged node are re-scored (``context.nodes``).
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
   the first difference wins, then creation time and uid.
 - queue_order (queue a, queue b, job a, job b) -> int: first non-zero wins.
@@ -46,6 +51,11 @@ class TaskContext:
     pod: PodInfo
     feasible: Mask  # passes every filter and fits on idle + releasing
     fits_idle: Mask  # fits on idle resources alone
+    # False when no node has releasing resources: then fits_idle is feasible itself.
+    any_releasing: bool = True
+    # When set, the arrays above and the scores returned cover only these node
+    # indices (ascending); see "order-stable" in the module docstring.
+    nodes: npt.NDArray[np.intp] | None = None
 
 
 NodeScoreFn = Callable[[TaskContext], Scores | None]

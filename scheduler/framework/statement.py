@@ -47,6 +47,7 @@ class Statement:
         take = pod.request
         nodes.idle[:, node] -= take
         nodes.free[:, node] -= take
+        self._session.note_node_change(node)
         self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None))
         pod.status = PodStatus.ALLOCATED
         pod.node = node
@@ -59,8 +60,10 @@ class Statement:
         from_releasing = np.minimum(pod.request, releasing)
         from_idle = pod.request - from_releasing
         nodes.releasing[:, node] -= from_releasing
+        nodes.releasing_changed()
         nodes.idle[:, node] -= from_idle
         nodes.free[:, node] -= pod.request
+        self._session.note_node_change(node)
         self._ops.append(_Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing))
         pod.status = PodStatus.PIPELINED
         pod.node = node
@@ -73,6 +76,8 @@ class Statement:
         if was_using and pod.node >= 0:
             nodes.releasing[:, pod.node] += pod.request
             nodes.free[:, pod.node] += pod.request
+            nodes.releasing_changed()
+            self._session.note_node_change(pod.node)
         self._ops.append(_Op("evict", pod, pod.status, pod.node, None, None, action, for_job))
         pod.status = PodStatus.RELEASING
         if was_using:
@@ -89,18 +94,22 @@ class Statement:
             if was_using and op.prev_node >= 0:
                 nodes.releasing[:, op.prev_node] -= pod.request
                 nodes.free[:, op.prev_node] -= pod.request
+                nodes.releasing_changed()
+                self._session.note_node_change(op.prev_node)
             pod.status = op.prev_status
             pod.node = op.prev_node
             if was_using:
                 self._session.fire_allocate(pod)
             return
         self._session.fire_deallocate(pod)
+        self._session.note_node_change(pod.node)
         if op.from_idle is not None:
             nodes.idle[:, pod.node] += op.from_idle
             nodes.free[:, pod.node] += op.from_idle
         if op.from_releasing is not None:
             nodes.releasing[:, pod.node] += op.from_releasing
             nodes.free[:, pod.node] += op.from_releasing
+            nodes.releasing_changed()
         pod.status = op.prev_status
         pod.node = op.prev_node
 

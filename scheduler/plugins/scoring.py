@@ -73,19 +73,28 @@ class ScoringPlugin:
         cpu_only_bonus = cpu_only_nodes.astype(np.float64) * RESOURCE_TYPE
         all_present = {column: bool(mask.all()) for column, mask in has_resource.items()}
 
-        def availability(context: ep.TaskContext) -> ep.Scores:
+        def availability(context: ep.TaskContext) -> ep.Scores | None:
+            if not context.any_releasing:
+                return None  # every feasible node fits on idle: a constant adds nothing
             return context.fits_idle * availability_score
 
         def resource_type(context: ep.TaskContext) -> ep.Scores | None:
-            return None if context.pod.uses_gpu else cpu_only_bonus
+            if context.pod.uses_gpu:
+                return None
+            return cpu_only_bonus if context.nodes is None else cpu_only_bonus[context.nodes]
 
         def placement(context: ep.TaskContext) -> ep.Scores | None:
             column = GPU if context.pod.uses_gpu else CPU
             strategy = self.gpu_strategy if column == GPU else self.cpu_strategy
-            free = nodes.free[column]
+            subset = context.nodes
+            free = nodes.free[column] if subset is None else nodes.free[column][subset]
             if strategy == "spread":
-                return spread_score(free, capacity_of[column])
-            return binpack_score(free, has_resource[column], all_present[column])
+                capacity = capacity_of[column]
+                return spread_score(free, capacity if subset is None else capacity[subset])
+            if subset is None:
+                return binpack_score(free, has_resource[column], all_present[column])
+            present = has_resource[column][subset]
+            return binpack_score(free, present, bool(present.all()))
 
         node_index = nodes.index
 
@@ -95,6 +104,8 @@ class ScoringPlugin:
             )
             if index is None:
                 return None
+            if context.nodes is not None:
+                return np.where(context.nodes == index, NOMINATED_NODE, 0.0)
             score = np.zeros(len(nodes), dtype=np.float64)
             score[index] = NOMINATED_NODE
             return score

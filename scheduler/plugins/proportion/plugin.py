@@ -26,6 +26,7 @@ from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState, format_
 
 STATE_KEY = "proportion"
 _COLUMNS = list(QUEUE_COLUMNS)
+_GPU, _CPU, _MEMORY = QUEUE_COLUMNS
 _RESOURCE_NAMES = ("gpu", "cpu", "memory")
 
 
@@ -105,7 +106,6 @@ class ProportionPlugin:
     def on_session_open(self, session: Session) -> None:
         snapshot = session.snapshot
         tree = snapshot.queues
-        zeros = np.zeros(3)
         allocated, allocated_np, request = _queue_usage(snapshot)
         inputs = [
             division.QueueInput(
@@ -149,9 +149,7 @@ class ProportionPlugin:
                 return no_job
             cached = job_requests.get(job.key)
             if cached is None:
-                tasks = gang.tasks_to_allocate(session, job)
-                vector = sum((queue_vector(t) for t in tasks), zeros.copy())
-                cached = [float(v) for v in vector]
+                cached = tasks_request(gang.tasks_to_allocate(session, job))
                 job_requests[job.key] = cached
             return cached
 
@@ -161,8 +159,7 @@ class ProportionPlugin:
             )
 
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
-            wanted = sum((queue_vector(t) for t in tasks), zeros.copy())
-            return capacity_problem(states, tree.path_to_root(job.queue), job, wanted)
+            return capacity_problem(states, paths[job.queue], job, tasks_request(tasks))
 
         def shift(pod: PodInfo, sign: float) -> None:
             job = snapshot.jobs.get(pod.job or "")
@@ -173,12 +170,23 @@ class ProportionPlugin:
             amount = [float(request[c]) * sign for c in _COLUMNS]
             for name in paths[job.queue]:
                 states[name].add_allocated(amount, not job.preemptible)
+                key_cache.pop(name, None)
+
+        key_cache: dict[str, tuple[str | None, tuple[bool, bool, int, bool, float, float]]] = {}
+
+        def cached_key(
+            name: str, job: PodGroupInfo | None
+        ) -> tuple[bool, bool, int, bool, float, float]:
+            job_key = job.key if job is not None else None
+            hit = key_cache.get(name)
+            if hit is not None and hit[0] == job_key:
+                return hit[1]
+            key = queue_order.order_key(states[name], job_request(job), total)
+            key_cache[name] = (job_key, key)
+            return key
 
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
-            keys = [
-                (queue_order.order_key(states[name], job_request(job), total), name, job)
-                for name, job in candidates
-            ]
+            keys = [(cached_key(name, job), name, job) for name, job in candidates]
             top = min(keys, key=lambda item: item[0])[0]
             tied = [item for item in keys if queue_order.same_tier(item[0], top)]
             winner = tied[0]
@@ -202,33 +210,47 @@ class ProportionPlugin:
         session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
 
 
+def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
+    """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
+    gpu = cpu = memory = 0.0
+    for task in tasks:
+        request = task.request
+        gpu += float(request[_GPU])
+        cpu += float(request[_CPU])
+        memory += float(request[_MEMORY])
+    return [gpu, cpu, memory]
+
+
+def _first_over(used: list[float], cap: list[float], wanted: list[float]) -> int | None:
+    """The first resource asked for where ``used + wanted`` passes a set cap (-1 = none)."""
+    for r in range(3):
+        if wanted[r] > 0 and cap[r] != UNLIMITED and used[r] + wanted[r] > cap[r]:
+            return r
+    return None
+
+
 def capacity_problem(
-    states: dict[str, QueueState], path: list[str], job: PodGroupInfo, wanted: QueueVector
+    states: dict[str, QueueState], path: list[str], job: PodGroupInfo, wanted: list[float]
 ) -> str | None:
     """OverLimit / NonPreemptibleOverQuota at the first queue on the path that refuses the job."""
-    asked = wanted > 0
     for name in path:
         state = states[name]
-        over_limit = asked & (state.limit != UNLIMITED) & (state.allocated + wanted > state.limit)
-        if over_limit.any():
-            resource = _RESOURCE_NAMES[int(np.flatnonzero(over_limit)[0])]
+        over = _first_over(state.used, state.limits, wanted)
+        if over is not None:
+            asked = format_queue_vector(np.array(wanted))
             return (
-                f"OverLimit: {resource} request of {format_queue_vector(wanted)} would take queue "
+                f"OverLimit: {_RESOURCE_NAMES[over]} request of {asked} would take queue "
                 f"{name} over its limit; {state.describe()}"
             )
         if not job.preemptible:
-            over_quota = (
-                asked
-                & (state.deserved != UNLIMITED)
-                & (state.allocated_non_preemptible + wanted > state.deserved)
-            )
-            if over_quota.any():
-                resource = _RESOURCE_NAMES[int(np.flatnonzero(over_quota)[0])]
+            over = _first_over(state.used_non_preemptible, state.quota, wanted)
+            if over is not None:
                 in_use = format_queue_vector(state.allocated_non_preemptible)
                 return (
                     "NonPreemptibleOverQuota: non-preemptible job needs "
-                    f"{format_queue_vector(wanted)}; queue {name} would exceed its deserved "
-                    f"{resource} quota (non-preemptible allocated {in_use}); {state.describe()}"
+                    f"{format_queue_vector(np.array(wanted))}; queue {name} would exceed its "
+                    f"deserved {_RESOURCE_NAMES[over]} quota (non-preemptible allocated "
+                    f"{in_use}); {state.describe()}"
                 )
     return None
 

@@ -34,12 +34,16 @@ class QueueState:
     quota: list[float] = field(default_factory=list)
     share: list[float] = field(default_factory=list)
     used: list[float] = field(default_factory=list)
+    used_non_preemptible: list[float] = field(default_factory=list)
+    limits: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.fair = [float(v) for v in self.fair_share]
         self.quota = [float(v) for v in self.deserved]
         self.share = [float(v) for v in self.allocatable_share]
         self.used = [float(v) for v in self.allocated]
+        self.used_non_preemptible = [float(v) for v in self.allocated_non_preemptible]
+        self.limits = [float(v) for v in self.limit]
 
     def add_allocated(self, amount: list[float], non_preemptible: bool) -> None:
         """Move ``allocated`` (and the non-preemptible part) by ``amount`` (may be negative)."""
@@ -47,7 +51,8 @@ class QueueState:
             self.used[r] += amount[r]
             self.allocated[r] = self.used[r]
             if non_preemptible:
-                self.allocated_non_preemptible[r] += amount[r]
+                self.used_non_preemptible[r] += amount[r]
+                self.allocated_non_preemptible[r] = self.used_non_preemptible[r]
 
     def describe(self) -> str:
         """One line: deserved, fair share, allocated and limit for GPU, CPU and memory."""
