@@ -11,6 +11,28 @@ kopf's bookkeeping on pods is kept small and ours: progress and the last handled
 are annotations under ``podgrouper.podmuster.io/``, the diff ignores ``spec`` and
 ``status`` (a pod's grouping depends on its metadata), and kopf's own logging is not
 posted as Kubernetes events — only the reconcile's ``PodGrouperWarning`` events are.
+
+Flags (``podmuster run podgrouper --help``)::
+
+    --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)
+    --context NAME           kubeconfig context (default: current-context)
+    --namespace NS           watch only NS; repeatable, globs allowed (default: all)
+    --peering NAME           kopf peering object for one active replica (default: standalone)
+    --liveness URL           kopf liveness endpoint, e.g. http://0.0.0.0:8080/healthz
+    --log-level LEVEL        debug | info (default) | warning
+    --log-format FORMAT      plain | full (default) | json
+    --scheduler-name NAME    pods to group (default kai-scheduler)
+    --queue-label-key KEY    queue label (default kai.scheduler/queue)
+    --nodepool-label-key KEY node-pool label (default kai.scheduler/node-pool)
+    --namespace-label-selector SEL   only namespaces matching SEL (checked per event)
+    --pod-label-selector SEL         only pods matching SEL (kubectl -l syntax)
+    --default-priorities-configmap-name NAME, --default-priorities-configmap-namespace NS
+                             the default-priorities ConfigMap (both or neither)
+    --knative-gang-schedule true|false   PodGroup per Revision (default) or per pod
+    --max-concurrent-reconciles N        kopf worker limit (default 10)
+
+Exit code 2 with one line on stderr for a bad flag value, selector, kubeconfig or user
+adapter; otherwise the operator runs until SIGTERM/SIGINT and returns 0.
 """
 
 from __future__ import annotations
@@ -52,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument(
         "--liveness", default="", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz"
     )
+    cluster.add_argument(
+        "--log-level", choices=("debug", "info", "warning"), default="info", help="log verbosity"
+    )
+    cluster.add_argument("--log-format", choices=("plain", "full", "json"), default="full")
     group = parser.add_argument_group("grouping")
     group.add_argument("--scheduler-name", default=defaults.scheduler_name)
     group.add_argument("--queue-label-key", default=defaults.queue_label_key)
@@ -151,6 +177,11 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, adapters.AdapterError, credentials.CredentialsError) as exc:
         print(f"podmuster run podgrouper: {exc}", file=sys.stderr)
         return 2
+    kopf.configure(
+        debug=args.log_level == "debug",
+        quiet=args.log_level == "warning",
+        log_format=kopf.LogFormat[args.log_format.upper()],
+    )
     kopf.run(
         registry=build_operator_registry(config, creds, groupers),
         memo=kopf.Memo(),

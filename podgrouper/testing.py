@@ -127,7 +127,11 @@ class FakeKube:
             raise failure.error
 
     def _existing(self, ref: kube.ObjectRef) -> kube.Object:
-        obj = self.objects.get(_key(ref))
+        # a cluster-scoped object (stored without namespace) is found from any namespace,
+        # as the real client drops the namespace for cluster-scoped kinds
+        obj = self.objects.get(_key(ref)) or self.objects.get(
+            (ref.api_version, ref.kind, "", ref.name)
+        )
         if obj is None:
             raise kube.NotFoundError(ref, "not found", 404)
         return obj

@@ -176,8 +176,10 @@ def test_main_runs_kopf_with_an_explicit_registry(
     path.write_text(yaml.safe_dump(config))
     seen: dict[str, Any] = {}
     monkeypatch.setattr(cli.kopf, "run", lambda **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(cli.kopf, "configure", lambda **kwargs: seen.update(logging=kwargs))
     assert cli.main(["--kubeconfig", str(path), "--namespace", "a", "--namespace", "b"]) == 0
     assert isinstance(seen["registry"], kopf.OperatorRegistry)
+    assert seen["logging"]["log_format"] is kopf.LogFormat.FULL
     assert (seen["clusterwide"], seen["namespaces"], seen["standalone"]) == (
         False,
         ["a", "b"],

@@ -84,3 +84,13 @@ def test_owner_cycle_is_an_error() -> None:
     ]
     with pytest.raises(owners.OwnerError, match="cycle"):
         run(owners.resolve_owners(pod("p", a), fake(a, b)))
+
+
+def test_cluster_scoped_owner_is_found() -> None:
+    queue = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "q1", "uid": "uid-q1"},
+    }
+    chain = run(owners.resolve_owners(pod("queued", queue), fake(queue)))
+    assert names(chain) == ["q1"]
