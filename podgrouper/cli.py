@@ -45,71 +45,9 @@ from typing import Any
 import kopf
 
 from integrations import registry
-from podgrouper import adapters, credentials, handlers, kubehttp, selectors, settings
+from podgrouper import adapters, credentials, flags, handlers, kubehttp, settings
 
 ANNOTATION_PREFIX = "podgrouper.podmuster.io"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``podmuster run podgrouper`` (KAI podgrouper flag names)."""
-    defaults = settings.PodGrouperSettings()
-    cluster = parser.add_argument_group("cluster")
-    cluster.add_argument(
-        "--kubeconfig",
-        default="",
-        help="kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)",
-    )
-    cluster.add_argument("--context", default="", help="kubeconfig context (default: current)")
-    cluster.add_argument(
-        "--namespace",
-        action="append",
-        default=[],
-        help="watch only this namespace (repeatable; glob patterns allowed; default: all)",
-    )
-    cluster.add_argument(
-        "--peering",
-        default="",
-        help="kopf peering object name for one active replica (default: standalone)",
-    )
-    cluster.add_argument(
-        "--liveness", default="", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz"
-    )
-    cluster.add_argument(
-        "--log-level", choices=("debug", "info", "warning"), default="info", help="log verbosity"
-    )
-    cluster.add_argument("--log-format", choices=("plain", "full", "json"), default="full")
-    group = parser.add_argument_group("grouping")
-    group.add_argument("--scheduler-name", default=defaults.scheduler_name)
-    group.add_argument("--queue-label-key", default=defaults.queue_label_key)
-    group.add_argument("--nodepool-label-key", default=defaults.nodepool_label_key)
-    group.add_argument("--namespace-label-selector", default="", help="e.g. kai=enabled")
-    group.add_argument("--pod-label-selector", default="", help="e.g. app in (a,b),!skip")
-    group.add_argument("--default-priorities-configmap-name", default="")
-    group.add_argument("--default-priorities-configmap-namespace", default="")
-    group.add_argument(
-        "--knative-gang-schedule",
-        choices=("true", "false"),
-        default="true",
-        help="one PodGroup per Knative Revision (true) or per pod (false)",
-    )
-    group.add_argument(
-        "--max-concurrent-reconciles", type=int, default=defaults.max_concurrent_reconciles
-    )
-
-
-def settings_from_args(args: argparse.Namespace) -> settings.PodGrouperSettings:
-    """Validated settings; raises ``ValueError`` (incl. ``SelectorError``) naming the flag."""
-    return settings.PodGrouperSettings(
-        scheduler_name=args.scheduler_name,
-        queue_label_key=args.queue_label_key,
-        nodepool_label_key=args.nodepool_label_key,
-        namespace_selector=selectors.LabelSelector.parse(args.namespace_label_selector),
-        pod_selector=selectors.LabelSelector.parse(args.pod_label_selector),
-        default_priorities_configmap_name=args.default_priorities_configmap_name,
-        default_priorities_configmap_namespace=args.default_priorities_configmap_namespace,
-        knative_gang_schedule=args.knative_gang_schedule == "true",
-        max_concurrent_reconciles=args.max_concurrent_reconciles,
-    )
 
 
 def connection_info(creds: credentials.Credentials) -> kopf.ConnectionInfo:
@@ -171,7 +109,7 @@ def build_operator_registry(
 def run(args: argparse.Namespace) -> int:
     """Start the operator from parsed flags; a configuration error is one line, exit 2."""
     try:
-        config = settings_from_args(args)
+        config = flags.settings_from_args(args)
         groupers = adapters.build_registry(config.grouping())
         creds = credentials.load(args.kubeconfig, args.context)
     except (ValueError, adapters.AdapterError, credentials.CredentialsError) as exc:
@@ -194,20 +132,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``podgrouper`` to a ``run`` subcommand's subparsers (``handler=run``)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "podgrouper",
-        help="run the podgrouper operator: PodGroups for pods of the KAI scheduler",
-        description="Watch pods and write their PodGroups (KAI podgrouper).",
-    )
-    add_arguments(parser)
-    parser.set_defaults(handler=run)
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``podmuster run podgrouper [flags]`` as a function; returns the exit code."""
     parser = argparse.ArgumentParser(prog="podmuster run podgrouper")
-    add_arguments(parser)
+    flags.add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crds.errors import InputError
+from podgrouper import flags as podgrouper_flags
 from podmuster import __version__, demo_command, group_command, schedule_command
 
 
@@ -26,6 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
     schedule_command.add_parser(subparsers)
     group_command.add_parser(subparsers)
     demo_command.add_parser(subparsers)
+    run_parser = subparsers.add_parser(
+        "run",
+        help="run a live component against a cluster",
+        description="Run a live component against a Kubernetes cluster.",
+    )
+    components = run_parser.add_subparsers(dest="component", metavar="COMPONENT")
+    podgrouper_flags.add_parser(components)
     return parser
 
 

@@ -18,7 +18,17 @@ import yaml
 from podgrouper_objects import SETTINGS, fake, obj, pod, pod_group
 
 from integrations import registry
-from podgrouper import cli, credentials, handlers, kube, kubehttp, selectors, settings, testing
+from podgrouper import (
+    cli,
+    credentials,
+    flags,
+    handlers,
+    kube,
+    kubehttp,
+    selectors,
+    settings,
+    testing,
+)
 
 CREDS = credentials.Credentials(server="https://api.test:6443", token="t")
 LOGGER = logging.getLogger("test-podgrouper")
@@ -120,12 +130,12 @@ def test_startup_login_and_cleanup() -> None:
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
+    flags.add_arguments(parser)
     return parser.parse_args(argv)
 
 
 def test_flags_become_settings() -> None:
-    config = cli.settings_from_args(
+    config = flags.settings_from_args(
         parse(
             "--scheduler-name=mine",
             "--queue-label-key=q",
@@ -189,7 +199,7 @@ def test_main_runs_kopf_with_an_explicit_registry(
 
 def test_add_parser_registers_the_subcommand() -> None:
     parser = argparse.ArgumentParser()
-    cli.add_parser(parser.add_subparsers())
+    flags.add_parser(parser.add_subparsers())
     args = parser.parse_args(["podgrouper", "--scheduler-name", "x"])
-    assert args.handler is cli.run
+    assert args.handler is flags.run_operator
     assert args.scheduler_name == "x"
