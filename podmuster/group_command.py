@@ -17,6 +17,7 @@ from typing import Any
 from crds.documents import load_documents
 from integrations.base import GroupingSettings
 from integrations.grouping import group_workloads
+from podgrouper import adapters
 from podmuster import output
 
 
@@ -52,7 +53,12 @@ def run(args: argparse.Namespace) -> int:
         knative_gang_schedule=not args.no_knative_gang,
         reproduce_kai_bugs=args.reproduce_kai_bugs,
     )
-    result = group_workloads([item.obj for item in sourced], settings=settings)
+    try:
+        groupers = adapters.build_registry(settings)  # built-ins plus podmuster.adapters entry points
+    except adapters.AdapterError as exc:
+        print(f"podmuster: {exc}", file=sys.stderr)
+        return 2
+    result = group_workloads([item.obj for item in sourced], settings=settings, groupers=groupers)
     sources = {item.describe(): item.source for item in sourced}
     for item in sourced:  # adapters report namespace-less objects in "default"
         if not item.namespace:
