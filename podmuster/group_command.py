@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         reproduce_kai_bugs=args.reproduce_kai_bugs,
     )
     try:
-        groupers = adapters.build_registry(settings)  # built-ins plus podmuster.adapters entry points
+        # the built-in adapters plus those from podmuster.adapters entry points
+        groupers = adapters.build_registry(settings)
     except adapters.AdapterError as exc:
         print(f"podmuster: {exc}", file=sys.stderr)
         return 2
