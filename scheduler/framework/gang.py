@@ -9,37 +9,45 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
+from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
 
 if TYPE_CHECKING:
     from scheduler.framework.session import Session
 
 
-def _pod_set_order(pod_set: PodSetInfo) -> tuple[int, float, str]:
-    active = pod_set.active_allocated()
-    below = active < pod_set.min_available
-    ratio = 0.0 if below else active / pod_set.min_available
-    return (0 if below else 1, ratio, pod_set.name)
-
-
 def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
-    """The pods to place together next: the gang's missing pods, or one elastic extra."""
-    pod_sets = sorted(job.pod_sets, key=_pod_set_order)
-    below = sum(1 for ps in pod_sets if ps.active_allocated() < ps.min_available)
-    wanted_sets = below or 1
+    """The pods to place together next: the gang's missing pods, or one elastic extra.
+
+    Pod sets go in KAI's pod-set order: below their minimum first, then by
+    lower active/minimum ratio, then name. As many pod sets are taken as are
+    below their minimum (at least one); a set with nothing pending is skipped.
+    """
+    entries = []
+    for pod_set in job.pod_sets:
+        active = 0
+        pending = []
+        for pod in session.pods_in_task_order(pod_set):
+            status = pod.status
+            if status == PodStatus.PENDING:
+                pending.append(pod)
+            elif status in ACTIVE_ALLOCATED:
+                active += 1
+        below = active < pod_set.min_available
+        ratio = 0.0 if below else active / pod_set.min_available
+        entries.append(((0 if below else 1, ratio, pod_set.name), pod_set, active, pending))
+    if len(entries) > 1:
+        entries.sort(key=lambda entry: entry[0])
+    wanted_sets = sum(1 for entry in entries if entry[0][0] == 0) or 1
     tasks: list[PodInfo] = []
     taken = 0
-    for pod_set in pod_sets:
+    for _, pod_set, active, pending in entries:
         if taken >= wanted_sets:
             break
-        pending = [pod for pod in pod_set.pods if pod.status == PodStatus.PENDING]
         if not pending:
             continue
-        pending.sort(key=session.task_key)
-        missing = pod_set.min_available - pod_set.active_allocated()
-        count = min(missing, len(pending)) if missing > 0 else 1
-        tasks.extend(pending[:count])
+        missing = pod_set.min_available - active
+        tasks.extend(pending[: min(missing, len(pending)) if missing > 0 else 1])
         taken += 1
     return tasks
 

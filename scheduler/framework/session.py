@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import PODS
 from scheduler.api.snapshot import ClusterSnapshot
@@ -69,6 +69,7 @@ class Session:
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
         self.best_queue_fn: ep.BestQueueFn | None = None
         self._task_keys: dict[str, tuple[Any, ...]] = {}
+        self._task_order: dict[int, list[PodInfo]] = {}
         self._run: _PlacementRun | None = None
         # Off only to check the incremental path against full evaluations (tests).
         self.incremental_placement = True
@@ -128,6 +129,14 @@ class Session:
 
     def job_key(self, job: PodGroupInfo) -> tuple[Any, ...]:
         return ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+
+    def pods_in_task_order(self, pod_set: PodSetInfo) -> list[PodInfo]:
+        """The pod set's pods sorted by task order, once per session (labels do not change)."""
+        ordered = self._task_order.get(id(pod_set))
+        if ordered is None:
+            ordered = sorted(pod_set.pods, key=self.task_key)
+            self._task_order[id(pod_set)] = ordered
+        return ordered
 
     def task_key(self, pod: PodInfo) -> tuple[Any, ...]:
         """Task order key; a pod's labels do not change within a session, so it is memoised."""
