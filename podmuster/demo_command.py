@@ -1,7 +1,8 @@
 """``podmuster demo``: the whole engine on an embedded, simulated cluster (cli-contract §4).
 
 Why: it is the first thing a newcomer runs. It needs no Kubernetes: the
-cluster, the workloads and the clock live in ``podmuster.demo``; this module
+cluster, the workload manifests (grouped by the real adapters) and the clock
+live in ``podmuster.demo``; this module
 only parses the options and picks the output form.
 """
 

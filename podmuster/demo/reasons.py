@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
-from podmuster.demo.cluster import Workload
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What a waiting PodGroup asks for: its queue, priority and the GPUs of its pending pods."""
+
+    queue: str
+    priority: str
+    gpus: int
+    gang: bool  # minMember > 1: all of it at once
+
 
 _CODE = re.compile(r"^([A-Z][A-Za-z]+):")
+_GANG = re.compile(r"^gang of (\d+) pods: only (\d+) could be placed")
+_NON_PREEMPTIBLE_USED = re.compile(r"non-preemptible allocated gpu=([0-9.]+)")
 _QUEUE = re.compile(r"queue (\S+?)[ ;:]")
 
 
@@ -31,34 +43,37 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
-def gang_gpus(workload: Workload) -> int:
-    return sum((r.min_member or r.replicas) * r.gpus for r in workload.roles)
+def _used(reason: str) -> str:
+    """The non-preemptible GPUs the engine says the queue already holds."""
+    found = _NON_PREEMPTIBLE_USED.search(reason)
+    return found.group(1) if found else "the GPUs"
 
 
-def explain(reason: str, workload: Workload, rows: Mapping[str, _Row]) -> tuple[str, str]:
+def explain(reason: str, ask: Ask, rows: Mapping[str, _Row]) -> tuple[str, str]:
     """A short code (the engine's, or GangDoesNotFit) and one plain sentence."""
     match = _CODE.match(reason)
     queue_match = _QUEUE.search(reason)
-    queue = queue_match.group(1) if queue_match else workload.queue
+    queue = queue_match.group(1) if queue_match else ask.queue
     row = rows.get(queue)
     if match and match.group(1) == "NonPreemptibleOverQuota" and row is not None:
         return (
             "NonPreemptibleOverQuota",
-            f"{workload.priority} jobs are non-preemptible and must fit in the deserved quota of "
-            f"{queue} ({_num(row.deserved)} GPUs), already used by non-preemptible jobs",
+            f"non-preemptible ({ask.priority}) jobs must fit in the deserved quota: {queue} "
+            f"has {_num(row.deserved)}, {_used(reason)} in use, {ask.gpus} asked",
         )
     if match and match.group(1) == "OverLimit" and row is not None:
         return (
             "OverLimit",
             f"{queue} may hold at most {_num(row.limit)} GPUs and holds "
-            f"{_num(row.allocated)}; {gang_gpus(workload)} more would exceed it",
+            f"{_num(row.allocated)}; {ask.gpus} more would exceed it",
         )
     if match:
         return match.group(1), reason
-    if reason.startswith("gang of"):
+    gang = _GANG.match(reason)
+    if gang and ask.gang:
         return (
             "GangDoesNotFit",
-            f"the gang needs {gang_gpus(workload)} GPUs at once and that much is not free; "
-            "it starts whole or not at all",
+            f"the gang needs {ask.gpus} GPUs at once; only {gang.group(2)} of its "
+            f"{gang.group(1)} pods could be placed, so none starts",
         )
     return "Pending", reason

@@ -8,11 +8,12 @@ scripts.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from podmuster.demo import cluster
-from podmuster.demo.reasons import gang_gpus
-from podmuster.demo.timeline import DemoRun, Progress, QueueRow, Step
+from podmuster.demo.podgrouping import PodGroupView
+from podmuster.demo.timeline import DemoRun, GroupedEvent, Progress, QueueRow, Step
 
 _COLORS = {"start": "32", "wait": "33", "finish": "2", "title": "1"}
 
@@ -37,6 +38,42 @@ def _indent(row: QueueRow) -> str:
     return ("  " if row.parent else "") + row.name
 
 
+_UID = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def short(pod_group: str) -> str:
+    """A PodGroup name with its trailing uid cut to 4 hex digits: ``pg-ray-vision-60ae...``."""
+    return _UID.sub(lambda m: f"-{m.group(1)[:4]}...", pod_group)
+
+
+def _gang(view: PodGroupView) -> str:
+    parts = ", ".join(f"{name} {size}" for name, size in view.subgroups)
+    return f"minMember {view.min_member}" + (f" ({parts})" if parts else "")
+
+
+def grouping_line(event: GroupedEvent) -> str:
+    """One line: what the podgrouper made of an arriving or rescaled workload."""
+    what = f"{event.kind} {event.namespace}/{event.workload}"
+    views = event.pod_groups
+    if event.rescale is not None:
+        group, old, new = event.rescale
+        view = views[0]
+        return (
+            f"autoscaler: {event.workload} {group} {old} -> {new} replicas; {event.new_pods} pods "
+            f"join {short(view.name)}, minMember stays {view.min_member}"
+        )
+    if len(views) == 1:
+        view = views[0]
+        return f"{what} -> {short(view.name)}: {_gang(view)}, {view.priority}"
+    sizes = sorted({v.min_member for v in views})
+    each = (
+        f"minMember {sizes[0]} each"
+        if len(sizes) == 1
+        else "minMember " + "/".join(map(str, sizes))
+    )
+    return f"{what} -> {len(views)} PodGroups, one per pod, {each}, {views[0].priority}"
+
+
 def peak(run: DemoRun) -> Step:
     """The step with the most GPUs requested: where fair share matters most."""
     return max(
@@ -56,21 +93,21 @@ def text(run: DemoRun, color: bool = False) -> str:
     paint = Painter(color)
     gpus = len(cluster.NODES) * cluster.GPUS_PER_NODE
     lines = [
-        paint("title", "podmuster demo: a simulated cluster, scheduled by the real engine"),
+        paint(
+            "title",
+            "podmuster demo: real manifests, grouped by the podgrouper's adapters,"
+            " scheduled by the engine",
+        ),
         f"{len(cluster.NODES)} nodes x {cluster.GPUS_PER_NODE} GPUs = {gpus} GPUs; "
         "2 departments with 2 teams each; bin-packing placement.",
     ]
     skipped = run.steps[0].skipped_actions if run.steps else []
     if skipped:
         lines.append(f"Actions: allocate (not in this version yet: {', '.join(skipped)}).")
-    lines += ["", paint("title", "Workloads")]
-    lines.append(f"  {'name':<15} {'kind':<11} {'queue':<16} {'priority':<10} {'gang':>8}  arrives")
-    for w in cluster.WORKLOADS:
-        gang = f"{gang_gpus(w)} GPU" if not w.group_per_pod else f"{w.roles[0].replicas}x1 GPU"
-        lines.append(
-            f"  {w.name:<15} {w.kind:<11} {w.queue:<16} {w.priority:<10} {gang:>8}  t={w.arrives}m"
-        )
-    lines += ["", paint("title", "Timeline")]
+    lines += [
+        "",
+        paint("title", "Timeline") + "  (workload -> the PodGroups the podgrouper made of it)",
+    ]
     for step in run.steps:
         lines += _step_lines(step, run, paint)
     lines += [
@@ -98,7 +135,7 @@ def text(run: DemoRun, color: bool = False) -> str:
             if waited:
                 outcome += f" after {waited}m ({', '.join(item.wait_codes)})"
             outcome += f", {_status(item)}"
-        lines.append(f"  {w.name:<15} {outcome}")
+        lines.append(f"  {w.name:<15} {w.queue:<16} {outcome}")
     return "\n".join(lines) + "\n"
 
 
@@ -110,21 +147,22 @@ def _step_lines(step: Step, run: DemoRun, paint: Painter) -> list[str]:
         for w in earlier.waiting:
             previous.setdefault(w.workload, set()).add(w.code)
     head = f"t={step.minute}m"
-    out = []
     events = []
     if step.finished:
         events.append(paint("finish", f"finished: {', '.join(step.finished)}"))
     if step.arrived:
-        events.append(f"arrived: {', '.join(step.arrived)}")
-    out.append(f"{head:<6} " + "; ".join(events))
+        events.append(f"arrived: {_count(len(step.arrived), 'workload')}")
+    out = [f"{head:<6} " + "; ".join(events)]
+    out += [f"  {grouping_line(event)}" for event in step.grouped]
     for s in step.started:
-        extras = f" (gang + {s.extras} elastic extras, one per pop)" if s.extras else ""
         where = ", ".join(n.removeprefix("gpu-") for n in s.nodes)
-        out.append(
-            "  "
-            + paint("start", f"start {s.workload}")
-            + f": {_count(s.pods, 'pod')}, {_count(s.gpus, 'GPU')} on {where}{extras}"
-        )
+        placed = f"{_count(s.pods, 'pod')}, {_count(s.gpus, 'GPU')} on {where}"
+        if s.grew:
+            out.append("  " + paint("start", f"grow  {s.workload}") + f": {placed}")
+            out.append(f"      {s.extras} elastic extras beyond the gang, placed one per pop")
+            continue
+        extras = f" (gang + {s.extras} elastic extras)" if s.extras else ""
+        out.append("  " + paint("start", f"start {s.workload}") + f": {placed}{extras}")
         out.append(f"      {by_name[s.workload].shows}")
     for wait in step.waiting:
         again = wait.code in previous.get(wait.workload, ())
@@ -151,6 +189,7 @@ def summary(run: DemoRun) -> dict[str, Any]:
             {
                 "minute": step.minute,
                 "arrived": step.arrived,
+                "grouped": [_grouped(event) for event in step.grouped],
                 "finished": step.finished,
                 "started": [
                     {
@@ -159,6 +198,7 @@ def summary(run: DemoRun) -> dict[str, Any]:
                         "gpus": s.gpus,
                         "nodes": list(s.nodes),
                         "elasticExtras": s.extras,
+                        "grew": s.grew,
                     }
                     for s in step.started
                 ],
@@ -176,7 +216,9 @@ def summary(run: DemoRun) -> dict[str, Any]:
                 "name": item.workload.name,
                 "kind": item.workload.kind,
                 "queue": item.workload.queue,
-                "priority": item.workload.priority,
+                "namespace": item.workload.namespace,
+                "priority": item.priority,
+                "podGroups": [view.to_dict() for view in item.pod_groups.values()],
                 "arrivedAt": item.workload.arrives,
                 "startedAt": item.started_at,
                 "finishedAt": item.finished_at,
@@ -186,6 +228,21 @@ def summary(run: DemoRun) -> dict[str, Any]:
             for item in run.workloads
         ],
     }
+
+
+def _grouped(event: GroupedEvent) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "workload": event.workload,
+        "kind": event.kind,
+        "namespace": event.namespace,
+        "podGroups": [view.to_dict() for view in event.pod_groups],
+        "newPods": event.new_pods,
+        "line": grouping_line(event),
+    }
+    if event.rescale is not None:
+        group, old, new = event.rescale
+        body["rescale"] = {"workerGroup": group, "from": old, "to": new}
+    return body
 
 
 def _queue(row: QueueRow) -> dict[str, Any]:
