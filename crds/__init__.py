@@ -14,13 +14,36 @@ The names below are the stable entry points; the kind modules are imported as
 modules (``from crds import podgroup``).
 """
 
-from crds.bindrequest import BindRequest
+from typing import TYPE_CHECKING, Any
+
 from crds.documents import SourcedObject, default_creation_timestamp, default_uid, load_documents
 from crds.errors import InputError, describe_object, format_field_path, object_error
-from crds.podgroup import PodGroup
 from crds.quantities import QuantityError, milli_value, parse_quantity, value
-from crds.queue import Queue
-from crds.topology import Topology
+
+if TYPE_CHECKING:
+    from crds.bindrequest import BindRequest
+    from crds.podgroup import PodGroup
+    from crds.queue import Queue
+    from crds.topology import Topology
+
+# The pydantic models load on first use: the scheduler and the CLI never need
+# them, and importing pydantic costs a noticeable part of a command's start-up.
+_MODELS = {
+    "BindRequest": "crds.bindrequest",
+    "PodGroup": "crds.podgroup",
+    "Queue": "crds.queue",
+    "Topology": "crds.topology",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODELS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crds' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "BindRequest",

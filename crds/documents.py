@@ -32,12 +32,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
-import pydantic
 import yaml
 
 from crds import errors
+
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = [
     "EPOCH",
@@ -63,7 +65,7 @@ _STDIN_LABEL: Final = "<stdin>"
 _UID_PREFIX: Final = UID_NAMESPACE.bytes
 _EPOCH_SECONDS: Final = int(EPOCH.timestamp())
 
-ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
+ModelT = TypeVar("ModelT", bound="pydantic.BaseModel")
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -118,9 +120,11 @@ class SourcedObject:
 
     def to_model(self, model: type[ModelT]) -> ModelT:
         """Validate into a typed model; a validation problem becomes an ``InputError``."""
+        from pydantic import ValidationError
+
         try:
             return model.model_validate(self.obj)
-        except pydantic.ValidationError as exc:
+        except ValidationError as exc:
             raise errors.from_validation_error(self.source, self.obj, exc) from exc
 
 

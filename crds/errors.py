@@ -25,9 +25,10 @@ prints one line).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
+if TYPE_CHECKING:  # pydantic loads only where models are used (CLI start-up stays fast)
+    import pydantic
 
 __all__ = [
     "InputError",

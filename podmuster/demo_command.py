@@ -13,8 +13,6 @@ import sys
 from typing import Any
 
 from podmuster import output
-from podmuster.demo import render
-from podmuster.demo.timeline import simulate
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,6 +29,10 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: every podmuster command builds this parser, only demo needs the story.
+    from podmuster.demo import render
+    from podmuster.demo.timeline import simulate
+
     result = simulate()
     if args.output == "json":
         output.write(render.summary(result), "json")

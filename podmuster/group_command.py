@@ -15,9 +15,6 @@ import sys
 from typing import Any
 
 from crds.documents import load_documents
-from integrations.base import GroupingSettings
-from integrations.grouping import group_workloads
-from podgrouper import adapters
 from podmuster import output
 
 
@@ -46,6 +43,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: every podmuster command builds this parser, only group needs the adapters.
+    from integrations.base import GroupingSettings
+    from integrations.grouping import group_workloads
+    from podgrouper import adapters
+
     sourced = load_documents(args.files, stdin=sys.stdin)
     settings = GroupingSettings(
         queue_label_key=args.queue_label_key,
