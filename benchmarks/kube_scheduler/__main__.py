@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, action="append", help="scheduler client burst")
     parser.add_argument("--workers", type=int, default=16, help="threads creating pods")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
+    parser.add_argument(
+        "--backlog",
+        action="store_true",
+        help="create every pod first, then start the scheduler (measures it alone)",
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
     qps = args.qps or [50.0]
@@ -52,15 +57,17 @@ def main(argv: list[str] | None = None) -> int:
                 limits=Limits(q, b),
                 workers=args.workers,
                 timeout=args.timeout,
+                backlog=args.backlog,
                 log=log,
             )
             results.append(res.as_dict())
             print(
-                f"{name}: {res.bound}/{res.pods} pods bound on {res.nodes} nodes in "
+                f"{name} [{res.mode}]: {res.bound}/{res.pods} pods bound on {res.nodes} nodes in "
                 f"{res.span_seconds:.1f}s = {res.pods_per_second:.1f} pods/s "
                 f"(steady {res.steady_pods_per_second:.1f}/s, p50 {res.latency_p50:.2f}s, "
                 f"p99 {res.latency_p99:.2f}s; created at {res.create_rate:.0f}/s; "
-                f"client QPS {res.qps:g}, burst {res.burst})",
+                f"client QPS {res.qps:g}, burst {res.burst})"
+                + "".join(f"; {n}" for n in res.notes),
                 flush=True,
             )
     if args.out:

@@ -10,6 +10,7 @@ each pod is first seen with ``spec.nodeName`` set. Bound pods stay Pending
 
 from __future__ import annotations
 
+import http.client
 import statistics
 import threading
 import time
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tests.e2e.controlplane import Binaries, LocalControlPlane
-from tests.e2e.kube import Obj, RestClient
+from tests.e2e.kube import ApiError, Obj, RestClient
 
 from .schedulers import Limits, SchedulerUnderTest
 
@@ -28,6 +29,7 @@ NAMESPACE = "bench"
 @dataclass
 class Result:
     scheduler: str
+    mode: str  # "stream": pods created while the scheduler runs; "backlog": before it starts
     nodes: int
     pods: int
     qps: float
@@ -35,7 +37,7 @@ class Result:
     bound: int = 0
     create_seconds: float = 0.0
     create_rate: float = 0.0  # pods created per second
-    span_seconds: float = 0.0  # first pod created -> last pod bound
+    span_seconds: float = 0.0  # first pod created (backlog: scheduler start) -> last bound
     pods_per_second: float = 0.0  # pods / span_seconds: the headline number
     steady_pods_per_second: float = 0.0  # between 10% and 90% bound
     latency_p50: float = 0.0  # per pod, created -> bound
@@ -85,29 +87,54 @@ def pod(i: int, scheduler_name: str) -> Obj:
 
 
 class BoundWatcher:
-    """Records, from a pod watch, when each pod was first seen bound."""
+    """Records, from a pod watch, when each pod was first seen bound.
+
+    kube-apiserver drops a watcher that falls behind (its buffer fills while
+    this process is busy creating pods); like an informer, the watcher then
+    resumes from the last resourceVersion it saw, or relists if that is gone.
+    """
 
     def __init__(self, rest: RestClient, resource_version: str) -> None:
         self.bound_at: dict[str, float] = {}
-        self._done = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, args=(rest, resource_version), daemon=True
-        )
+        self.rewatches = 0
         self.error: BaseException | None = None
+        self._rest = rest
+        self._rv = resource_version
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
-    def _run(self, rest: RestClient, rv: str) -> None:
+    def _see(self, obj: Obj, now: float) -> None:
+        name = obj.get("metadata", {}).get("name")
+        if name and obj.get("spec", {}).get("nodeName") and name not in self.bound_at:
+            self.bound_at[name] = now
+
+    def _run(self) -> None:
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods"
         try:
-            path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-            for event in rest.watch(path, rv, timeout_s=3600):
-                obj = event.get("object", {})
-                name = obj.get("metadata", {}).get("name")
-                if name and obj.get("spec", {}).get("nodeName") and name not in self.bound_at:
-                    self.bound_at[name] = time.monotonic()
-                if self._done.is_set():
-                    return
+            while not self._done.is_set():
+                try:
+                    for event in self._rest.watch(path, self._rv, timeout_s=3600):
+                        if event.get("type") == "ERROR":
+                            raise ApiError("WATCH", path, 410, str(event.get("object")))
+                        obj = event.get("object", {})
+                        self._see(obj, time.monotonic())
+                        self._rv = obj.get("metadata", {}).get("resourceVersion", self._rv)
+                        if self._done.is_set():
+                            return
+                except ApiError as err:
+                    if err.status != 410:
+                        raise
+                    listed = self._rest.get(path)  # too old: relist
+                    now = time.monotonic()
+                    for obj in listed.get("items", []):
+                        self._see(obj, now)
+                    self._rv = listed["metadata"]["resourceVersion"]
+                except (http.client.HTTPException, OSError):
+                    pass
+                self.rewatches += 1
         except BaseException as err:  # surfaced by the caller
             self.error = err
 
@@ -124,9 +151,12 @@ def run(
     limits: Limits,
     workers: int,
     timeout: float,
+    backlog: bool = False,
     log: Any = print,
 ) -> Result:
-    result = Result(sut.name, nodes, pods, limits.qps, limits.burst)
+    result = Result(
+        sut.name, "backlog" if backlog else "stream", nodes, pods, limits.qps, limits.burst
+    )
     plane = LocalControlPlane(
         binaries,
         controller_manager=False,
@@ -144,25 +174,33 @@ def run(
             list(pool.map(lambda i: rest.post("/api/v1/nodes", node(i)), range(nodes)))
         log(f"{nodes} nodes created in {time.monotonic() - t:.1f}s")
 
-        sut.start(cluster, limits)
-        log(f"{sut.name} started (client QPS {limits.qps}, burst {limits.burst})")
-        rv = rest.get(f"/api/v1/namespaces/{NAMESPACE}/pods")["metadata"]["resourceVersion"]
-        watcher = BoundWatcher(rest, rv)
-        watcher.start()
-
         created_at: dict[str, float] = {}
 
-        def create(i: int) -> None:
-            body = pod(i, sut.scheduler_name)
-            created_at[body["metadata"]["name"]] = time.monotonic()
-            rest.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body)
+        def create_all() -> float:
+            def create(i: int) -> None:
+                body = pod(i, sut.scheduler_name)
+                created_at[body["metadata"]["name"]] = time.monotonic()
+                rest.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body)
 
-        t0 = time.monotonic()
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(create, range(pods)))
-        result.create_seconds = time.monotonic() - t0
-        result.create_rate = pods / result.create_seconds
-        log(f"{pods} pods created in {result.create_seconds:.1f}s ({result.create_rate:.0f}/s)")
+            t = time.monotonic()
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(create, range(pods)))
+            result.create_seconds = time.monotonic() - t
+            result.create_rate = pods / result.create_seconds
+            log(f"{pods} pods created in {result.create_seconds:.1f}s ({result.create_rate:.0f}/s)")
+            return t
+
+        if backlog:
+            create_all()
+        rv = rest.get(f"/api/v1/namespaces/{NAMESPACE}/pods?limit=1")["metadata"]["resourceVersion"]
+        watcher = BoundWatcher(rest, rv)
+        watcher.start()
+        t_sched = time.monotonic()
+        sut.start(cluster, limits)
+        log(f"{sut.name} started (client QPS {limits.qps}, burst {limits.burst})")
+        # Stream: the clock starts at the first creation, with the scheduler running.
+        # Backlog: it starts when the scheduler process is spawned, with all pods waiting.
+        t0 = t_sched if backlog else create_all()
 
         deadline = t0 + timeout
         last_report = 0.0
@@ -175,6 +213,8 @@ def run(
                 last_report = time.monotonic()
             time.sleep(0.2)
         watcher.stop()
+        if watcher.rewatches:
+            result.notes.append(f"pod watch resumed {watcher.rewatches} times")
         result.timed_out = len(watcher.bound_at) < pods
         summarize(result, t0, created_at, watcher.bound_at)
         return result

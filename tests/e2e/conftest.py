@@ -130,6 +130,12 @@ def kuberay(cluster: Cluster) -> str:
     return start_operator(cluster, "kuberay")
 
 
+@pytest.fixture(scope="session")
+def training_operator(cluster: Cluster) -> str:
+    """The Kubeflow training operator (v1: PyTorchJob, TFJob, ...)."""
+    return start_operator(cluster, "training-operator")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
     """Attach every component's log path and tail to a failed test's report."""

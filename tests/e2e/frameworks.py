@@ -11,8 +11,9 @@ their objects.
 
 from __future__ import annotations
 
+import base64
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 import yaml
 
 from .controlplane import REPO, Cluster, http_ok
-from .kube import Kubectl
+from .kube import Kubectl, Obj, wait_for
 from .procs import ManagedProcess, free_port, wait_until
 
 CORPUS_CRDS = REPO.parent / "shared" / "corpus" / "crds"
@@ -33,7 +34,30 @@ class Operator:
     binary: str
     crd_dir: str  # under the cache's share/crds/
     probe_crd: str  # the CRD whose presence means "installed"
-    args: tuple[str, ...]
+    args: tuple[str, ...]  # {probe_port} and {webhook_port} are filled in
+    prepare: tuple[Obj, ...] = ()  # applied before the operator starts
+    after_start: Callable[[Cluster], None] | None = None  # what a kubelet would do for it
+
+
+TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")  # fixed in v1.8.1
+
+
+def mount_training_operator_certs(cluster: Cluster) -> None:
+    """Copy the webhook Secret the operator's cert rotator filled into its cert dir.
+
+    In a pod the kubelet mounts that Secret there; the rotator reports ready
+    only once the files appear.
+    """
+
+    def secret() -> dict[str, str] | None:
+        got = cluster.kubectl.get("secret", "training-operator-webhook-cert", "-n", "kubeflow")
+        data: dict[str, str] = got.get("data") or {}
+        return data if {"ca.crt", "tls.crt", "tls.key"} <= set(data) else None
+
+    data = wait_for("the training operator's webhook Secret", secret, timeout=60)
+    TRAINING_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    for key in ("ca.crt", "tls.crt", "tls.key"):
+        (TRAINING_CERT_DIR / key).write_bytes(base64.b64decode(data[key]))
 
 
 OPERATORS: dict[str, Operator] = {
@@ -55,7 +79,25 @@ OPERATORS: dict[str, Operator] = {
             "--metrics-bind-address=0",
             "--health-probe-bind-address=127.0.0.1:{probe_port}",
             "--leader-elect=false",
+            "--webhook-server-port={webhook_port}",
         ),
+        # Its cert rotator fills this Secret (it must exist) and patches this
+        # (here empty) webhook configuration before the controllers start.
+        prepare=(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow"}},
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "training-operator-webhook-cert", "namespace": "kubeflow"},
+            },
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "validator.training-operator.kubeflow.org"},
+                "webhooks": [],
+            },
+        ),
+        after_start=mount_training_operator_certs,
     ),
 }
 
@@ -104,12 +146,16 @@ def start_operator(cluster: Cluster, name: str) -> str:
         pytest.skip(f"operator {name} is not built" + cluster.binaries.failure(op.binary))
     crds = sorted(cluster.binaries.share("crds", op.crd_dir).glob("*.yaml"))
     apply_crds(cluster.kubectl, crds)
+    for manifest in op.prepare:
+        cluster.kubectl.apply(manifest)
     port = free_port()
-    argv = [str(exe), *(a.format(probe_port=port) for a in op.args)]
+    argv = [str(exe), *(a.format(probe_port=port, webhook_port=free_port()) for a in op.args)]
     proc = ManagedProcess(
         name, argv, cluster.workdir, env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
     ).start()
     cluster.processes[name] = proc
+    if op.after_start is not None:
+        op.after_start(cluster)
     wait_until(f"{name} /readyz", lambda: http_ok(f"http://127.0.0.1:{port}/readyz"), 120, [proc])
     return name
 

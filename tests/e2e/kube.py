@@ -164,12 +164,17 @@ class RestClient:
             resp = conn.getresponse()
             if resp.status != 200:
                 raise ApiError("WATCH", path, resp.status, resp.read().decode(errors="replace"))
+            # read1 returns what has arrived; readline on a chunked body can stall.
+            buffer = b""
             while True:
-                line = resp.readline()
-                if not line:
+                data = resp.read1(1 << 16)
+                if not data:
                     return
-                if line.strip():
-                    event: Obj = json.loads(line)
-                    yield event
+                buffer += data
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        event: Obj = json.loads(line)
+                        yield event
         finally:
             conn.close()

@@ -61,6 +61,35 @@ def test_kuberay_creates_head_and_worker_pods(
         assert (owner["kind"], owner["name"]) == ("RayCluster", "ray")
 
 
+def pytorchjob(name: str, namespace: str, workers: int) -> Obj:
+    def replica(count: int) -> Obj:
+        tpl = pod_template()
+        tpl["spec"]["containers"][0]["name"] = "pytorch"  # the operator looks for it
+        return {"replicas": count, "restartPolicy": "Never", "template": tpl}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(workers)}},
+    }
+
+
+def test_training_operator_creates_pytorchjob_pods(
+    cluster: Cluster, namespace: str, training_operator: str
+) -> None:
+    cluster.kubectl.create(pytorchjob("torch", namespace, workers=2))
+    selector = "training.kubeflow.org/job-name=torch"
+
+    def pods() -> list[Obj] | None:
+        got = cluster.kubectl.items("pods", "-n", namespace, "-l", selector)
+        return got if len(got) == 3 else None
+
+    found = wait_for("PyTorchJob torch's 3 pods", pods, timeout=120)
+    roles = sorted(p["metadata"]["labels"]["training.kubeflow.org/replica-type"] for p in found)
+    assert roles == ["master", "worker", "worker"]
+
+
 @pytest.mark.parametrize("framework", sorted(CORPUS_ONLY))
 def test_corpus_crds_install(cluster: Cluster, framework: str) -> None:
     """JobSet and LWS have no operator module on the proxy: their CRDs at least serve."""
