@@ -1,0 +1,152 @@
+"""What the binder does with one BindRequest: pure decisions, no API calls.
+
+Why this module exists: the binder's rules (when a pod counts as bound, when a
+failure is final, how long to back off) are the scheduler → binder contract.
+Keeping them as functions of plain objects lets every case be tested as a
+table, and keeps the async reconciler a thin loop of reads and writes.
+
+Rules (KAI §1.2 step 5, §2.4), and where podmuster differs:
+
+- A BindRequest whose phase is ``Succeeded``, or ``Failed`` with no retries
+  left, is done: nothing to do.
+- Pod gone, pod UID not the BindRequest's owner, or pod bound to another node:
+  a permanent failure. A pod already bound to ``selectedNode`` is a success.
+- Otherwise bind. After a failed attempt ``failedAttempts`` goes up by one and
+  is **persisted every time** (KAI persists only the first increment). The
+  binder retries while ``failedAttempts < backoffLimit``, the n-th retry
+  ``2**(n-1)`` seconds after the failure (1 s, 2 s, 4 s, ... as KAI's
+  ``2^failedAttempts`` counted before the increment).
+- ``backoffLimit`` unset: KAI makes a single attempt (its scheduler never sets
+  the field). podmuster uses :data:`DEFAULT_BACKOFF_LIMIT` (3) attempts. The
+  scheduler's ``BindRequest.is_failed`` still reads an unset limit as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED
+
+__all__ = [
+    "DEFAULT_BACKOFF_LIMIT",
+    "Action",
+    "after_failure",
+    "backoff_limit",
+    "decide",
+    "failed_attempts",
+    "retry_delay",
+    "succeeded_status",
+]
+
+DEFAULT_BACKOFF_LIMIT: Final = 3
+"""Attempts when ``spec.backoffLimit`` is unset (KAI: one attempt)."""
+
+MAX_DELAY: Final = 300.0
+"""No back-off is longer than five minutes, whatever the count."""
+
+Kind = Literal["done", "bind", "succeed", "fail", "wait"]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One decision.
+
+    ``done``: nothing to do. ``bind``: post the binding to ``node``.
+    ``succeed``: record phase Succeeded (the pod is already on ``node``).
+    ``fail``: record a permanent failure with ``reason``.
+    ``wait``: a retry is due at ``at`` (seconds, the caller's clock).
+    """
+
+    kind: Kind
+    node: str = ""
+    reason: str = ""
+    at: float = 0.0
+
+
+def _status(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    return request.get("status") or {}
+
+
+def backoff_limit(request: Mapping[str, Any]) -> int:
+    """``spec.backoffLimit``, or :data:`DEFAULT_BACKOFF_LIMIT` when unset."""
+    limit = (request.get("spec") or {}).get("backoffLimit")
+    return DEFAULT_BACKOFF_LIMIT if limit is None else int(limit)
+
+
+def failed_attempts(request: Mapping[str, Any]) -> int:
+    return int(_status(request).get("failedAttempts") or 0)
+
+
+def retry_delay(failed: int) -> float:
+    """Seconds to wait after the ``failed``-th failure: 1, 2, 4, ... capped."""
+    return min(float(2 ** max(failed - 1, 0)), MAX_DELAY)
+
+
+def _owner_uid(request: Mapping[str, Any]) -> str:
+    for owner in (request.get("metadata") or {}).get("ownerReferences") or ():
+        if owner.get("kind") == "Pod":
+            return str(owner.get("uid") or "")
+    return ""
+
+
+def decide(
+    request: Mapping[str, Any],
+    pod: Mapping[str, Any] | None,
+    now: float,
+    *,
+    retry_at: float | None = None,
+) -> Action:
+    """The next step for ``request``; ``pod`` is None when the pod does not exist.
+
+    ``retry_at`` is when the reconciler scheduled the next attempt after a
+    failure (it is kept in memory: a restarted binder retries at once).
+    """
+    status = _status(request)
+    phase = status.get("phase")
+    if phase == PHASE_SUCCEEDED:
+        return Action("done")
+    if phase == PHASE_FAILED and failed_attempts(request) >= backoff_limit(request):
+        return Action("done")
+    spec = request.get("spec") or {}
+    node = str(spec.get("selectedNode") or "")
+    meta = request.get("metadata") or {}
+    pod_name = str(spec.get("podName") or meta.get("name") or "")
+    if not node:
+        return Action("fail", reason="spec.selectedNode is empty")
+    if pod is None:
+        return Action("fail", node, f"pod {pod_name} does not exist")
+    pod_meta = pod.get("metadata") or {}
+    owner = _owner_uid(request)
+    if owner and pod_meta.get("uid") and owner != pod_meta.get("uid"):
+        return Action("fail", node, f"pod {pod_name} was replaced (uid {pod_meta.get('uid')})")
+    if pod_meta.get("deletionTimestamp"):
+        return Action("fail", node, f"pod {pod_name} is being deleted")
+    bound = str((pod.get("spec") or {}).get("nodeName") or "")
+    if bound == node:
+        return Action("succeed", node)
+    if bound:
+        return Action("fail", node, f"pod {pod_name} is already bound to node {bound}")
+    if phase == PHASE_FAILED and retry_at is not None and now < retry_at:
+        return Action("wait", node, at=retry_at)
+    return Action("bind", node)
+
+
+def after_failure(
+    request: Mapping[str, Any], reason: str, now: float, *, retryable: bool = True
+) -> tuple[dict[str, Any], float | None]:
+    """The status to persist after a failed attempt, and when to retry (None: never)."""
+    failed = failed_attempts(request) + 1
+    status = {"phase": PHASE_FAILED, "reason": reason, "failedAttempts": failed}
+    if not retryable or failed >= backoff_limit(request):
+        if not retryable:
+            # Make the failure final for the scheduler too (is_failed: attempts >= limit).
+            status["failedAttempts"] = max(failed, backoff_limit(request))
+        return status, None
+    return status, now + retry_delay(failed)
+
+
+def succeeded_status() -> dict[str, Any]:
+    """Phase Succeeded; the reason of an earlier failure is removed, its count kept."""
+    return {"phase": PHASE_SUCCEEDED, "reason": None}

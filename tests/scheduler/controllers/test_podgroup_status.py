@@ -1,0 +1,100 @@
+"""PodGroup resourcesStatus: units, fractions, init containers, finished pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.controllers.podgroup_status import (
+    is_non_preemptible,
+    pod_request,
+    podgroup_status,
+)
+
+
+def pod(
+    *,
+    cpu: str = "500m",
+    memory: str = "1Gi",
+    gpu: str | None = None,
+    fraction: str | None = None,
+    devices: str | None = None,
+    node: str = "",
+    phase: str = "Pending",
+    init: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    requests: dict[str, str] = {"cpu": cpu, "memory": memory}
+    limits: dict[str, str] = {}
+    if gpu:
+        limits["nvidia.com/gpu"] = gpu
+    annotations: dict[str, str] = {}
+    if fraction:
+        annotations["gpu-fraction"] = fraction
+    if devices:
+        annotations["gpu-fraction-num-devices"] = devices
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}]
+    }
+    if init:
+        spec["initContainers"] = [{"name": "i", "resources": {"requests": init}}]
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": "p", "annotations": annotations},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def test_units_cpu_millicores_memory_mb_gpu_devices() -> None:
+    got = pod_request(pod(cpu="1.5", memory="512M", gpu="2"))
+    assert {k: str(v) for k, v in got.items()} == {
+        "cpu": "1500",
+        "memory": "512",
+        "nvidia.com/gpu": "2",
+    }
+
+
+def test_fractional_gpu_annotation() -> None:
+    assert pod_request(pod(fraction="0.5"))["nvidia.com/gpu"] == 0.5
+    assert pod_request(pod(fraction="0.25", devices="2"))["nvidia.com/gpu"] == 0.5
+    assert "nvidia.com/gpu" not in pod_request(pod(fraction="1.5"))  # invalid: ignored
+
+
+def test_init_container_counts_as_max() -> None:
+    got = pod_request(pod(cpu="1", memory="1M", init={"cpu": "3", "memory": "500k"}))
+    assert got["cpu"] == 3000
+    assert got["memory"] == 1
+
+
+def test_status_requested_allocated_and_finished_pods_excluded() -> None:
+    pods = [
+        pod(fraction="0.5", node="n1", phase="Running"),
+        pod(fraction="0.5", node="n1", phase="Pending"),  # bound, not yet running
+        pod(gpu="1"),  # pending, unbound
+        pod(gpu="4", node="n1", phase="Succeeded"),
+        pod(gpu="4", node="n1", phase="Failed"),
+    ]
+    status = podgroup_status({}, pods, non_preemptible=False)
+    rs = status["resourcesStatus"]
+    assert rs["requested"] == {"cpu": "1500", "memory": "3221.225472", "nvidia.com/gpu": "2"}
+    assert rs["allocated"] == {"cpu": "1000", "memory": "2147.483648", "nvidia.com/gpu": "1"}
+    assert rs["allocatedNonPreemptible"] == {}
+    assert (status["running"], status["pending"], status["succeeded"], status["failed"]) == (
+        1,
+        2,
+        1,
+        1,
+    )
+
+
+def test_non_preemptible_copies_allocated() -> None:
+    status = podgroup_status({}, [pod(node="n", phase="Running")], non_preemptible=True)
+    rs = status["resourcesStatus"]
+    assert rs["allocatedNonPreemptible"] == rs["allocated"] != {}
+
+
+def test_preemptibility_rule() -> None:
+    assert is_non_preemptible({"spec": {"preemptibility": "non-preemptible"}}, 10)
+    assert not is_non_preemptible({"spec": {"preemptibility": "preemptible"}}, 1000)
+    assert is_non_preemptible({"spec": {}}, 100)
+    assert not is_non_preemptible({"spec": {}}, None)  # default priority 50
