@@ -25,6 +25,8 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
+# Path.home() in the tests falls back to the passwd entry the same way; go needs HOME.
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 cache_root="${PODMUSTER_CACHE_DIR:-$HOME/.cache/podmuster}"
 cache="$cache_root/controlplane/v${K8S_VERSION}-v${ETCD_VERSION}"
 bin="$cache/bin"
@@ -94,7 +96,7 @@ if wanted kube-scheduler; then
 	build kube-scheduler k8s k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags" || true
 fi
 if wanted kwok; then
-	if build kwok kwok sigs.k8s.io/kwok/cmd/kwok; then
+	if build kwok kwok sigs.k8s.io/kwok/cmd/kwok && [[ ! -e "$share/kwok-stages/pod-ready.yaml" ]]; then
 		# kwok needs Stage documents out of cluster; take them from its module.
 		src="$(moddir kwok sigs.k8s.io/kwok)/kustomize/stage"
 		mkdir -p "$share/kwok-stages"
@@ -104,7 +106,7 @@ if wanted kwok; then
 	fi
 fi
 if wanted kuberay; then
-	if build kuberay kuberay github.com/ray-project/kuberay/ray-operator; then
+	if build kuberay kuberay github.com/ray-project/kuberay/ray-operator && [[ ! -d "$share/crds/kuberay" ]]; then
 		mkdir -p "$share/crds/kuberay"
 		cp -f "$(moddir kuberay github.com/ray-project/kuberay/ray-operator)"/config/crd/bases/*.yaml \
 			"$share/crds/kuberay/"
@@ -112,7 +114,8 @@ if wanted kuberay; then
 	fi
 fi
 if wanted training-operator; then
-	if build training-operator training github.com/kubeflow/training-operator/cmd/training-operator.v1; then
+	if build training-operator training github.com/kubeflow/training-operator/cmd/training-operator.v1 \
+		&& [[ ! -d "$share/crds/training-operator" ]]; then
 		mkdir -p "$share/crds/training-operator"
 		cp -f "$(moddir training github.com/kubeflow/training-operator)"/manifests/base/crds/kubeflow.org_*.yaml \
 			"$share/crds/training-operator/"

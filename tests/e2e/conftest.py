@@ -71,8 +71,8 @@ def cluster(request: pytest.FixtureRequest, binaries: Binaries) -> Iterator[Clus
         failed = request.session.testsfailed > 0
         if failed:
             print(f"\npodmuster e2e: component logs kept in {c.workdir}")
-        elif c.local is not None:
-            c.local.cleanup()
+        else:
+            c.cleanup()
 
 
 @pytest.fixture

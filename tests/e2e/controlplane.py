@@ -101,6 +101,10 @@ class Cluster:
         for proc in reversed(list(self.processes.values())):
             proc.stop()
 
+    def cleanup(self) -> None:
+        """Remove the work directory (logs included): only after a green run."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
     def log_report(self, lines: int = 15) -> str:
         """Where each component's log is, and its last lines."""
         out = []
@@ -185,8 +189,7 @@ class LocalControlPlane:
         return self.cluster
 
     def cleanup(self) -> None:
-        """Remove the work directory (logs included): only after a green run."""
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.cluster.cleanup()
 
     def rest(self) -> RestClient:
         assert self.pki is not None
