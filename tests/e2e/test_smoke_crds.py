@@ -16,7 +16,7 @@ import yaml
 from .controlplane import PODMUSTER_CRDS, Cluster
 from .kube import KubectlError, Obj
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
 def served_version(plural: str, group: str = "scheduling.run.ai") -> str:

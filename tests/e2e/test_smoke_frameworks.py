@@ -14,7 +14,7 @@ from .frameworks import CORPUS_ONLY, install_corpus_crds
 from .kube import Obj, wait_for
 from .objects import pod_template
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
 def raycluster(name: str, namespace: str, workers: int) -> Obj:

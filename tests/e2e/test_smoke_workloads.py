@@ -13,7 +13,7 @@ from .controlplane import Cluster
 from .kube import Obj, wait_for
 from .objects import bind, pod, pod_template, request_completion, wait_phase
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 JOB_LABEL = "batch.kubernetes.io/job-name"
 
