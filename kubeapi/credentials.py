@@ -1,6 +1,6 @@
 """Where the API server is and how to authenticate: a kubeconfig or the pod's service account.
 
-Why this module exists: the podgrouper's own client (:mod:`podgrouper.kubehttp`) and
+Why this module exists: the podgrouper's and the scheduler's client (:mod:`kubeapi.http`) and
 kopf's watcher must talk to the same cluster as the same identity, so both are built
 from one :class:`Credentials` value read here (``--kubeconfig``/``--context``,
 ``$KUBECONFIG``, ``~/.kube/config``, else in-cluster).  Only static credentials are

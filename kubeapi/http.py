@@ -1,74 +1,43 @@
-"""The real :class:`~podgrouper.kube.Kube`: the Kubernetes REST API over aiohttp.
+"""The real client: the Kubernetes REST API over aiohttp (:class:`KubeHttp`).
 
-Why this module exists: the podgrouper needs a dozen calls, not a client library; a
-small implementation over aiohttp (already required by kopf) adds no dependency and
-maps every failure onto :mod:`podgrouper.kube`'s error tree (the aiohttp error is
-chained).  Resource paths come from a built-in table for the kinds the podgrouper
-always touches and from API discovery (``/apis/<group>/<version>``, cached) for
-workload kinds.  Owners are read as ``PartialObjectMetadata``.
+Why this module exists: our components need a few dozen calls, not a client library; a
+small implementation over aiohttp (already required by kopf) adds no dependency and maps
+every failure onto :mod:`kubeapi.errors` (the aiohttp error is chained).  Resource paths
+come from a built-in table for the kinds we always touch and from API discovery
+(``/apis/<group>/<version>``, cached) for the rest.  Watches are line-delimited JSON read
+in chunks (no line-length limit); an ERROR event with code 410 raises GoneError.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
-import tempfile
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
 
-from podgrouper import credentials, kube
-
-_BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {
-    ("v1", "Pod"): ("pods", True),
-    ("v1", "Namespace"): ("namespaces", False),
-    ("v1", "ConfigMap"): ("configmaps", True),
-    ("v1", "Event"): ("events", True),
-    ("scheduling.k8s.io/v1", "PriorityClass"): ("priorityclasses", False),
-    ("scheduling.run.ai/v2alpha2", "PodGroup"): ("podgroups", True),
-    ("apps/v1", "ReplicaSet"): ("replicasets", True),
-    ("apps/v1", "Deployment"): ("deployments", True),
-    ("apps/v1", "StatefulSet"): ("statefulsets", True),
-    ("batch/v1", "Job"): ("jobs", True),
-    ("batch/v1", "CronJob"): ("cronjobs", True),
-}
-"""(apiVersion, kind) → (plural, namespaced) for the kinds needing no discovery."""
+from kubeapi import credentials, errors, objects, transport
+from kubeapi.objects import Object, ObjectRef
+from kubeapi.protocol import Listing, WatchEvent
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-
-
-def ssl_context(creds: credentials.Credentials) -> ssl.SSLContext | bool:
-    """TLS settings: the CA (file or data), a client certificate, or no verification."""
-    if creds.insecure:
-        return False
-    ca_data = base64.b64decode(creds.ca_data).decode() if creds.ca_data else None
-    context = ssl.create_default_context(cafile=creds.ca_path or None, cadata=ca_data)
-    if creds.certificate_path or creds.certificate_data:
-        with tempfile.TemporaryDirectory() as tmp:
-            cert = _as_file(creds.certificate_path, creds.certificate_data, Path(tmp) / "c")
-            key = _as_file(creds.key_path, creds.key_data, Path(tmp) / "k")
-            context.load_cert_chain(cert, key or None)
-    return context
-
-
-def _as_file(path: str, data: str, scratch: Path) -> str:
-    if path or not data:
-        return path
-    scratch.write_bytes(base64.b64decode(data))
-    return str(scratch)
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+PAGE = 500
 
 
 class KubeHttp:
-    """:class:`~podgrouper.kube.Kube` over one aiohttp session (made on first use)."""
+    """:class:`~kubeapi.protocol.KubeController` over one aiohttp session (made on first
+    use); ``component`` names the Events' source."""
 
-    def __init__(self, creds: credentials.Credentials, timeout: float = 30.0) -> None:
+    def __init__(
+        self, creds: credentials.Credentials, timeout: float = 30.0, component: str = "podmuster"
+    ) -> None:
         self._creds = creds
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
-        self._resources = dict(_BUILTIN)
+        self._resources = dict(transport.BUILTIN)
+        self.component = component
 
     async def close(self) -> None:
         if self._session is not None:
@@ -77,27 +46,31 @@ class KubeHttp:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(ssl=ssl_context(self._creds))
+            connector = aiohttp.TCPConnector(ssl=transport.ssl_context(self._creds))
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
         return self._session
+
+    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": accept}
+        token = self._creds.bearer_token()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        return headers
 
     async def _request(
         self,
         method: str,
         path: str,
-        ref: kube.ObjectRef | str,
+        ref: ObjectRef | str,
         *,
         body: Mapping[str, Any] | None = None,
         params: Mapping[str, str] | None = None,
         accept: str = "application/json",
         content_type: str = "application/json",
-    ) -> kube.Object:
-        headers = {"Accept": accept}
-        token = self._creds.bearer_token()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if body is not None:
-            headers["Content-Type"] = content_type
+    ) -> Object:
+        headers = self._headers(accept, content_type if body is not None else None)
         data = json.dumps(body).encode() if body is not None else None
         try:
             async with self._client().request(
@@ -106,24 +79,14 @@ class KubeHttp:
                 raw = await response.read()
                 status, reason = response.status, str(response.reason or "")
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise kube.TransientError(ref, f"{method} {path}: {exc!r}") from exc
-        try:
-            payload = json.loads(raw) if raw else {}
-        except ValueError as exc:
-            if status >= 400:
-                raise kube.error_for_status(ref, status, reason) from exc
-            raise kube.TransientError(ref, f"{method} {path}: not JSON", status) from exc
-        if status >= 400:
-            message = payload.get("message") if isinstance(payload, dict) else None
-            raise kube.error_for_status(ref, status, str(message or reason))
-        return payload if isinstance(payload, dict) else {}
+            raise errors.TransientError(ref, f"{method} {path}: {exc!r}") from exc
+        return transport.decode(ref, f"{method} {path}", status, reason, raw)
 
     async def _resource(self, api_version: str, kind: str) -> tuple[str, bool]:
         known = self._resources.get((api_version, kind))
         if known is not None:
             return known
-        base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-        listing = await self._request("GET", base, f"API {api_version}")
+        listing = await self._request("GET", transport.root(api_version), f"API {api_version}")
         for resource in listing.get("resources") or []:
             name = str(resource.get("name") or "")
             if "/" not in name:
@@ -131,24 +94,23 @@ class KubeHttp:
                 self._resources.setdefault((api_version, str(resource.get("kind"))), entry)
         found = self._resources.get((api_version, kind))
         if found is None:
-            raise kube.NotFoundError(f"{api_version} {kind}", "the API server serves no such kind")
+            where = f"{api_version} {kind}"
+            raise errors.NotFoundError(where, "the API server serves no such kind")
         return found
 
     async def path(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
         """The REST path of an object (or of the collection when ``name`` is empty)."""
         plural, namespaced = await self._resource(api_version, kind)
-        root = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
         scope = f"/namespaces/{namespace}" if namespaced and namespace else ""
-        return f"{root}{scope}/{plural}" + (f"/{name}" if name else "")
+        return f"{transport.root(api_version)}{scope}/{plural}" + (f"/{name}" if name else "")
 
-    async def get(self, api_version: str, kind: str, namespace: str, name: str) -> kube.Object:
-        ref = kube.ObjectRef(api_version, kind, namespace, name)
+    # --- KubeReader -----------------------------------------------------------------
+    async def get(self, api_version: str, kind: str, namespace: str, name: str) -> Object:
+        ref = ObjectRef(api_version, kind, namespace, name)
         return await self._request("GET", await self.path(api_version, kind, namespace, name), ref)
 
-    async def get_metadata(
-        self, api_version: str, kind: str, namespace: str, name: str
-    ) -> kube.Object:
-        ref = kube.ObjectRef(api_version, kind, namespace, name)
+    async def get_metadata(self, api_version: str, kind: str, namespace: str, name: str) -> Object:
+        ref = ObjectRef(api_version, kind, namespace, name)
         path = await self.path(api_version, kind, namespace, name)
         partial = await self._request("GET", path, ref, accept=METADATA_ONLY)
         return {"apiVersion": api_version, "kind": kind, "metadata": partial.get("metadata", {})}
@@ -159,8 +121,8 @@ class KubeHttp:
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
-    ) -> list[kube.Object]:
-        ref = kube.ObjectRef(api_version, kind, namespace, "")
+    ) -> list[Object]:
+        ref = ObjectRef(api_version, kind, namespace, "")
         selector = ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items()))
         listing = await self._request(
             "GET",
@@ -171,26 +133,114 @@ class KubeHttp:
         items = listing.get("items") or []
         return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
 
-    async def create(self, obj: Mapping[str, Any]) -> kube.Object:
-        ref = kube.ObjectRef.of(obj)
+    # --- KubeWriter -----------------------------------------------------------------
+    async def create(self, obj: Mapping[str, Any]) -> Object:
+        ref = ObjectRef.of(obj)
         path = await self.path(ref.api_version, ref.kind, ref.namespace)
         return await self._request("POST", path, ref, body=obj)
 
-    async def replace(self, obj: Mapping[str, Any]) -> kube.Object:
-        ref = kube.ObjectRef.of(obj)
+    async def replace(self, obj: Mapping[str, Any]) -> Object:
+        ref = ObjectRef.of(obj)
         path = await self.path(ref.api_version, ref.kind, ref.namespace, ref.name)
         return await self._request("PUT", path, ref, body=obj)
 
     async def merge_patch(
         self, api_version: str, kind: str, namespace: str, name: str, patch: Mapping[str, Any]
-    ) -> kube.Object:
-        ref = kube.ObjectRef(api_version, kind, namespace, name)
-        path = await self.path(api_version, kind, namespace, name)
-        return await self._request(
-            "PATCH", path, ref, body=patch, content_type="application/merge-patch+json"
-        )
+    ) -> Object:
+        return await self.patch(api_version, kind, namespace, name, patch)
 
     async def create_event(
         self, involved: Mapping[str, Any], event_type: str, reason: str, message: str
     ) -> None:
-        await self.create(kube.event_body(involved, event_type, reason, message))
+        body = objects.event_body(involved, event_type, reason, message, component=self.component)
+        await self.create(body)
+
+    # --- KubeWatcher ----------------------------------------------------------------
+    async def list_all(self, api_version: str, kind: str, namespace: str = "") -> Listing:
+        ref = ObjectRef(api_version, kind, namespace, "")
+        path = await self.path(api_version, kind, namespace)
+        items: list[Object] = []
+        params = {"limit": str(PAGE)}
+        version = ""
+        while True:
+            page = await self._request("GET", path, ref, params=params)
+            meta = page.get("metadata") or {}
+            version = version or str(meta.get("resourceVersion") or "")
+            page_items = page.get("items") or []
+            items.extend({"apiVersion": api_version, "kind": kind, **i} for i in page_items)
+            token = str(meta.get("continue") or "")
+            if not token:
+                return Listing(items, version)
+            params = {"limit": str(PAGE), "continue": token}
+
+    async def watch(
+        self,
+        api_version: str,
+        kind: str,
+        resource_version: str,
+        namespace: str = "",
+        timeout_seconds: int = 300,
+    ) -> AsyncIterator[WatchEvent]:
+        ref = ObjectRef(api_version, kind, namespace, "")
+        path = await self.path(api_version, kind, namespace)
+        params = {
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
+        url = self._creds.server + path
+        try:
+            async with self._client().get(
+                url, params=params, headers=self._headers("application/json", None), timeout=timeout
+            ) as response:
+                if response.status >= 400:
+                    raw = await response.read()
+                    transport.decode(ref, f"WATCH {path}", response.status, "", raw)
+                async for line in transport.lines(response.content.iter_any()):
+                    yield transport.watch_event(ref, api_version, kind, line)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise errors.TransientError(ref, f"WATCH {path}: {exc!r}") from exc
+
+    # --- KubeController -------------------------------------------------------------
+    async def patch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str = "",
+        strategic: bool = False,
+    ) -> Object:
+        ref = ObjectRef(api_version, kind, namespace, name)
+        path = await self.path(api_version, kind, namespace, name)
+        path += f"/{subresource}" if subresource else ""
+        kind_of_patch = STRATEGIC if strategic else MERGE
+        return await self._request("PATCH", path, ref, body=patch, content_type=kind_of_patch)
+
+    async def delete(
+        self, api_version: str, kind: str, namespace: str, name: str, *, uid: str = ""
+    ) -> None:
+        ref = ObjectRef(api_version, kind, namespace, name)
+        path = await self.path(api_version, kind, namespace, name)
+        body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}  # type: ignore[assignment]
+        await self._request("DELETE", path, ref, body=body)
+
+    async def bind(self, namespace: str, pod: str, node: str, *, uid: str = "") -> None:
+        ref = ObjectRef("v1", "Pod", namespace, pod)
+        meta: Object = {"name": pod, "namespace": namespace}
+        if uid:
+            meta["uid"] = uid
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": meta,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        path = await self.path("v1", "Pod", namespace, pod) + "/binding"
+        await self._request("POST", path, ref, body=body)

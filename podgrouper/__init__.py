@@ -1,11 +1,11 @@
 """The live podgrouper: pods in, KAI-compatible PodGroups and pod labels out.
 
-Layers inside the package (only ``kubehttp``, ``handlers`` and ``cli`` touch the network
-or import kopf/aiohttp; the facade below imports none of them):
+Layers inside the package (only ``handlers`` and ``cli`` touch the network or import
+kopf; the client is the shared :mod:`kubeapi` package; the facade below imports none of
+them):
 
-* ``kube`` — the narrow async API (``KubeReader``, ``KubeWriter``) and its error tree;
-  ``kubehttp`` — the aiohttp implementation; ``credentials`` — kubeconfig/in-cluster;
-  ``testing`` — ``FakeKube``, the in-memory implementation for tests;
+* ``kube`` — the narrow async API (``KubeReader``, ``KubeWriter``) and its error tree,
+  from :mod:`kubeapi`; ``testing`` — ``FakeKube``, the in-memory implementation for tests;
 * ``owners`` — top-owner walk; ``lookups`` — related objects for adapters;
   ``applying`` — PodGroup create/update and the pod patch;
   ``reconciling`` — one pod's reconcile and its error policy;

@@ -45,7 +45,9 @@ from typing import Any
 import kopf
 
 from integrations import registry
-from podgrouper import adapters, credentials, flags, handlers, kubehttp, settings
+from kubeapi import credentials
+from kubeapi import http as kubehttp
+from podgrouper import adapters, flags, handlers, settings
 
 ANNOTATION_PREFIX = "podgrouper.podmuster.io"
 
@@ -95,7 +97,9 @@ def build_operator_registry(
     @kopf.on.startup(id="podgrouper/startup", registry=operator)
     def startup(*, settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
         configure(settings, config)
-        memo[handlers.MEMO_KEY] = handlers.Runtime(kubehttp.KubeHttp(creds), groupers, config)
+        memo[handlers.MEMO_KEY] = handlers.Runtime(
+            kubehttp.KubeHttp(creds, component="podgrouper"), groupers, config
+        )
 
     @kopf.on.cleanup(id="podgrouper/cleanup", registry=operator)
     async def cleanup(*, memo: kopf.Memo, **_: Any) -> None:

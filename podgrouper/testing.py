@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubeapi.testing import key_of, merge
 from podgrouper import kube
 
 Key = tuple[str, str, str, str]
@@ -30,21 +31,12 @@ class _Failure:
     times: int | None
 
 
-def _key(ref: kube.ObjectRef) -> Key:
-    return (ref.api_version, ref.kind, ref.namespace, ref.name)
+_key = key_of
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch: mappings merge, ``None`` deletes, the rest replaces."""
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+    return merge(target, patch)
 
 
 class FakeKube:

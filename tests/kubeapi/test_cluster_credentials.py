@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podgrouper import credentials, kubehttp
+from kubeapi import credentials, transport
 
 CONFIG = {
     "current-context": "dev",
@@ -97,7 +97,7 @@ def test_explicit_and_env_kubeconfig_win(kubeconfig: Path, tmp_path: Path) -> No
 
 
 def test_tls_context() -> None:
-    assert kubehttp.ssl_context(credentials.Credentials(server="s", insecure=True)) is False
+    assert transport.ssl_context(credentials.Credentials(server="s", insecure=True)) is False
     bogus = base64.b64encode(b"not a certificate").decode()
     with pytest.raises(ssl.SSLError):
-        kubehttp.ssl_context(credentials.Credentials(server="s", ca_data=bogus))
+        transport.ssl_context(credentials.Credentials(server="s", ca_data=bogus))

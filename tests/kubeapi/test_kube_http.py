@@ -14,7 +14,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from podgrouper import credentials, kube, kubehttp
+from kubeapi import credentials
+from kubeapi import errors as kube
+from kubeapi import http as kubehttp
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DISCOVERY = {

@@ -18,13 +18,13 @@ import yaml
 from podgrouper_objects import SETTINGS, fake, obj, pod, pod_group
 
 from integrations import registry
+from kubeapi import credentials
+from kubeapi import http as kubehttp
 from podgrouper import (
     cli,
-    credentials,
     flags,
     handlers,
     kube,
-    kubehttp,
     selectors,
     settings,
     testing,

@@ -1,0 +1,135 @@
+"""KubeHttp's controller calls against an in-process server: paged list with its
+resourceVersion, watch streams (split chunks, bookmarks, 410 as an ERROR event and as an
+HTTP status), status/strategic patches, delete with a uid precondition, pod binding."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from kubeapi import credentials, errors, transport
+from kubeapi.http import KubeHttp
+from kubeapi.protocol import WatchEvent
+
+Route = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def run(route: Route, scenario: Callable[[KubeHttp], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", route)
+        server = TestServer(app)
+        await server.start_server()
+        client = KubeHttp(credentials.Credentials(server=str(server.make_url("")).rstrip("/")))
+        try:
+            return await scenario(client)
+        finally:
+            await client.close()
+            await server.close()
+
+    return asyncio.run(main())
+
+
+def test_list_all_follows_continue_tokens_and_keeps_the_first_version() -> None:
+    seen: list[dict[str, str]] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        seen.append(dict(request.query))
+        if "continue" not in request.query:
+            meta = {"resourceVersion": "7", "continue": "next"}
+            return web.json_response({"metadata": meta, "items": [{"metadata": {"name": "a"}}]})
+        meta = {"resourceVersion": "7"}
+        return web.json_response({"metadata": meta, "items": [{"metadata": {"name": "b"}}]})
+
+    listing = run(route, lambda c: c.list_all("v1", "Node"))
+    assert listing.resource_version == "7"
+    assert [i["metadata"]["name"] for i in listing.items] == ["a", "b"]
+    assert listing.items[0]["kind"] == "Node"
+    assert seen == [{"limit": "500"}, {"limit": "500", "continue": "next"}]
+
+
+def test_watch_reads_lines_across_chunks_and_passes_bookmarks() -> None:
+    records = [
+        {"type": "ADDED", "object": {"metadata": {"name": "n1", "resourceVersion": "8"}}},
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}},
+    ]
+    seen: list[dict[str, str]] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        seen.append(dict(request.query))
+        response = web.StreamResponse()
+        await response.prepare(request)
+        data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+        for start in range(0, len(data), 7):
+            await response.write(data[start : start + 7])
+        await response.write_eof()
+        return response
+
+    async def scenario(client: KubeHttp) -> list[WatchEvent]:
+        return [e async for e in client.watch("v1", "Node", "7", timeout_seconds=5)]
+
+    events = run(route, scenario)
+    assert [(e.type, e.resource_version) for e in events] == [("ADDED", "8"), ("BOOKMARK", "9")]
+    assert events[0].object["kind"] == "Node"
+    assert seen[0] == {
+        "watch": "1",
+        "resourceVersion": "7",
+        "allowWatchBookmarks": "true",
+        "timeoutSeconds": "5",
+    }
+
+
+@pytest.mark.parametrize("as_status", [True, False])
+def test_watch_too_old_raises_gone(as_status: bool) -> None:
+    gone = {"kind": "Status", "code": 410, "message": "too old resource version: 1 (5)"}
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        if as_status:
+            return web.json_response(gone, status=410)
+        return web.Response(body=json.dumps({"type": "ERROR", "object": gone}).encode() + b"\n")
+
+    async def scenario(client: KubeHttp) -> None:
+        async for _ in client.watch("scheduling.run.ai/v2", "Queue", "1"):
+            pass
+
+    with pytest.raises(errors.GoneError, match=r"Queue.*too old"):
+        run(route, scenario)
+
+
+def test_patch_delete_and_bind_requests() -> None:
+    seen: list[tuple[str, str, str, Any]] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        content = request.headers.get("Content-Type", "")
+        seen.append((request.method, request.path, content, json.loads(body) if body else None))
+        return web.json_response({})
+
+    async def scenario(client: KubeHttp) -> None:
+        status = {"status": {"conditions": [{"type": "PodScheduled", "status": "False"}]}}
+        await client.patch("v1", "Pod", "ns", "p", status, subresource="status", strategic=True)
+        await client.delete("v1", "Pod", "ns", "p", uid="u1")
+        await client.bind("ns", "p", "node-1", uid="u1")
+
+    run(route, scenario)
+    assert seen[0][:3] == (
+        "PATCH",
+        "/api/v1/namespaces/ns/pods/p/status",
+        "application/strategic-merge-patch+json",
+    )
+    assert seen[1][:2] == ("DELETE", "/api/v1/namespaces/ns/pods/p")
+    assert seen[1][3]["preconditions"] == {"uid": "u1"}
+    assert seen[2][1] == "/api/v1/namespaces/ns/pods/p/binding"
+    assert seen[2][3]["target"] == {"apiVersion": "v1", "kind": "Node", "name": "node-1"}
+    assert seen[2][3]["metadata"]["uid"] == "u1"
+
+
+def test_lease_and_crd_paths_need_no_discovery() -> None:
+    assert transport.BUILTIN[("coordination.k8s.io/v1", "Lease")] == ("leases", True)
+    assert transport.BUILTIN[("scheduling.run.ai/v2", "Queue")] == ("queues", False)
