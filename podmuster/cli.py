@@ -15,6 +15,7 @@ from typing import Any
 from crds.errors import InputError
 from podgrouper import flags as podgrouper_flags
 from podmuster import __version__, demo_command, group_command, schedule_command
+from scheduler.live import flags as scheduler_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     components = run_parser.add_subparsers(dest="component", metavar="COMPONENT")
     podgrouper_flags.add_parser(components)
+    scheduler_flags.add_parser(components)
     return parser
 
 

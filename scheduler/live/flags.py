@@ -1,0 +1,45 @@
+"""The flags of ``podmuster run scheduler``, parsed without importing aiohttp.
+
+Why: ``podmuster`` builds every subcommand's parser at start-up; the live scheduler's
+modules (the client, the informers) load only in :func:`run_scheduler`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``scheduler`` to a ``run`` subcommand's subparsers (``handler=run_scheduler``)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "scheduler",
+        help="run the scheduler: BindRequests for pending pod groups, every period",
+        description="Watch the cluster and schedule pod groups (KAI scheduler).",
+    )
+    parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
+    parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    parser.add_argument("--scheduler-name", default="kai-scheduler")
+    parser.add_argument("--config", default="", help="scheduler configuration file (YAML)")
+    parser.add_argument(
+        "--schedule-period", type=float, default=1.0, help="seconds between cycles (default 1)"
+    )
+    parser.add_argument(
+        "--leader-elect", action="store_true", help="run cycles only while holding the Lease"
+    )
+    parser.add_argument(
+        "--leader-elect-namespace", default="", help="the Lease's namespace (default: ours)"
+    )
+    parser.add_argument(
+        "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
+    )
+    parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    parser.set_defaults(handler=run_scheduler)
+    return parser
+
+
+def run_scheduler(args: argparse.Namespace) -> int:
+    """Start the live scheduler (imports the client and the engine only now)."""
+    from scheduler.live import main  # aiohttp loads only for the live scheduler
+
+    return main.main(args)

@@ -1,0 +1,167 @@
+"""List-then-watch of the kinds the engine reads, into one :class:`ClusterCache`.
+
+Why this module exists: the cache parses each object once, on upsert, so the live
+scheduler must feed it every change exactly as KAI's informers feed its cache: list
+(with the list's resourceVersion), watch from there, resume from the last seen version
+when the server ends a stream, relist on 410 Gone and delete what disappeared meanwhile,
+and back off (jittered exponential, capped) on any other failure.  One kind failing
+never stops the others, and a bad object never stops its kind: the cache keeps the
+error (``strict=False``) and :attr:`Informers.invalid` queues it to be reported as a
+Warning Event on the object.  The latest raw object per key is kept for the commit step
+(uids for preconditions, involved objects for Events, current conditions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crds.documents import SourcedObject
+from crds.errors import InputError
+from kubeapi import ApiError, GoneError, KubeWatcher, Object
+from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.cache.reading import key_of
+
+log = logging.getLogger("podmuster.scheduler.informers")
+
+WATCHED: tuple[tuple[str, str], ...] = (
+    ("v1", "Node"),
+    ("v1", "Pod"),
+    ("scheduling.run.ai/v2alpha2", "PodGroup"),
+    ("scheduling.run.ai/v2", "Queue"),
+    ("scheduling.run.ai/v1alpha2", "BindRequest"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("kai.scheduler/v1alpha1", "Topology"),
+)
+"""(apiVersion, kind) of everything the engine reads."""
+
+SOURCE = "apiserver"
+
+
+@dataclass(slots=True)
+class Backoff:
+    """Exponential back-off, jittered: ``uniform(c/2, c)`` with ``c = min(cap, base * 2**n)``."""
+
+    base: float = 0.5
+    cap: float = 30.0
+    attempts: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def next_delay(self) -> float:
+        ceiling = min(self.cap, self.base * 2**self.attempts)
+        self.attempts += 1
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.attempts = 0
+
+
+class Informers:
+    """Keeps ``cache`` equal to the cluster; :meth:`run` until cancelled."""
+
+    def __init__(
+        self,
+        api: KubeWatcher,
+        cache: ClusterCache,
+        *,
+        watched: tuple[tuple[str, str], ...] = WATCHED,
+        backoff: Backoff | None = None,
+        watch_timeout: int = 300,
+    ) -> None:
+        self.api = api
+        self.cache = cache
+        self.watched = watched
+        self.objects: dict[str, dict[str, Object]] = {kind: {} for _, kind in watched}
+        self.invalid: list[tuple[Object, InputError]] = []
+        self.relists: dict[str, int] = {kind: 0 for _, kind in watched}
+        self._synced = {kind: asyncio.Event() for _, kind in watched}
+        self._backoff = backoff or Backoff()
+        self._watch_timeout = watch_timeout
+        self._reported: dict[tuple[str, str], str] = {}
+
+    @property
+    def synced(self) -> bool:
+        return all(event.is_set() for event in self._synced.values())
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(event.wait() for event in self._synced.values()))
+
+    async def run(self) -> None:
+        """One task per kind, until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            for api_version, kind in self.watched:
+                group.create_task(self.run_kind(api_version, kind), name=f"informer {kind}")
+
+    def observe(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        """Apply one change (a watch event, or our own write seen before its event)."""
+        kind = str(obj.get("kind") or "")
+        store = self.objects.get(kind)
+        if store is None:
+            return
+        key = key_of(obj)
+        if event_type == "DELETED":
+            store.pop(key, None)
+            self.cache.delete(kind, key)
+            self._reported.pop((kind, key), None)
+            return
+        current = store.get(key)
+        if current is not None and _version(current) > _version(obj) > 0:
+            return  # an older copy (our write raced its own watch event)
+        store[key] = dict(obj)
+        self.cache.upsert(SourcedObject(dict(obj), SOURCE, 0))
+        error = self.cache.errors.get((kind, key))
+        if error is None:
+            self._reported.pop((kind, key), None)
+        elif self._reported.get((kind, key)) != str(error):
+            self._reported[(kind, key)] = str(error)
+            self.invalid.append((dict(obj), error))
+
+    async def run_kind(self, api_version: str, kind: str) -> None:
+        """List, then watch, forever; relist on 410, back off on other errors."""
+        backoff = Backoff(self._backoff.base, self._backoff.cap, 0, self._backoff.rng)
+        version = ""
+        while True:
+            try:
+                if not version:
+                    version = await self._relist(api_version, kind)
+                async for event in self.api.watch(
+                    api_version, kind, version, timeout_seconds=self._watch_timeout
+                ):
+                    if event.type != "BOOKMARK":
+                        self.observe(event.type, event.object)
+                    version = event.resource_version or version
+                backoff.reset()
+            except GoneError:
+                log.info("watch of %s expired at version %s; listing again", kind, version)
+                version = ""
+            except ApiError as exc:
+                delay = backoff.next_delay()
+                log.warning("%s informer: %s; retrying in %.1fs", kind, exc, delay)
+                await asyncio.sleep(delay)
+
+    async def _relist(self, api_version: str, kind: str) -> str:
+        listing = await self.api.list_all(api_version, kind)
+        self.relists[kind] += 1
+        store = self.objects[kind]
+        present = {key_of(obj) for obj in listing.items}
+        for gone in [key for key in store if key not in present]:
+            self.observe("DELETED", store[gone])
+        for obj in listing.items:
+            self.observe("MODIFIED", obj)
+        self._synced[kind].set()
+        log.info(
+            "listed %d %s objects at version %s", len(listing.items), kind, listing.resource_version
+        )
+        return listing.resource_version
+
+
+def _version(obj: Mapping[str, Any]) -> int:
+    raw = (obj.get("metadata") or {}).get("resourceVersion") or 0
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 0

@@ -1,0 +1,144 @@
+"""The live scheduler's loop: sync informers, then snapshot → run_cycle → commit, every period.
+
+Why this module exists: KAI runs ``runOnce`` every ``schedulePeriod`` once its informers
+have synced (§5.1); this is that loop around the pure engine, plus what a process in a
+cluster needs: optional Lease leader election (a replica that loses the lease stops),
+graceful shutdown on SIGTERM/SIGINT (the current commit finishes, the lease is
+released), and one log line per cycle (JSON objects with ``--log-format json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass
+
+from kubeapi import KubeController
+from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import run_cycle
+from scheduler.live.committing import Committer
+from scheduler.live.informers import Informers
+from scheduler.live.leader import LeaderElector
+
+log = logging.getLogger("podmuster.scheduler")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    config: SchedulerConfig
+    schedule_period: float = 1.0
+    leader_elect: bool = False
+    lease_namespace: str = "default"
+    identity: str = ""
+    backoff_limit: int = 3
+
+
+def identity() -> str:
+    """hostname + pid: unique per replica, readable in ``kubectl get lease``."""
+    return f"{socket.gethostname()}_{os.getpid()}"
+
+
+async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int:
+    """Run until ``stop`` is set (0) or the lease is lost (1)."""
+    cache = ClusterCache(options.config.scheduler_name, strict=False)
+    informers = Informers(api, cache)
+    committer = Committer(api, informers, backoff_limit=options.backoff_limit)
+    elector = None
+    lost = asyncio.Event()
+    holding: asyncio.Task[None] | None = None
+    if options.leader_elect:
+        elector = LeaderElector(api, options.lease_namespace, options.identity or identity())
+        if not await elector.acquire(stop):
+            return 0
+        holding = asyncio.create_task(_hold(elector, stop, lost))
+    watching = asyncio.create_task(informers.run(), name="informers")
+    try:
+        await _until(informers.wait_synced(), stop)
+        log.info("informers synced", extra={"objects": sum(map(len, informers.objects.values()))})
+        while not stop.is_set() and not lost.is_set():
+            started = time.monotonic()
+            snapshot = cache.snapshot(time.time())
+            result = run_cycle(snapshot.snapshot, options.config, explain=True)
+            report = await committer.commit(result)
+            log.info(
+                "cycle",
+                extra={
+                    "seconds": round(time.monotonic() - started, 4),
+                    "binds": len(result.binds),
+                    "pipelined": len(result.pipelined),
+                    "evictions": len(result.evictions),
+                    "pending_groups": sum(o.outcome == "pending" for o in result.pod_groups),
+                    "invalid_objects": len(snapshot.errors),
+                    "bind_requests": report.bind_requests,
+                    "failed_writes": report.failed,
+                },
+            )
+            remaining = options.schedule_period - (time.monotonic() - started)
+            await _until(asyncio.sleep(max(remaining, 0.0)), stop, lost)
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+        if holding is not None:
+            stop.set()
+            await holding
+        if elector is not None and not lost.is_set():
+            await elector.release()
+    return 1 if lost.is_set() else 0
+
+
+async def _hold(elector: LeaderElector, stop: asyncio.Event, lost: asyncio.Event) -> None:
+    await elector.hold(stop)
+    if not stop.is_set():
+        lost.set()
+
+
+async def _until(work: object, *events: asyncio.Event) -> None:
+    """Await ``work`` unless one of ``events`` is set first."""
+    task = asyncio.ensure_future(work)  # type: ignore[call-overload]
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    for pending in [task, *waiters]:
+        pending.cancel()
+
+
+def install_signal_handlers(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and any ``extra`` fields."""
+
+    _standard = set(vars(logging.makeLogRecord({})))
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry.update({k: v for k, v in vars(record).items() if k not in self._standard})
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure_logging(log_format: str, level: int = logging.INFO) -> None:
+    handler = logging.StreamHandler()
+    if log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

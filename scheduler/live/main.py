@@ -1,0 +1,66 @@
+"""``podmuster run scheduler``: flags → credentials, configuration, client → the loop.
+
+Why this module exists: the start-up a process needs (validate flags and the config
+file before connecting, log set-up, signal handlers, closing the client) kept apart
+from the loop so the loop can be started in-process by tests with a fake API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+
+import yaml
+
+from kubeapi import CredentialsError, load_credentials
+from kubeapi.http import KubeHttp
+from scheduler.config import ConfigError, SchedulerConfig, load_config
+from scheduler.live import loop
+
+
+def config_from(args: argparse.Namespace) -> SchedulerConfig:
+    config = SchedulerConfig()
+    if args.config:
+        try:
+            with open(args.config, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{args.config}: cannot read: {exc}") from exc
+        try:
+            config = load_config(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{args.config}: {exc}") from exc
+    return dataclasses.replace(config, scheduler_name=args.scheduler_name)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        config = config_from(args)
+        creds = load_credentials(args.kubeconfig, args.context)
+    except (ConfigError, CredentialsError) as exc:
+        print(f"podmuster run scheduler: {exc}", file=sys.stderr)
+        return 2
+    if args.schedule_period <= 0:
+        print("podmuster run scheduler: --schedule-period: must be > 0", file=sys.stderr)
+        return 2
+    loop.configure_logging(args.log_format)
+    options = loop.Options(
+        config=config,
+        schedule_period=args.schedule_period,
+        leader_elect=args.leader_elect,
+        lease_namespace=args.leader_elect_namespace or creds.namespace,
+        backoff_limit=args.bind_backoff_limit,
+    )
+
+    async def serve() -> int:
+        stop = asyncio.Event()
+        loop.install_signal_handlers(stop)
+        api = KubeHttp(creds, component="podmuster-scheduler")
+        try:
+            return await loop.run(api, options, stop)
+        finally:
+            await api.close()
+
+    return asyncio.run(serve())

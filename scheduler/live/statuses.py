@@ -1,0 +1,93 @@
+"""Why a gang stayed pending, written where users look: pod and PodGroup status, Events.
+
+Why this module exists: KAI closes every session by telling users why a job was not
+scheduled (§1.2 step 4): ``PodScheduled=False`` (reason ``Unschedulable``) on its pending
+pods, a PodGroup ``status.schedulingConditions`` entry of type
+``UnschedulableOnNodePool`` with one ``reasons[]`` item per reason (codes such as
+``OverLimit``, ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``, else
+``Unschedulable``), and a Warning Event.  The bodies are built here as pure functions;
+:mod:`scheduler.live.committing` writes them only when they change, so a job pending
+for an hour costs no writes after the first cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubeapi import Object, timestamp
+
+CONDITION_TYPE = "UnschedulableOnNodePool"
+NODE_POOL = "default"
+CODES = ("NonPreemptibleOverQuota", "OverLimit", "QueueDoesNotExist")
+_CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
+
+
+def reason_code(reason: str) -> str:
+    """The API reason for an engine reason string (its ``Code:`` prefix if known)."""
+    match = _CODE.match(reason)
+    if match and match.group(1) in CODES:
+        return match.group(1)
+    return "Unschedulable"
+
+
+def message_of(reasons: Sequence[str]) -> str:
+    return "; ".join(reasons) if reasons else "the scheduler could not place the pod group"
+
+
+def pod_scheduled_patch(reasons: Sequence[str]) -> Object:
+    """Strategic-merge patch for a pod's status: ``PodScheduled=False``, ``Unschedulable``."""
+    condition = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": message_of(reasons)[:4096],
+        "lastTransitionTime": timestamp(),
+    }
+    return {"status": {"conditions": [condition]}}
+
+
+def pod_needs_condition(pod: Mapping[str, Any], reasons: Sequence[str]) -> bool:
+    """False when the pod already says PodScheduled=False with this message."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled":
+            return not (
+                condition.get("status") == "False"
+                and condition.get("reason") == "Unschedulable"
+                and condition.get("message") == message_of(reasons)[:4096]
+            )
+    return True
+
+
+def scheduling_condition(reasons: Sequence[str], transition: int) -> Object:
+    """One ``schedulingConditions`` entry for the default node pool."""
+    return {
+        "type": CONDITION_TYPE,
+        "nodePool": NODE_POOL,
+        "status": "True",
+        "reason": "Unschedulable",
+        "message": message_of(reasons)[:4096],
+        "transitionID": str(transition),
+        "lastTransitionTime": timestamp(),
+        "reasons": [{"reason": reason_code(r), "message": r[:1024]} for r in reasons],
+    }
+
+
+def pod_group_patch(group: Mapping[str, Any], reasons: Sequence[str]) -> Object | None:
+    """Merge patch for a PodGroup's status, or None when its condition already says this.
+
+    Conditions of other node pools are kept; ours is replaced, with the next
+    ``transitionID`` when the reasons changed."""
+    existing = list((group.get("status") or {}).get("schedulingConditions") or [])
+    ours = [
+        c for c in existing if c.get("nodePool") == NODE_POOL and c.get("type") == CONDITION_TYPE
+    ]
+    others = [c for c in existing if c not in ours]
+    wanted = [{"reason": reason_code(r), "message": r[:1024]} for r in reasons]
+    if ours and ours[0].get("reasons") == wanted and ours[0].get("status") == "True":
+        return None
+    previous = ours[0].get("transitionID") if ours else None
+    transition = int(str(previous)) + 1 if str(previous or "").isdigit() else 0
+    condition = scheduling_condition(reasons, transition)
+    return {"status": {"schedulingConditions": [*others, condition]}}

@@ -1,0 +1,49 @@
+"""Shared helpers for the live-scheduler unit tests: a FakeKube holding scheduler.testing
+objects, and a way to run informers until a condition holds."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from kubeapi.testing import FakeKube
+from scheduler import testing as st
+from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.live.informers import Backoff, Informers
+
+
+def api_with(objects: Iterable[Any]) -> FakeKube:
+    fake = FakeKube()
+    for obj in st.stamp(st.flatten(objects)):
+        fake.add(obj)
+    return fake
+
+
+def informers_for(fake: FakeKube) -> Informers:
+    return Informers(fake, ClusterCache(strict=False), backoff=Backoff(base=0.001, cap=0.01))
+
+
+async def until(check: Callable[[], bool], timeout: float = 2.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "condition never held"
+        await asyncio.sleep(0.005)
+
+
+def with_informers(fake: FakeKube, scenario: Callable[[Informers], Awaitable[None]]) -> Informers:
+    informers = informers_for(fake)
+
+    async def main() -> None:
+        task = asyncio.create_task(informers.run())
+        try:
+            await asyncio.wait_for(informers.wait_synced(), 2)
+            await scenario(informers)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+    return informers

@@ -1,0 +1,145 @@
+"""Committing a cycle: BindRequest shape, no duplicate on the next cycle, failed requests
+replaced, evictions delete the pod, pending gangs get PodScheduled=False and a PodGroup
+scheduling condition (written once), Warning/Pipelined/InvalidObject Events."""
+
+from __future__ import annotations
+
+from live_objects import api_with, with_informers
+
+from scheduler import testing as st
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import Bind, CycleResult, Eviction, PodGroupOutcome, run_cycle
+from scheduler.live.committing import Committer
+from scheduler.live.informers import Informers
+from scheduler.live.statuses import reason_code
+
+BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
+
+
+def cycle(informers: Informers) -> CycleResult:
+    return run_cycle(informers.cache.snapshot(0).snapshot, SchedulerConfig(), explain=True)
+
+
+def test_bind_requests_have_kai_shape_and_are_not_duplicated() -> None:
+    fake = api_with([st.node("n1", gpus=2), st.queue("q", gpu_quota=2), st.job("a", "q", gpus=1)])
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        first = await committer.commit(cycle(informers))
+        assert first.bind_requests == 1
+        again = cycle(informers)  # our write was fed to the cache: the pod is Binding
+        assert again.binds == []
+        repeat = await committer.commit(CycleResult(binds=[Bind("default/a-0", "n1")]))
+        assert (repeat.bind_requests, repeat.already_binding) == (0, 1)
+
+    with_informers(fake, scenario)
+    (request,) = fake.of_kind("BindRequest")
+    pod = fake.stored("v1", "Pod", "default", "a-0")
+    assert pod is not None
+    assert request["metadata"]["name"] == "a-0"
+    assert request["metadata"]["labels"] == {"selected-node": "n1"}
+    owner = request["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("Pod", "a-0", pod["metadata"]["uid"])
+    assert request["spec"] == {
+        "podName": "a-0",
+        "selectedNode": "n1",
+        "receivedResourceType": "Regular",
+        "receivedGPU": {"count": 1, "portion": "0.00"},
+        "backoffLimit": 3,
+    }
+
+
+def test_a_finally_failed_request_is_replaced() -> None:
+    failed = st.bind_request("a-0", "n9")
+    failed["spec"]["backoffLimit"] = 1
+    failed["status"] = {"phase": "Failed", "failedAttempts": 1}
+    fake = api_with([st.node("n1"), st.queue("q"), st.job("a", "q"), failed])
+
+    async def scenario(informers: Informers) -> None:
+        report = await Committer(fake, informers).commit(cycle(informers))
+        assert report.bind_requests == 1
+
+    with_informers(fake, scenario)
+    (request,) = fake.of_kind("BindRequest")
+    assert request["spec"]["selectedNode"] == "n1"
+    assert "status" not in request
+
+
+def test_eviction_deletes_the_pod_and_pipelined_gets_one_event() -> None:
+    fake = api_with(
+        [st.node("n1"), st.queue("q"), st.job("a", "q", states=["Running"], nodes=["n1"])]
+    )
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        decided = CycleResult(
+            evictions=[Eviction("default/a-0", "reclaim", "default/b")],
+            pipelined=[Bind("default/a-0", "n1")],
+        )
+        report = await committer.commit(decided)
+        assert report.evicted == 1
+        await committer.commit(CycleResult(pipelined=[Bind("default/a-0", "n1")]))
+
+    with_informers(fake, scenario)
+    assert fake.stored("v1", "Pod", "default", "a-0") is None
+    reasons = [e["reason"] for e in fake.events]
+    assert reasons.count("Pipelined") == 1
+    assert "Evict" in reasons
+
+
+def test_pending_gang_gets_conditions_once_and_a_warning() -> None:
+    fake = api_with([st.node("n1", cpu="2"), st.queue("q"), st.job("big", "q", tasks=3)])
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        result = cycle(informers)
+        assert [o.outcome for o in result.pod_groups] == ["pending"]
+        first = await committer.commit(result)
+        assert first.conditions == 4  # the PodGroup and its three pods
+        second = await committer.commit(cycle(informers))
+        assert second.conditions == 0
+
+    with_informers(fake, scenario)
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "big")
+    assert group is not None
+    (condition,) = group["status"]["schedulingConditions"]
+    assert (condition["type"], condition["nodePool"], condition["status"]) == (
+        "UnschedulableOnNodePool",
+        "default",
+        "True",
+    )
+    assert condition["reasons"]
+    assert condition["reasons"][0]["reason"] == "Unschedulable"
+    pod = fake.stored("v1", "Pod", "default", "big-0")
+    assert pod is not None
+    (scheduled,) = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
+    assert scheduled["message"] == condition["message"]
+    warnings = [e for e in fake.events if e["reason"] == "Unschedulable"]
+    assert len(warnings) == 1
+    assert warnings[0]["involvedObject"]["kind"] == "PodGroup"
+
+
+def test_missing_queue_reason_code_and_invalid_object_event() -> None:
+    broken = st.queue("broken")
+    broken["spec"]["resources"]["gpu"]["quota"] = "lots"
+    fake = api_with([st.node("n1"), broken, st.job("a", "nowhere")])
+
+    async def scenario(informers: Informers) -> None:
+        await Committer(fake, informers).commit(cycle(informers))
+
+    with_informers(fake, scenario)
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "a")
+    assert group is not None
+    codes = [r["reason"] for r in group["status"]["schedulingConditions"][0]["reasons"]]
+    assert codes[0] == "QueueDoesNotExist"
+    invalid = [e for e in fake.events if e["reason"] == "InvalidObject"]
+    assert [e["involvedObject"]["name"] for e in invalid] == ["broken"]
+    assert "spec.resources.gpu.quota" in invalid[0]["message"]
+
+
+def test_reason_codes() -> None:
+    assert reason_code("OverLimit: gpu request of 2 would take queue q over") == "OverLimit"
+    assert reason_code("pod default/a-0: NonPreemptibleOverQuota: x") == "NonPreemptibleOverQuota"
+    assert reason_code("pod default/a-0: no node fits") == "Unschedulable"
+    assert PodGroupOutcome("a/b", "q", "pending", ()).reasons == ()

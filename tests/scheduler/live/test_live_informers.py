@@ -1,0 +1,83 @@
+"""Informers: list then watch into the cache, resume, relist on 410 with deletions
+reconciled, back off on errors, keep serving around a bad object (queued for an Event)."""
+
+from __future__ import annotations
+
+import random
+
+from live_objects import api_with, until, with_informers
+
+from kubeapi import TransientError
+from scheduler import testing as st
+from scheduler.live.informers import Backoff, Informers
+
+PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
+
+
+def test_list_then_watch_feeds_the_cache() -> None:
+    fake = api_with([st.node("n1"), st.queue("q"), st.job("a", "q")])
+
+    async def scenario(informers: Informers) -> None:
+        assert informers.synced
+        fake.add(st.node("n2"))
+        fake.remove("v1", "Node", "", "n1")
+        await until(lambda: set(informers.objects["Node"]) == {"n2"})
+
+    informers = with_informers(fake, scenario)
+    snap = informers.cache.snapshot(0).snapshot
+    assert snap.nodes.names == ["n2"]
+    assert set(snap.jobs) == {"default/a"}
+
+
+def test_gone_relists_and_reconciles_deletions() -> None:
+    fake = api_with([st.node("n1"), st.node("n2"), st.queue("q")])
+
+    async def scenario(informers: Informers) -> None:
+        fake.compact()
+        fake.remove("v1", "Node", "", "n1")  # the DELETED event is lost with the history
+        fake.compact()
+        fake.end_watches()  # the stream ends; resuming from the old version gets 410
+        await until(lambda: informers.relists["Node"] == 2)
+        await until(lambda: set(informers.objects["Node"]) == {"n2"})
+
+    informers = with_informers(fake, scenario)
+    assert informers.cache.snapshot(0).snapshot.nodes.names == ["n2"]
+
+
+def test_errors_back_off_and_recover() -> None:
+    fake = api_with([st.node("n1")])
+    for _ in range(3):
+        fake.fail("list", TransientError("Node", "unavailable", 503), kind="Node")
+
+    async def scenario(informers: Informers) -> None:
+        assert set(informers.objects["Node"]) == {"n1"}
+
+    with_informers(fake, scenario)
+    lists = [ref for verb, ref in fake.calls if verb == "list" and ref.kind == "Node"]
+    assert len(lists) == 4
+
+
+def test_backoff_grows_jittered_and_capped() -> None:
+    backoff = Backoff(base=1, cap=8, rng=random.Random(1))
+    delays = [backoff.next_delay() for _ in range(6)]
+    for delay, ceiling in zip(delays, [1, 2, 4, 8, 8, 8], strict=True):
+        assert ceiling / 2 <= delay <= ceiling
+    backoff.reset()
+    assert backoff.next_delay() <= 1
+
+
+def test_a_bad_object_is_queued_once_and_the_rest_is_served() -> None:
+    broken = st.queue("broken")
+    broken["spec"]["resources"]["gpu"]["quota"] = "lots"
+    fake = api_with([st.node("n1"), st.queue("q"), broken])
+
+    async def scenario(informers: Informers) -> None:
+        fake.add({**fake.of_kind("Node")[0], "metadata": {"name": "n2"}})
+        await until(lambda: "n2" in informers.objects["Node"])
+
+    informers = with_informers(fake, scenario)
+    assert [obj["metadata"]["name"] for obj, _ in informers.invalid] == ["broken"]
+    assert "spec.resources.gpu.quota" in str(informers.invalid[0][1])
+    result = informers.cache.snapshot(0)
+    assert "q" in result.snapshot.queues.queues
+    assert len(result.errors) == 1
