@@ -64,7 +64,7 @@ def _number(raw: Any, key: str) -> float:
     return float(raw)
 
 
-def _duration(raw: Any, key: str) -> float:
+def parse_duration(raw: Any, key: str) -> float:
     """Seconds from a number or a Go-style duration string (``90s``, ``5m``, ``1h30m``)."""
     if isinstance(raw, int | float) and not isinstance(raw, bool):
         return float(raw)
@@ -155,7 +155,7 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
             raise ConfigError("maxConsolidationPreemptees: expected an integer >= -1")
         values["max_consolidation_preemptees"] = raw
     if "defaultStalenessGracePeriod" in data:
-        values["staleness_grace_period_s"] = _duration(
+        values["staleness_grace_period_s"] = parse_duration(
             data["defaultStalenessGracePeriod"], "defaultStalenessGracePeriod"
         )
     min_runtime = data.get("minRuntime") or {}
@@ -163,11 +163,11 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         raise ConfigError("minRuntime: expected a mapping")
     if "preemptMinRuntime" in min_runtime:
         values["default_preempt_min_runtime_s"] = max(
-            0.0, _duration(min_runtime["preemptMinRuntime"], "minRuntime.preemptMinRuntime")
+            0.0, parse_duration(min_runtime["preemptMinRuntime"], "minRuntime.preemptMinRuntime")
         )
     if "reclaimMinRuntime" in min_runtime:
         values["default_reclaim_min_runtime_s"] = max(
-            0.0, _duration(min_runtime["reclaimMinRuntime"], "minRuntime.reclaimMinRuntime")
+            0.0, parse_duration(min_runtime["reclaimMinRuntime"], "minRuntime.reclaimMinRuntime")
         )
     if "schedulerName" in data:
         values["scheduler_name"] = str(data["schedulerName"])

@@ -11,6 +11,8 @@ from typing import Any
 
 from crds.documents import gc_paused
 from scheduler.actions.allocate import AllocateAction
+from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
+from scheduler.actions.stale_gangs import StaleGangEvictionAction
 from scheduler.api.pods import PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
@@ -21,7 +23,13 @@ from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
 from scheduler.plugins.proportion.plugin import STATE_KEY
 
-ACTIONS: dict[str, type[Action]] = {"allocate": AllocateAction}
+ACTIONS: dict[str, type[Action]] = {
+    "allocate": AllocateAction,
+    "consolidation": ConsolidationAction,
+    "reclaim": ReclaimAction,
+    "preempt": PreemptAction,
+    "stalegangeviction": StaleGangEvictionAction,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,8 @@ class CycleResult:
     pod_groups: list[PodGroupOutcome] = field(default_factory=list)
     skipped_actions: list[str] = field(default_factory=list)
     queues: list[QueueSummary] = field(default_factory=list)
+    # pod group key -> annotation changes to persist (value None = remove the annotation)
+    annotations: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
 
 def open_session(snapshot: ClusterSnapshot, config: SchedulerConfig) -> Session:
@@ -127,6 +137,9 @@ def run_cycle(
                 reasons = (*reasons, state.describe())
         result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons))
     result.queues = _queue_summaries(session)
+    result.annotations = {
+        key: dict(changes) for key, changes in sorted(session.annotations.items())
+    }
     return result
 
 

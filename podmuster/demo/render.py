@@ -104,6 +104,10 @@ def text(run: DemoRun, color: bool = False) -> str:
     skipped = run.steps[0].skipped_actions if run.steps else []
     if skipped:
         lines.append(f"Actions: allocate (not in this version yet: {', '.join(skipped)}).")
+    else:
+        lines.append(
+            "Actions each cycle: allocate, consolidation, reclaim, preempt, stalegangeviction."
+        )
     lines += [
         "",
         paint("title", "Timeline") + "  (workload -> the PodGroups the podgrouper made of it)",

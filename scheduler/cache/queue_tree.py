@@ -15,6 +15,7 @@ import numpy as np
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueTree
 from scheduler.api.resources import GPU_UNIT, QUEUE_RESOURCES
 from scheduler.cache.parsing import FieldError
+from scheduler.config import ConfigError, parse_duration
 
 DEFAULT_QUEUE_PRIORITY = 100
 _SCALE = {"gpu": float(GPU_UNIT), "cpu": 1.0, "memory": 1e6}
@@ -75,7 +76,20 @@ def queue_info(obj: Mapping[str, Any], creation: float, uid: str) -> QueueInfo:
         limit=np.array(values["limit"], dtype=np.float64),
         over_quota_weight=np.array(values["overQuotaWeight"], dtype=np.float64),
         display_name=str(spec.get("displayName") or ""),
+        preempt_min_runtime=_runtime(spec, "preemptMinRuntime"),
+        reclaim_min_runtime=_runtime(spec, "reclaimMinRuntime"),
     )
+
+
+def _runtime(spec: Mapping[str, Any], key: str) -> float | None:
+    """A queue's minimum runtime in seconds, or None when unset (a negative value means 0)."""
+    raw = spec.get(key)
+    if raw in (None, ""):
+        return None
+    try:
+        return max(0.0, parse_duration(raw, f"spec.{key}"))
+    except ConfigError as exc:
+        raise FieldError(f"spec.{key}", str(exc).split(": ", 1)[-1]) from None
 
 
 def build_tree(infos: list[QueueInfo]) -> QueueTree:

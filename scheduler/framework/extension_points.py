@@ -18,6 +18,11 @@ Extension points and their combine rules:
   by a key of rules 1-6 and compares only the tied candidates).
 - job_capacity (job, tasks) -> reason or None: all must allow; the first
   refusal is reported.
+- victim_filter (action, preemptor, victim) -> bool: all must allow.
+- scenario_validator (scenario) -> reason or None: all must accept; the first
+  refusal is reported.
+- reclaim_gate (job, tasks) -> reason or None: all must allow (KAI uses only
+  the first registered; here every registration counts, and says so).
 - allocate / deallocate events (pod) -> None: all called in registration
   order; they must be exact inverses so rollback restores state.
 
@@ -28,7 +33,7 @@ whole-node arrays so a plugin costs one vectorised expression per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +70,26 @@ QueueOrderFn = Callable[[str, str, PodGroupInfo | None, PodGroupInfo | None], in
 BestQueueFn = Callable[[list[tuple[str, PodGroupInfo | None]]], str]
 JobCapacityFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 EventFn = Callable[[PodInfo], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A disruption a solver proposes: who is placed, and which pods are really evicted."""
+
+    action: str  # reclaim | preempt | consolidation
+    preemptor: PodGroupInfo
+    preemptor_tasks: Sequence[PodInfo]
+    victims: Sequence[tuple[PodGroupInfo, Sequence[PodInfo]]]  # evicted, not re-placed in place
+
+
+# (action, preemptor, victim job) -> may this job be a victim at all
+VictimFilterFn = Callable[[str, PodGroupInfo, PodGroupInfo], bool]
+# (scenario) -> reason it is invalid, or None
+ScenarioValidatorFn = Callable[[Scenario], str | None]
+# victim jobs grouped by leaf queue -> victims, worst-served queue first, re-ranked as they go
+VictimOrderFn = Callable[[dict[str, list[PodGroupInfo]]], Iterator[PodGroupInfo]]
+# (job, tasks) -> reason the job may not reclaim, or None
+ReclaimGateFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 
 
 def combined_key(fns: Sequence[Callable[[Any], Any]], item: Any, fallback: Any) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ one vectorised fit test per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,12 @@ class Session:
         self.queue_order_fns: list[ep.QueueOrderFn] = []
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
         self.best_queue_fn: ep.BestQueueFn | None = None
+        self.victim_filters: list[ep.VictimFilterFn] = []
+        self.victim_order_fn: ep.VictimOrderFn | None = None
+        self.scenario_validators: list[ep.ScenarioValidatorFn] = []
+        self.reclaim_gates: list[ep.ReclaimGateFn] = []
+        # pod group key -> annotation changes the cycle wants persisted (None = remove)
+        self.annotations: dict[str, dict[str, str | None]] = {}
         self._task_keys: dict[str, tuple[Any, ...]] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
         self._run: _PlacementRun | None = None
@@ -110,6 +116,41 @@ class Session:
 
     def add_job_capacity_check(self, fn: ep.JobCapacityFn) -> None:
         self.job_capacity_fns.append(fn)
+
+    def add_victim_filter(self, fn: ep.VictimFilterFn) -> None:
+        self.victim_filters.append(fn)
+
+    def add_scenario_validator(self, fn: ep.ScenarioValidatorFn) -> None:
+        self.scenario_validators.append(fn)
+
+    def add_reclaim_gate(self, fn: ep.ReclaimGateFn) -> None:
+        self.reclaim_gates.append(fn)
+
+    def set_victim_order(self, fn: ep.VictimOrderFn) -> None:
+        self.victim_order_fn = fn
+
+    def victim_order(self, by_queue: dict[str, list[PodGroupInfo]]) -> Iterator[PodGroupInfo]:
+        """Victims across queues (each list already in reverse job order)."""
+        if self.victim_order_fn is not None:
+            return self.victim_order_fn(by_queue)
+        return (job for name in sorted(by_queue) for job in by_queue[name])
+
+    def may_be_victim(self, action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> bool:
+        return all(fn(action, preemptor, victim) for fn in self.victim_filters)
+
+    def scenario_problem(self, scenario: ep.Scenario) -> str | None:
+        for fn in self.scenario_validators:
+            reason = fn(scenario)
+            if reason:
+                return reason
+        return None
+
+    def reclaim_problem(self, job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
+        for fn in self.reclaim_gates:
+            reason = fn(job, tasks)
+            if reason:
+                return reason
+        return None
 
     def add_event_handlers(self, on_allocate: ep.EventFn, on_deallocate: ep.EventFn) -> None:
         self.allocate_handlers.append(on_allocate)

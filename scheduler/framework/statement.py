@@ -131,9 +131,32 @@ class Statement:
         for pod, node in targets:
             self.pipeline(pod, node)
 
+    def kept_victims(self) -> set[int]:
+        """Pods evicted here and then re-placed on their own node: they simply stay."""
+        evicted_from = {id(op.pod): op.prev_node for op in self._ops if op.kind == "evict"}
+        return {
+            id(op.pod)
+            for op in self._ops
+            if op.kind == "pipeline" and evicted_from.get(id(op.pod), -2) == op.pod.node
+        }
+
     def commit(self) -> None:
-        """Hand the surviving operations to the session as decisions."""
+        """Hand the surviving operations to the session as decisions.
+
+        A victim evicted and re-placed on the node it runs on (a simulation found
+        it can stay) is neither evicted nor pipelined: it keeps running.
+        """
+        kept = self.kept_victims()
+        restore = {
+            id(op.pod): op.prev_status
+            for op in self._ops
+            if op.kind == "evict" and id(op.pod) in kept
+        }
         for op in self._ops:
+            if id(op.pod) in kept:
+                if op.kind == "pipeline":
+                    op.pod.status = restore[id(op.pod)]
+                continue
             if op.kind == "allocate":
                 op.pod.status = PodStatus.BINDING
                 self._session.decisions.binds.append((op.pod, op.pod.node))

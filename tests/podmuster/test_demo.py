@@ -208,7 +208,8 @@ def test_bin_packing_keeps_a_node_empty_at_t0(summary: dict[str, Any]) -> None:
 
 
 def test_only_existing_actions_are_claimed(summary: dict[str, Any]) -> None:
-    assert "reclaim" in summary["cluster"]["skippedActions"]
+    # every action runs; in this story nothing needs to be disrupted, so none is claimed
+    assert summary["cluster"]["skippedActions"] == []
     assert not any(
         w["reason"] in ("Reclaimed", "Preempted") for s in summary["timeline"] for w in s["waiting"]
     )

@@ -10,18 +10,20 @@ during the session's simulations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
+from scheduler.api.pods import ACTIVE_ALLOCATED, COUNTS_TO_QUEUE, PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED, QueueVector
 from scheduler.api.resources import GPU_UNIT, QUEUE_COLUMNS
 from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
 from scheduler.framework.session import Session
-from scheduler.plugins.proportion import division, queue_order
+from scheduler.plugins.proportion import division, queue_order, reclaimable
 from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState, format_queue_vector
 
 STATE_KEY = "proportion"
@@ -100,8 +102,9 @@ class ProportionPlugin:
 
     name = "proportion"
 
-    def __init__(self, k_value: float = 1.0) -> None:
+    def __init__(self, k_value: float = 1.0, saturation_multiplier: float = 1.0) -> None:
         self.k_value = k_value
+        self.saturation_multiplier = saturation_multiplier
 
     def on_session_open(self, session: Session) -> None:
         snapshot = session.snapshot
@@ -204,10 +207,47 @@ class ProportionPlugin:
                     winner = item
             return winner[1]
 
+        start = {name: list(state.used) for name, state in states.items()}
+        multiplier = self.saturation_multiplier
+
+        def reclaim_validator(scenario: ep.Scenario) -> str | None:
+            if scenario.action != "reclaim":
+                return None
+            return reclaimable.validate(states, start, tree, scenario, multiplier)
+
+        def victim_order(by_queue: dict[str, list[PodGroupInfo]]) -> Iterator[PodGroupInfo]:
+            """KAI's victim queue order: the queue order inverted, victims already taken
+            from a queue (plus its next one) subtracted from its allocation (rule 5)."""
+            remaining = {name: list(jobs) for name, jobs in by_queue.items() if jobs}
+            taken = {name: [0.0, 0.0, 0.0] for name in remaining}
+            while remaining:
+
+                def badness(name: str) -> tuple[Any, ...]:
+                    nxt = active_request(remaining[name][0])
+                    minus = [-(taken[name][r] + nxt[r]) for r in range(3)]
+                    key = queue_order.order_key(states[name], minus, total)
+                    return (*key, states[name].info.creation, name)
+
+                worst = max(remaining, key=badness)
+                job = remaining[worst].pop(0)
+                amount = active_request(job)
+                taken[worst] = [taken[worst][r] + amount[r] for r in range(3)]
+                if not remaining[worst]:
+                    del remaining[worst]
+                yield job
+
+        session.set_victim_order(victim_order)
+        session.add_reclaim_gate(lambda job, tasks: reclaimable.reclaim_gate(states, job, tasks))
+        session.add_scenario_validator(reclaim_validator)
         session.add_queue_order(order)
         session.set_best_queue(best)
         session.add_job_capacity_check(capacity)
         session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
+
+
+def active_request(job: PodGroupInfo) -> list[float]:
+    """GPU, CPU and memory of a job's active-allocated pods (what evicting it would free)."""
+    return tasks_request([pod for pod in job.iter_pods() if pod.status in ACTIVE_ALLOCATED])
 
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:

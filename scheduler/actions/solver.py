@@ -1,0 +1,125 @@
+"""The shared disruption solver: accumulate victims, simulate, keep the first valid scenario.
+
+Why: reclaim, preempt and consolidation all ask "which running pods must go so
+that this pending gang can start", and must never evict a pod that did not
+need to go. Victim chunks are added one at a time in victim order; after each
+addition the scenario is simulated inside a Statement: evict the recorded
+victims, place the preemptor's tasks (pipeline-only: they bind after the
+victims are gone), then try to re-place every victim job whole. A victim
+re-placed on its own node simply stays; one re-placed elsewhere moves. The
+first scenario in which the preemptor fits and the validators agree is kept;
+everything else is rolled back exactly. Bounded: at most ``max_chunks`` victim
+chunks are tried per preemptor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from scheduler.actions.victims import iter_chunks
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.framework import extension_points as ep
+from scheduler.framework import gang
+from scheduler.framework.session import Session
+from scheduler.framework.statement import Statement
+
+DEFAULT_MAX_CHUNKS = 64
+
+
+def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
+    nodes = session.snapshot.nodes
+    static, _ = session.static_mask(pod)
+    return bool(static[node]) and bool((nodes.free[:, node] >= pod.request).all())
+
+
+def _replace(session: Session, statement: Statement, tasks: list[PodInfo], home: list[int]) -> bool:
+    """Re-place one victim chunk whole: its own node first, else the best node."""
+    token = statement.checkpoint()
+    for pod, node in zip(tasks, home, strict=True):
+        if node >= 0 and _fits_on(session, pod, node):
+            statement.pipeline(pod, node)
+            continue
+        placement = session.place(pod, pipeline_only=True)
+        if placement is None:
+            statement.rollback(token)
+            return False
+        statement.pipeline(pod, placement.node)
+    return True
+
+
+def _simulate(
+    session: Session,
+    statement: Statement,
+    job: PodGroupInfo,
+    tasks: list[PodInfo],
+    recorded: list[tuple[PodGroupInfo, list[PodInfo]]],
+    action: str,
+    must_replace_all: bool,
+) -> ep.Scenario | None:
+    homes = [[pod.node for pod in chunk] for _, chunk in recorded]
+    for _, chunk in recorded:
+        for pod in chunk:
+            statement.evict(pod, action, job.key)
+    if session.job_capacity_problem(job, tasks):
+        return None
+    for task in tasks:
+        placement = session.place(task, pipeline_only=True)
+        if placement is None:
+            return None
+        statement.pipeline(task, placement.node)
+    victims: list[tuple[PodGroupInfo, list[PodInfo]]] = []
+    for (victim, chunk), home in zip(recorded, homes, strict=True):
+        moved = _replace(session, statement, chunk, home)
+        stays = moved and all(pod.node == node for pod, node in zip(chunk, home, strict=True))
+        if not moved:
+            if must_replace_all:
+                return None
+            victims.append((victim, chunk))
+        elif not stays and action != "consolidation":
+            victims.append((victim, [p for p, n in zip(chunk, home, strict=True) if p.node != n]))
+    return ep.Scenario(action, job, tasks, victims)
+
+
+def solve(
+    session: Session,
+    job: PodGroupInfo,
+    candidates: Iterable[PodGroupInfo],
+    action: str,
+    *,
+    must_replace_all: bool = False,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
+) -> str | None:
+    """Commit the first valid scenario that lets ``job`` start; None on success, else why not."""
+    tasks = gang.tasks_to_allocate(session, job)
+    if not tasks:
+        return "nothing to place"
+    if must_replace_all:
+        # every victim lands again, so the queues keep their usage: check as allocate does
+        problem = session.job_capacity_problem(job, tasks)
+        if problem:
+            return problem
+    statement = session.statement()
+    recorded: list[tuple[PodGroupInfo, list[PodInfo]]] = []
+    last_problem = "no victim would make room"
+    tried = 0
+    for candidate in candidates:
+        for chunk in iter_chunks(session, candidate):
+            if tried >= max_chunks:
+                statement.discard()
+                return f"{last_problem} (stopped after {max_chunks} victim chunks)"
+            tried += 1
+            recorded.append(chunk)
+            token = statement.checkpoint()
+            scenario = _simulate(session, statement, job, tasks, recorded, action, must_replace_all)
+            if scenario is not None:
+                problem = session.scenario_problem(scenario)
+                moved = len(statement.kept_victims()) < sum(len(c) for _, c in recorded)
+                if problem is None and moved and (scenario.victims or action == "consolidation"):
+                    statement.commit()
+                    return None
+                if problem:
+                    last_problem = problem
+            statement.rollback(token)
+    statement.discard()
+    return last_problem

@@ -1,0 +1,155 @@
+"""Reclaim rules: may a job reclaim, and is a victim set fair (kai-semantics §5.2, §5.5).
+
+Why: reclaim is where fairness is enforced by force, so its rules must be
+exactly KAI's. ``reclaim_gate``: the reclaiming queue must stay within its fair
+share (and a non-preemptible job within deserved). ``validate``: each victim
+bundle is compared at the two children of the lowest common ancestor of the
+reclaimer and the victim; the victim side must stay above its allocatable
+share (MaintainFairShare) or the reclaimer be under deserved while the victim
+is above it (GuaranteeDeservedQuota); and the saturation order
+(allocated / fair share, times the multiplier) may not flip.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.api.queues import UNLIMITED, QueueTree
+from scheduler.framework import extension_points as ep
+from scheduler.plugins.proportion.state import QueueState
+
+Amounts = list[float]
+_R = range(3)
+
+
+def _vector(pod: PodInfo) -> Amounts:
+    request = pod.request
+    return [float(request[3]), float(request[0]), float(request[1])]
+
+
+def _add(a: Amounts, b: Amounts, sign: float = 1.0) -> Amounts:
+    return [a[r] + sign * b[r] for r in _R]
+
+
+def reclaim_gate(
+    states: dict[str, QueueState], job: PodGroupInfo, tasks: Sequence[PodInfo]
+) -> str | None:
+    """The leaf queue stays within fair share (and deserved, for a non-preemptible job)."""
+    state = states[job.queue]
+    wanted = [0.0, 0.0, 0.0]
+    for task in tasks:
+        wanted = _add(wanted, _vector(task))
+    after = _add(state.used, wanted)
+    if any(after[r] > state.fair[r] + 1e-9 for r in _R):
+        return f"queue {job.queue} would go over its fair share by reclaiming"
+    if not job.preemptible:
+        after_np = _add(state.used_non_preemptible, wanted)
+        if any(state.quota[r] != UNLIMITED and after_np[r] > state.quota[r] for r in _R):
+            return f"non-preemptible job would take queue {job.queue} over its deserved quota"
+    return None
+
+
+def _bundles(victim: PodGroupInfo, evicted: Sequence[PodInfo]) -> list[Amounts]:
+    """Per pod set, pods beyond the first minAvailable count one by one; the rest is one bundle."""
+    chosen = {id(pod) for pod in evicted}
+    bundles: list[Amounts] = []
+    core = [0.0, 0.0, 0.0]
+    has_core = False
+    for pod_set in victim.pod_sets:
+        taken = [pod for pod in pod_set.pods if id(pod) in chosen]
+        surplus = max(0, len(taken) - pod_set.min_available)
+        for pod in taken[:surplus]:
+            bundles.append(_vector(pod))
+        for pod in taken[surplus:]:
+            core = _add(core, _vector(pod))
+            has_core = True
+    if has_core:
+        bundles.append(core)
+    return bundles
+
+
+def _ratio(value: float, fair: float) -> float:
+    if fair <= 0:
+        return math.inf if value > 0 else 0.0
+    return value / fair
+
+
+def validate(
+    states: dict[str, QueueState],
+    start: dict[str, Amounts],
+    tree: QueueTree,
+    scenario: ep.Scenario,
+    multiplier: float,
+) -> str | None:
+    """None when the scenario keeps reclaim fair (§5.5), else the rule it breaks."""
+    job = scenario.preemptor
+    wanted = [0.0, 0.0, 0.0]
+    for task in scenario.preemptor_tasks:
+        wanted = _add(wanted, _vector(task))
+    reclaimer_path = list(reversed(tree.path_to_root(job.queue)))
+    remaining = {name: list(amounts) for name, amounts in start.items()}
+    lost: set[str] = set()
+    for victim, evicted in scenario.victims:
+        victim_path = list(reversed(tree.path_to_root(victim.queue)))
+        depth = 0
+        while (
+            depth < min(len(reclaimer_path), len(victim_path))
+            and reclaimer_path[depth] == victim_path[depth]
+        ):
+            depth += 1
+        if depth >= len(victim_path) or depth >= len(reclaimer_path):
+            return f"victim queue {victim.queue} is on the reclaimer's own path"
+        rq, vq = states[reclaimer_path[depth]], states[victim_path[depth]]
+        for bundle in _bundles(victim, evicted):
+            left = remaining[vq.info.name]
+            maintain = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+            reclaimer_after = _add(start[rq.info.name], wanted)
+            guarantee = all(
+                rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R
+            ) and any(vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R)
+            if not (maintain or guarantee):
+                return (
+                    f"reclaim would take queue {vq.info.name} below its fair share for queue "
+                    f"{rq.info.name} (neither MaintainFairShare nor GuaranteeDeservedQuota holds)"
+                )
+            for name in victim_path:
+                remaining[name] = _add(remaining[name], bundle, -1.0)
+                lost.add(name)
+    return _saturation_problem(
+        states, start, remaining, lost, tree, reclaimer_path, wanted, multiplier
+    )
+
+
+def _saturation_problem(
+    states: dict[str, QueueState],
+    start: dict[str, Amounts],
+    remaining: dict[str, Amounts],
+    lost: set[str],
+    tree: QueueTree,
+    reclaimer_path: list[str],
+    wanted: Amounts,
+    multiplier: float,
+) -> str | None:
+    for name in reversed(reclaimer_path):
+        parent = tree.queues[name].parent
+        siblings = tree.queues[parent].children if parent else tree.roots
+        value = _add(remaining[name] if name in lost else start[name], wanted)
+        for sibling in siblings:
+            if sibling == name or sibling not in lost:
+                continue
+            involved = [r for r in _R if wanted[r] > 0 or remaining[sibling][r] < start[sibling][r]]
+            for r in involved:
+                fair_p, fair_s = states[name].fair[r], states[sibling].fair[r]
+                if fair_p == UNLIMITED and fair_s == UNLIMITED:
+                    continue
+                ratio_p = _ratio(value[r], fair_p)
+                ratio_s = _ratio(remaining[sibling][r], fair_s)
+                if ratio_p > 1 and fair_s > 0 and ratio_p * multiplier >= ratio_s:
+                    return (
+                        f"reclaim would leave queue {name} more saturated than queue {sibling} "
+                        f"(allocated/fair share {ratio_p:.2f} vs {ratio_s:.2f})"
+                    )
+    return None
