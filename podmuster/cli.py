@@ -15,6 +15,8 @@ from typing import Any
 from crds.errors import InputError
 from podgrouper import flags as podgrouper_flags
 from podmuster import __version__, demo_command, group_command, schedule_command
+from scheduler.binder import flags as binder_flags
+from scheduler.controllers import flags as controllers_flags
 from scheduler.live import flags as scheduler_flags
 
 
@@ -36,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     components = run_parser.add_subparsers(dest="component", metavar="COMPONENT")
     podgrouper_flags.add_parser(components)
     scheduler_flags.add_parser(components)
+    binder_flags.add_parser(components)
+    controllers_flags.add_parser(components)
     return parser
 
 

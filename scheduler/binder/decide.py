@@ -46,7 +46,7 @@ DEFAULT_BACKOFF_LIMIT: Final = 3
 MAX_DELAY: Final = 300.0
 """No back-off is longer than five minutes, whatever the count."""
 
-Kind = Literal["done", "bind", "succeed", "fail", "wait"]
+Kind = Literal["done", "bind", "succeed", "fail", "retry", "wait"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,7 @@ class Action:
     ``succeed``: record phase Succeeded (the pod is already on ``node``).
     ``fail``: record a permanent failure with ``reason``.
     ``wait``: a retry is due at ``at`` (seconds, the caller's clock).
+    ``retry``: an attempt failed with ``reason`` and may be retried (reconciler only).
     """
 
     kind: Kind

@@ -1,0 +1,158 @@
+"""The binder's reconcile loop: BindRequests in, pod bindings and BindRequest status out.
+
+Why this module exists: it is the thin async edge around
+:func:`scheduler.binder.decide.decide`. For one BindRequest it reads the
+BindRequest, its pod and the selected node, performs the decided step
+(``pods/{name}/binding``, a ``status`` patch) and schedules the retry. It never
+deletes anything. Every attempt's ``failedAttempts`` is persisted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from crds.bindrequest import API_VERSION, KIND
+from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object
+from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
+from scheduler.controllers.watching import Key, Store, run_together, watch_kind
+from scheduler.controllers.workqueue import WorkQueue
+from scheduler.metrics import METRICS, Metrics
+
+__all__ = ["Binder"]
+
+log = logging.getLogger("podmuster.binder")
+
+
+class Binder:
+    """Reconciles BindRequests; :meth:`reconcile` handles one, :meth:`run` all of them."""
+
+    def __init__(
+        self,
+        api: KubeController,
+        *,
+        metrics: Metrics = METRICS,
+        clock: Callable[[], float] = time.monotonic,
+        workers: int = 8,
+    ) -> None:
+        self.api = api
+        self.metrics = metrics
+        self.clock = clock
+        self.workers = workers
+        self.queue: WorkQueue[Key] = WorkQueue(clock)
+        self.retry_at: dict[Key, float] = {}
+        self.first_seen: dict[Key, float] = {}
+
+    async def _get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
+        try:
+            return await self.api.get(api_version, kind, namespace, name)
+        except NotFoundError:
+            return None
+
+    async def _patch_status(self, request: Object, status: dict[str, Any]) -> None:
+        meta = request["metadata"]
+        await self.api.patch(
+            API_VERSION, KIND, meta["namespace"], meta["name"], {"status": status},
+            subresource="status",
+        )  # fmt: skip
+
+    def _forget(self, key: Key) -> None:
+        self.retry_at.pop(key, None)
+        self.first_seen.pop(key, None)
+
+    async def reconcile(self, namespace: str, name: str) -> float | None:
+        """Reconcile one BindRequest; returns seconds until it wants another look."""
+        key = (namespace, name)
+        request = await self._get(API_VERSION, KIND, namespace, name)
+        if request is None:
+            self._forget(key)
+            return None
+        now = self.clock()
+        self.first_seen.setdefault(key, now)
+        pod_name = str((request.get("spec") or {}).get("podName") or name)
+        pod = await self._get("v1", "Pod", namespace, pod_name)
+        action = decide(request, pod, now, retry_at=self.retry_at.get(key))
+        if action.kind == "done":
+            self._forget(key)
+            return None
+        if action.kind == "wait":
+            return max(action.at - now, 0.0)
+        if action.kind == "bind":
+            action = await self._bind(request, pod or {}, action)
+        return await self._record(key, request, action)
+
+    async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
+        meta = pod.get("metadata") or {}
+        namespace, pod_name = str(meta.get("namespace")), str(meta.get("name"))
+        if await self._get("v1", "Node", "", action.node) is None:
+            return Action("retry", action.node, f"node {action.node} not found")
+        try:
+            await self.api.bind(namespace, pod_name, action.node, uid=str(meta.get("uid") or ""))
+        except NotFoundError:
+            return Action("fail", action.node, f"pod {pod_name} does not exist")
+        except ConflictError:
+            # Bound meanwhile (by us in an earlier try, or by someone else): look again.
+            fresh = await self._get("v1", "Pod", namespace, pod_name)
+            again = decide(request, fresh, self.clock())
+            if again.kind in ("succeed", "fail"):
+                return again
+            return Action("retry", action.node, f"binding pod {pod_name}: conflict")
+        except ApiError as exc:
+            return Action("retry", action.node, f"binding pod {pod_name}: {exc.message}")
+        return Action("succeed", action.node)
+
+    async def _record(self, key: Key, request: Object, action: Action) -> float | None:
+        """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action."""
+        now = self.clock()
+        if action.kind == "succeed":
+            await self._patch_status(request, succeeded_status())
+            self.metrics.binder_results.inc(result="succeeded")
+            started = self.first_seen.get(key, now)
+            self.metrics.bind_latency.observe((now - started) * 1000.0)
+            log.info("bound", extra={"bindrequest": "/".join(key), "node": action.node})
+            self._forget(key)
+            return None
+        retryable = action.kind == "retry"
+        status, retry_at = after_failure(request, action.reason, now, retryable=retryable)
+        await self._patch_status(request, status)
+        result = "retry" if retry_at is not None else "failed"
+        self.metrics.binder_results.inc(result=result)
+        log.warning(
+            "bind failed: %s",
+            action.reason,
+            extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
+        )
+        if retry_at is None:
+            self._forget(key)
+            return None
+        self.retry_at[key] = retry_at
+        return retry_at - now
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                again = await self.reconcile(*key)
+            except ApiError as exc:
+                log.warning("reconcile %s: %s", "/".join(key), exc)
+                again = 1.0
+            finally:
+                self.queue.done(key)
+            if again is not None:
+                self.queue.add(key, again)
+
+    def _changed(self, old: Object | None, new: Object | None) -> None:
+        obj = new or old
+        if obj is not None:
+            meta = obj.get("metadata") or {}
+            self.queue.add((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+
+    async def run(self) -> None:
+        """Watch BindRequests and reconcile them until cancelled."""
+        store = Store()
+        await run_together(
+            watch_kind(self.api, API_VERSION, KIND, store, self._changed),
+            *(self._worker() for _ in range(self.workers)),
+        )

@@ -1,0 +1,208 @@
+"""The status controllers' loop: watch Pods, PodGroups, Queues and PriorityClasses,
+patch PodGroup and Queue ``status`` when it changes.
+
+Why this module exists: it is the thin async edge around
+:mod:`~scheduler.controllers.podgroup_status` and
+:mod:`~scheduler.controllers.queue_status`. Watch events only mark work
+(a PodGroup, or "the queue tree"), debounced so a burst of pod updates costs one
+patch; a patch is sent only when the computed fields differ from the stored
+ones, and it touches only the fields these controllers own. It also exports the
+queue controller's ``kai_queue_*`` gauges.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubeapi import ApiError, KubeController, NotFoundError, Object
+from scheduler.controllers.podgroup_status import GPU_RESOURCE, is_non_preemptible
+from scheduler.controllers.podgroup_status import podgroup_status as compute_podgroup
+from scheduler.controllers.queue_status import queue_statuses, queue_totals
+from scheduler.controllers.watching import Key, Store, key_of, run_together, watch_kind
+from scheduler.controllers.workqueue import WorkQueue
+from scheduler.metrics import METRICS, Metrics
+
+__all__ = ["StatusControllers", "merge_diff"]
+
+log = logging.getLogger("podmuster.controllers")
+
+POD_GROUP_ANNOTATION = "pod-group-name"
+PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
+QUEUE = ("scheduling.run.ai/v2", "Queue")
+PRIORITY_CLASS = ("scheduling.k8s.io/v1", "PriorityClass")
+QUEUES: tuple[str, str, str] = ("queues", "", "")
+_RESOURCES = ("gpu", "cpu", "memory")
+
+
+def merge_diff(
+    current: Mapping[str, Any], desired: Mapping[str, Any], own_all: bool = False
+) -> Any:
+    """A JSON merge patch turning ``current`` into ``desired`` for ``desired``'s keys.
+
+    Nested maps are owned whole: their keys missing from ``desired`` are removed.
+    """
+    patch: dict[str, Any] = {}
+    for name, value in desired.items():
+        have = current.get(name)
+        if isinstance(value, Mapping):
+            sub = merge_diff(have if isinstance(have, Mapping) else {}, value, True)
+            if sub or (have is None and value):
+                patch[name] = sub
+        elif have != value:
+            patch[name] = value
+    if own_all:
+        patch.update({name: None for name in current if name not in desired})
+    return patch
+
+
+def _group_of(pod: Mapping[str, Any]) -> Key | None:
+    meta = pod.get("metadata") or {}
+    group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+    return (str(meta.get("namespace") or ""), str(group)) if group else None
+
+
+class StatusControllers:
+    """PodGroup ``resourcesStatus`` and Queue ``status``, from four watched kinds."""
+
+    def __init__(
+        self,
+        api: KubeController,
+        *,
+        metrics: Metrics = METRICS,
+        debounce: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.api = api
+        self.metrics = metrics
+        self.debounce = debounce
+        self.queue: WorkQueue[tuple[str, str, str]] = WorkQueue(clock)
+        self.pods, self.podgroups = Store(), Store()
+        self.queues, self.priority_classes = Store(), Store()
+        self.members: dict[Key, set[Key]] = {}
+
+    # --- events -------------------------------------------------------------------
+    def _mark(self, group: Key) -> None:
+        self.queue.add(("podgroup", *group), self.debounce)
+
+    def on_pod(self, old: Object | None, new: Object | None) -> None:
+        for obj, present in ((old, False), (new, True)):
+            group = _group_of(obj) if obj is not None else None
+            if obj is None or group is None:
+                continue
+            members = self.members.setdefault(group, set())
+            (members.add if present else members.discard)(key_of(obj))
+            self._mark(group)
+
+    def on_podgroup(self, old: Object | None, new: Object | None) -> None:
+        obj = new or old
+        if obj is not None:
+            self._mark(key_of(obj))
+        self.queue.add(QUEUES, self.debounce)
+
+    def on_queue(self, old: Object | None, new: Object | None) -> None:
+        self.queue.add(QUEUES, self.debounce)
+
+    def on_priority_class(self, old: Object | None, new: Object | None) -> None:
+        for group in self.podgroups.objects:
+            self._mark(group)
+
+    # --- reconcile ----------------------------------------------------------------
+    def priority_of(self, name: str) -> int | None:
+        classes = self.priority_classes.values()
+        for pc in classes:
+            if name and (pc.get("metadata") or {}).get("name") == name:
+                return int(pc.get("value") or 0)
+        for pc in classes:
+            if pc.get("globalDefault"):
+                return int(pc.get("value") or 0)
+        return None
+
+    async def _patch_status(
+        self, kind: tuple[str, str], obj: Mapping[str, Any], desired: Mapping[str, Any]
+    ) -> bool:
+        patch = merge_diff(obj.get("status") or {}, desired)
+        if not patch:
+            return False
+        namespace, name = key_of(obj)
+        try:
+            await self.api.patch(*kind, namespace, name, {"status": patch}, subresource="status")
+        except NotFoundError:
+            return False
+        return True
+
+    async def reconcile_podgroup(self, namespace: str, name: str) -> bool:
+        """Patch one PodGroup's status if it changed; True when patched."""
+        group = self.podgroups.objects.get((namespace, name))
+        if group is None:
+            return False
+        keys = self.members.get((namespace, name), set())
+        pods = [self.pods.objects[k] for k in sorted(keys) if k in self.pods.objects]
+        spec = group.get("spec") or {}
+        priority = self.priority_of(str(spec.get("priorityClassName") or ""))
+        desired = compute_podgroup(group, pods, non_preemptible=is_non_preemptible(group, priority))
+        return await self._patch_status(PODGROUP, group, desired)
+
+    async def reconcile_queues(self) -> int:
+        """Patch every Queue whose status changed; returns how many were patched."""
+        queues, groups = self.queues.values(), self.podgroups.values()
+        statuses = queue_statuses(queues, groups)
+        patched = 0
+        for queue in queues:
+            wanted = statuses.get(key_of(queue)[1])
+            if wanted is not None and await self._patch_status(QUEUE, queue, wanted):
+                patched += 1
+        self.export_queue_metrics(queues, groups)
+        return patched
+
+    def export_queue_metrics(self, queues: list[Object], groups: list[Object]) -> None:
+        totals, _ = queue_totals(queues, groups)
+        deserved: dict[str, dict[str, float]] = {}
+        for queue in queues:
+            resources = (queue.get("spec") or {}).get("resources") or {}
+            quota = {r: float((resources.get(r) or {}).get("quota") or 0) for r in _RESOURCES}
+            deserved[key_of(queue)[1]] = {
+                "gpu": quota["gpu"],
+                "cpu": quota["cpu"] / 1000 if quota["cpu"] != -1 else -1,
+                "memory": quota["memory"] * 1e6 if quota["memory"] >= 0 else -1,
+            }
+        allocated = {
+            name: {
+                "gpu": float(t["allocated"].get(GPU_RESOURCE, 0)),
+                "cpu": float(t["allocated"].get("cpu", 0)) / 1000,
+                "memory": float(t["allocated"].get("memory", 0)) * 1e6,
+            }
+            for name, t in totals.items()
+        }
+        self.metrics.set_queues(deserved, allocated)
+
+    # --- loop ---------------------------------------------------------------------
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                if key == QUEUES:
+                    await self.reconcile_queues()
+                else:
+                    await self.reconcile_podgroup(key[1], key[2])
+            except ApiError as exc:
+                log.warning("status of %s: %s", "/".join(key), exc)
+                self.queue.done(key)
+                self.queue.add(key, 1.0)
+                continue
+            self.queue.done(key)
+
+    async def run(self, workers: int = 4) -> None:
+        """Watch and reconcile until cancelled."""
+        watches = (
+            (PRIORITY_CLASS, self.priority_classes, self.on_priority_class),
+            (QUEUE, self.queues, self.on_queue),
+            (PODGROUP, self.podgroups, self.on_podgroup),
+            (("v1", "Pod"), self.pods, self.on_pod),
+        )
+        await run_together(
+            *(watch_kind(self.api, *kind, store, handler) for kind, store, handler in watches),
+            *(self._worker() for _ in range(workers)),
+        )

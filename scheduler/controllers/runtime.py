@@ -1,0 +1,82 @@
+"""Process life of a live component: logs, credentials, metrics, leader election, SIGTERM.
+
+Why this module exists: the binder and the status controllers start and stop
+the same way. Structured logs (``--log-format json``: one JSON object a line,
+with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
+replica acts (the live scheduler's ``LeaderElector`` and log set-up, reused),
+and a graceful shutdown: SIGTERM (or SIGINT) cancels the work, releases the
+Lease so a standby takes over at once, and closes the client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import kubeapi
+from scheduler.live.leader import LeaderElector
+from scheduler.live.loop import configure_logging, identity, install_signal_handlers
+from scheduler.metrics import METRICS
+from scheduler.metrics_http import MetricsServer
+
+__all__ = ["run", "serve"]
+
+log = logging.getLogger("podmuster")
+
+Body = Callable[[kubeapi.KubeController], Coroutine[Any, Any, None]]
+
+
+async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
+    """Run ``body`` until SIGTERM/SIGINT (0), lost leadership (1) or its own end."""
+    from kubeapi.http import KubeHttp  # aiohttp loads only for a live component
+
+    stop = asyncio.Event()
+    install_signal_handlers(stop)
+    creds = kubeapi.load_credentials(args.kubeconfig, args.context)
+    api = KubeHttp(creds, component=f"podmuster-{component}")
+    server = MetricsServer(METRICS.registry.render, args.metrics_port)
+    elector: LeaderElector | None = None
+    code = 0
+    try:
+        if args.metrics_port >= 0:
+            await server.start()
+            log.info("metrics on port %d", server.port, extra={"component": component})
+        if args.leader_elect:
+            namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
+            elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")
+            if not await elector.acquire(stop):
+                return 0
+        log.info("started", extra={"component": component})
+        tasks: set[asyncio.Task[Any]] = {asyncio.create_task(body(api))}
+        tasks.add(asyncio.create_task(stop.wait()))
+        if elector is not None:
+            tasks.add(asyncio.create_task(elector.hold(stop)))
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        if not stop.is_set():
+            code = 1  # leadership lost or the body ended: let the supervisor restart us
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("%s failed", component, exc_info=task.exception())
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    finally:
+        if elector is not None:
+            await elector.release()
+        await server.stop()
+        await api.close()
+        log.info("stopped", extra={"component": component})
+    return code
+
+
+def run(component: str, body: Body, args: argparse.Namespace) -> int:
+    configure_logging(args.log_format, logging.getLevelName(args.log_level.upper()))
+    try:
+        return asyncio.run(serve(component, body, args))
+    except kubeapi.CredentialsError as exc:
+        print(f"podmuster: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,132 @@
+"""The binder against a real API server: BindRequests in, bound pods and statuses out.
+
+A pod names ``kai-scheduler`` (no such scheduler runs here), a BindRequest is
+created by hand as the scheduler would, and ``podmuster run binder`` binds it;
+kwok then runs the pod. A BindRequest to a node that does not exist fails
+after its backoffLimit, with every attempt counted in ``failedAttempts``.
+"""
+
+from __future__ import annotations
+
+import sys
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .controlplane import Cluster
+from .kube import Obj, wait_for
+from .objects import KWOK_TOLERATION, wait_phase
+from .procs import ManagedProcess, free_port
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def binder(cluster: Cluster) -> Iterator[tuple[ManagedProcess, int]]:
+    port = free_port()
+    argv = [sys.executable, "-m", "podmuster.cli", "run", "binder",
+            f"--kubeconfig={cluster.kubeconfig}", "--leader-elect",
+            "--leader-elect-namespace=default", f"--metrics-port={port}", "--log-format=json"]  # fmt: skip
+    proc = ManagedProcess("podmuster-binder", argv, cluster.workdir).start()
+    cluster.processes[proc.name] = proc
+    try:
+        yield proc, port
+    finally:
+        proc.stop()
+        cluster.processes.pop(proc.name, None)
+
+
+def kai_pod(name: str, namespace: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "schedulerName": "kai-scheduler",
+            "restartPolicy": "Never",
+            "tolerations": [KWOK_TOLERATION],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.invalid/x:none",
+                    "resources": {"requests": {"cpu": "100m"}},
+                }
+            ],
+        },
+    }
+
+
+def bind_request(cluster: Cluster, namespace: str, pod: str, node: str, limit: int) -> None:
+    uid = cluster.kubectl.get("pod", pod, "-n", namespace)["metadata"]["uid"]
+    cluster.kubectl.create(
+        {
+            "apiVersion": "scheduling.run.ai/v1alpha2",
+            "kind": "BindRequest",
+            "metadata": {
+                "name": pod,
+                "namespace": namespace,
+                "labels": {"selected-node": node},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid}],
+            },
+            "spec": {
+                "podName": pod,
+                "selectedNode": node,
+                "receivedResourceType": "Regular",
+                "receivedGPU": {"count": 0, "portion": "0.00"},
+                "backoffLimit": limit,
+            },
+        }
+    )
+
+
+def br_status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    got = cluster.kubectl.get("bindrequests.scheduling.run.ai", name, "-n", namespace)
+    return dict(got.get("status") or {})
+
+
+def test_binder_binds_and_reports_success(
+    cluster: Cluster, namespace: str, kwok_node: str, binder: tuple[ManagedProcess, int]
+) -> None:
+    cluster.kubectl.create(kai_pod("train-0", namespace))
+    bind_request(cluster, namespace, "train-0", kwok_node, limit=3)
+    wait_for(
+        "BindRequest Succeeded",
+        lambda: br_status(cluster, namespace, "train-0").get("phase") == "Succeeded",
+        timeout=60,
+    )
+    pod = cluster.kubectl.get("pod", "train-0", "-n", namespace)
+    assert pod["spec"]["nodeName"] == kwok_node
+    wait_phase(cluster, namespace, "train-0", "Running")
+    assert cluster.kubectl.exists("bindrequests.scheduling.run.ai", "train-0", "-n", namespace)
+    lease = cluster.kubectl.get("lease", "podmuster-binder", "-n", "default")
+    assert lease["spec"]["holderIdentity"]
+    text = urllib.request.urlopen(f"http://127.0.0.1:{binder[1]}/metrics", timeout=10).read()
+    assert b'podmuster_binder_binds_total{result="succeeded"}' in text
+    assert b"kai_task_bind_latency_milliseconds_count" in text
+
+
+def test_binder_missing_node_fails_with_attempts(
+    cluster: Cluster, namespace: str, binder: tuple[ManagedProcess, int]
+) -> None:
+    cluster.kubectl.create(kai_pod("lost-0", namespace))
+    bind_request(cluster, namespace, "lost-0", "no-such-node", limit=2)
+    status = wait_for(
+        "BindRequest Failed after 2 attempts",
+        lambda: (s := br_status(cluster, namespace, "lost-0")).get("failedAttempts") == 2 and s,
+        timeout=60,
+    )
+    assert status["phase"] == "Failed"
+    assert "no-such-node" in status["reason"]
+    pod = cluster.kubectl.get("pod", "lost-0", "-n", namespace)
+    assert not pod["spec"].get("nodeName")
+
+
+def test_binder_stops_on_sigterm(cluster: Cluster, binder: tuple[ManagedProcess, int]) -> None:
+    proc, _ = binder
+    binder[0].check_alive()
+    proc.stop()
+    assert '"message": "stopped"' in proc.tail(50)
+    lease = cluster.kubectl.get("lease", "podmuster-binder", "-n", "default")
+    assert not lease["spec"].get("holderIdentity")  # released for a standby

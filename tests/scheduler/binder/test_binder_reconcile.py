@@ -1,0 +1,172 @@
+"""The binder against kubeapi's in-memory API server: bind, statuses, back-off, watch."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kubeapi import TransientError
+from kubeapi.testing import FakeKube
+from scheduler.binder.reconciler import Binder
+from scheduler.metrics import Metrics, Registry
+
+BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def world(node: str = "n1", *, bound: str = "", limit: int | None = None) -> FakeKube:
+    kube = FakeKube()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u1"},
+        "spec": {"schedulerName": "kai-scheduler"},
+    }
+    if bound:
+        pod["spec"]["nodeName"] = bound
+    kube.add(pod)
+    spec: dict[str, Any] = {"podName": "p", "selectedNode": node}
+    if limit is not None:
+        spec["backoffLimit"] = limit
+    kube.add(
+        {
+            "apiVersion": BR[0],
+            "kind": BR[1],
+            "metadata": {
+                "name": "p",
+                "namespace": "ns",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1"}],
+            },
+            "spec": spec,
+        }
+    )
+    return kube
+
+
+def status(kube: FakeKube) -> dict[str, Any]:
+    stored = kube.stored(*BR, "ns", "p")
+    assert stored is not None
+    return dict(stored.get("status") or {})
+
+
+def node_of(kube: FakeKube) -> str:
+    pod = kube.stored("v1", "Pod", "ns", "p")
+    assert pod is not None
+    return str(pod["spec"].get("nodeName") or "")
+
+
+def binder(kube: FakeKube, clock: Clock | None = None) -> Binder:
+    return Binder(kube, metrics=Metrics(Registry()), clock=clock or Clock())
+
+
+def test_binds_and_succeeds() -> None:
+    kube = world()
+    b = binder(kube)
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert node_of(kube) == "n1"
+    assert status(kube) == {"phase": "Succeeded"}
+    assert b.metrics.binder_results.get(result="succeeded") == 1
+    assert b.metrics.bind_latency.count() == 1
+    assert not [c for c in kube.calls if c[0] == "delete"]
+
+
+def test_already_bound_here_is_success_without_binding() -> None:
+    kube = world(bound="n1")
+    asyncio.run(binder(kube).reconcile("ns", "p"))
+    assert status(kube)["phase"] == "Succeeded"
+    assert not [c for c in kube.calls if c[0] == "bind"]
+
+
+def test_bound_elsewhere_fails_for_good() -> None:
+    kube = world(bound="n2", limit=3)
+    assert asyncio.run(binder(kube).reconcile("ns", "p")) is None
+    got = status(kube)
+    assert got["phase"] == "Failed"
+    assert "already bound to node n2" in got["reason"]
+    assert got["failedAttempts"] == 3
+    assert node_of(kube) == "n2"
+
+
+def test_pod_gone_fails() -> None:
+    kube = world()
+    kube.remove("v1", "Pod", "ns", "p")
+    asyncio.run(binder(kube).reconcile("ns", "p"))
+    assert "does not exist" in status(kube)["reason"]
+
+
+def test_transient_error_backs_off_two_to_the_n_and_persists_each_attempt() -> None:
+    kube = world(limit=3)
+    clock = Clock()
+    b = binder(kube, clock)
+
+    async def attempts() -> list[float | None]:
+        delays = []
+        for _ in range(3):
+            kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
+            delays.append(await b.reconcile("ns", "p"))
+            assert status(kube)["failedAttempts"] == len(delays)
+            if delays[-1] is not None:
+                # Too early: waits, no new attempt.
+                assert await b.reconcile("ns", "p") == delays[-1]
+                clock.now += delays[-1]
+        return delays
+
+    assert asyncio.run(attempts()) == [1.0, 2.0, None]
+    got = status(kube)
+    assert got == {"phase": "Failed", "reason": got["reason"], "failedAttempts": 3}
+    assert "apiserver busy" in got["reason"]
+    assert asyncio.run(b.reconcile("ns", "p")) is None  # limit reached: done
+    assert node_of(kube) == ""
+
+
+def test_retry_after_failure_succeeds() -> None:
+    kube = world(limit=2)
+    clock = Clock()
+    b = binder(kube, clock)
+    kube.fail("bind", TransientError("Pod ns/p", "timeout"))
+    assert asyncio.run(b.reconcile("ns", "p")) == 1.0
+    clock.now += 1.0
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert status(kube) == {"phase": "Succeeded", "failedAttempts": 1}
+
+
+def test_missing_node_is_retried_then_fails() -> None:
+    kube = world("ghost", limit=2)
+    clock = Clock()
+    b = binder(kube, clock)
+    assert asyncio.run(b.reconcile("ns", "p")) == 1.0
+    assert status(kube)["failedAttempts"] == 1
+    clock.now += 1.0
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert status(kube) == {
+        "phase": "Failed",
+        "reason": "node ghost not found",
+        "failedAttempts": 2,
+    }
+    assert node_of(kube) == ""
+
+
+def test_run_watches_and_binds() -> None:
+    kube = world()
+
+    async def main() -> None:
+        b = Binder(kube, metrics=Metrics(Registry()))  # the real clock
+        task = asyncio.create_task(b.run())
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if status(kube).get("phase") == "Succeeded":
+                break
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert node_of(kube) == "n1"
+    assert status(kube)["phase"] == "Succeeded"
