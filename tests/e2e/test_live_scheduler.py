@@ -1,0 +1,192 @@
+"""The live scheduler against a real API server: BindRequests out, reasons written back.
+
+``podmuster run scheduler`` runs as a subprocess on the cluster's kubeconfig (leader
+election on). PodGroups and annotated pods are created by hand (no podgrouper runs);
+assertions are on BindRequests, pod conditions, PodGroup status and Events, never on
+bound pods, so the tests do not depend on the binder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .controlplane import Cluster
+from .kube import Obj, wait_for
+from .objects import KWOK_TOLERATION
+from .procs import ManagedProcess
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
+    argv = [sys.executable, "-m", "podmuster.cli", "run", "scheduler",
+            f"--kubeconfig={cluster.kubeconfig}", "--leader-elect",
+            "--leader-elect-namespace=default", "--schedule-period=0.5", "--log-format=json"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = ManagedProcess("podmuster-scheduler", argv, cluster.workdir, env=env).start()
+    cluster.processes[proc.name] = proc
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        cluster.processes.pop(proc.name, None)
+
+
+def queue(name: str, gpu_weight: float = 1) -> Obj:
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {
+            "resources": {
+                "gpu": {"quota": 0, "limit": -1, "overQuotaWeight": gpu_weight},
+                "cpu": unlimited,
+                "memory": unlimited,
+            }
+        },
+    }
+
+
+def gang(namespace: str, name: str, queue_name: str, node: str, pods: int, cpu: str) -> list[Obj]:
+    group: Obj = {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"queue": queue_name, "minMember": pods},
+    }
+    members: list[Obj] = []
+    for index in range(pods):
+        spec: dict[str, Any] = {
+            "schedulerName": "kai-scheduler",
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "tolerations": [KWOK_TOLERATION],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}},
+                }
+            ],
+        }
+        members.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-{index}",
+                    "namespace": namespace,
+                    "annotations": {"pod-group-name": name},
+                    "labels": {"kai.scheduler/queue": queue_name},
+                },
+                "spec": spec,
+            }
+        )
+    return [group, *members]
+
+
+def bind_requests(cluster: Cluster, namespace: str) -> dict[str, Obj]:
+    items = cluster.kubectl.items("bindrequests.scheduling.run.ai", "-n", namespace)
+    return {item["metadata"]["name"]: item for item in items}
+
+
+@pytest.fixture
+def queue_name(cluster: Cluster) -> Iterator[str]:
+    name = f"q-{uuid.uuid4().hex[:6]}"
+    cluster.kubectl.create(queue(name))
+    yield name
+    cluster.kubectl.run("delete", "queue.scheduling.run.ai", name, "--ignore-not-found")
+
+
+def test_gang_that_fits_gets_bind_requests_and_one_that_does_not_is_explained(
+    cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
+) -> None:
+    for obj in gang(namespace, "fits", queue_name, kwok_node, 2, "1"):
+        cluster.kubectl.create(obj)
+    for obj in gang(namespace, "big", queue_name, kwok_node, 2, "20"):  # 40 CPU > 32
+        cluster.kubectl.create(obj)
+
+    found = wait_for(
+        "BindRequests for fits-0 and fits-1",
+        lambda: (lambda b: b if {"fits-0", "fits-1"} <= set(b) else None)(
+            bind_requests(cluster, namespace)
+        ),
+        timeout=30,
+    )
+    for name in ("fits-0", "fits-1"):
+        request = found[name]
+        assert request["spec"]["selectedNode"] == kwok_node
+        assert request["spec"]["podName"] == name
+        assert request["metadata"]["labels"]["selected-node"] == kwok_node
+        assert request["metadata"]["ownerReferences"][0]["kind"] == "Pod"
+        assert request["spec"]["receivedGPU"] == {"count": 0, "portion": "0.00"}
+    assert not {"big-0", "big-1"} & set(found)
+
+    def unschedulable() -> Obj | None:
+        pod = cluster.kubectl.get("pod", "big-0", "-n", namespace)
+        for condition in pod.get("status", {}).get("conditions", []):
+            if condition["type"] == "PodScheduled" and condition["status"] == "False":
+                return dict(condition)
+        return None
+
+    condition = wait_for("PodScheduled=False on big-0", unschedulable, timeout=30)
+    assert condition["reason"] == "Unschedulable"
+    group = cluster.kubectl.get("podgroup.scheduling.run.ai", "big", "-n", namespace)
+    (scheduling,) = group["status"]["schedulingConditions"]
+    assert scheduling["type"] == "UnschedulableOnNodePool"
+    assert scheduling["nodePool"] == "default"
+    assert scheduling["reasons"]
+    events = cluster.kubectl.items("events", "-n", namespace)
+    assert any(
+        e["reason"] == "Unschedulable" and e["involvedObject"]["name"] == "big" for e in events
+    )
+    assert set(bind_requests(cluster, namespace)) == {"fits-0", "fits-1"}  # none duplicated
+
+
+def test_a_broken_queue_is_reported_while_others_are_scheduled(
+    cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
+) -> None:
+    broken = f"broken-{uuid.uuid4().hex[:6]}"
+    cluster.kubectl.create(queue(broken, gpu_weight=-2))  # the schema admits it; we do not
+    try:
+        for obj in gang(namespace, "ok", queue_name, kwok_node, 1, "1"):
+            cluster.kubectl.create(obj)
+        for obj in gang(namespace, "stuck", broken, kwok_node, 1, "1"):
+            cluster.kubectl.create(obj)
+        wait_for(
+            "a BindRequest for ok-0",
+            lambda: "ok-0" in bind_requests(cluster, namespace),
+            timeout=30,
+        )
+
+        def invalid_event() -> Obj | None:
+            for event in cluster.kubectl.items("events", "-n", "default"):
+                involved = event["involvedObject"]
+                if (involved["kind"], involved["name"]) == ("Queue", broken):
+                    return dict(event)
+            return None
+
+        event = wait_for(f"an InvalidObject Event on Queue {broken}", invalid_event, timeout=30)
+        assert event["reason"] == "InvalidObject"
+        assert "spec.resources.gpu.overQuotaWeight" in event["message"]
+
+        def stuck_reasons() -> list[Any] | None:
+            group = cluster.kubectl.get("podgroup.scheduling.run.ai", "stuck", "-n", namespace)
+            conditions = group.get("status", {}).get("schedulingConditions") or []
+            return conditions[0]["reasons"] if conditions else None
+
+        reasons = wait_for("a scheduling condition on stuck", stuck_reasons, timeout=30)
+        assert reasons[0]["reason"] == "QueueDoesNotExist"
+        assert "stuck-0" not in bind_requests(cluster, namespace)
+    finally:
+        cluster.kubectl.run("delete", "queue.scheduling.run.ai", broken, "--ignore-not-found")
