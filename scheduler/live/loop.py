@@ -63,6 +63,8 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
         await _until(informers.wait_synced(), stop)
         log.info("informers synced", extra={"objects": sum(map(len, informers.objects.values()))})
         while not stop.is_set() and not lost.is_set():
+            if watching.done():  # an informer died of a bug: stop rather than serve stale
+                watching.result()
             started = time.monotonic()
             snapshot = cache.snapshot(time.time())
             result = run_cycle(snapshot.snapshot, options.config, explain=True)
