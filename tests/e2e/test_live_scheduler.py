@@ -8,38 +8,27 @@ bound pods, so the tests do not depend on the binder.
 
 from __future__ import annotations
 
-import os
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .controlplane import Cluster
 from .kube import Obj, wait_for
+from .live import component
 from .objects import KWOK_TOLERATION
 from .procs import ManagedProcess
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
-    argv = [sys.executable, "-m", "podmuster.cli", "run", "scheduler",
-            f"--kubeconfig={cluster.kubeconfig}", "--leader-elect",
-            "--leader-elect-namespace=default", "--schedule-period=0.5", "--log-format=json"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = ManagedProcess("podmuster-scheduler", argv, cluster.workdir, env=env).start()
-    cluster.processes[proc.name] = proc
-    try:
+    flags = ["--leader-elect", "--leader-elect-namespace=default", "--schedule-period=0.5",
+             "--log-format=json"]  # fmt: skip
+    with component(cluster, "scheduler", flags) as proc:
         yield proc
-    finally:
-        proc.stop()
-        cluster.processes.pop(proc.name, None)
 
 
 def queue(name: str, gpu_weight: float = 1) -> Obj:
