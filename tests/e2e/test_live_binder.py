@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -121,6 +122,55 @@ def test_binder_missing_node_fails_with_attempts(
     assert "no-such-node" in status["reason"]
     pod = cluster.kubectl.get("pod", "lost-0", "-n", namespace)
     assert not pod["spec"].get("nodeName")
+
+
+@pytest.fixture(scope="module")
+def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
+    """The live scheduler, without leader election (its own module's tests use the Lease)."""
+    argv = [sys.executable, "-m", "podmuster.cli", "run", "scheduler",
+            f"--kubeconfig={cluster.kubeconfig}", "--schedule-period=0.5"]  # fmt: skip
+    proc = ManagedProcess("podmuster-scheduler-for-binder", argv, cluster.workdir).start()
+    cluster.processes[proc.name] = proc
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        cluster.processes.pop(proc.name, None)
+
+
+def test_scheduler_then_binder_runs_a_gang(
+    cluster: Cluster,
+    namespace: str,
+    kwok_node: str,
+    binder: tuple[ManagedProcess, int],
+    scheduler: ManagedProcess,
+) -> None:
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    cluster.kubectl.create(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": queue},
+            "spec": {"resources": {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}},
+        }
+    )
+    cluster.kubectl.create(
+        {
+            "apiVersion": "scheduling.run.ai/v2alpha2",
+            "kind": "PodGroup",
+            "metadata": {"name": "gang", "namespace": namespace},
+            "spec": {"queue": queue, "minMember": 2},
+        }
+    )
+    for i in range(2):
+        pod = kai_pod(f"gang-{i}", namespace)
+        pod["metadata"]["annotations"] = {"pod-group-name": "gang"}
+        cluster.kubectl.create(pod)
+    for i in range(2):
+        wait_phase(cluster, namespace, f"gang-{i}", "Running", timeout=90)
+        assert br_status(cluster, namespace, f"gang-{i}")["phase"] == "Succeeded"
+    cluster.kubectl.run("delete", "queue", queue, "--wait=false")
 
 
 def test_binder_stops_on_sigterm(cluster: Cluster, binder: tuple[ManagedProcess, int]) -> None:
