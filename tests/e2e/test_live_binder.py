@@ -8,7 +8,6 @@ after its backoffLimit, with every attempt counted in ``failedAttempts``.
 
 from __future__ import annotations
 
-import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from .controlplane import Cluster
 from .kube import Obj, wait_for
+from .live import component
 from .objects import KWOK_TOLERATION, wait_phase
 from .procs import ManagedProcess, free_port
 
@@ -27,16 +27,10 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def binder(cluster: Cluster) -> Iterator[tuple[ManagedProcess, int]]:
     port = free_port()
-    argv = [sys.executable, "-m", "podmuster.cli", "run", "binder",
-            f"--kubeconfig={cluster.kubeconfig}", "--leader-elect",
-            "--leader-elect-namespace=default", f"--metrics-port={port}", "--log-format=json"]  # fmt: skip
-    proc = ManagedProcess("podmuster-binder", argv, cluster.workdir).start()
-    cluster.processes[proc.name] = proc
-    try:
+    flags = ["--leader-elect", "--leader-elect-namespace=default",
+             f"--metrics-port={port}", "--log-format=json"]  # fmt: skip
+    with component(cluster, "binder", flags) as proc:
         yield proc, port
-    finally:
-        proc.stop()
-        cluster.processes.pop(proc.name, None)
 
 
 def kai_pod(name: str, namespace: str) -> Obj:
@@ -127,15 +121,8 @@ def test_binder_missing_node_fails_with_attempts(
 @pytest.fixture(scope="module")
 def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
     """The live scheduler, without leader election (its own module's tests use the Lease)."""
-    argv = [sys.executable, "-m", "podmuster.cli", "run", "scheduler",
-            f"--kubeconfig={cluster.kubeconfig}", "--schedule-period=0.5"]  # fmt: skip
-    proc = ManagedProcess("podmuster-scheduler-for-binder", argv, cluster.workdir).start()
-    cluster.processes[proc.name] = proc
-    try:
+    with component(cluster, "scheduler", ["--schedule-period=0.5"]) as proc:
         yield proc
-    finally:
-        proc.stop()
-        cluster.processes.pop(proc.name, None)
 
 
 def test_scheduler_then_binder_runs_a_gang(

@@ -7,7 +7,6 @@ and Running, one pending with a fractional GPU) get their statuses written by
 
 from __future__ import annotations
 
-import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -17,8 +16,9 @@ import pytest
 
 from .controlplane import Cluster
 from .kube import Obj, wait_for
+from .live import component
 from .objects import bind, wait_phase
-from .procs import ManagedProcess, free_port
+from .procs import free_port
 from .test_live_binder import kai_pod
 
 pytestmark = pytest.mark.e2e
@@ -27,16 +27,8 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def controllers(cluster: Cluster) -> Iterator[int]:
     port = free_port()
-    argv = [sys.executable, "-m", "podmuster.cli", "run", "controllers",
-            f"--kubeconfig={cluster.kubeconfig}", f"--metrics-port={port}",
-            "--debounce=0.2"]  # fmt: skip
-    proc = ManagedProcess("podmuster-controllers", argv, cluster.workdir).start()
-    cluster.processes[proc.name] = proc
-    try:
+    with component(cluster, "controllers", [f"--metrics-port={port}", "--debounce=0.2"]):
         yield port
-    finally:
-        proc.stop()
-        cluster.processes.pop(proc.name, None)
 
 
 def queue(name: str, parent: str = "") -> Obj:
