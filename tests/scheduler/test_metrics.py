@@ -101,3 +101,23 @@ def test_server_serves_metrics() -> None:
     data = asyncio.run(scrape())
     assert data.startswith(b"HTTP/1.1 200 OK\r\n")
     assert data.endswith(b"\r\n\r\nup 1\n")
+
+
+def test_observe_result_reads_a_cycle_result() -> None:
+    from scheduler.cycle import Bind, CycleResult, Eviction, QueueSummary
+
+    zero = (0.0, 0.0, 0.0)
+    result = CycleResult(
+        binds=[Bind("ns/a", "n1"), Bind("ns/b", "n1")],
+        evictions=[Eviction("ns/c", "reclaim", "ns/pg"), Eviction("ns/d", "reclaim", None)],
+        queues=[QueueSummary("q", None, zero, (1.5, 2000.0, 3e9), zero, zero, zero)],
+    )
+    m = Metrics(Registry())
+    metrics.observe_result(result, 42.0, {"allocate": 40.0}, metrics=m)
+    assert m.scheduler_binds.get() == 2
+    assert m.evicted_pods.get(podgroup="", uid="", nodepool="default", action="reclaim") == 2
+    assert m.fair_share["gpu"].get(queue_name="q") == 1.5
+    assert m.fair_share["cpu"].get(queue_name="q") == 2.0
+    assert m.fair_share["memory"].get(queue_name="q") == 3.0
+    assert m.e2e.get() == 42.0
+    assert m.action.get(action="allocate") == 40.0
