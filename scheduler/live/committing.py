@@ -252,9 +252,14 @@ class Committer:
         message: str,
         report: CommitReport,
     ) -> None:
-        write = self.api.create_event(involved, event_type, reason, message)
-        await self._guarded(f"{reason} Event", write, report)
-        report.events += 1
+        write = _done(self.api.create_event(involved, event_type, reason, message))
+        if await self._guarded(f"{reason} Event", write, report):
+            report.events += 1
+
+
+async def _done(write: Awaitable[None]) -> bool:
+    await write
+    return True
 
 
 def _live(bind_request_obj: Mapping[str, Any]) -> bool:
