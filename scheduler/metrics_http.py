@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["CONTENT_TYPE", "MetricsServer", "respond"]
+__all__ = ["CONTENT_TYPE", "MetricsServer", "respond", "start_for"]
+
+log = logging.getLogger("podmuster.metrics")
 
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -77,3 +80,20 @@ class MetricsServer:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+
+async def start_for(render: Callable[[], str], port: int) -> MetricsServer:
+    """A started server on ``port`` (0: any free port); ``-1`` or a busy port: none.
+
+    A component keeps working without its endpoint: the port problem is logged.
+    """
+    server = MetricsServer(render, port)
+    if port < 0:
+        return server
+    try:
+        await server.start()
+    except OSError as exc:
+        log.error("metrics endpoint on port %d: %s", port, exc)
+        return server
+    log.info("metrics on port %d", server.port)
+    return server

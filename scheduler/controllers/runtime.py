@@ -21,7 +21,7 @@ import kubeapi
 from scheduler.live.leader import LeaderElector
 from scheduler.live.loop import configure_logging, identity, install_signal_handlers
 from scheduler.metrics import METRICS
-from scheduler.metrics_http import MetricsServer
+from scheduler.metrics_http import start_for
 
 __all__ = ["run", "serve"]
 
@@ -38,13 +38,10 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     install_signal_handlers(stop)
     creds = kubeapi.load_credentials(args.kubeconfig, args.context)
     api = KubeHttp(creds, component=f"podmuster-{component}")
-    server = MetricsServer(METRICS.registry.render, args.metrics_port)
     elector: LeaderElector | None = None
     code = 0
+    server = await start_for(METRICS.registry.render, args.metrics_port)
     try:
-        if args.metrics_port >= 0:
-            await server.start()
-            log.info("metrics on port %d", server.port, extra={"component": component})
         if args.leader_elect:
             namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
             elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")

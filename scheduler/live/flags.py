@@ -34,6 +34,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
     )
     parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    parser.add_argument(
+        "--metrics-port", type=int, default=8080, help="/metrics port (0: any free, -1: off)"
+    )
     parser.set_defaults(handler=run_scheduler)
     return parser
 

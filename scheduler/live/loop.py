@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from kubeapi import KubeController
+from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import run_cycle
@@ -67,8 +68,16 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
                 watching.result()
             started = time.monotonic()
             snapshot = cache.snapshot(time.time())
+            decided = time.monotonic()
             result = run_cycle(snapshot.snapshot, options.config, explain=True)
+            committing = time.monotonic()
             report = await committer.commit(result)
+            metrics.observe_result(
+                result,
+                (time.monotonic() - started) * 1000,
+                open_session_ms=(decided - started) * 1000,
+                close_session_ms=(time.monotonic() - committing) * 1000,
+            )
             log.info(
                 "cycle",
                 extra={

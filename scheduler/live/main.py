@@ -16,8 +16,10 @@ import yaml
 
 from kubeapi import CredentialsError, load_credentials
 from kubeapi.http import KubeHttp
+from scheduler import metrics_http
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from scheduler.live import loop
+from scheduler.metrics import METRICS
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
@@ -58,9 +60,11 @@ def main(args: argparse.Namespace) -> int:
         stop = asyncio.Event()
         loop.install_signal_handlers(stop)
         api = KubeHttp(creds, component="podmuster-scheduler")
+        server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
         try:
             return await loop.run(api, options, stop)
         finally:
+            await server.stop()
             await api.close()
 
     return asyncio.run(serve())

@@ -89,6 +89,8 @@ def observe_result(
     total_ms: float,
     actions_ms: Mapping[str, float] | None = None,
     *,
+    open_session_ms: float | None = None,
+    close_session_ms: float | None = None,
     metrics: Metrics = METRICS,
 ) -> None:
     """Everything one cycle reports, in one call from the live loop.
@@ -97,7 +99,13 @@ def observe_result(
     evictions per action (the victim's PodGroup label is left empty: a
     ``CycleResult`` eviction names the pod only) and the queues' fair shares.
     """
-    observe_cycle(total_ms, actions_ms, metrics=metrics)
+    observe_cycle(
+        total_ms,
+        actions_ms,
+        open_session_ms=open_session_ms,
+        close_session_ms=close_session_ms,
+        metrics=metrics,
+    )
     count_binds(len(result.binds), metrics=metrics)
     per_action: dict[str, int] = {}
     for eviction in result.evictions:

@@ -119,10 +119,15 @@ def test_binder_missing_node_fails_with_attempts(
 
 
 @pytest.fixture(scope="module")
-def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
-    """The live scheduler, without leader election (its own module's tests use the Lease)."""
-    with component(cluster, "scheduler", ["--schedule-period=0.5"]) as proc:
-        yield proc
+def scheduler(cluster: Cluster) -> Iterator[int]:
+    """The live scheduler (no leader election: its own module's tests use the Lease);
+    yields its metrics port."""
+    port = free_port()
+    with component(
+        cluster, "scheduler", ["--schedule-period=0.5", f"--metrics-port={port}"]
+    ) as proc:
+        proc.check_alive()
+        yield port
 
 
 def test_scheduler_then_binder_runs_a_gang(
@@ -130,7 +135,7 @@ def test_scheduler_then_binder_runs_a_gang(
     namespace: str,
     kwok_node: str,
     binder: tuple[ManagedProcess, int],
-    scheduler: ManagedProcess,
+    scheduler: int,
 ) -> None:
     queue = f"q-{uuid.uuid4().hex[:6]}"
     unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
@@ -157,6 +162,17 @@ def test_scheduler_then_binder_runs_a_gang(
     for i in range(2):
         wait_phase(cluster, namespace, f"gang-{i}", "Running", timeout=90)
         assert br_status(cluster, namespace, f"gang-{i}")["phase"] == "Succeeded"
+    text = (
+        urllib.request.urlopen(f"http://127.0.0.1:{scheduler}/metrics", timeout=10).read().decode()
+    )
+    assert "kai_e2e_scheduling_latency_milliseconds " in text
+    created = next(
+        line
+        for line in text.splitlines()
+        if line.startswith("podmuster_bind_requests_created_total")
+    )
+    assert float(created.split()[-1]) >= 2
+    assert f'kai_queue_fair_share_gpu{{queue_name="{queue}"}}' in text
     cluster.kubectl.run("delete", "queue", queue, "--wait=false")
 
 

@@ -121,3 +121,17 @@ def test_observe_result_reads_a_cycle_result() -> None:
     assert m.fair_share["memory"].get(queue_name="q") == 3.0
     assert m.e2e.get() == 42.0
     assert m.action.get(action="allocate") == 40.0
+
+
+def test_start_for_a_busy_port_logs_and_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    from scheduler.metrics_http import start_for
+
+    async def main() -> None:
+        first = await start_for(lambda: "", 0)
+        second = await start_for(lambda: "", first.port)  # already taken
+        off = await start_for(lambda: "", -1)
+        for server in (first, second, off):
+            await server.stop()
+
+    asyncio.run(main())
+    assert "metrics endpoint on port" in caplog.text
