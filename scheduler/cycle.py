@@ -6,6 +6,7 @@ a decision seen offline is the decision the live scheduler makes.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,8 @@ class CycleResult:
     pod_groups: list[PodGroupOutcome] = field(default_factory=list)
     skipped_actions: list[str] = field(default_factory=list)
     queues: list[QueueSummary] = field(default_factory=list)
+    # action name -> milliseconds it took this cycle (for action_scheduling_latency)
+    action_ms: dict[str, float] = field(default_factory=dict, compare=False)
     # pod group key -> annotation changes to persist (value None = remove the annotation)
     annotations: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
@@ -103,7 +106,9 @@ def run_cycle(
             if action_type is None:
                 result.skipped_actions.append(name)
                 continue
+            started = time.perf_counter()
             action_type().execute(session)
+            result.action_ms[name] = (time.perf_counter() - started) * 1000.0
     names = snapshot.nodes.names
     result.binds = sorted(
         (Bind(p.key, names[n]) for p, n in session.decisions.binds), key=lambda b: b.pod

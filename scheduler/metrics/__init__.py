@@ -101,7 +101,7 @@ def observe_result(
     """
     observe_cycle(
         total_ms,
-        actions_ms,
+        result.action_ms if actions_ms is None else actions_ms,
         open_session_ms=open_session_ms,
         close_session_ms=close_session_ms,
         metrics=metrics,
