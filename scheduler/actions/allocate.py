@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from scheduler.actions.ordering import JobQueue
 from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodStatus
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 
@@ -17,9 +18,11 @@ from scheduler.framework.session import Session
 def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
     """Jobs an action may try: usable queue, ready gang, something pending."""
     jobs = []
-    for job in session.snapshot.jobs.values():
-        if not job.has_pending():
-            continue
+    snapshot = session.snapshot
+    # one pass over the pods finds the few jobs with pending pods among many running ones
+    with_pending = {pod.job for pod in snapshot.pods if pod.status == PodStatus.PENDING and pod.job}
+    for key in sorted(with_pending, key=lambda k: (snapshot.jobs[k].creation, k)):
+        job = snapshot.jobs[key]
         problems = session.snapshot.job_problems.get(job.key)
         if problems:
             for problem in problems:
