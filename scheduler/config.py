@@ -32,6 +32,10 @@ class SchedulerConfig:
     reclaimer_saturation_multiplier: float = 1.0
     queue_depth_per_action: Mapping[str, int] = field(default_factory=dict)
     max_consolidation_preemptees: int = 16
+    # Bounds on the disruption search, per action and cycle (deterministic, not a timer):
+    # victim chunks tried for one preemptor, and simulations for the whole action.
+    max_victim_chunks: int = 16
+    max_simulations_per_action: int = 200
     staleness_grace_period_s: float = 60.0
     default_preempt_min_runtime_s: float = 0.0
     default_reclaim_min_runtime_s: float = 0.0
@@ -98,6 +102,8 @@ _KNOWN_KEYS = {
     "plugins",
     "queueDepthPerAction",
     "maxConsolidationPreemptees",
+    "maxVictimChunks",
+    "maxSimulationsPerAction",
     "defaultStalenessGracePeriod",
     "minRuntime",
     "schedulerName",
@@ -154,6 +160,15 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < -1:
             raise ConfigError("maxConsolidationPreemptees: expected an integer >= -1")
         values["max_consolidation_preemptees"] = raw
+    for key, attr in (
+        ("maxVictimChunks", "max_victim_chunks"),
+        ("maxSimulationsPerAction", "max_simulations_per_action"),
+    ):
+        if key in data:
+            raw = data[key]
+            if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+                raise ConfigError(f"{key}: expected a positive integer")
+            values[attr] = raw
     if "defaultStalenessGracePeriod" in data:
         values["staleness_grace_period_s"] = parse_duration(
             data["defaultStalenessGracePeriod"], "defaultStalenessGracePeriod"

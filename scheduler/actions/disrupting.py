@@ -11,13 +11,36 @@ lands somewhere else (pure defragmentation).
 
 from __future__ import annotations
 
+import numpy as np
+
 from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order
 from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.api.resources import GPU
 from scheduler.framework import gang
 from scheduler.framework.session import Session
+
+
+def signature(job: PodGroupInfo, tasks: list[PodInfo]) -> tuple[object, ...]:
+    """What makes two jobs equally hard to place: their tasks' constraints and requests.
+
+    A job whose signature already failed in an action (in the same scope) is
+    skipped: the same search would fail again (KAI's scheduling signatures,
+    here by exact equality, resources included).
+    """
+    return tuple(sorted((repr(t.constraint_key), t.request.tobytes()) for t in tasks))
+
+
+def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
+    """Possible victims grouped by leaf queue, computed once per action (not per preemptor)."""
+    by_queue: dict[str, list[PodGroupInfo]] = {}
+    for other in session.snapshot.jobs.values():
+        if other.queue in session.snapshot.queues.queues and is_disruptable(other):
+            by_queue.setdefault(other.queue, []).append(other)
+    return by_queue
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
@@ -35,6 +58,8 @@ class PreemptAction:
     name = "preempt"
 
     def execute(self, session: Session) -> None:
+        failed: set[tuple[object, ...]] = set()
+        candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
                 continue
@@ -45,9 +70,8 @@ class PreemptAction:
                     continue
             victims = [
                 other
-                for other in session.snapshot.jobs.values()
-                if other.queue == job.queue
-                and other.key != job.key
+                for other in candidates.get(job.queue, ())
+                if other.key != job.key
                 and other.priority < job.priority
                 and is_disruptable(other)
                 and session.may_be_victim(self.name, job, other)
@@ -55,7 +79,11 @@ class PreemptAction:
             if not victims:
                 continue
             session.considered.add(job.key)
-            solve(session, job, reverse_job_order(session, victims), self.name)
+            key = (job.queue, signature(job, tasks))
+            if key in failed:
+                continue
+            if solve(session, job, reverse_job_order(session, victims), self.name) is not None:
+                failed.add(key)
 
 
 class ReclaimAction:
@@ -64,26 +92,36 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
+        failed: set[tuple[object, ...]] = set()
+        candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not tasks or session.reclaim_problem(job, tasks):
                 continue
+            key = (job.queue, signature(job, tasks))
+            if key in failed:
+                continue
             by_queue: dict[str, list[PodGroupInfo]] = {}
-            for other in session.snapshot.jobs.values():
-                if (
-                    other.queue != job.queue
-                    and other.queue in session.snapshot.queues.queues
-                    and is_disruptable(other)
-                    and session.may_be_victim(self.name, job, other)
+            for queue_name, jobs in candidates.items():
+                if queue_name == job.queue or not session.may_take_from_queue(
+                    self.name, job, queue_name
                 ):
-                    by_queue.setdefault(other.queue, []).append(other)
+                    continue
+                kept = [
+                    other
+                    for other in jobs
+                    if is_disruptable(other) and session.may_be_victim(self.name, job, other)
+                ]
+                if kept:
+                    by_queue[queue_name] = kept
             if not by_queue:
                 continue
             session.considered.add(job.key)
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
-            solve(session, job, session.victim_order(ordered), self.name)
+            if solve(session, job, session.victim_order(ordered), self.name) is not None:
+                failed.add(key)
 
 
 class ConsolidationAction:
@@ -97,23 +135,32 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
+        failed: set[tuple[object, ...]] = set()
+        candidates = _disruptable_by_queue(session)
+        ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
         for job in _pending_in_order(session, self.name):
             if not job.has_pending() or not job.preemptible:
                 continue
-            victims = [
-                other
-                for other in session.snapshot.jobs.values()
-                if other.key != job.key and is_disruptable(other)
-            ]
-            if not victims:
+            key = signature(job, gang.tasks_to_allocate(session, job))
+            if key in failed:
                 continue
+            tasks = gang.tasks_to_allocate(session, job)
+            needed_gpus = sum(int(task.request[GPU]) for task in tasks)
+            free_gpus = int(np.maximum(session.snapshot.nodes.free[GPU], 0).sum())
             session.considered.add(job.key)
-            max_chunks = 64 if limit < 0 else limit + 1
-            solve(
+            if needed_gpus > free_gpus:
+                # moving pods frees nothing: the room must already exist, only scattered
+                continue
+            victims = (other for other in ordered if other.key != job.key and is_disruptable(other))
+            session.considered.add(job.key)
+            max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
+            problem = solve(
                 session,
                 job,
-                reverse_job_order(session, victims),
+                victims,
                 self.name,
                 must_replace_all=True,
                 max_chunks=max_chunks,
             )
+            if problem is not None:
+                failed.add(key)

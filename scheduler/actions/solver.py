@@ -8,23 +8,26 @@ victims, place the preemptor's tasks (pipeline-only: they bind after the
 victims are gone), then try to re-place every victim job whole. A victim
 re-placed on its own node simply stays; one re-placed elsewhere moves. The
 first scenario in which the preemptor fits and the validators agree is kept;
-everything else is rolled back exactly. Bounded: at most ``max_chunks`` victim
-chunks are tried per preemptor.
+everything else is rolled back exactly. Bounded: at most ``max_victim_chunks``
+victim chunks per preemptor, ``max_simulations_per_action`` simulations per
+action and cycle, and a scenario is simulated only when the freed resources
+plus all free capacity cover the gang.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from scheduler.actions.victims import iter_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
+from scheduler.api.resources import GPU
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.framework.statement import Statement
-
-DEFAULT_MAX_CHUNKS = 64
 
 
 def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
@@ -88,9 +91,12 @@ def solve(
     action: str,
     *,
     must_replace_all: bool = False,
-    max_chunks: int = DEFAULT_MAX_CHUNKS,
+    max_chunks: int | None = None,
 ) -> str | None:
     """Commit the first valid scenario that lets ``job`` start; None on success, else why not."""
+    if max_chunks is None:
+        max_chunks = session.config.max_victim_chunks
+    session.simulation_budget.setdefault(action, session.config.max_simulations_per_action)
     tasks = gang.tasks_to_allocate(session, job)
     if not tasks:
         return "nothing to place"
@@ -103,6 +109,16 @@ def solve(
     recorded: list[tuple[PodGroupInfo, list[PodInfo]]] = []
     last_problem = "no victim would make room"
     tried = 0
+    # Cheap filter: a scenario is simulated only once the freed resources plus
+    # everything free in the cluster cover the whole gang (a necessary condition).
+    nodes = session.snapshot.nodes
+    need = sum((task.request for task in tasks), np.zeros(nodes.free.shape[0], dtype=np.int64))
+    available = np.maximum(nodes.free, 0).sum(axis=1)
+    # ... and, for a gang of equal GPU tasks, once enough nodes could each hold one more task
+    # (KAI's greedy per-node GPU check, counting the victims' GPUs on their nodes).
+    gpu_sizes = {int(task.request[GPU]) for task in tasks}
+    per_task_gpu = gpu_sizes.pop() if len(gpu_sizes) == 1 else 0
+    node_gpus = np.maximum(nodes.free[GPU], 0).astype(np.int64)
     for candidate in candidates:
         for chunk in iter_chunks(session, candidate):
             if tried >= max_chunks:
@@ -110,6 +126,18 @@ def solve(
                 return f"{last_problem} (stopped after {max_chunks} victim chunks)"
             tried += 1
             recorded.append(chunk)
+            for pod in chunk[1]:
+                available = available + pod.request
+                if pod.node >= 0:
+                    node_gpus[pod.node] += pod.request[GPU]
+            if (available < need).any():
+                continue
+            if per_task_gpu > 0 and int((node_gpus // per_task_gpu).sum()) < len(tasks):
+                continue
+            if session.simulation_budget.get(action, 0) <= 0:
+                statement.discard()
+                return f"{last_problem} (simulation budget of this cycle used up)"
+            session.simulation_budget[action] = session.simulation_budget.get(action, 0) - 1
             token = statement.checkpoint()
             scenario = _simulate(session, statement, job, tasks, recorded, action, must_replace_all)
             if scenario is not None:

@@ -18,7 +18,9 @@ Extension points and their combine rules:
   by a key of rules 1-6 and compares only the tied candidates).
 - job_capacity (job, tasks) -> reason or None: all must allow; the first
   refusal is reported.
-- victim_filter (action, preemptor, victim) -> bool: all must allow.
+- victim_queue_filter (action, preemptor, queue) and victim_filter (action,
+  preemptor, victim) -> bool: all must allow (queue-level rules are asked once
+  per queue, job-level rules once per job).
 - scenario_validator (scenario) -> reason or None: all must accept; the first
   refusal is reported.
 - reclaim_gate (job, tasks) -> reason or None: all must allow (KAI uses only
@@ -82,6 +84,8 @@ class Scenario:
     victims: Sequence[tuple[PodGroupInfo, Sequence[PodInfo]]]  # evicted, not re-placed in place
 
 
+# (action, preemptor, victim leaf queue) -> may any job of this queue be a victim
+VictimQueueFilterFn = Callable[[str, PodGroupInfo, str], bool]
 # (action, preemptor, victim job) -> may this job be a victim at all
 VictimFilterFn = Callable[[str, PodGroupInfo, PodGroupInfo], bool]
 # (scenario) -> reason it is invalid, or None

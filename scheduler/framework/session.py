@@ -69,7 +69,9 @@ class Session:
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
         self.best_queue_fn: ep.BestQueueFn | None = None
         self.victim_filters: list[ep.VictimFilterFn] = []
+        self.victim_queue_filters: list[ep.VictimQueueFilterFn] = []
         self.victim_order_fn: ep.VictimOrderFn | None = None
+        self.simulation_budget: dict[str, int] = {}  # action -> simulations left this cycle
         self.scenario_validators: list[ep.ScenarioValidatorFn] = []
         self.reclaim_gates: list[ep.ReclaimGateFn] = []
         # pod group key -> annotation changes the cycle wants persisted (None = remove)
@@ -134,6 +136,12 @@ class Session:
         if self.victim_order_fn is not None:
             return self.victim_order_fn(by_queue)
         return (job for name in sorted(by_queue) for job in by_queue[name])
+
+    def add_victim_queue_filter(self, fn: ep.VictimQueueFilterFn) -> None:
+        self.victim_queue_filters.append(fn)
+
+    def may_take_from_queue(self, action: str, preemptor: PodGroupInfo, queue: str) -> bool:
+        return all(fn(action, preemptor, queue) for fn in self.victim_queue_filters)
 
     def may_be_victim(self, action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> bool:
         return all(fn(action, preemptor, victim) for fn in self.victim_filters)

@@ -238,7 +238,15 @@ class ProportionPlugin:
 
         session.set_victim_order(victim_order)
         session.add_reclaim_gate(lambda job, tasks: reclaimable.reclaim_gate(states, job, tasks))
+
+        def reclaim_queue_filter(action: str, preemptor: PodGroupInfo, queue: str) -> bool:
+            if action != "reclaim" or preemptor.queue not in states or queue not in states:
+                return True
+            wanted = job_request(preemptor)
+            return reclaimable.could_give(states, start, tree, preemptor.queue, wanted, queue)
+
         session.add_scenario_validator(reclaim_validator)
+        session.add_victim_queue_filter(reclaim_queue_filter)
         session.add_queue_order(order)
         session.set_best_queue(best)
         session.add_job_capacity_check(capacity)

@@ -153,3 +153,37 @@ def _saturation_problem(
                         f"(allocated/fair share {ratio_p:.2f} vs {ratio_s:.2f})"
                     )
     return None
+
+
+def could_give(
+    states: dict[str, QueueState],
+    start: dict[str, Amounts],
+    tree: QueueTree,
+    reclaimer_queue: str,
+    wanted: Amounts,
+    victim_queue: str,
+) -> bool:
+    """Whether any bundle from ``victim_queue`` could pass the §5.5 strategies at all.
+
+    Remaining allocations only shrink as bundles are taken, so a victim queue
+    that fails both strategies before anything is taken fails them for every
+    bundle: its jobs need not be simulated as victims.
+    """
+    reclaimer_path = list(reversed(tree.path_to_root(reclaimer_queue)))
+    victim_path = list(reversed(tree.path_to_root(victim_queue)))
+    depth = 0
+    while (
+        depth < min(len(reclaimer_path), len(victim_path))
+        and reclaimer_path[depth] == victim_path[depth]
+    ):
+        depth += 1
+    if depth >= len(victim_path) or depth >= len(reclaimer_path):
+        return False
+    rq, vq = states[reclaimer_path[depth]], states[victim_path[depth]]
+    left = start[vq.info.name]
+    if any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R):
+        return True
+    reclaimer_after = _add(start[rq.info.name], wanted)
+    return all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R) and any(
+        vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R
+    )
