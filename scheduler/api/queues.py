@@ -48,6 +48,21 @@ class QueueTree:
     roots: list[str]
     dropped: dict[str, str]  # queue name -> reason (orphan, cycle)
 
+    def lca_children(self, a: str, b: str) -> tuple[str, str] | None:
+        """The first queues that differ on the paths from the top to ``a`` and ``b``.
+
+        They are the children of the lowest common ancestor (or two top-level
+        queues); None when one queue is an ancestor of the other.
+        """
+        path_a = list(reversed(self.path_to_root(a)))
+        path_b = list(reversed(self.path_to_root(b)))
+        depth = 0
+        while depth < min(len(path_a), len(path_b)) and path_a[depth] == path_b[depth]:
+            depth += 1
+        if depth >= len(path_a) or depth >= len(path_b):
+            return None
+        return path_a[depth], path_b[depth]
+
     def path_to_root(self, name: str) -> list[str]:
         """The queue itself first, then its ancestors up to the top level."""
         path = []

@@ -94,15 +94,10 @@ def validate(
     lost: set[str] = set()
     for victim, evicted in scenario.victims:
         victim_path = list(reversed(tree.path_to_root(victim.queue)))
-        depth = 0
-        while (
-            depth < min(len(reclaimer_path), len(victim_path))
-            and reclaimer_path[depth] == victim_path[depth]
-        ):
-            depth += 1
-        if depth >= len(victim_path) or depth >= len(reclaimer_path):
+        pair = tree.lca_children(job.queue, victim.queue)
+        if pair is None:
             return f"victim queue {victim.queue} is on the reclaimer's own path"
-        rq, vq = states[reclaimer_path[depth]], states[victim_path[depth]]
+        rq, vq = states[pair[0]], states[pair[1]]
         for bundle in _bundles(victim, evicted):
             left = remaining[vq.info.name]
             maintain = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
@@ -169,17 +164,10 @@ def could_give(
     that fails both strategies before anything is taken fails them for every
     bundle: its jobs need not be simulated as victims.
     """
-    reclaimer_path = list(reversed(tree.path_to_root(reclaimer_queue)))
-    victim_path = list(reversed(tree.path_to_root(victim_queue)))
-    depth = 0
-    while (
-        depth < min(len(reclaimer_path), len(victim_path))
-        and reclaimer_path[depth] == victim_path[depth]
-    ):
-        depth += 1
-    if depth >= len(victim_path) or depth >= len(reclaimer_path):
+    pair = tree.lca_children(reclaimer_queue, victim_queue)
+    if pair is None:
         return False
-    rq, vq = states[reclaimer_path[depth]], states[victim_path[depth]]
+    rq, vq = states[pair[0]], states[pair[1]]
     left = start[vq.info.name]
     if any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R):
         return True
