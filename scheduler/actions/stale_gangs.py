@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodStatus
+from scheduler.cache.reading import STALE_ANNOTATION
 from scheduler.framework.session import Session
-
-STALE_ANNOTATION = "kai.scheduler/stale-podgroup-timestamp"
 
 
 def is_stale(job: PodGroupInfo) -> bool:

@@ -44,17 +44,15 @@ def min_runtime(
     if action == "preempt":
         found = _walk(tree, victim.queue, "preempt_min_runtime")
         return config.default_preempt_min_runtime_s if found is None else found
-    reclaimer = (
-        list(reversed(tree.path_to_root(preemptor.queue))) if preemptor.queue in tree.queues else []
+    top_level = tree.path_to_root(victim.queue)[-1]
+    pair = (
+        tree.lca_children(preemptor.queue, victim.queue) if preemptor.queue in tree.queues else None
     )
-    victim_path = list(reversed(tree.path_to_root(victim.queue)))
-    if not reclaimer or reclaimer[0] != victim_path[0]:
-        top = tree.queues[victim_path[0]].reclaim_min_runtime
+    if preemptor.queue not in tree.queues or (pair is not None and pair[1] == top_level):
+        # different top-level queues: only the victim's top-level queue counts, no walk
+        top = tree.queues[top_level].reclaim_min_runtime
         return config.default_reclaim_min_runtime_s if top is None else float(top)
-    depth = 0
-    while depth < min(len(reclaimer), len(victim_path)) and reclaimer[depth] == victim_path[depth]:
-        depth += 1
-    start = victim_path[min(depth, len(victim_path) - 1)]
+    start = pair[1] if pair is not None else victim.queue
     found = _walk(tree, start, "reclaim_min_runtime")
     return config.default_reclaim_min_runtime_s if found is None else found
 

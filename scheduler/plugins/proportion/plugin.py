@@ -24,16 +24,16 @@ from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.plugins.proportion import division, queue_order, reclaimable
-from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState, format_queue_vector
+from scheduler.plugins.proportion.state import (
+    TO_KAI_UNITS,
+    QueueState,
+    format_queue_vector,
+    pod_amounts,
+)
 
 STATE_KEY = "proportion"
 _COLUMNS = list(QUEUE_COLUMNS)
-_GPU, _CPU, _MEMORY = QUEUE_COLUMNS
 _RESOURCE_NAMES = ("gpu", "cpu", "memory")
-
-
-def queue_vector(pod: PodInfo) -> QueueVector:
-    return pod.request[_COLUMNS].astype(np.float64)
 
 
 def _to_kai(vector: QueueVector) -> tuple[float, ...]:
@@ -260,13 +260,11 @@ def active_request(job: PodGroupInfo) -> list[float]:
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
-    gpu = cpu = memory = 0.0
+    total = [0.0, 0.0, 0.0]
     for task in tasks:
-        request = task.request
-        gpu += float(request[_GPU])
-        cpu += float(request[_CPU])
-        memory += float(request[_MEMORY])
-    return [gpu, cpu, memory]
+        for r, amount in enumerate(pod_amounts(task)):
+            total[r] += amount
+    return total
 
 
 def _first_over(used: list[float], cap: list[float], wanted: list[float]) -> int | None:

@@ -19,15 +19,10 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.queues import UNLIMITED, QueueTree
 from scheduler.framework import extension_points as ep
-from scheduler.plugins.proportion.state import QueueState
+from scheduler.plugins.proportion.state import QueueState, pod_amounts
 
 Amounts = list[float]
 _R = range(3)
-
-
-def _vector(pod: PodInfo) -> Amounts:
-    request = pod.request
-    return [float(request[3]), float(request[0]), float(request[1])]
 
 
 def _add(a: Amounts, b: Amounts, sign: float = 1.0) -> Amounts:
@@ -41,7 +36,7 @@ def reclaim_gate(
     state = states[job.queue]
     wanted = [0.0, 0.0, 0.0]
     for task in tasks:
-        wanted = _add(wanted, _vector(task))
+        wanted = _add(wanted, pod_amounts(task))
     after = _add(state.used, wanted)
     if any(after[r] > state.fair[r] + 1e-9 for r in _R):
         return f"queue {job.queue} would go over its fair share by reclaiming"
@@ -62,9 +57,9 @@ def _bundles(victim: PodGroupInfo, evicted: Sequence[PodInfo]) -> list[Amounts]:
         taken = [pod for pod in pod_set.pods if id(pod) in chosen]
         surplus = max(0, len(taken) - pod_set.min_available)
         for pod in taken[:surplus]:
-            bundles.append(_vector(pod))
+            bundles.append(pod_amounts(pod))
         for pod in taken[surplus:]:
-            core = _add(core, _vector(pod))
+            core = _add(core, pod_amounts(pod))
             has_core = True
     if has_core:
         bundles.append(core)
@@ -88,7 +83,7 @@ def validate(
     job = scenario.preemptor
     wanted = [0.0, 0.0, 0.0]
     for task in scenario.preemptor_tasks:
-        wanted = _add(wanted, _vector(task))
+        wanted = _add(wanted, pod_amounts(task))
     reclaimer_path = list(reversed(tree.path_to_root(job.queue)))
     remaining = {name: list(amounts) for name, amounts in start.items()}
     lost: set[str] = set()

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scheduler.api.pods import PodInfo
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueVector
-from scheduler.api.resources import GPU_UNIT
+from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY
 
 # Engine units -> KAI units (GPU devices, CPU millicores, memory bytes), per queue resource.
 TO_KAI_UNITS = np.array([1.0 / GPU_UNIT, 1.0, 1.0])
@@ -65,6 +66,12 @@ class QueueState:
         ):
             parts.append(f"{label} {format_queue_vector(vector)}")
         return f"queue {self.info.name}: " + "; ".join(parts)
+
+
+def pod_amounts(pod: PodInfo) -> list[float]:
+    """A pod's GPU, CPU and memory request as plain floats (engine units, queue order)."""
+    request = pod.request
+    return [float(request[GPU]), float(request[CPU]), float(request[MEMORY])]
 
 
 def format_queue_vector(vector: QueueVector) -> str:
