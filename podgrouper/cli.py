@@ -38,8 +38,10 @@ adapter; otherwise the operator runs until SIGTERM/SIGINT and returns 0.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import kopf
@@ -110,13 +112,61 @@ def build_operator_registry(
     return operator
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What the operator needs, validated before anything connects."""
+
+    config: settings.PodGrouperSettings
+    groupers: registry.GrouperRegistry
+    creds: credentials.Credentials
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Settings, adapters and credentials from flags.
+
+    Raises ``ValueError``, ``adapters.AdapterError`` or ``credentials.CredentialsError``
+    with a message naming the flag, the adapter or the kubeconfig.
+    """
+    config = flags.settings_from_args(args)
+    groupers = adapters.build_registry(config.grouping())
+    creds = credentials.load(args.kubeconfig, args.context)
+    return Prepared(config, groupers, creds)
+
+
+CONFIG_ERRORS = (ValueError, adapters.AdapterError, credentials.CredentialsError)
+"""The exceptions :func:`prepare` raises for a bad flag, adapter or kubeconfig."""
+
+
+async def operate(
+    args: argparse.Namespace,
+    prepared: Prepared,
+    stop: asyncio.Event | None = None,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Run the operator in the running event loop until ``stop`` is set (or a signal).
+
+    ``podmuster run all`` runs this next to the scheduler, the binder and the
+    controllers; ``ready`` is set once kopf has started (and installed its own
+    signal handlers, which the caller may want to replace with its own).
+    """
+    await kopf.operator(
+        registry=build_operator_registry(prepared.config, prepared.creds, prepared.groupers),
+        memo=kopf.Memo(),
+        clusterwide=not args.namespace,
+        namespaces=args.namespace,
+        standalone=not args.peering,
+        peering_name=args.peering or None,
+        liveness_endpoint=args.liveness or None,
+        stop_flag=stop,
+        ready_flag=ready,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Start the operator from parsed flags; a configuration error is one line, exit 2."""
     try:
-        config = flags.settings_from_args(args)
-        groupers = adapters.build_registry(config.grouping())
-        creds = credentials.load(args.kubeconfig, args.context)
-    except (ValueError, adapters.AdapterError, credentials.CredentialsError) as exc:
+        prepared = prepare(args)
+    except CONFIG_ERRORS as exc:
         print(f"podmuster run podgrouper: {exc}", file=sys.stderr)
         return 2
     kopf.configure(
@@ -124,15 +174,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.log_level == "warning",
         log_format=kopf.LogFormat[args.log_format.upper()],
     )
-    kopf.run(
-        registry=build_operator_registry(config, creds, groupers),
-        memo=kopf.Memo(),
-        clusterwide=not args.namespace,
-        namespaces=args.namespace,
-        standalone=not args.peering,
-        peering_name=args.peering or None,
-        liveness_endpoint=args.liveness or None,
-    )
+    asyncio.run(operate(args, prepared))
     return 0
 
 

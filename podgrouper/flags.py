@@ -67,13 +67,20 @@ def settings_from_args(args: argparse.Namespace) -> settings.PodGrouperSettings:
         scheduler_name=args.scheduler_name,
         queue_label_key=args.queue_label_key,
         nodepool_label_key=args.nodepool_label_key,
-        namespace_selector=selectors.LabelSelector.parse(args.namespace_label_selector),
-        pod_selector=selectors.LabelSelector.parse(args.pod_label_selector),
+        namespace_selector=_selector("--namespace-label-selector", args.namespace_label_selector),
+        pod_selector=_selector("--pod-label-selector", args.pod_label_selector),
         default_priorities_configmap_name=args.default_priorities_configmap_name,
         default_priorities_configmap_namespace=args.default_priorities_configmap_namespace,
         knative_gang_schedule=args.knative_gang_schedule == "true",
         max_concurrent_reconciles=args.max_concurrent_reconciles,
     )
+
+
+def _selector(flag: str, text: str) -> selectors.LabelSelector:
+    try:
+        return selectors.LabelSelector.parse(text)
+    except selectors.SelectorError as exc:
+        raise selectors.SelectorError(f"{flag}: {exc}") from exc
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from typing import Any
 
 from crds.errors import InputError
 from podgrouper import flags as podgrouper_flags
-from podmuster import __version__, demo_command, group_command, schedule_command
+from podmuster import __version__, demo_command, group_command, run_all, schedule_command
 from scheduler.binder import flags as binder_flags
 from scheduler.controllers import flags as controllers_flags
 from scheduler.live import flags as scheduler_flags
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     scheduler_flags.add_parser(components)
     binder_flags.add_parser(components)
     controllers_flags.add_parser(components)
+    run_all.add_parser(components)
     return parser
 
 

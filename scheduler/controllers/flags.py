@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_common_arguments", "add_parser"]
+__all__ = ["add_common_arguments", "add_leader_arguments", "add_metrics_argument", "add_parser"]
 
 DEFAULT_METRICS_PORT = 8082
 
@@ -18,6 +18,14 @@ def add_common_arguments(parser: argparse.ArgumentParser, metrics_port: int) -> 
     """The flags every live component shares."""
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    add_leader_arguments(parser)
+    add_metrics_argument(parser, metrics_port)
+    parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
+
+
+def add_leader_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--leader-elect`` and ``--leader-elect-namespace``."""
     parser.add_argument(
         "--leader-elect",
         action="store_true",
@@ -26,14 +34,18 @@ def add_common_arguments(parser: argparse.ArgumentParser, metrics_port: int) -> 
     parser.add_argument(
         "--leader-elect-namespace", default="", help="namespace of the Lease (default: own)"
     )
+
+
+def add_metrics_argument(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, metrics_port: int
+) -> None:
+    """``--metrics-port`` with this component's default."""
     parser.add_argument(
         "--metrics-port",
         type=int,
         default=metrics_port,
         help="port of /metrics and /healthz (0: any free port, -1: off)",
     )
-    parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
-    parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

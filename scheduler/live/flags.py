@@ -20,18 +20,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
     parser.add_argument("--scheduler-name", default="kai-scheduler")
-    parser.add_argument("--config", default="", help="scheduler configuration file (YAML)")
-    parser.add_argument(
-        "--schedule-period", type=float, default=1.0, help="seconds between cycles (default 1)"
-    )
+    add_cycle_arguments(parser)
     parser.add_argument(
         "--leader-elect", action="store_true", help="run cycles only while holding the Lease"
     )
     parser.add_argument(
         "--leader-elect-namespace", default="", help="the Lease's namespace (default: ours)"
-    )
-    parser.add_argument(
-        "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
     )
     parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
     parser.add_argument(
@@ -39,6 +33,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.set_defaults(handler=run_scheduler)
     return parser
+
+
+def add_cycle_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The scheduling cycle's flags, shared with ``podmuster run all``."""
+    parser.add_argument("--config", default="", help="scheduler configuration file (YAML)")
+    parser.add_argument(
+        "--schedule-period", type=float, default=1.0, help="seconds between cycles (default 1)"
+    )
+    parser.add_argument(
+        "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
+    )
 
 
 def run_scheduler(args: argparse.Namespace) -> int:

@@ -62,6 +62,11 @@ class ManagedProcess:
         assert self._popen is not None, f"{self.name} was never started"
         return self._popen.pid
 
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the process has ended, else None."""
+        return None if self._popen is None else self._popen.poll()
+
     def alive(self) -> bool:
         return self._popen is not None and self._popen.poll() is None
 

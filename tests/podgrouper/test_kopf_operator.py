@@ -173,7 +173,7 @@ def test_configuration_errors_are_one_line(
     assert err.count("\n") == 1
 
 
-def test_main_runs_kopf_with_an_explicit_registry(
+def test_main_runs_the_kopf_operator_with_an_explicit_registry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = {
@@ -185,7 +185,11 @@ def test_main_runs_kopf_with_an_explicit_registry(
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(config))
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(cli.kopf, "run", lambda **kwargs: seen.update(kwargs))
+
+    async def operator(**kwargs: Any) -> None:
+        seen.update(kwargs)
+
+    monkeypatch.setattr(cli.kopf, "operator", operator)
     monkeypatch.setattr(cli.kopf, "configure", lambda **kwargs: seen.update(logging=kwargs))
     assert cli.main(["--kubeconfig", str(path), "--namespace", "a", "--namespace", "b"]) == 0
     assert isinstance(seen["registry"], kopf.OperatorRegistry)

@@ -1,0 +1,157 @@
+"""``podmuster run all``: the podgrouper, scheduler, binder and controllers in one process.
+
+Why this module exists: one event loop runs the four components side by side, each
+with its own client (so one component's burst of writes does not queue behind
+another's), one ``/metrics`` endpoint and, with ``--leader-elect``, one Lease
+(``podmuster-all``) guarding all of them. Shutdown is graceful: SIGTERM sets one
+stop event; the scheduler finishes its cycle, kopf stops its watches, the binder and
+the controllers are cancelled, the Lease is released and the clients closed. If any
+component ends on its own (a bug, a lost Lease), the others are stopped and the
+process exits 1 so a supervisor restarts it whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from kubeapi import CredentialsError, load_credentials
+from kubeapi.http import KubeHttp
+from podgrouper import cli as podgrouper_cli
+from scheduler import metrics_http
+from scheduler.binder.reconciler import Binder
+from scheduler.config import ConfigError
+from scheduler.controllers.reconciler import StatusControllers
+from scheduler.live import loop
+from scheduler.live.leader import LeaderElector
+from scheduler.live.main import config_from
+from scheduler.metrics import METRICS
+
+__all__ = ["main", "serve"]
+
+log = logging.getLogger("podmuster")
+
+GRACE_SECONDS = 10.0
+"""How long the scheduler and kopf get to stop cleanly after the stop event."""
+
+COMPONENTS = ("scheduler", "binder", "controllers", "podgrouper")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Validate every flag before connecting (exit 2 with one line), then serve."""
+    try:
+        if args.schedule_period <= 0:
+            raise ConfigError("--schedule-period: must be > 0")
+        if args.binder_workers < 1:
+            raise ConfigError("--binder-workers: must be >= 1")
+        if args.debounce < 0:
+            raise ConfigError("--debounce: must be >= 0")
+        config = config_from(args)
+        prepared = podgrouper_cli.prepare(args)
+    except (ConfigError, *podgrouper_cli.CONFIG_ERRORS) as exc:
+        print(f"podmuster run all: {exc}", file=sys.stderr)
+        return 2
+    log_format = "json" if args.log_format == "json" else "plain"
+    loop.configure_logging(log_format, logging.getLevelName(args.log_level.upper()))
+    options = loop.Options(
+        config=config,
+        schedule_period=args.schedule_period,
+        backoff_limit=args.bind_backoff_limit,
+    )
+    return asyncio.run(serve(args, options, prepared))
+
+
+async def serve(
+    args: argparse.Namespace, options: loop.Options, prepared: podgrouper_cli.Prepared
+) -> int:
+    """Run the four components until SIGTERM (0) or until one of them ends (1)."""
+    stop = asyncio.Event()
+    loop.install_signal_handlers(stop)
+    try:
+        creds = load_credentials(args.kubeconfig, args.context)
+    except CredentialsError as exc:  # pragma: no cover - prepare() loaded them already
+        print(f"podmuster run all: {exc}", file=sys.stderr)
+        return 2
+    clients = {name: KubeHttp(creds, component=f"podmuster-{name}") for name in COMPONENTS[:3]}
+    server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
+    elector: LeaderElector | None = None
+    code = 0
+    try:
+        if args.leader_elect:
+            namespace = args.leader_elect_namespace or creds.namespace or "default"
+            elector = LeaderElector(
+                clients["controllers"], namespace, loop.identity(), name="podmuster-all"
+            )
+            if not await elector.acquire(stop):
+                return 0
+        code = await _run_components(args, options, prepared, clients, stop, elector)
+    finally:
+        if elector is not None:
+            await elector.release()
+        await server.stop()
+        for client in clients.values():
+            await client.close()
+        log.info("stopped", extra={"component": "all"})
+    return code
+
+
+async def _run_components(
+    args: argparse.Namespace,
+    options: loop.Options,
+    prepared: podgrouper_cli.Prepared,
+    clients: dict[str, KubeHttp],
+    stop: asyncio.Event,
+    elector: LeaderElector | None,
+) -> int:
+    kopf_ready = asyncio.Event()
+    work: dict[str, Coroutine[Any, Any, Any]] = {
+        "scheduler": loop.run(clients["scheduler"], options, stop),
+        "binder": Binder(clients["binder"], workers=args.binder_workers).run(),
+        "controllers": StatusControllers(clients["controllers"], debounce=args.debounce).run(),
+        "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
+    }
+    if elector is not None:
+        work["lease"] = elector.hold(stop)
+    tasks = {asyncio.create_task(coro, name=name) for name, coro in work.items()}
+    stopping = asyncio.create_task(stop.wait(), name="stop")
+    # kopf installs its own SIGTERM handler when it starts; put ours back so one
+    # signal stops every component through the same event (kopf watches it too).
+    reinstall = asyncio.create_task(_reinstall_handlers(kopf_ready, stop))
+    log.info("started", extra={"component": "all", "components": sorted(work)})
+    done, _ = await asyncio.wait({*tasks, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    code = 0
+    if not stop.is_set():
+        code = 1
+        for task in done:
+            if task.cancelled() or task.exception() is None:
+                log.error("%s ended; stopping every component", task.get_name())
+            else:
+                log.error("%s failed", task.get_name(), exc_info=task.exception())
+        stop.set()
+    reinstall.cancel()
+    await _stop(tasks)
+    return code
+
+
+async def _reinstall_handlers(ready: asyncio.Event, stop: asyncio.Event) -> None:
+    await ready.wait()
+    loop.install_signal_handlers(stop)
+
+
+async def _stop(tasks: set[asyncio.Task[Any]]) -> None:
+    """Give the components that stop on the event time to finish; cancel the rest."""
+    graceful = {t for t in tasks if t.get_name() in ("scheduler", "podgrouper", "lease")}
+    for task in tasks - graceful:
+        task.cancel()
+    if graceful:
+        await asyncio.wait(graceful, timeout=GRACE_SECONDS)
+    for task in tasks:
+        task.cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    for task, result in zip(tasks, results, strict=True):
+        if isinstance(result, Exception):
+            log.error("%s failed while stopping", task.get_name(), exc_info=result)

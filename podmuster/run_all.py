@@ -1,0 +1,48 @@
+"""The flags of ``podmuster run all``, parsed without importing kopf or the client.
+
+Why: small clusters and the end-to-end tests want every component (podgrouper,
+scheduler, binder, status controllers) in one process with one set of flags. The
+flags are the podgrouper's (KAI names) plus the scheduler's, the binder's and the
+controllers' own; the components load only in :func:`run_all`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from podgrouper import flags as podgrouper_flags
+from scheduler.controllers.flags import add_leader_arguments, add_metrics_argument
+from scheduler.live.flags import add_cycle_arguments
+
+__all__ = ["add_parser"]
+
+DEFAULT_METRICS_PORT = 8080
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``all`` to a ``run`` subcommand's subparsers (``handler=run_all``)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "all",
+        help="run every component in one process (podgrouper, scheduler, binder, controllers)",
+        description="Run the podgrouper, the scheduler, the binder and the status "
+        "controllers in one process, for small clusters and tests. Lease: podmuster-all.",
+    )
+    podgrouper_flags.add_arguments(parser)
+    live = parser.add_argument_group("scheduler, binder and controllers")
+    add_cycle_arguments(live)
+    live.add_argument("--binder-workers", type=int, default=8, help="concurrent BindRequests")
+    live.add_argument(
+        "--debounce", type=float, default=0.5, help="controllers: seconds to gather changes"
+    )
+    add_leader_arguments(live)
+    add_metrics_argument(live, DEFAULT_METRICS_PORT)
+    parser.set_defaults(handler=run_all)
+    return parser
+
+
+def run_all(args: argparse.Namespace) -> int:
+    """Start every component (imports kopf, aiohttp and the engine only now)."""
+    from podmuster import all_in_one
+
+    return all_in_one.main(args)
