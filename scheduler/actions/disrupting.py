@@ -11,6 +11,8 @@ lands somewhere else (pure defragmentation).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from scheduler.actions.allocate import eligible_jobs
@@ -52,13 +54,43 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
     return jobs
 
 
+def _refuse(session: Session, job: PodGroupInfo, reason: str) -> None:
+    """The job was a candidate for the action but may not disrupt anyone: say why."""
+    session.considered.add(job.key)
+    session.add_reason(job, reason)
+
+
+def _try(
+    session: Session,
+    job: PodGroupInfo,
+    key: tuple[object, ...],
+    failed: dict[tuple[object, ...], str],
+    action: str,
+    victims: Iterable[PodGroupInfo],
+    *,
+    must_replace_all: bool = False,
+    max_chunks: int | None = None,
+) -> None:
+    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason."""
+    session.considered.add(job.key)
+    if key in failed:
+        session.add_reason(job, failed[key])
+        return
+    problem = solve(
+        session, job, victims, action, must_replace_all=must_replace_all, max_chunks=max_chunks
+    )
+    if problem is not None:
+        failed[key] = f"{action}: {problem}"
+        session.add_reason(job, failed[key])
+
+
 class PreemptAction:
     """Within one leaf queue, a higher-priority gang displaces lower-priority preemptible jobs."""
 
     name = "preempt"
 
     def execute(self, session: Session) -> None:
-        failed: set[tuple[object, ...]] = set()
+        failed: dict[tuple[object, ...], str] = {}
         candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
@@ -67,6 +99,7 @@ class PreemptAction:
             if not job.preemptible:
                 problem = session.job_capacity_problem(job, tasks)
                 if problem:
+                    _refuse(session, job, problem)
                     continue
             victims = [
                 other
@@ -77,13 +110,15 @@ class PreemptAction:
                 and session.may_be_victim(self.name, job, other)
             ]
             if not victims:
+                _refuse(
+                    session,
+                    job,
+                    f"{self.name}: no running lower-priority preemptible job in queue {job.queue}"
+                    " may be evicted",
+                )
                 continue
-            session.considered.add(job.key)
             key = (job.queue, signature(job, tasks))
-            if key in failed:
-                continue
-            if solve(session, job, reverse_job_order(session, victims), self.name) is not None:
-                failed.add(key)
+            _try(session, job, key, failed, self.name, reverse_job_order(session, victims))
 
 
 class ReclaimAction:
@@ -92,16 +127,21 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
-        failed: set[tuple[object, ...]] = set()
+        failed: dict[tuple[object, ...], str] = {}
         candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
                 continue
             tasks = gang.tasks_to_allocate(session, job)
-            if not tasks or session.reclaim_problem(job, tasks):
+            if not tasks:
+                continue
+            gate = session.reclaim_problem(job, tasks)
+            if gate:
+                _refuse(session, job, f"{self.name}: {gate}")
                 continue
             key = (job.queue, signature(job, tasks))
             if key in failed:
+                _refuse(session, job, failed[key])
                 continue
             by_queue: dict[str, list[PodGroupInfo]] = {}
             for queue_name, jobs in candidates.items():
@@ -117,11 +157,16 @@ class ReclaimAction:
                 if kept:
                     by_queue[queue_name] = kept
             if not by_queue:
+                _refuse(
+                    session,
+                    job,
+                    f"{self.name}: no other queue holds preemptible work it may give up to queue"
+                    f" {job.queue} (none is above its fair share, or above deserved while queue"
+                    f" {job.queue} is within deserved)",
+                )
                 continue
-            session.considered.add(job.key)
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
-            if solve(session, job, session.victim_order(ordered), self.name) is not None:
-                failed.add(key)
+            _try(session, job, key, failed, self.name, session.victim_order(ordered))
 
 
 class ConsolidationAction:
@@ -135,14 +180,12 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
-        failed: set[tuple[object, ...]] = set()
+        failed: dict[tuple[object, ...], str] = {}
         candidates = _disruptable_by_queue(session)
         ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
+        max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         for job in _pending_in_order(session, self.name):
             if not job.has_pending() or not job.preemptible:
-                continue
-            key = signature(job, gang.tasks_to_allocate(session, job))
-            if key in failed:
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             needed_gpus = sum(int(task.request[GPU]) for task in tasks)
@@ -152,15 +195,13 @@ class ConsolidationAction:
                 # moving pods frees nothing: the room must already exist, only scattered
                 continue
             victims = (other for other in ordered if other.key != job.key and is_disruptable(other))
-            session.considered.add(job.key)
-            max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
-            problem = solve(
+            _try(
                 session,
                 job,
-                victims,
+                signature(job, tasks),
+                failed,
                 self.name,
+                victims,
                 must_replace_all=True,
                 max_chunks=max_chunks,
             )
-            if problem is not None:
-                failed.add(key)
