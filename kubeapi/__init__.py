@@ -10,7 +10,8 @@ API (all coroutines, all raising :mod:`kubeapi.errors`)::
 
     creds = kubeapi.load_credentials(kubeconfig="", context="")   # or in-cluster
     from kubeapi.http import KubeHttp
-    api = KubeHttp(creds, component="podmuster-scheduler")         # KubeController
+    api = KubeHttp(creds, component="podmuster-scheduler",         # KubeController
+                   rate_limit=kubeapi.RateLimit(qps=50, burst=300)) # optional; None: unlimited
     await api.get(api_version, kind, namespace, name)              # namespace "" = cluster
     await api.get_metadata(...); await api.list(api_version, kind, namespace, labels)
     await api.create(obj); await api.replace(obj)                  # Conflict on races
@@ -31,7 +32,8 @@ old raises :class:`GoneError` (relist).  Tests use :class:`kubeapi.testing.FakeK
 Modules: ``objects`` (Object, ObjectRef, event/owner bodies), ``errors`` (the tree),
 ``protocol`` (KubeReader, KubeWriter, Kube, KubeWatcher, KubeController, Listing,
 WatchEvent), ``credentials`` (kubeconfig, in-cluster), ``transport`` (paths, TLS,
-decoding), ``http`` (KubeHttp, aiohttp), ``testing`` (FakeKube).
+decoding), ``ratelimit`` (RateLimit, the token bucket, ``--kube-api-qps/--kube-api-burst``),
+``http`` (KubeHttp, aiohttp), ``testing`` (FakeKube).
 """
 
 from kubeapi.credentials import Credentials, CredentialsError
@@ -55,6 +57,7 @@ from kubeapi.protocol import (
     Listing,
     WatchEvent,
 )
+from kubeapi.ratelimit import RateLimit
 
 __all__ = [
     "ApiError",
@@ -72,6 +75,7 @@ __all__ = [
     "NotFoundError",
     "Object",
     "ObjectRef",
+    "RateLimit",
     "TransientError",
     "WatchEvent",
     "error_for_status",

@@ -6,6 +6,8 @@ every failure onto :mod:`kubeapi.errors` (the aiohttp error is chained).  Resour
 come from a built-in table for the kinds we always touch and from API discovery
 (``/apis/<group>/<version>``, cached) for the rest.  Watches are line-delimited JSON read
 in chunks (no line-length limit); an ERROR event with code 410 raises GoneError.
+With ``rate_limit`` every request (list pages and watch starts included) first waits
+for a token of its :class:`~kubeapi.ratelimit.RateLimiter`, as client-go's clients do.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import aiohttp
 
-from kubeapi import credentials, errors, objects, transport
+from kubeapi import credentials, errors, objects, ratelimit, transport
 from kubeapi.objects import Object, ObjectRef
 from kubeapi.protocol import Listing, WatchEvent
 
@@ -28,12 +30,18 @@ PAGE = 500
 
 class KubeHttp:
     """:class:`~kubeapi.protocol.KubeController` over one aiohttp session (made on first
-    use); ``component`` names the Events' source."""
+    use); ``component`` names the Events' source; ``rate_limit`` (None: unlimited) is
+    this client's QPS and burst."""
 
     def __init__(
-        self, creds: credentials.Credentials, timeout: float = 30.0, component: str = "podmuster"
+        self,
+        creds: credentials.Credentials,
+        timeout: float = 30.0,
+        component: str = "podmuster",
+        rate_limit: ratelimit.RateLimit | None = None,
     ) -> None:
         self._creds = creds
+        self.limiter = ratelimit.RateLimiter(rate_limit) if rate_limit is not None else None
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
         self._resources = dict(transport.BUILTIN)
@@ -72,6 +80,8 @@ class KubeHttp:
     ) -> Object:
         headers = self._headers(accept, content_type if body is not None else None)
         data = json.dumps(body).encode() if body is not None else None
+        if self.limiter is not None:
+            await self.limiter.wait()
         try:
             async with self._client().request(
                 method, self._creds.server + path, data=data, params=params, headers=headers
@@ -191,6 +201,8 @@ class KubeHttp:
         }
         timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
         url = self._creds.server + path
+        if self.limiter is not None:
+            await self.limiter.wait()
         try:
             async with self._client().get(
                 url, params=params, headers=self._headers("application/json", None), timeout=timeout

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kubeapi import ratelimit
+
 __all__ = ["add_common_arguments", "add_leader_arguments", "add_metrics_argument", "add_parser"]
 
 DEFAULT_METRICS_PORT = 8082
@@ -18,6 +20,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, metrics_port: int) -> 
     """The flags every live component shares."""
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    ratelimit.add_arguments(parser)
     add_leader_arguments(parser)
     add_metrics_argument(parser, metrics_port)
     parser.add_argument("--log-format", choices=("plain", "json"), default="plain")

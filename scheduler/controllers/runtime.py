@@ -18,6 +18,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import kubeapi
+from kubeapi import ratelimit
 from scheduler.live.leader import LeaderElector
 from scheduler.live.loop import configure_logging, identity, install_signal_handlers
 from scheduler.metrics import METRICS
@@ -37,7 +38,8 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     install_signal_handlers(stop)
     creds = kubeapi.load_credentials(args.kubeconfig, args.context)
-    api = KubeHttp(creds, component=f"podmuster-{component}")
+    rate_limit = ratelimit.from_arguments(args)
+    api = KubeHttp(creds, component=f"podmuster-{component}", rate_limit=rate_limit)
     elector: LeaderElector | None = None
     code = 0
     server = await start_for(METRICS.registry.render, args.metrics_port)
@@ -74,6 +76,6 @@ def run(component: str, body: Body, args: argparse.Namespace) -> int:
     configure_logging(args.log_format, logging.getLevelName(args.log_level.upper()))
     try:
         return asyncio.run(serve(component, body, args))
-    except kubeapi.CredentialsError as exc:
+    except (kubeapi.CredentialsError, ratelimit.RateLimitError) as exc:
         print(f"podmuster: {exc}", file=sys.stderr)
         return 2

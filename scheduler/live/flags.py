@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kubeapi import ratelimit
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``scheduler`` to a ``run`` subcommand's subparsers (``handler=run_scheduler``)."""
@@ -20,6 +22,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
     parser.add_argument("--scheduler-name", default="kai-scheduler")
+    ratelimit.add_arguments(parser)
     add_cycle_arguments(parser)
     parser.add_argument(
         "--leader-elect", action="store_true", help="run cycles only while holding the Lease"

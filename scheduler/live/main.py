@@ -14,7 +14,7 @@ import sys
 
 import yaml
 
-from kubeapi import CredentialsError, load_credentials
+from kubeapi import CredentialsError, load_credentials, ratelimit
 from kubeapi.http import KubeHttp
 from scheduler import metrics_http
 from scheduler.config import ConfigError, SchedulerConfig, load_config
@@ -41,7 +41,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         config = config_from(args)
         creds = load_credentials(args.kubeconfig, args.context)
-    except (ConfigError, CredentialsError) as exc:
+        rate_limit = ratelimit.from_arguments(args)
+    except (ConfigError, CredentialsError, ratelimit.RateLimitError) as exc:
         print(f"podmuster run scheduler: {exc}", file=sys.stderr)
         return 2
     if args.schedule_period <= 0:
@@ -59,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
     async def serve() -> int:
         stop = asyncio.Event()
         loop.install_signal_handlers(stop)
-        api = KubeHttp(creds, component="podmuster-scheduler")
+        api = KubeHttp(creds, component="podmuster-scheduler", rate_limit=rate_limit)
         server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
         try:
             return await loop.run(api, options, stop)
