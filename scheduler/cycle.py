@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from crds.documents import gc_paused
@@ -18,6 +19,7 @@ from scheduler.api.pods import PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Action
 from scheduler.framework.session import Session
@@ -142,10 +144,36 @@ def run_cycle(
                 reasons = (*reasons, state.describe())
         result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons))
     result.queues = _queue_summaries(session)
+    for key in _first_starts(session, bound_jobs - pipelined_jobs - evicted_jobs):
+        session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = _rfc3339(snapshot.now)
     result.annotations = {
         key: dict(changes) for key, changes in sorted(session.annotations.items())
     }
     return result
+
+
+_STARTED = frozenset({PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})
+
+
+def _first_starts(session: Session, bound_jobs: set[str | None]) -> list[str]:
+    """Jobs that start this cycle: bound, nothing pipelined, no pod started before (§5.2).
+
+    KAI stamps these with ``kai.scheduler/last-start-timestamp`` at session
+    close; minimum runtime protects a victim from that moment on.
+    """
+    bound_now = {id(pod) for pod, _ in session.decisions.binds}
+    return [
+        key
+        for key in sorted(k for k in bound_jobs if k is not None)
+        if not any(
+            pod.status in _STARTED and id(pod) not in bound_now
+            for pod in session.snapshot.jobs[key].iter_pods()
+        )
+    ]
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _kai(vector: Any) -> tuple[float, float, float]:
