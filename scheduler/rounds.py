@@ -1,0 +1,181 @@
+"""Carrying out one cycle's decisions on the cluster objects, so the next cycle can run.
+
+Why: ``podmuster schedule --rounds``, the demo and the simulator all ask "and
+then what?": what the cluster looks like once the scheduler's decisions have
+happened. :func:`apply_result` answers it as a pure function of
+``(objects, result, now)``, so every caller plays a cycle forward the same
+way (cli-contract §2, ``--rounds``):
+
+* **bind**: the pod runs on its node (``spec.nodeName``, phase ``Running``,
+  ``status.startTime`` = ``now``). Binding and start are taken as instant.
+* **eviction**: the pod is gone. A pod that is evicted *and* pipelined (a
+  victim that consolidation or a disruption scenario re-placed) is the pod its
+  controller re-creates: it is pending again, under the same name.
+* **pipelined**: the pod is pending again (no node, no bind); the next cycle
+  decides anew, as KAI does, which persists nothing for a pipelined pod.
+* BindRequests of pods that were bound, evicted or reset are removed (the
+  binder is done with them, or their pod is gone).
+* ``result.annotations`` (``kai.scheduler/last-start-timestamp`` and
+  ``kai.scheduler/stale-podgroup-timestamp``) are written to the PodGroups
+  (``None`` removes the annotation), as KAI does at session close.
+
+Nothing else moves: pods already Releasing stay Releasing and unrelated
+objects are passed through unchanged (the same ``SourcedObject``). Input
+objects are never mutated; changed objects are copies with the same source
+and index. The clock between rounds is the caller's choice (:data:`ROUND_SECONDS`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from crds.documents import SourcedObject
+from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import CycleResult, run_cycle
+
+ROUND_SECONDS: Final = 1.0
+"""Simulated time between two rounds: the live scheduler's default cycle period."""
+
+_BIND_REQUEST_API: Final = "scheduling.run.ai/"
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _bind_request_pod(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    return f"{meta.get('namespace') or 'default'}/{spec.get('podName') or meta.get('name')}"
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _run_on(pod: dict[str, Any], node: str, now: float) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    out.setdefault("spec", {})["nodeName"] = node
+    out["metadata"].pop("deletionTimestamp", None)
+    status = out.setdefault("status", {})
+    status["phase"] = "Running"
+    status["startTime"] = _rfc3339(now)
+    status.pop("nominatedNodeName", None)
+    return out
+
+
+def _pending_again(pod: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    out.get("spec", {}).pop("nodeName", None)
+    out["metadata"].pop("deletionTimestamp", None)
+    out["status"] = {"phase": "Pending"}
+    return out
+
+
+def _annotated(pod_group: dict[str, Any], changes: dict[str, str | None]) -> dict[str, Any]:
+    out = copy.deepcopy(pod_group)
+    annotations = out["metadata"].setdefault("annotations", {})
+    for name, value in changes.items():
+        if value is None:
+            annotations.pop(name, None)
+        else:
+            annotations[name] = value
+    if not annotations:
+        del out["metadata"]["annotations"]
+    return out
+
+
+def apply_result(
+    objects: Sequence[SourcedObject], result: CycleResult, now: float
+) -> list[SourcedObject]:
+    """The objects after ``result``'s decisions have been carried out at time ``now``.
+
+    A decision about a pod that is not among ``objects`` is a caller error
+    (``ValueError``): the result must come from a snapshot of these objects.
+    """
+    runs = {bind.pod: bind.node for bind in result.binds}
+    evicted = {eviction.pod for eviction in result.evictions}
+    pipelined = {bind.pod for bind in result.pipelined}
+    gone = evicted - pipelined  # evicted and pipelined: re-created, pending again
+    touched = runs.keys() | evicted | pipelined
+    seen: set[str] = set()
+    out: list[SourcedObject] = []
+    for item in objects:
+        kind = item.obj.get("kind")
+        if kind == "Pod" and item.obj.get("apiVersion") == "v1":
+            key = _key(item.obj)
+            if key not in touched:
+                out.append(item)
+                continue
+            seen.add(key)
+            if key in gone:
+                continue
+            body = _run_on(item.obj, runs[key], now) if key in runs else _pending_again(item.obj)
+            out.append(SourcedObject(body, item.source, item.index))
+        elif kind == "BindRequest" and str(item.obj.get("apiVersion", "")).startswith(
+            _BIND_REQUEST_API
+        ):
+            if _bind_request_pod(item.obj) not in touched:
+                out.append(item)
+        elif kind == "PodGroup" and _key(item.obj) in result.annotations:
+            body = _annotated(item.obj, result.annotations[_key(item.obj)])
+            out.append(SourcedObject(body, item.source, item.index))
+        else:
+            out.append(item)
+    missing = sorted(touched - seen)
+    if missing:
+        raise ValueError(f"decisions about pods not in the objects: {', '.join(missing)}")
+    return out
+
+
+def made_decisions(result: CycleResult) -> bool:
+    """Whether the cycle decided anything that changes the cluster.
+
+    Annotation-only results count too: a stale-gang stamp is a change the
+    next cycle reads.
+    """
+    return bool(result.binds or result.pipelined or result.evictions or result.annotations)
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One played round: its number (from 1), clock, snapshot, decisions and the objects after."""
+
+    number: int
+    now: float
+    built: SnapshotResult
+    result: CycleResult
+    objects: list[SourcedObject]
+
+
+def play(
+    objects: Sequence[SourcedObject],
+    config: SchedulerConfig,
+    *,
+    now: float,
+    rounds: int | None = None,
+    explain: bool = False,
+) -> Iterator[Round]:
+    """Run cycle after cycle, applying each one's decisions before the next.
+
+    Round ``n`` runs at ``now + (n - 1) * ROUND_SECONDS``. Stops after
+    ``rounds`` rounds, or never when ``rounds`` is None (the caller stops).
+    """
+    current = list(objects)
+    number = 0
+    while rounds is None or number < rounds:
+        number += 1
+        built = build_snapshot(current, scheduler_name=config.scheduler_name, now=now)
+        result = run_cycle(built.snapshot, config, explain=explain)
+        current = apply_result(current, result, now)
+        yield Round(number, now, built, result, current)
+        now += ROUND_SECONDS
+
+
+__all__ = ["ROUND_SECONDS", "Round", "apply_result", "made_decisions", "play"]
