@@ -2,6 +2,8 @@
 
 Why: this is how a KAI or podmuster user asks "what would the scheduler do
 with this cluster, and why is my job pending" without touching a cluster.
+With ``--rounds N`` it also answers "and then?": cycle after cycle, each
+one's decisions carried out by ``scheduler.rounds`` before the next.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from crds.documents import load_documents
 from crds.errors import InputError
 from podmuster import output
 from podmuster.implicit_groups import add_implicit_pod_groups
+from scheduler.api.pods import PodStatus
+from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
-from scheduler.cycle import CycleResult, run_cycle
+from scheduler.cycle import CycleResult
+from scheduler.rounds import Round, play
 
 
 def add_parser(subparsers: Any) -> None:
@@ -36,6 +41,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--config", help="scheduler configuration file (YAML)")
     parser.add_argument("--now", help="the clock, RFC 3339 (default: now)")
     parser.add_argument("--scheduler-name", default=None, help="default kai-scheduler")
+    parser.add_argument(
+        "--rounds",
+        metavar="N",
+        help="run N cycles, applying each cycle's decisions before the next (default 1)",
+    )
     parser.add_argument(
         "--explain", action="store_true", help="add reasons for every pending group"
     )
@@ -70,6 +80,22 @@ def _now(raw: str | None) -> float:
         return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
     except ValueError:
         raise InputError(f"invalid RFC 3339 time {raw!r}", field="--now") from None
+
+
+def _rounds(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    try:
+        rounds = int(raw)
+    except ValueError:
+        rounds = 0
+    if rounds < 1:
+        raise InputError(f"must be a whole number of at least 1, got {raw!r}", field="--rounds")
+    return rounds
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _triple(values: tuple[float, float, float]) -> dict[str, float]:
@@ -115,6 +141,57 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
     return document
 
 
+def _state(status: PodStatus) -> str:
+    return status.name.capitalize()
+
+
+def pod_states(snapshot: ClusterSnapshot, deleted: set[str]) -> list[dict[str, Any]]:
+    """Every pod of our scheduler: its group, state and node; evicted pods as ``Deleted``."""
+    rows = {
+        pod.key: {
+            "pod": pod.key,
+            "podGroup": pod.job,
+            "state": _state(pod.status),
+            "node": snapshot.nodes.names[pod.node] if pod.node >= 0 else None,
+        }
+        for pod in snapshot.pods
+        if pod.is_ours
+    }
+    for key in deleted - rows.keys():
+        rows[key] = {"pod": key, "podGroup": None, "state": "Deleted", "node": None}
+    return [rows[key] for key in sorted(rows)]
+
+
+def render_rounds(rounds: list[Round], final: ClusterSnapshot, explain: bool) -> dict[str, Any]:
+    """The ``--rounds`` document: each cycle's output under ``rounds``, then the pods' states."""
+    deleted: set[str] = set()
+    groups: dict[str, str] = {}
+    documents = []
+    for played in rounds:
+        for pod in played.built.snapshot.pods:
+            if pod.job:
+                groups[pod.key] = pod.job
+        re_placed = {b.pod for b in played.result.pipelined}
+        deleted |= {e.pod for e in played.result.evictions} - re_placed
+        documents.append(
+            {"round": played.number, "time": _rfc3339(played.now)} | render(played.result, explain)
+        )
+    pods = pod_states(final, deleted)
+    for row in pods:
+        if row["state"] == "Deleted":
+            row["podGroup"] = groups.get(row["pod"])
+    return {"rounds": documents, "pods": pods}
+
+
+def _warn_skipped(result: CycleResult, args: argparse.Namespace) -> None:
+    if result.skipped_actions and args.actions:
+        skipped = ", ".join(result.skipped_actions)
+        print(
+            f"podmuster: warning: not available in this version, skipped: {skipped}",
+            file=sys.stderr,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or "--config"
     try:
@@ -122,19 +199,21 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"podmuster: {config_path}: {exc}", file=sys.stderr)
         return 2
+    rounds = _rounds(args.rounds)
+    now = _now(args.now)
     objects = load_documents(args.snapshot, stdin=sys.stdin)
     objects = add_implicit_pod_groups(objects, config.scheduler_name)
-    built = build_snapshot(objects, scheduler_name=config.scheduler_name, now=_now(args.now))
-    for kind in sorted(k for k in built.ignored_kinds if k):
+    played = list(play(objects, config, now=now, rounds=rounds or 1, explain=args.explain))
+    first = played[0]
+    for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
-    result = run_cycle(built.snapshot, config, explain=args.explain)
-    if result.skipped_actions and args.actions:
-        skipped = ", ".join(result.skipped_actions)
-        print(
-            f"podmuster: warning: not available in this version, skipped: {skipped}",
-            file=sys.stderr,
-        )
-    output.write(render(result, args.explain), args.output)
+    _warn_skipped(first.result, args)
+    if rounds is None:
+        output.write(render(first.result, args.explain), args.output)
+        return 0
+    last = played[-1]
+    final = build_snapshot(last.objects, scheduler_name=config.scheduler_name, now=last.now)
+    output.write(render_rounds(played, final.snapshot, args.explain), args.output)
     return 0
 
 
