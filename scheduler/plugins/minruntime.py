@@ -87,10 +87,15 @@ class MinRuntimePlugin:
         def validator(scenario: ep.Scenario) -> str | None:
             if scenario.action == "consolidation":
                 return None
+            # An elastic victim appears once per chunk (each surplus pod, then the core):
+            # its minimum is checked against everything the scenario takes from it.
+            taken: dict[str, tuple[PodGroupInfo, set[int]]] = {}
             for victim, evicted in scenario.victims:
+                entry = taken.setdefault(victim.key, (victim, set()))
+                entry[1].update(id(pod) for pod in evicted)
+            for victim, gone in taken.values():
                 if not is_protected(session, scenario.action, scenario.preemptor, victim):
                     continue
-                gone = {id(pod) for pod in evicted}
                 for pod_set in victim.pod_sets:
                     kept = sum(
                         1
