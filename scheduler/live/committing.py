@@ -10,7 +10,21 @@ session close do (§1.2 step 4):
   the cache at once, so the next cycle sees the pod Binding even before the watch
   event arrives; an existing live BindRequest is never re-created, an exhausted
   (finally failed) one is replaced;
-* an eviction → the pod is deleted (uid precondition) and a Normal Event recorded;
+* with ``direct_bind`` (``--direct-bind``; off by default, as KAI), a pod that needs
+  nothing of the binder (:func:`binder_needed` is None: no GPU sharing, no volume
+  claims, no DRA claims) is bound here through ``pods/binding``: one API call per pod
+  instead of three (BindRequest, binding, BindRequest status), which is what bounds
+  throughput under a client QPS limit.  The bound pod is fed to the cache at once;
+* an eviction → the pod is deleted (uid precondition), a Normal ``Evict`` Event on
+  the pod, and one on its PodGroup carrying KAI's annotations (``num-evicted-pods``,
+  ``evictor-action-type``, ``evictor-pod-group-name``/``-namespace``);
+* PodGroup annotation changes of the cycle (minimum runtime's
+  ``kai.scheduler/last-start-timestamp``, the stale-gang
+  ``kai.scheduler/stale-podgroup-timestamp``) → applied to the cache at once, then
+  written by :meth:`Committer.flush` as one merge patch per group (keys set, or
+  removed for None), skipped when the group already says so.  The loop flushes
+  after the binds, in the time left before the next cycle: bookkeeping never takes a
+  rate-limit token from a bind.  Until written they live only in this process;
 * a pipelined pod → a Normal ``Pipelined`` Event (once per pod and node);
 * a group that stayed pending → :mod:`scheduler.live.statuses` bodies, written only
   when they change, plus a Warning ``Unschedulable`` Event;
@@ -28,9 +42,17 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object, owner_reference
+from kubeapi import (
+    ApiError,
+    ConflictError,
+    KubeController,
+    NotFoundError,
+    Object,
+    event_body,
+    owner_reference,
+)
 from scheduler.cache.reading import POD_GROUP_ANNOTATION, read_bind_request
-from scheduler.cycle import CycleResult
+from scheduler.cycle import CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
 
@@ -39,17 +61,43 @@ log = logging.getLogger("podmuster.scheduler.commit")
 BIND_REQUEST_API = "scheduling.run.ai/v1alpha2"
 PODGROUP_API = "scheduling.run.ai/v2alpha2"
 SELECTED_NODE_LABEL = "selected-node"
-PARALLEL_WRITES = 16
+PARALLEL_WRITES = 32
+"""Writes in flight at once (the client's rate limit, if any, still applies)."""
+
+GPU_SHARING_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+EVICTED_GANG_SIZE = "num-evicted-pods"
+EVICTOR_ACTION = "evictor-action-type"
+EVICTOR_GROUP_NAME = "evictor-pod-group-name"
+EVICTOR_GROUP_NAMESPACE = "evictor-pod-group-namespace"
 
 
 @dataclass(slots=True)
 class CommitReport:
     bind_requests: int = 0
+    bound: int = 0  # bound directly (--direct-bind)
     already_binding: int = 0
     evicted: int = 0
     conditions: int = 0
+    annotated: int = 0
     events: int = 0
     failed: int = 0
+
+
+def binder_needed(pod: Mapping[str, Any]) -> str | None:
+    """Why ``pod`` must be bound by the binder (a BindRequest), or None if it needs
+    nothing the binder does: GPU sharing (reservation pods), volume claims to bind,
+    DRA resource claims to allocate."""
+    meta = pod.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if any(annotations.get(name) for name in GPU_SHARING_ANNOTATIONS):
+        return "GPU sharing"
+    spec = pod.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return "resource claims"
+    for volume in spec.get("volumes") or ():
+        if "persistentVolumeClaim" in volume or "ephemeral" in volume:
+            return "volume claims"
+    return None
 
 
 def bind_request(pod: Mapping[str, Any], node: str, backoff_limit: int) -> Object:
@@ -97,18 +145,37 @@ class Committer:
     """Writes one cycle's decisions; keeps what it already said to avoid repeating it."""
 
     def __init__(
-        self, api: KubeController, informers: Informers, *, backoff_limit: int = 3
+        self,
+        api: KubeController,
+        informers: Informers,
+        *,
+        backoff_limit: int = 3,
+        direct_bind: bool = False,
+        component: str = "podmuster-scheduler",
     ) -> None:
         self.api = api
         self.informers = informers
         self.backoff_limit = backoff_limit
+        self.direct_bind = direct_bind
+        self.component = component
         self._pipelined: dict[str, str] = {}
         self._limit = asyncio.Semaphore(PARALLEL_WRITES)
+        # PodGroup key -> annotation changes applied to the cache, not yet written
+        self.pending_annotations: dict[str, dict[str, str | None]] = {}
 
     async def commit(self, result: CycleResult) -> CommitReport:
         report = CommitReport()
         writes: list[Awaitable[None]] = [self._bind(b.pod, b.node, report) for b in result.binds]
-        writes += [self._evict(e.pod, e.action, e.for_job, report) for e in result.evictions]
+        gang_sizes: dict[tuple[str, str], int] = {}
+        for e in result.evictions:
+            group = self._group_of(e.pod)
+            gang_sizes[(group, e.action)] = gang_sizes.get((group, e.action), 0) + 1
+        writes += [
+            self._evict(e, gang_sizes[(self._group_of(e.pod), e.action)], report)
+            for e in result.evictions
+        ]
+        for key, changes in result.annotations.items():
+            self._hold_annotations(key, changes)
         writes += [self._pipeline(b.pod, b.node, report) for b in result.pipelined]
         pending = [o for o in result.pod_groups if o.outcome == "pending"]
         if pending:
@@ -146,6 +213,13 @@ class Committer:
             members.setdefault(f"{meta.get('namespace') or 'default'}/{group}", []).append(pod)
         return members
 
+    def _group_of(self, pod_key: str) -> str:
+        """The pod's PodGroup key (``ns/name``), or '' when it names none."""
+        pod = self.informers.objects["Pod"].get(pod_key) or {}
+        meta = pod.get("metadata") or {}
+        group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+        return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
+
     async def _bind(self, pod_key: str, node: str, report: CommitReport) -> None:
         pod = self.informers.objects["Pod"].get(pod_key)
         if pod is None:
@@ -155,6 +229,9 @@ class Committer:
             report.already_binding += 1
             return
         namespace, name = pod_key.split("/", 1)
+        if self.direct_bind and binder_needed(pod) is None:
+            await self._bind_directly(pod, namespace, name, node, report)
+            return
         if existing is not None:  # finally failed: replace it with a fresh request
             uid = str(existing["metadata"].get("uid") or "")
             delete = self.api.delete(BIND_REQUEST_API, "BindRequest", namespace, name, uid=uid)
@@ -174,9 +251,81 @@ class Committer:
         report.bind_requests += 1
         log.info("bind request created", extra={"pod": pod_key, "node": node})
 
-    async def _evict(
-        self, pod_key: str, action: str, for_job: str | None, report: CommitReport
+    async def _bind_directly(
+        self, pod: Object, namespace: str, name: str, node: str, report: CommitReport
     ) -> None:
+        """``pods/binding`` from the scheduler; the bound pod is fed to the cache."""
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        async with self._limit:
+            try:
+                await self.api.bind(namespace, name, node, uid=uid)
+            except ConflictError:  # bound meanwhile: its watch event tells the cache where
+                report.already_binding += 1
+                return
+            except NotFoundError:
+                return
+            except ApiError as exc:
+                report.failed += 1
+                log.warning("bind Pod %s/%s to %s failed: %s", namespace, name, node, exc)
+                return
+        # The same resourceVersion with spec.nodeName set: the cache counts the pod on
+        # its node now, and the watch event (a newer version) replaces this copy.
+        self.informers.observe("MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": node}})
+        report.bound += 1
+        log.debug("bound", extra={"pod": f"{namespace}/{name}", "node": node})
+
+    def _hold_annotations(self, group_key: str, changes: Mapping[str, str | None]) -> None:
+        """Apply ``changes`` to the cached PodGroup now; queue them for :meth:`flush`."""
+        group = self.informers.objects["PodGroup"].get(group_key)
+        if group is None:
+            return
+        current = (group.get("metadata") or {}).get("annotations") or {}
+        wanted = {k: v for k, v in changes.items() if current.get(k) != v}
+        if not wanted:
+            return
+        self.pending_annotations.setdefault(group_key, {}).update(wanted)
+        merged = {k: v for k, v in {**current, **wanted}.items() if v is not None}
+        self.informers.observe(
+            "MODIFIED", {**group, "metadata": {**group["metadata"], "annotations": merged}}
+        )
+
+    async def flush(self) -> CommitReport:
+        """Write the queued PodGroup annotation changes, one merge patch per group.
+
+        Binds and evictions go first: the loop flushes in the time left before the next
+        cycle (and at shutdown), so this bookkeeping never delays a bind under a client
+        rate limit (as kube-scheduler's Events trail its bindings). A group whose write
+        failed stays queued; a deleted group is dropped.
+        """
+        report = CommitReport()
+        await asyncio.gather(*(self._annotate(k, report) for k in list(self.pending_annotations)))
+        return report
+
+    async def _annotate(self, group_key: str, report: CommitReport) -> None:
+        changes = dict(self.pending_annotations.get(group_key) or {})
+        if not changes:
+            return
+        namespace, name = group_key.split("/", 1)
+        patch = {"metadata": {"annotations": dict(changes)}}
+        async with self._limit:
+            try:
+                stored = await self.api.merge_patch(
+                    PODGROUP_API, "PodGroup", namespace, name, patch
+                )
+            except NotFoundError:
+                self.pending_annotations.pop(group_key, None)
+                return
+            except ApiError as exc:
+                report.failed += 1
+                log.warning("annotations of PodGroup %s failed: %s", group_key, exc)
+                return
+        if self.pending_annotations.get(group_key) == changes:
+            del self.pending_annotations[group_key]
+        report.annotated += 1
+        self.informers.observe("MODIFIED", stored)
+
+    async def _evict(self, eviction: Eviction, gang_size: int, report: CommitReport) -> None:
+        pod_key, action, for_job = eviction.pod, eviction.action, eviction.for_job
         pod = self.informers.objects["Pod"].get(pod_key)
         if pod is None:
             return
@@ -194,6 +343,31 @@ class Committer:
         report.evicted += 1
         why = f"Evicted by the {action} action" + (f" for pod group {for_job}" if for_job else "")
         await self._event(pod, "Normal", "Evict", why, report)
+        group = self.informers.objects["PodGroup"].get(self._group_of(pod_key))
+        if group is not None:
+            await self._evict_event(
+                group, f"pod {pod_key}: {why}", action, for_job, gang_size, report
+            )
+
+    async def _evict_event(
+        self,
+        group: Object,
+        message: str,
+        action: str,
+        for_job: str | None,
+        gang_size: int,
+        report: CommitReport,
+    ) -> None:
+        """KAI's Evict Event on the evicted pod's PodGroup, its metadata as annotations."""
+        body = event_body(group, "Normal", "Evict", message, component=self.component)
+        annotations = {EVICTED_GANG_SIZE: str(gang_size), EVICTOR_ACTION: action}
+        if for_job:
+            evictor_namespace, _, evictor_name = for_job.rpartition("/")
+            annotations[EVICTOR_GROUP_NAME] = evictor_name
+            annotations[EVICTOR_GROUP_NAMESPACE] = evictor_namespace
+        body["metadata"]["annotations"] = annotations
+        if await self._guarded("Evict Event of a PodGroup", self.api.create(body), report):
+            report.events += 1
 
     async def _pipeline(self, pod_key: str, node: str, report: CommitReport) -> None:
         pod = self.informers.objects["Pod"].get(pod_key)

@@ -24,6 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--scheduler-name", default="kai-scheduler")
     ratelimit.add_arguments(parser)
     add_cycle_arguments(parser)
+    add_bind_arguments(parser)
     parser.add_argument(
         "--leader-elect", action="store_true", help="run cycles only while holding the Lease"
     )
@@ -46,6 +47,18 @@ def add_cycle_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     )
     parser.add_argument(
         "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
+    )
+
+
+def add_bind_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """How binds are written (``--direct-bind``)."""
+    parser.add_argument(
+        "--direct-bind",
+        action="store_true",
+        help="bind pods that need nothing of the binder (no GPU sharing, volume or DRA "
+        "claims) through pods/binding: one API call per pod instead of a BindRequest, "
+        "the binder's binding and its status (default off: every bind is a BindRequest, "
+        "as KAI does)",
     )
 
 

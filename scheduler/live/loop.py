@@ -30,6 +30,9 @@ from scheduler.live.leader import LeaderElector
 
 log = logging.getLogger("podmuster.scheduler")
 
+FLUSH_GRACE_SECONDS = 5.0
+"""At shutdown, how long queued PodGroup annotations may take to be written."""
+
 
 @dataclass(frozen=True, slots=True)
 class Options:
@@ -39,6 +42,7 @@ class Options:
     lease_namespace: str = "default"
     identity: str = ""
     backoff_limit: int = 3
+    direct_bind: bool = False
 
 
 def identity() -> str:
@@ -50,7 +54,9 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
     """Run until ``stop`` is set (0) or the lease is lost (1)."""
     cache = ClusterCache(options.config.scheduler_name, strict=False)
     informers = Informers(api, cache)
-    committer = Committer(api, informers, backoff_limit=options.backoff_limit)
+    committer = Committer(
+        api, informers, backoff_limit=options.backoff_limit, direct_bind=options.direct_bind
+    )
     elector = None
     lost = asyncio.Event()
     holding: asyncio.Task[None] | None = None
@@ -88,11 +94,17 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
                     "pending_groups": sum(o.outcome == "pending" for o in result.pod_groups),
                     "invalid_objects": len(snapshot.errors),
                     "bind_requests": report.bind_requests,
+                    "bound": report.bound,
                     "failed_writes": report.failed,
                 },
             )
             remaining = options.schedule_period - (time.monotonic() - started)
+            if committer.pending_annotations and remaining > 0:
+                await _until(_flush(committer, remaining), stop, lost)
+                remaining = options.schedule_period - (time.monotonic() - started)
             await _until(asyncio.sleep(max(remaining, 0.0)), stop, lost)
+        if committer.pending_annotations and not lost.is_set():
+            await _flush(committer, FLUSH_GRACE_SECONDS)
     finally:
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -103,6 +115,12 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
         if elector is not None and not lost.is_set():
             await elector.release()
     return 1 if lost.is_set() else 0
+
+
+async def _flush(committer: Committer, seconds: float) -> None:
+    """Write queued PodGroup annotations for at most ``seconds`` (the rest stay queued)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(committer.flush(), seconds)
 
 
 async def _hold(elector: LeaderElector, stop: asyncio.Event, lost: asyncio.Event) -> None:

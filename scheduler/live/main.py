@@ -55,6 +55,7 @@ def main(args: argparse.Namespace) -> int:
         leader_elect=args.leader_elect,
         lease_namespace=args.leader_elect_namespace or creds.namespace,
         backoff_limit=args.bind_backoff_limit,
+        direct_bind=args.direct_bind,
     )
 
     async def serve() -> int:
