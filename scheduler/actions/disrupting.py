@@ -20,7 +20,7 @@ from scheduler.actions.ordering import JobQueue
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import PodInfo
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
 from scheduler.framework import gang
 from scheduler.framework.session import Session
@@ -82,6 +82,16 @@ def _try(
     if problem is not None:
         failed[key] = f"{action}: {problem}"
         session.add_reason(job, failed[key])
+
+
+def _moved(job: PodGroupInfo) -> bool:
+    """A pod of the job was pipelined this cycle (a snapshot has none): it is already moving.
+
+    Consolidation does not move it again: a second move frees nothing a first
+    did not, and, since moved jobs keep their place at the head of the victim
+    order, it would spend the preemptee cap of every later gang on them.
+    """
+    return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
 
 
 class PreemptAction:
@@ -194,7 +204,11 @@ class ConsolidationAction:
             if needed_gpus > free_gpus:
                 # moving pods frees nothing: the room must already exist, only scattered
                 continue
-            victims = (other for other in ordered if other.key != job.key and is_disruptable(other))
+            victims = (
+                other
+                for other in ordered
+                if other.key != job.key and is_disruptable(other) and not _moved(other)
+            )
             _try(
                 session,
                 job,
