@@ -5,10 +5,20 @@ Why this module exists: it is the thin async edge around
 BindRequest, its pod and the selected node, performs the decided step
 (``pods/{name}/binding``, a ``status`` patch) and schedules the retry. It never
 deletes anything. Every attempt's ``failedAttempts`` is persisted.
+
+Reads come from watch caches while :meth:`Binder.run` runs (BindRequests, Pods and
+Nodes are listed and watched, as KAI's binder reads from its informers), so a bind
+costs two API calls: the binding and the status patch. The caches may lag; nothing
+is decided on a stale read alone: an object missing from a cache is read from the
+server, a pod the cache shows unbound but that is bound gets a Conflict from the
+binding (then read fresh), and a permanent failure decided on cached objects is
+decided again on fresh ones before it is written. Called without :meth:`run`
+(tests), :meth:`reconcile` reads everything from the server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -44,6 +54,8 @@ class Binder:
         self.queue: WorkQueue[Key] = WorkQueue(clock)
         self.retry_at: dict[Key, float] = {}
         self.first_seen: dict[Key, float] = {}
+        self.caches: dict[str, Store] = {}  # kind -> watch cache, filled by run()
+        self._synced: dict[str, asyncio.Event] = {}
 
     async def _get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
         try:
@@ -51,12 +63,28 @@ class Binder:
         except NotFoundError:
             return None
 
+    def _cached(self, kind: str, namespace: str, name: str) -> Object | None:
+        """The watch cache's copy, or None (no synced cache, or not in it)."""
+        synced = self._synced.get(kind)
+        if synced is None or not synced.is_set():
+            return None
+        return self.caches[kind].objects.get((namespace, name))
+
+    async def _read(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
+        """From the watch cache if there, else from the server (None: it does not exist)."""
+        cached = self._cached(kind, namespace, name)
+        if cached is not None:
+            return cached
+        return await self._get(api_version, kind, namespace, name)
+
     async def _patch_status(self, request: Object, status: dict[str, Any]) -> None:
         meta = request["metadata"]
-        await self.api.patch(
+        stored = await self.api.patch(
             API_VERSION, KIND, meta["namespace"], meta["name"], {"status": status},
             subresource="status",
         )  # fmt: skip
+        if KIND in self.caches:  # a look before the watch event must not act again
+            self.caches[KIND].apply("MODIFIED", stored)
 
     def _forget(self, key: Key) -> None:
         self.retry_at.pop(key, None)
@@ -65,15 +93,18 @@ class Binder:
     async def reconcile(self, namespace: str, name: str) -> float | None:
         """Reconcile one BindRequest; returns seconds until it wants another look."""
         key = (namespace, name)
-        request = await self._get(API_VERSION, KIND, namespace, name)
+        request = await self._read(API_VERSION, KIND, namespace, name)
         if request is None:
             self._forget(key)
             return None
         now = self.clock()
         self.first_seen.setdefault(key, now)
         pod_name = str((request.get("spec") or {}).get("podName") or name)
-        pod = await self._get("v1", "Pod", namespace, pod_name)
+        pod = await self._read("v1", "Pod", namespace, pod_name)
         action = decide(request, pod, now, retry_at=self.retry_at.get(key))
+        if action.kind == "fail" and self._cached("Pod", namespace, pod_name) is not None:
+            pod = await self._get("v1", "Pod", namespace, pod_name)  # never fail on a stale copy
+            action = decide(request, pod, now, retry_at=self.retry_at.get(key))
         if action.kind == "done":
             self._forget(key)
             return None
@@ -86,7 +117,7 @@ class Binder:
     async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
         meta = pod.get("metadata") or {}
         namespace, pod_name = str(meta.get("namespace")), str(meta.get("name"))
-        if await self._get("v1", "Node", "", action.node) is None:
+        if await self._read("v1", "Node", "", action.node) is None:
             return Action("retry", action.node, f"node {action.node} not found")
         try:
             await self.api.bind(namespace, pod_name, action.node, uid=str(meta.get("uid") or ""))
@@ -150,9 +181,23 @@ class Binder:
             self.queue.add((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
 
     async def run(self) -> None:
-        """Watch BindRequests and reconcile them until cancelled."""
-        store = Store()
+        """Watch BindRequests (and cache Pods and Nodes); reconcile until cancelled."""
+        self.caches = {KIND: Store(), "Pod": Store(), "Node": Store()}
+        self._synced = {kind: asyncio.Event() for kind in self.caches}
         await run_together(
-            watch_kind(self.api, API_VERSION, KIND, store, self._changed),
+            watch_kind(
+                self.api, API_VERSION, KIND, self.caches[KIND], self._changed,
+                synced=self._synced[KIND],
+            ),
+            watch_kind(
+                self.api, "v1", "Pod", self.caches["Pod"], _ignore, synced=self._synced["Pod"]
+            ),
+            watch_kind(
+                self.api, "v1", "Node", self.caches["Node"], _ignore, synced=self._synced["Node"]
+            ),
             *(self._worker() for _ in range(self.workers)),
-        )
+        )  # fmt: skip
+
+
+def _ignore(old: Object | None, new: Object | None) -> None:
+    """Pods and Nodes are only read; their changes queue nothing."""

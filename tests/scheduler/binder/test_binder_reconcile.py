@@ -8,6 +8,7 @@ from typing import Any
 from kubeapi import TransientError
 from kubeapi.testing import FakeKube
 from scheduler.binder.reconciler import Binder
+from scheduler.controllers.watching import Store
 from scheduler.metrics import Metrics, Registry
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
@@ -170,3 +171,37 @@ def test_run_watches_and_binds() -> None:
     asyncio.run(main())
     assert node_of(kube) == "n1"
     assert status(kube)["phase"] == "Succeeded"
+
+
+def test_running_binder_reads_from_its_watch_caches_two_calls_per_bind() -> None:
+    kube = world()
+
+    async def main() -> None:
+        b = Binder(kube, metrics=Metrics(Registry()))
+        task = asyncio.create_task(b.run())
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if status(kube).get("phase") == "Succeeded":
+                break
+        await asyncio.sleep(0.05)  # the Succeeded event comes back: nothing more is done
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    writes = [verb for verb, _ in kube.calls if verb not in ("list", "watch")]
+    assert writes == ["bind", "patch/status"]
+
+
+def test_a_stale_cached_pod_is_read_again_before_a_permanent_failure() -> None:
+    kube = world()
+    b = binder(kube)
+    stale = kube.stored("v1", "Pod", "ns", "p")
+    assert stale is not None
+    stale = {**stale, "metadata": {**stale["metadata"], "uid": "an-older-pod"}}
+    b.caches = {"Pod": Store()}
+    b.caches["Pod"].apply("ADDED", stale)
+    b._synced = {"Pod": asyncio.Event()}
+    b._synced["Pod"].set()
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert status(kube) == {"phase": "Succeeded"}
+    assert node_of(kube) == "n1"
