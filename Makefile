@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint e2e bench venv clean
+.PHONY: demo test lint e2e bench bench-disruption venv clean
 
 venv: $(STAMP)
 
@@ -33,6 +33,9 @@ e2e: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine
+
+bench-disruption: $(STAMP)
+	$(BIN)/python -m benchmarks.disruption
 
 clean:
 	rm -rf $(VENV)

@@ -24,26 +24,33 @@ def _ts(seconds: int) -> str:
     return f"2026-01-{1 + days:02d}T{hours:02d}:{minutes:02d}:{sec:02d}Z"
 
 
+def queue_object(
+    name: str, parent: str | None, gpu_quota: float, weight: float, created: int
+) -> dict[str, Any]:
+    """A Queue with a GPU quota and over-quota weight; CPU and memory unlimited."""
+    spec: dict[str, Any] = {
+        "resources": {
+            "gpu": {"quota": gpu_quota, "limit": -1, "overQuotaWeight": weight},
+            "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
+            "memory": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
+        }
+    }
+    if parent:
+        spec["parentQueue"] = parent
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": _ts(created)},
+        "spec": spec,
+    }
+
+
 def queues(leaves: int = 50) -> list[dict[str, Any]]:
     """5 divisions > 10 departments > ``leaves`` teams, quotas that add up below the cluster."""
-    out = []
+    out: list[dict[str, Any]] = []
 
     def queue(name: str, parent: str | None, gpu_quota: float, weight: float) -> dict[str, Any]:
-        spec: dict[str, Any] = {
-            "resources": {
-                "gpu": {"quota": gpu_quota, "limit": -1, "overQuotaWeight": weight},
-                "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
-                "memory": {"quota": -1, "limit": -1, "overQuotaWeight": weight},
-            }
-        }
-        if parent:
-            spec["parentQueue"] = parent
-        return {
-            "apiVersion": "scheduling.run.ai/v2",
-            "kind": "Queue",
-            "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": _ts(len(out))},
-            "spec": spec,
-        }
+        return queue_object(name, parent, gpu_quota, weight, len(out))
 
     per_department = max(1, leaves // 10)
     for d in range(5):
@@ -77,7 +84,7 @@ def node(i: int) -> dict[str, Any]:
     }
 
 
-def _pod(
+def pod_object(
     name: str,
     group: str,
     ns: str,
@@ -112,7 +119,7 @@ def _pod(
     return pod
 
 
-def _group(
+def group_object(
     name: str, ns: str, queue: str, size: int, created: int, priority: str
 ) -> dict[str, Any]:
     return {
@@ -153,9 +160,11 @@ def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str
         free_cpu[cursor] -= cpu
         free_gpu[cursor] -= gpus
         group = f"run-{i}"
-        objects.append(_group(group, ns, queue, 1, created, "train"))
+        objects.append(group_object(group, ns, queue, 1, created, "train"))
         objects.append(
-            _pod(f"run-{i}-0", group, ns, gpus, str(cpu), "4Gi", created, f"node-{cursor:05d}")
+            pod_object(
+                f"run-{i}-0", group, ns, gpus, str(cpu), "4Gi", created, f"node-{cursor:05d}"
+            )
         )
         cursor = (cursor + 1) % nodes
         created += 1
@@ -168,9 +177,11 @@ def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str
         group = f"gang-{job}"
         gpus = rng.choice((1, 1, 1, 2, 4, 0))
         priority = rng.choice(("train", "train", "train", "build", "inference"))
-        objects.append(_group(group, ns, queue, size, created, priority))
+        objects.append(group_object(group, ns, queue, size, created, priority))
         for k in range(size):
-            objects.append(_pod(f"gang-{job}-{k}", group, ns, gpus, "4", "16Gi", created, None))
+            objects.append(
+                pod_object(f"gang-{job}-{k}", group, ns, gpus, "4", "16Gi", created, None)
+            )
         made += size
         job += 1
         created += 1
