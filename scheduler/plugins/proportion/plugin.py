@@ -237,7 +237,20 @@ class ProportionPlugin:
                 yield job
 
         session.set_victim_order(victim_order)
-        session.add_reclaim_gate(lambda job, tasks: reclaimable.reclaim_gate(states, job, tasks))
+
+        def reclaim_gate(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
+            """KAI's CanReclaimResources, asked once per reclaimer right before its solve.
+
+            The validator compares victims against the queues as they were when the
+            job's solve started (§5.5), so the values are copied here: a copy from the
+            session's start would not see what earlier reclaims in this cycle took,
+            and a second reclaimer could push a queue below its deserved share.
+            """
+            for name, state in states.items():
+                start[name] = list(state.used)
+            return reclaimable.reclaim_gate(states, job, tasks)
+
+        session.add_reclaim_gate(reclaim_gate)
 
         def reclaim_queue_filter(action: str, preemptor: PodGroupInfo, queue: str) -> bool:
             if action != "reclaim" or preemptor.queue not in states or queue not in states:

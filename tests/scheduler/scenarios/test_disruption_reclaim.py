@@ -196,6 +196,25 @@ CASES = [
         ],
         R,
     ),
+    # Queue values are those at each reclaimer's solve start: after the first reclaim qb is
+    # at its deserved 2, so the second reclaimer may not take it below (it stays pending).
+    Disruption(
+        "second-reclaimer-sees-first-reclaim",
+        [
+            node("n0", gpus=4),
+            queue("qa", gpu_quota=2),
+            queue("qb", gpu_quota=2),
+            queue("qc", gpu_quota=1),
+            *ones("b", "qb", "n0", 3),
+            running("c0", "qc", "n0"),
+            job("a1", "qa", gpus=1),
+            job("a2", "qa", gpus=1),
+        ],
+        R,
+        evicted=["b2-0"],
+        pipelined={"a1-0": "n0"},
+        pending=["a2"],
+    ),
     # Nothing is evicted when the reclaimer fits without it (allocate's work, not reclaim's).
     Disruption(
         "no-eviction-when-room-exists",
