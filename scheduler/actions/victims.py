@@ -18,12 +18,17 @@ from scheduler.framework.session import Session
 
 def is_disruptable(job: PodGroupInfo) -> bool:
     """Preemptible, with at least one active-allocated pod and one alive pod."""
-    pods = job.iter_pods()
-    return (
-        job.preemptible
-        and any(pod.status in ACTIVE_ALLOCATED for pod in pods)
-        and any(pod.status in ALIVE for pod in pods)
-    )
+    if not job.preemptible:
+        return False
+    active = alive = False
+    for pod_set in job.pod_sets:  # one pass, no list: called per candidate and preemptor
+        for pod in pod_set.pods:
+            status = pod.status
+            active = active or status in ACTIVE_ALLOCATED
+            alive = alive or status in ALIVE
+            if active and alive:
+                return True
+    return False
 
 
 def reverse_job_order(session: Session, jobs: Sequence[PodGroupInfo]) -> list[PodGroupInfo]:
