@@ -11,7 +11,9 @@ Extension points and their combine rules:
   tasks can be placed incrementally: only nodes changed since the last full
   evaluation and the best unchanged node are re-scored (``context.nodes``).
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
-  the first difference wins, then creation time and uid.
+  the first difference wins, then creation time and uid. A job key may depend
+  only on the job and its pods' statuses (the session memoises it until a
+  status changes); a task key only on the pod's fixed fields.
 - queue_order (queue a, queue b, job a, job b) -> int: first non-zero wins.
   best_queue (candidates) -> name: an optional fast path that must pick the
   same queue as repeated queue_order comparisons (the proportion plugin sorts

@@ -77,6 +77,7 @@ class Session:
         # pod group key -> annotation changes the cycle wants persisted (None = remove)
         self.annotations: dict[str, dict[str, str | None]] = {}
         self._task_keys: dict[str, tuple[Any, ...]] = {}
+        self._job_keys: dict[str, tuple[tuple[int, ...], tuple[Any, ...]]] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
         self._run: _PlacementRun | None = None
         # Off only to check the incremental path against full evaluations (tests).
@@ -177,7 +178,20 @@ class Session:
             fn(pod)
 
     def job_key(self, job: PodGroupInfo) -> tuple[Any, ...]:
-        return ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+        """Job order key, memoised until one of the job's pods changes status.
+
+        Job order keys depend only on the job and its pods' statuses
+        (extension_points), so the statuses are the memo's fingerprint: the
+        disruptive actions sort every victim candidate again for each
+        preemptor, and all but a few are unchanged since the last sort.
+        """
+        statuses = tuple([pod.status for pod_set in job.pod_sets for pod in pod_set.pods])
+        hit = self._job_keys.get(job.key)
+        if hit is not None and hit[0] == statuses:
+            return hit[1]
+        key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+        self._job_keys[job.key] = (statuses, key)
+        return key
 
     def pods_in_task_order(self, pod_set: PodSetInfo) -> list[PodInfo]:
         """The pod set's pods sorted by task order, once per session (labels do not change)."""
