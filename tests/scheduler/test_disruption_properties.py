@@ -1,0 +1,279 @@
+"""Properties of the disruption actions over random snapshots (kai-semantics §5.2, §5.5, §5.7).
+
+Random clusters: one to three GPU nodes; queues in one or two levels with random
+GPU quotas and over-quota weights (CPU and memory unlimited, so GPU decides);
+running jobs of every priority class (gangs and elastic jobs, some with a
+recent last start under a queue minimum runtime) placed where they fit, and
+pending jobs of every priority class. Two variants bias the draw: "sparse"
+worlds have free but scattered GPUs and whole-node pending jobs (consolidation),
+"queued" worlds one queue with many small pending jobs (several reclaims from
+the same queues in one cycle). One cycle runs the five actions, or a single
+disruptive one. Then:
+
+- (a) no non-preemptible pod is evicted by reclaim, preempt or consolidation
+  (stale-gang eviction may evict non-preemptible gangs, as in KAI, and is not
+  part of this property; these worlds hold no stale gang anyway);
+- (b) every eviction serves a placement in the same cycle: the job it was made
+  for has a pod pipelined or bound, and a pod moved by consolidation is itself
+  pipelined elsewhere; preempt victims are in the preemptor's leaf queue with
+  strictly lower priority, reclaim victims in another queue;
+- (c) reclaim pushes no queue below its deserved share: the queue the §5.5
+  rules compare (the victim-side child of the lowest common ancestor) holds,
+  after the cycle, more than its deserved GPUs minus one victim job's GPUs (a
+  bundle is taken only while the queue is above deserved, so the last bundle
+  may cross it, never more); checked with reclaim as the only action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.cache.reading import LAST_START_ANNOTATION
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import CycleResult
+from scheduler.testing import NOW, job, node, queue, run_objects
+
+PRIORITIES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+DISRUPTIVE = ("consolidation", "reclaim", "preempt")
+
+
+@dataclass
+class JobModel:
+    name: str
+    queue: str
+    priority: int
+    preemptible: bool
+    gpus: dict[str, int]  # pod key -> GPUs
+    running: bool
+
+
+@dataclass
+class World:
+    objects: list[Any]
+    parents: dict[str, str | None]
+    quota: dict[str, float]  # GPU devices, -1 unlimited
+    jobs: dict[str, JobModel] = field(default_factory=dict)
+
+    def path(self, leaf: str) -> list[str]:
+        """Top-level queue first, the leaf last."""
+        out: list[str] = []
+        current: str | None = leaf
+        while current is not None:
+            out.append(current)
+            current = self.parents[current]
+        return out[::-1]
+
+    def victim_side(self, reclaimer: str, victim: str) -> str:
+        """The victim-side child of the lowest common ancestor of two leaves."""
+        a, b = self.path(reclaimer), self.path(victim)
+        depth = 0
+        while depth < min(len(a), len(b)) and a[depth] == b[depth]:
+            depth += 1
+        return b[depth]
+
+    def job_of(self, pod_key: str) -> JobModel:
+        return self.jobs[pod_key.split("/", 1)[1].rsplit("-", 1)[0]]
+
+
+@st.composite
+def worlds(draw: st.DrawFn, *, sparse: bool = False, queued: bool = False) -> World:
+    """A random world; ``sparse`` ones have free but scattered GPUs (consolidation's case),
+    ``queued`` ones many small pending jobs (several reclaimers from one queue per cycle)."""
+    objects: list[Any] = []
+    free: dict[str, int] = {}
+    for i in range(draw(st.integers(2 if sparse else 1, 3))):
+        gpus = 4 if sparse else draw(st.sampled_from([2, 4, 4]))
+        free[f"n{i}"] = gpus
+        objects.append(node(f"n{i}", gpus=gpus, cpu="64", memory="256G"))
+    parents: dict[str, str | None] = {}
+    quota: dict[str, float] = {}
+    leaves: list[str] = []
+    two_levels = draw(st.booleans())
+    runtimes = st.sampled_from([None, None, "0s", "5m", "1h"])
+
+    def add_queue(name: str, parent: str | None) -> None:
+        gpu_quota = draw(st.sampled_from([0, 0, 1, 2, 4]))
+        spec_queue = queue(
+            name,
+            parent,
+            gpu_quota=gpu_quota,
+            gpu_weight=draw(st.sampled_from([0, 1, 2])),
+            priority=draw(st.sampled_from([None, None, 50, 200])),
+        )
+        for key in ("preemptMinRuntime", "reclaimMinRuntime"):
+            runtime = draw(runtimes)
+            if runtime is not None:
+                spec_queue["spec"][key] = runtime
+        objects.append(spec_queue)
+        parents[name] = parent
+        quota[name] = float(gpu_quota)
+
+    if two_levels:
+        for d in range(draw(st.integers(1, 2))):
+            add_queue(f"d{d}", None)
+            for leaf in range(draw(st.integers(1, 2))):
+                add_queue(f"d{d}-q{leaf}", f"d{d}")
+                leaves.append(f"d{d}-q{leaf}")
+    else:
+        for leaf in range(draw(st.integers(2, 3))):
+            add_queue(f"q{leaf}", None)
+            leaves.append(f"q{leaf}")
+    world = World(objects, parents, quota)
+
+    def add_job(name: str, is_running: bool) -> None:
+        if queued:  # one reclaiming queue, the others running
+            leaf = leaves[0] if not is_running else draw(st.sampled_from(leaves[1:] or leaves))
+        else:
+            leaf = draw(st.sampled_from(leaves))
+        classes = ["train", "train", "build-preemptible"] if sparse else sorted(PRIORITIES)
+        priority_class = draw(st.sampled_from(classes))
+        if sparse:  # small scattered running jobs, whole-node pending ones
+            per_pod = draw(st.sampled_from([1, 2] if is_running else [3, 4]))
+            size = 1
+        elif queued and not is_running:
+            per_pod, size = 1, 1
+        else:
+            per_pod = draw(st.sampled_from([1, 1, 2] if is_running else [1, 2, 4]))
+            size = draw(st.integers(1, 3 if is_running else 2))
+        nodes: list[str] = []
+        if is_running:
+            for _ in range(size):
+                room = [n for n, left in sorted(free.items()) if left >= per_pod]
+                if not room:
+                    break
+                where = draw(st.sampled_from(room))
+                free[where] -= per_pod
+                nodes.append(where)
+            if not nodes:
+                return
+            size = len(nodes)
+        min_member = draw(st.integers(1, size))
+        objs = job(
+            name,
+            leaf,
+            size,
+            gpus=per_pod,
+            states=["Running"] * size if is_running else None,
+            nodes=nodes if is_running else None,
+            min_member=min_member,
+            priority_class=priority_class,
+        )
+        started = draw(st.sampled_from([None, None, 60, 7200])) if is_running else None
+        if started is not None:
+            group = objs[0]
+            stamp = NOW.timestamp() - started
+            group["metadata"]["annotations"] = {
+                LAST_START_ANNOTATION: _rfc3339(stamp),
+            }
+        objects.extend(objs)
+        world.jobs[name] = JobModel(
+            name,
+            leaf,
+            PRIORITIES[priority_class],
+            PRIORITIES[priority_class] < 100,
+            {f"default/{name}-{i}": per_pod for i in range(size)},
+            is_running,
+        )
+
+    for j in range(draw(st.integers(2, 4) if sparse else st.integers(2, 10))):
+        add_job(f"r{j}", True)
+    for j in range(draw(st.integers(3, 6) if queued else st.integers(1, 4))):
+        add_job(f"p{j}", False)
+    return world
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+ACTION_SETS = st.sampled_from(
+    [("allocate", *DISRUPTIVE, "stalegangeviction"), ("reclaim",), ("preempt",), ("consolidation",)]
+)
+CONFIGS = st.builds(
+    lambda actions, cap: SchedulerConfig(actions=actions, max_consolidation_preemptees=cap),
+    ACTION_SETS,
+    st.sampled_from([-1, 16]),
+)
+FAST = settings(max_examples=100, deadline=None)
+WORLDS = st.one_of(worlds(), worlds(sparse=True))
+
+
+def _disruptive(result: CycleResult) -> list[Any]:
+    return [e for e in result.evictions if e.action in DISRUPTIVE]
+
+
+@FAST
+@given(WORLDS, CONFIGS)
+def test_non_preemptible_pods_are_never_disruption_victims(
+    world: World, config: SchedulerConfig
+) -> None:
+    result = run_objects(world.objects, config)
+    for eviction in _disruptive(result):
+        victim = world.job_of(eviction.pod)
+        assert victim.preemptible, (eviction, victim)
+
+
+@FAST
+@given(WORLDS, CONFIGS)
+def test_every_eviction_serves_a_placement_in_the_same_cycle(
+    world: World, config: SchedulerConfig
+) -> None:
+    result = run_objects(world.objects, config)
+    placed = {b.pod for b in result.pipelined} | {b.pod for b in result.binds}
+    pipelined = {b.pod for b in result.pipelined}
+    for eviction in _disruptive(result):
+        assert eviction.for_job is not None, eviction
+        served = world.jobs[eviction.for_job.split("/", 1)[1]]
+        assert not served.running, (eviction, "made room for a job that was not pending")
+        assert placed & set(served.gpus), (eviction, "nothing of the served job was placed")
+        victim = world.job_of(eviction.pod)
+        if eviction.action == "consolidation":
+            assert eviction.pod in pipelined, (eviction, "a moved pod must land elsewhere")
+        elif eviction.action == "preempt":
+            assert victim.queue == served.queue, eviction
+            assert victim.priority < served.priority, eviction
+        else:
+            assert victim.queue != served.queue, eviction
+
+
+def _ancestors(world: World, name: str) -> set[str]:
+    parent = world.parents[name]
+    return set() if parent is None else {parent} | _ancestors(world, parent)
+
+
+@FAST
+@given(st.one_of(WORLDS, worlds(queued=True)), st.sampled_from([-1, 16]))
+def test_reclaim_keeps_victim_queues_at_deserved(world: World, cap: int) -> None:
+    config = SchedulerConfig(actions=("reclaim",), max_consolidation_preemptees=cap)
+    result = run_objects(world.objects, config)
+    evicted = {e.pod: e for e in result.evictions}
+    if not evicted:
+        return
+    pipelined = {b.pod for b in result.pipelined}
+    compared: dict[str, int] = {}  # victim-side queue -> GPUs of its largest victim job
+    for key, eviction in evicted.items():
+        assert eviction.for_job is not None
+        reclaimer = world.jobs[eviction.for_job.split("/", 1)[1]]
+        victim = world.job_of(key)
+        side = world.victim_side(reclaimer.queue, victim.queue)
+        taken = sum(g for pod, g in victim.gpus.items() if pod in evicted)
+        compared[side] = max(compared.get(side, 0), taken)
+    for side, largest in compared.items():
+        if any(other in _ancestors(world, side) for other in compared):
+            continue  # also compared higher up, where a deeper queue's deserved is not the rule
+        if world.quota[side] < 0:
+            continue
+        held = 0
+        for model in world.jobs.values():
+            if side not in world.path(model.queue):
+                continue
+            for pod, gpus in model.gpus.items():
+                still_running = model.running and pod not in evicted
+                if still_running or pod in pipelined:
+                    held += gpus
+        assert held + largest > world.quota[side], (side, held, largest, world.quota[side])
