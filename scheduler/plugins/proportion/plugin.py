@@ -216,24 +216,48 @@ class ProportionPlugin:
             return reclaimable.validate(states, start, tree, scenario, multiplier)
 
         def victim_order(by_queue: dict[str, list[PodGroupInfo]]) -> Iterator[PodGroupInfo]:
-            """KAI's victim queue order: the queue order inverted, victims already taken
-            from a queue (plus its next one) subtracted from its allocation (rule 5)."""
+            """KAI's victim queue order: the queue order inverted, applied level by level
+            from the top (the most over-served department first, then its most
+            over-served child, down to a leaf), with the victims already taken from a
+            queue's subtree plus its next one subtracted from its allocation (rule 5)."""
             remaining = {name: list(jobs) for name, jobs in by_queue.items() if jobs}
-            taken = {name: [0.0, 0.0, 0.0] for name in remaining}
-            while remaining:
+            taken: dict[str, list[float]] = {}
+            amounts: dict[str, list[float]] = {}
 
-                def badness(name: str) -> tuple[Any, ...]:
-                    nxt = active_request(remaining[name][0])
-                    minus = [-(taken[name][r] + nxt[r]) for r in range(3)]
+            def amount(job: PodGroupInfo) -> list[float]:
+                cached = amounts.get(job.key)
+                if cached is None:
+                    cached = amounts[job.key] = active_request(job)
+                return cached
+
+            def worst_leaf(names: list[str], live: set[str]) -> str:
+                best: tuple[tuple[Any, ...], str] | None = None
+                for name in names:
+                    if name in remaining:
+                        leaf = name
+                    else:
+                        children = [c for c in tree.queues[name].children if c in live]
+                        leaf = worst_leaf(children, live)
+                    nxt = amount(remaining[leaf][0])
+                    gone = taken.get(name, no_job)
+                    minus = [-(gone[r] + nxt[r]) for r in range(3)]
                     key = queue_order.order_key(states[name], minus, total)
-                    return (*key, states[name].info.creation, name)
+                    ranked = (*key, states[name].info.creation, name)
+                    if best is None or ranked > best[0]:
+                        best = (ranked, leaf)
+                assert best is not None
+                return best[1]
 
-                worst = max(remaining, key=badness)
-                job = remaining[worst].pop(0)
-                amount = active_request(job)
-                taken[worst] = [taken[worst][r] + amount[r] for r in range(3)]
-                if not remaining[worst]:
-                    del remaining[worst]
+            while remaining:
+                live = {q for leaf in remaining for q in paths[leaf]}
+                leaf = worst_leaf([r for r in tree.roots if r in live], live)
+                job = remaining[leaf].pop(0)
+                if not remaining[leaf]:
+                    del remaining[leaf]
+                freed = amount(job)
+                for name in paths[leaf]:
+                    gone = taken.get(name, no_job)
+                    taken[name] = [gone[r] + freed[r] for r in range(3)]
                 yield job
 
         session.set_victim_order(victim_order)

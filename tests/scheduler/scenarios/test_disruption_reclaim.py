@@ -3,8 +3,8 @@
 Why: reclaim is where fairness is enforced by evicting other queues' work, so
 each rule gets a small picture: the reclaimer stays within its fair share (and
 within deserved when non-preemptible); victims come only from other queues,
-most over-served queue first and, inside a queue, lowest priority and newest
-first; a victim bundle passes MaintainFairShare or GuaranteeDeservedQuota,
+most over-served queue first (level by level: department, then leaf) and,
+inside a queue, lowest priority and newest first; a victim bundle passes MaintainFairShare or GuaranteeDeservedQuota,
 compared at the two children of the lowest common ancestor; the saturation
 ratio rule (with its multiplier) keeps the reclaimer from ending up more
 saturated than the queue it took from; the reclaimer is pipelined, never bound.
@@ -407,6 +407,28 @@ HIERARCHY = [
         ],
         R,
         pending=["a"],
+    ),
+    # Victim order is hierarchical: department d2 (6 of fair share 3) gives before d1
+    # (4 of 3), although d1's leaf qx is the most over-served leaf (3 of 1).
+    Disruption(
+        "most-over-served-department-gives-first",
+        [
+            node("n0", gpus=10),
+            queue("d1", gpu_quota=3),
+            queue("d2", gpu_quota=3),
+            queue("d3", gpu_quota=4),
+            queue("qx", "d1", gpu_quota=1),
+            queue("qy", "d1", gpu_quota=2),
+            queue("qb", "d2", gpu_quota=3),
+            queue("qa", "d3", gpu_quota=4),
+            *ones("x", "qx", "n0", 3),
+            running("y0", "qy", "n0"),
+            *ones("b", "qb", "n0", 6),
+            job("a", "qa", gpus=1),
+        ],
+        R,
+        evicted=["b5-0"],
+        pipelined={"a-0": "n0"},
     ),
     # Saturation rule: d1 would hold 5 of its fair share 4 (ratio 1.25) while d2 keeps
     # 3 of 4 (0.75): reclaiming would flip their order, so it is refused.
