@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the test control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kwok, and the framework operators) from Go modules.
+# kube-scheduler, kubectl, kwok, and the framework operators) and helm (for the
+# chart tests) from Go modules.
 #
 # Why: this project has no Docker and no kind; the Go module proxy serves
 # Kubernetes' own sources, so the real binaries are compiled once per machine
@@ -9,12 +10,13 @@
 #
 #   bash tests/controlplane/build.sh            # build what is missing, print the bin dir
 #   PODMUSTER_CP_OPTIONAL=none bash ...          # core only (no kwok, no operators)
+#   PODMUSTER_CP_OPTIONAL="kwok helm" bash ...   # core, kwok and helm (make chart-test)
 #   PODMUSTER_CACHE_DIR=/somewhere bash ...      # another cache root
 #
 # Core binaries (etcd, kube-apiserver, kube-controller-manager, kubectl) must
 # build or the script fails. Optional ones (kube-scheduler, kwok, kuberay,
-# training-operator) that fail are recorded in <cache>/failed/<name>.log and
-# the tests that need them skip with that reason.
+# training-operator by default; helm only when named) that fail are recorded in
+# <cache>/failed/<name>.log and the tests that need them skip with that reason.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -121,6 +123,11 @@ if wanted training-operator; then
 			"$share/crds/training-operator/"
 		chmod -R u+w "$share/crds/training-operator"
 	fi
+fi
+
+if wanted helm; then
+	build helm helm helm.sh/helm/v4/cmd/helm "-s -w -X helm.sh/helm/v4/internal/version.version=v${HELM_VERSION}
+ -X helm.sh/helm/v4/internal/version.gitTreeState=clean" || true
 fi
 
 log "done in $(fmt_secs $(($(date +%s) - t0))); binaries in $bin"
