@@ -1,0 +1,136 @@
+{{/*
+Cluster-wide RBAC rules of each component: exactly the calls it makes, nothing more.
+Derived from the code (kubeapi calls in podgrouper/, scheduler/live, scheduler/binder,
+scheduler/controllers); tests/chart/test_rbac.py pins them. Leases are granted
+separately, in the release namespace only (rbac.yaml).
+*/}}
+
+{{- define "podmuster.rules.podgrouper" -}}
+# kopf watches pods and keeps its progress in pod annotations; the podgrouper labels and
+# annotates pods with their PodGroup; the MPI adapter lists a job's pods.
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch, patch]
+# The owner walk reads metadata; the top two owners are read in full.
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [get]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups]
+  verbs: [get, create, update]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [list]
+- apiGroups: [apps]
+  resources: [deployments, replicasets, statefulsets]
+  verbs: [get]
+- apiGroups: [batch]
+  resources: [jobs, cronjobs]
+  verbs: [get]
+- apiGroups: [kubeflow.org]
+  resources: [tfjobs, pytorchjobs, xgboostjobs, jaxjobs, mpijobs, paddlejobs, notebooks, scheduledworkflows]
+  verbs: [get]
+- apiGroups: [trainer.kubeflow.org]
+  resources: [trainjobs]
+  verbs: [get]
+- apiGroups: [jobset.x-k8s.io]
+  resources: [jobsets]
+  verbs: [get]
+- apiGroups: [leaderworkerset.x-k8s.io]
+  resources: [leaderworkersets]
+  verbs: [get]
+- apiGroups: [ray.io]
+  resources: [rayclusters, rayjobs, rayservices]
+  verbs: [get]
+- apiGroups: [serving.knative.dev]
+  resources: [services, configurations, revisions]
+  verbs: [get]
+- apiGroups: [argoproj.io]
+  resources: [workflows]
+  verbs: [get]
+{{- with .Values.podgrouper.namespaces }}
+# kopf follows the namespaces matching --namespace patterns.
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+{{- end }}
+{{- range .Values.podgrouper.extraOwnerRules }}
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: [get]
+{{- end }}
+{{- end -}}
+
+{{- define "podmuster.rules.scheduler" -}}
+# The informers: everything a scheduling cycle reads.
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [list, watch]
+# Pods are also deleted to evict them (reclaim, preempt, consolidation).
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list, watch, delete]
+# The PodScheduled condition with the reasons a pod is pending.
+- apiGroups: [""]
+  resources: [pods/status]
+  verbs: [patch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups, queues]
+  verbs: [list, watch]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups/status]
+  verbs: [patch]
+# The scheduler creates a BindRequest per placed pod and deletes stale ones.
+- apiGroups: [scheduling.run.ai]
+  resources: [bindrequests]
+  verbs: [list, watch, create, delete]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [list, watch]
+- apiGroups: [kai.scheduler]
+  resources: [topologies]
+  verbs: [list, watch]
+{{- end -}}
+
+{{- define "podmuster.rules.binder" -}}
+- apiGroups: [scheduling.run.ai]
+  resources: [bindrequests]
+  verbs: [get, list, watch]
+- apiGroups: [scheduling.run.ai]
+  resources: [bindrequests/status]
+  verbs: [patch]
+- apiGroups: [""]
+  resources: [pods, nodes]
+  verbs: [get]
+- apiGroups: [""]
+  resources: [pods/binding]
+  verbs: [create]
+{{- end -}}
+
+{{- define "podmuster.rules.controllers" -}}
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list, watch]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [list, watch]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups, queues]
+  verbs: [list, watch]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups/status, queues/status]
+  verbs: [patch]
+{{- end -}}
+
+{{- define "podmuster.rules.all" -}}
+{{ include "podmuster.rules.podgrouper" . }}
+{{ include "podmuster.rules.scheduler" . }}
+{{ include "podmuster.rules.binder" . }}
+{{ include "podmuster.rules.controllers" . }}
+{{- end -}}

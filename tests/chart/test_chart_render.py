@@ -1,0 +1,261 @@
+"""charts/podmuster rendered by the real helm: lint, defaults, non-default values.
+
+Every Deployment's arguments are parsed by podmuster's own command line, and the
+scheduler ConfigMap is loaded by the scheduler's configuration loader, so a flag or key
+the components do not know fails here rather than in a crash-looping pod.
+"""
+
+from __future__ import annotations
+
+import filecmp
+from typing import Any
+
+import pytest
+import yaml
+from chartkit import CHART, NAMESPACE, REPO, Helm, Rendered, container
+
+from podmuster.cli import build_parser
+from scheduler.config import load_config
+
+pytestmark = pytest.mark.chart
+
+COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
+
+
+def deployment(rendered: Rendered, component: str) -> dict[str, Any]:
+    return rendered.get("Deployment", f"podmuster-{component}")
+
+
+def args_of(rendered: Rendered, component: str) -> list[str]:
+    args: list[str] = container(deployment(rendered, component))["args"]
+    return args
+
+
+def scheduler_config(rendered: Rendered) -> dict[str, Any]:
+    configmap = rendered.get("ConfigMap", "podmuster-scheduler-config")
+    data: dict[str, Any] = yaml.safe_load(configmap["data"]["scheduler.yaml"])
+    return data
+
+
+def test_crd_files_are_the_repository_crds() -> None:
+    ours = sorted(p.name for p in (REPO / "crds").glob("*.yaml"))
+    charts = sorted(p.name for p in (CHART / "crds").glob("*.yaml"))
+    assert charts == ours
+    _, mismatch, errors = filecmp.cmpfiles(REPO / "crds", CHART / "crds", ours, shallow=False)
+    assert (mismatch, errors) == ([], []), "copy crds/*.yaml to charts/podmuster/crds/"
+
+
+def test_lint_strict(helm: Helm) -> None:
+    out = helm.lint()
+    assert "0 chart(s) failed" in out
+    out = helm.lint({"mode": "all", "metrics": {"serviceMonitor": {"enabled": True}}})
+    assert "0 chart(s) failed" in out
+
+
+def test_defaults_render_every_component(helm: Helm) -> None:
+    rendered = helm.template()
+    names = [f"podmuster-{c}" for c in COMPONENTS]
+    assert rendered.names("Deployment") == sorted(names)
+    assert rendered.names("ServiceAccount") == sorted(names)
+    assert rendered.names("ClusterRole") == sorted(names)
+    assert rendered.names("PodDisruptionBudget") == sorted(names)
+    assert rendered.names("Service") == sorted(f"{n}-metrics" for n in names)
+    assert rendered.names("ServiceMonitor") == []
+    assert rendered.names("CustomResourceDefinition") == [
+        "bindrequests.scheduling.run.ai",
+        "podgroups.scheduling.run.ai",
+        "queues.scheduling.run.ai",
+        "topologies.kai.scheduler",
+    ]
+    cluster_scoped = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
+    for doc in rendered.docs:
+        if doc["kind"] not in (*cluster_scoped, "PriorityClass", "Queue"):
+            assert doc["metadata"]["namespace"] == NAMESPACE, doc["metadata"]["name"]
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> None:
+    args = args_of(helm.template(), component)
+    parsed = build_parser().parse_args(args)
+    assert parsed.component == component
+    if component in ("podgrouper", "scheduler"):
+        assert parsed.scheduler_name == "kai-scheduler"
+    if component == "podgrouper":
+        assert parsed.queue_label_key == "kai.scheduler/queue"
+        assert parsed.liveness == "http://0.0.0.0:8080/healthz"
+    else:
+        assert parsed.leader_elect
+        assert parsed.leader_elect_namespace == NAMESPACE
+        assert parsed.metrics_port == 8080
+
+
+def test_all_mode_is_one_deployment(helm: Helm) -> None:
+    rendered = helm.template({"mode": "all", "schedulerName": "batch", "queueLabelKey": "q"})
+    assert rendered.names("Deployment") == ["podmuster-all"]
+    assert rendered.names("ServiceAccount") == ["podmuster-all"]
+    parsed = build_parser().parse_args(args_of(rendered, "all"))
+    assert parsed.component == "all"
+    assert (parsed.scheduler_name, parsed.queue_label_key) == ("batch", "q")
+    assert parsed.config == "/etc/podmuster/scheduler.yaml"
+    assert parsed.leader_elect
+    volumes = deployment(rendered, "all")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "config", "configMap": {"name": "podmuster-scheduler-config"}} in volumes
+
+
+def test_scheduler_configuration_is_mounted_and_loads(helm: Helm) -> None:
+    rendered = helm.template()
+    args = args_of(rendered, "scheduler")
+    assert "--config=/etc/podmuster/scheduler.yaml" in args
+    mounts = container(deployment(rendered, "scheduler"))["volumeMounts"]
+    assert {"name": "config", "mountPath": "/etc/podmuster", "readOnly": True} in mounts
+    config = load_config(scheduler_config(rendered))
+    assert config.actions == (
+        "allocate",
+        "consolidation",
+        "reclaim",
+        "preempt",
+        "stalegangeviction",
+    )
+    assert (config.gpu_placement, config.cpu_placement) == ("binpack", "binpack")
+    assert config.scheduler_name == "kai-scheduler"
+
+
+def test_non_default_values(helm: Helm) -> None:
+    values = {
+        "schedulerName": "podmuster",
+        "queueLabelKey": "example.com/queue",
+        "leaderElection": {"enabled": False},
+        "image": {"repository": "registry.example/podmuster", "tag": "1.2.3"},
+        "podgrouper": {
+            "namespaceLabelSelector": "kai=enabled",
+            "namespaces": ["team-*"],
+            "knativeGangSchedule": False,
+            "defaultPrioritiesConfigMap": {"name": "priorities", "namespace": "config"},
+        },
+        "scheduler": {
+            "replicas": 2,
+            "schedulePeriod": 0.5,
+            "config": {
+                "actions": ["allocate", "reclaim"],
+                "placementStrategy": {"gpu": "spread", "cpu": "spread"},
+                "queueDepthPerAction": {"allocate": 50},
+            },
+        },
+        "binder": {"workers": 3},
+        "podDisruptionBudget": {"enabled": False},
+        "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+        "priorityClasses": {"create": False},
+        "defaultQueues": {"create": False},
+    }
+    rendered = helm.template(values)
+    parser = build_parser()
+    grouper = parser.parse_args(args_of(rendered, "podgrouper"))
+    assert grouper.scheduler_name == "podmuster"
+    assert grouper.queue_label_key == "example.com/queue"
+    assert grouper.namespace_label_selector == "kai=enabled"
+    assert grouper.namespace == ["team-*"]
+    assert grouper.knative_gang_schedule == "false"
+    assert (
+        grouper.default_priorities_configmap_name,
+        grouper.default_priorities_configmap_namespace,
+    ) == ("priorities", "config")
+    scheduler = parser.parse_args(args_of(rendered, "scheduler"))
+    assert scheduler.scheduler_name == "podmuster"
+    assert scheduler.schedule_period == 0.5
+    assert not scheduler.leader_elect
+    assert parser.parse_args(args_of(rendered, "binder")).workers == 3
+    assert deployment(rendered, "scheduler")["spec"]["replicas"] == 2
+    image = container(deployment(rendered, "binder"))["image"]
+    assert image == "registry.example/podmuster:1.2.3"
+    config = load_config(scheduler_config(rendered))
+    assert config.actions == ("allocate", "reclaim")
+    assert (config.gpu_placement, config.cpu_placement) == ("spread", "spread")
+    assert dict(config.queue_depth_per_action) == {"allocate": 50}
+    assert config.scheduler_name == "podmuster"
+    assert rendered.names("Role") == ["podmuster-podgrouper-default-priorities"]
+    assert (
+        rendered.get("Role", "podmuster-podgrouper-default-priorities")["metadata"]["namespace"]
+        == "config"
+    )
+    assert rendered.names("PodDisruptionBudget") == []
+    assert rendered.names("PriorityClass") == []
+    assert rendered.names("Queue") == []
+    monitors = rendered.of_kind("ServiceMonitor")
+    assert len(monitors) == 4
+    assert all(m["metadata"]["labels"]["release"] == "prom" for m in monitors)
+
+
+def test_image_defaults_to_the_app_version(helm: Helm) -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    image = container(deployment(helm.template(), "scheduler"))["image"]
+    assert image == f"ghcr.io/podmuster/podmuster:{chart['appVersion']}"
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_pods_run_unprivileged_with_probes(helm: Helm, component: str) -> None:
+    pod = deployment(helm.template(), component)["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    assert pod["serviceAccountName"] == f"podmuster-{component}"
+    box = container({"spec": {"template": {"spec": pod}}})
+    security = box["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert box["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert box["readinessProbe"]["httpGet"]["port"] == "metrics"
+    assert box["ports"] == [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]
+    assert box["resources"]["requests"]["cpu"]
+    assert {"name": "tmp", "mountPath": "/tmp"} in box["volumeMounts"]
+
+
+def test_priority_classes(helm: Helm) -> None:
+    classes = helm.template().of_kind("PriorityClass")
+    assert {c["metadata"]["name"]: c["value"] for c in classes} == {
+        "train": 50,
+        "build-preemptible": 75,
+        "build": 100,
+        "inference": 125,
+    }
+    assert not any(c["globalDefault"] for c in classes)
+
+
+def test_default_queues_are_created_on_install_only(helm: Helm) -> None:
+    rendered = helm.template()
+    parent = rendered.get("Queue", "default-parent-queue")
+    child = rendered.get("Queue", "default-queue")
+    unlimited = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+    for queue in (parent, child):
+        assert queue["metadata"]["annotations"]["helm.sh/hook"] == "post-install"
+        assert queue["spec"]["resources"] == {r: unlimited for r in ("gpu", "cpu", "memory")}
+    assert "parentQueue" not in parent["spec"]
+    assert child["spec"]["parentQueue"] == "default-parent-queue"
+    weights = [int(q["metadata"]["annotations"]["helm.sh/hook-weight"]) for q in (parent, child)]
+    assert weights[0] < weights[1], "the parent must exist before its child"
+
+
+def test_default_queues_are_configurable(helm: Helm) -> None:
+    gpu = {"quota": 8, "limit": 16, "overQuotaWeight": 2}
+    other = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    resources = {"gpu": gpu, "cpu": other, "memory": other}
+    values = {
+        "defaultQueues": {
+            "parent": {"name": "research", "resources": resources},
+            "child": {"name": "research-default", "resources": resources},
+        }
+    }
+    rendered = helm.template(values)
+    assert rendered.names("Queue") == ["research", "research-default"]
+    child = rendered.get("Queue", "research-default")
+    assert child["spec"] == {"parentQueue": "research", "resources": resources}
+
+
+def test_notes_name_the_scheduler_and_queue_label(helm: Helm) -> None:
+    out = helm.run(
+        "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+        "--set", "schedulerName=batch", "--set", "queueLabelKey=example.com/queue",
+    )  # fmt: skip
+    notes = out[out.index("NOTES:") :]
+    assert "schedulerName: batch" in notes
+    assert "example.com/queue: default-queue" in notes
+    assert f"kubectl -n {NAMESPACE} get deployments" in notes
