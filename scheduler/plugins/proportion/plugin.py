@@ -272,7 +272,7 @@ class ProportionPlugin:
             """
             for name, state in states.items():
                 start[name] = list(state.used)
-            return reclaimable.reclaim_gate(states, job, tasks)
+            return reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
 
         session.add_reclaim_gate(reclaim_gate)
 

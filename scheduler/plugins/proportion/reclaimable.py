@@ -30,9 +30,17 @@ def _add(a: Amounts, b: Amounts, sign: float = 1.0) -> Amounts:
 
 
 def reclaim_gate(
-    states: dict[str, QueueState], job: PodGroupInfo, tasks: Sequence[PodInfo]
+    states: dict[str, QueueState],
+    job: PodGroupInfo,
+    tasks: Sequence[PodInfo],
+    path: Sequence[str],
 ) -> str | None:
-    """The leaf queue stays within fair share (and deserved, for a non-preemptible job)."""
+    """The leaf queue stays within fair share; a non-preemptible job within deserved at
+    every queue on ``path`` (leaf to root).
+
+    The second part is §5.5 step 4, checked here, before any search: victims are
+    preemptible, so no eviction lowers a queue's non-preemptible allocation.
+    """
     state = states[job.queue]
     wanted = [0.0, 0.0, 0.0]
     for task in tasks:
@@ -41,9 +49,11 @@ def reclaim_gate(
     if any(after[r] > state.fair[r] + 1e-9 for r in _R):
         return f"queue {job.queue} would go over its fair share by reclaiming"
     if not job.preemptible:
-        after_np = _add(state.used_non_preemptible, wanted)
-        if any(state.quota[r] != UNLIMITED and after_np[r] > state.quota[r] for r in _R):
-            return f"non-preemptible job would take queue {job.queue} over its deserved quota"
+        for name in path:
+            on_path = states[name]
+            after_np = _add(on_path.used_non_preemptible, wanted)
+            if any(on_path.quota[r] != UNLIMITED and after_np[r] > on_path.quota[r] for r in _R):
+                return f"non-preemptible job would take queue {name} over its deserved quota"
     return None
 
 

@@ -120,6 +120,22 @@ CASES = [
         pending=["a"],
         reasons={"a": ["reclaim: non-preemptible job would take queue qa over its deserved"]},
     ),
+    # Within deserved at every level: the leaf deserves 2 but its parent d only 1, so the
+    # 2-GPU build job is refused before any search, naming d (fair share would allow it).
+    Disruption(
+        "non-preemptible-reclaimer-parent-deserved-refused",
+        [
+            node("n0", gpus=4),
+            queue("d", gpu_quota=1, gpu_weight=1),
+            queue("qa", "d", gpu_quota=2),
+            queue("qb", gpu_weight=1),
+            *ones("b", "qb", "n0", 4),
+            job("a", "qa", gpus=2, priority_class="build"),
+        ],
+        R,
+        pending=["a"],
+        reasons={"a": ["reclaim: non-preemptible job would take queue d over its deserved"]},
+    ),
     # The same 2-GPU job, preemptible, may go over deserved up to its fair share of 2.
     Disruption(
         "preemptible-reclaimer-over-deserved-up-to-fair-share",
