@@ -1,14 +1,15 @@
-"""The demo's embedded cluster: GPU nodes and a two-level queue tree, and the clock's epoch.
+"""The demo's embedded clusters: GPU nodes and queue trees, and the clock's epoch.
 
 Why: the workloads arrive as real manifests (``story``, ``workloads/``), but
-the cluster they land on is fixed infrastructure: four 8-GPU nodes and
-``scheduling.run.ai/v2`` Queues (2 departments x 2 teams), built here as the
-raw Kubernetes dicts the scheduler would read from a real cluster.
+the cluster they land on is fixed infrastructure: for the main story four
+8-GPU nodes and ``scheduling.run.ai/v2`` Queues (2 departments x 2 teams),
+for each "making room" scene a smaller one. They are built here as the raw
+Kubernetes dicts the scheduler would read from a real cluster.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -42,7 +43,23 @@ QUEUES = (
 )
 
 
-def node(name: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """Nodes (all alike) and queues of one simulated cluster."""
+
+    nodes: tuple[str, ...] = NODES
+    gpus_per_node: int = GPUS_PER_NODE
+    queues: tuple[QueueSpec, ...] = field(default=QUEUES)
+
+    @property
+    def gpus(self) -> int:
+        return len(self.nodes) * self.gpus_per_node
+
+
+MAIN = Cluster()
+
+
+def node(name: str, gpus: int = GPUS_PER_NODE) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -54,7 +71,7 @@ def node(name: str) -> dict[str, Any]:
             "allocatable": {
                 "cpu": "96",
                 "memory": "1024Gi",
-                "nvidia.com/gpu": str(GPUS_PER_NODE),
+                "nvidia.com/gpu": str(gpus),
                 "pods": "110",
             },
             "conditions": [{"type": "Ready", "status": "True"}],
@@ -85,9 +102,11 @@ def queue(spec: QueueSpec) -> dict[str, Any]:
     return body
 
 
-def infrastructure() -> list[dict[str, Any]]:
+def infrastructure(cluster: Cluster = MAIN) -> list[dict[str, Any]]:
     """Nodes and queues, present from the start."""
-    return [node(name) for name in NODES] + [queue(spec) for spec in QUEUES]
+    return [node(name, cluster.gpus_per_node) for name in cluster.nodes] + [
+        queue(spec) for spec in cluster.queues
+    ]
 
 
 def parse_stamp(text: str) -> float:

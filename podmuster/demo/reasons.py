@@ -26,6 +26,7 @@ class Ask:
 
 _CODE = re.compile(r"^([A-Z][A-Za-z]+):")
 _GANG = re.compile(r"^gang of (\d+) pods: only (\d+) could be placed")
+_NO_GPU_NODE = re.compile(r"0/(\d+) nodes are available: .*Insufficient nvidia\.com/gpu")
 _NON_PREEMPTIBLE_USED = re.compile(r"non-preemptible allocated gpu=([0-9.]+)")
 _QUEUE = re.compile(r"queue (\S+?)[ ;:]")
 
@@ -75,5 +76,11 @@ def explain(reason: str, ask: Ask, rows: Mapping[str, _Row]) -> tuple[str, str]:
             "GangDoesNotFit",
             f"the gang needs {ask.gpus} GPUs at once; only {gang.group(2)} of its "
             f"{gang.group(1)} pods could be placed, so none starts",
+        )
+    short = _NO_GPU_NODE.search(reason)
+    if short:
+        return (
+            "Unschedulable",
+            f"none of the {short.group(1)} nodes has {ask.gpus} free GPUs; it waits for room",
         )
     return "Pending", reason

@@ -9,13 +9,23 @@ scripts.
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
-from podmuster.demo import cluster
 from podmuster.demo.podgrouping import PodGroupView
-from podmuster.demo.timeline import DemoRun, GroupedEvent, Progress, QueueRow, Step
+from podmuster.demo.timeline import (
+    DemoRun,
+    Evicted,
+    GroupedEvent,
+    Pipelined,
+    Progress,
+    QueueRow,
+    SceneRun,
+    Started,
+    Step,
+)
 
-_COLORS = {"start": "32", "wait": "33", "finish": "2", "title": "1"}
+_COLORS = {"start": "32", "wait": "33", "evict": "31", "finish": "2", "title": "1"}
 
 
 class Painter:
@@ -91,14 +101,14 @@ def _status(item: Progress) -> str:
 
 def text(run: DemoRun, color: bool = False) -> str:
     paint = Painter(color)
-    gpus = len(cluster.NODES) * cluster.GPUS_PER_NODE
+    where = run.cluster
     lines = [
         paint(
             "title",
             "podmuster demo: real manifests, grouped by the podgrouper's adapters,"
             " scheduled by the engine",
         ),
-        f"{len(cluster.NODES)} nodes x {cluster.GPUS_PER_NODE} GPUs = {gpus} GPUs; "
+        f"{len(where.nodes)} nodes x {where.gpus_per_node} GPUs = {where.gpus} GPUs; "
         "2 departments with 2 teams each; bin-packing placement.",
     ]
     skipped = run.steps[0].skipped_actions if run.steps else []
@@ -128,23 +138,123 @@ def text(run: DemoRun, color: bool = False) -> str:
             f" {row.fair_share:>10g} {row.allocated:>9g} {row.requested:>9g}"
         )
     lines += ["", paint("title", "Who got what")]
+    lines += _who_got_what(run, paint)
+    if run.scenes:
+        lines += [
+            "",
+            paint("title", "Making room: when every GPU is taken"),
+            "Three scenes, each on its own small cluster. Cycles run one second apart, and",
+            "each cycle's decisions happen before the next, as with `schedule --rounds`.",
+        ]
+        for number, scene in enumerate(run.scenes, 1):
+            lines += _scene_lines(number, scene, paint)
+    return "\n".join(lines) + "\n"
+
+
+def _who_got_what(run: DemoRun, paint: Painter) -> list[str]:
+    lines = []
     for item in run.workloads:
         w = item.workload
         if item.started_at is None:
             why = item.last_wait.plain if item.last_wait else "no reason reported"
-            outcome = paint("wait", f"still waiting: {why}")
+            outcome = paint("wait", f"waiting: {why}")
+            if item.evictions:
+                outcome = paint("wait", f"evicted at t={item.evictions[-1].minute}m, ") + outcome
         else:
             waited = item.started_at - w.arrives
             outcome = f"started t={item.started_at}m"
             if waited:
                 outcome += f" after {waited}m ({', '.join(item.wait_codes)})"
             outcome += f", {_status(item)}"
+            for e in item.evictions:
+                if e.moved_to:
+                    outcome += f", moved at t={e.minute}m"
+                else:
+                    outcome += f", {_count(e.pods, 'pod')} evicted at t={e.minute}m ({e.action})"
         lines.append(f"  {w.name:<15} {w.queue:<16} {outcome}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _scene_lines(number: int, scene: SceneRun, paint: Painter) -> list[str]:
+    lines = ["", paint("title", f"Scene {number}. {scene.scene.title}"), f"  {scene.scene.setup}"]
+    for step in scene.run.steps:
+        lines += _step_lines(step, scene.run, paint)
+    lines.append("Who got what")
+    lines += _who_got_what(scene.run, paint)
+    lines += textwrap.wrap(
+        scene.scene.moral, width=92, initial_indent="  In short: ", subsequent_indent="  "
+    )
+    return lines
+
+
+_WHY = {
+    "preempt": "same queue, higher priority: {by} ({by_priority}) outranks {victim}"
+    " ({victim_priority}); a gang is evicted whole",
+    "reclaim": "{victim_queue} borrowed beyond its fair share; {by_queue} is below its"
+    " own and takes it back",
+    "stalegangeviction": "a gang below its minimum holds GPUs it cannot use",
+}
+
+
+def _evicted_lines(event: Evicted, run: DemoRun, paint: Painter) -> list[str]:
+    where = ", ".join(n.removeprefix("gpu-") for n in event.nodes)
+    pods = f"{_count(event.pods, 'pod')}, {_count(event.gpus, 'GPU')}"
+    cause = f"{event.action}, for {event.for_workload}" if event.for_workload else event.action
+    if event.moved_to:
+        to = ", ".join(n.removeprefix("gpu-") for n in event.moved_to)
+        return [
+            "  " + paint("evict", f"move  {event.workload}") + f": {pods} from {where} to {to}"
+            f" ({cause})",
+            "      moved, not stopped: its pod is re-created and placed again right away",
+        ]
+    items = {item.workload.name: item for item in run.workloads}
+    victim = items[event.workload]
+    by = items.get(event.for_workload or "")
+    why = _WHY.get(event.action, "").format(
+        by=event.for_workload,
+        by_priority=by.priority if by else "",
+        by_queue=by.workload.queue if by else "",
+        victim=event.workload,
+        victim_priority=victim.priority,
+        victim_queue=victim.workload.queue,
+    )
+    return [
+        "  " + paint("evict", f"evict {event.workload}") + f": {pods} on {where} ({cause})",
+        f"      {why}",
+        "      its controller re-creates the evicted pods; they wait in the queue",
+    ]
+
+
+def _pipelined_line(event: Pipelined) -> list[str]:
+    where = ", ".join(n.removeprefix("gpu-") for n in event.nodes)
+    return [
+        f"  reserve {event.workload}: {_count(event.pods, 'pod')} pipelined on {where}",
+        "      the GPUs are still being freed: reserved for it, nothing bound yet",
+    ]
+
+
+def _started_lines(s: Started, run: DemoRun, paint: Painter) -> list[str]:
+    by_name = {item.workload.name: item.workload for item in run.workloads}
+    where = ", ".join(n.removeprefix("gpu-") for n in s.nodes)
+    placed = f"{_count(s.pods, 'pod')}, {_count(s.gpus, 'GPU')} on {where}"
+    if s.moved:
+        return [
+            "  " + paint("start", f"start {s.workload}") + f": {placed} (moved here)",
+            "      running again; every job that ran before still runs",
+        ]
+    if s.grew:
+        return [
+            "  " + paint("start", f"grow  {s.workload}") + f": {placed}",
+            f"      {s.extras} elastic extras beyond the gang, placed one per pop",
+        ]
+    extras = f" (gang + {s.extras} elastic extras)" if s.extras else ""
+    return [
+        "  " + paint("start", f"start {s.workload}") + f": {placed}{extras}",
+        f"      {by_name[s.workload].shows}",
+    ]
 
 
 def _step_lines(step: Step, run: DemoRun, paint: Painter) -> list[str]:
-    by_name = {item.workload.name: item.workload for item in run.workloads}
     index = run.steps.index(step)
     previous: dict[str, set[str]] = {}
     for earlier in run.steps[:index]:
@@ -158,16 +268,21 @@ def _step_lines(step: Step, run: DemoRun, paint: Painter) -> list[str]:
         events.append(f"arrived: {_count(len(step.arrived), 'workload')}")
     out = [f"{head:<6} " + "; ".join(events)]
     out += [f"  {grouping_line(event)}" for event in step.grouped]
-    for s in step.started:
-        where = ", ".join(n.removeprefix("gpu-") for n in s.nodes)
-        placed = f"{_count(s.pods, 'pod')}, {_count(s.gpus, 'GPU')} on {where}"
-        if s.grew:
-            out.append("  " + paint("start", f"grow  {s.workload}") + f": {placed}")
-            out.append(f"      {s.extras} elastic extras beyond the gang, placed one per pop")
-            continue
-        extras = f" (gang + {s.extras} elastic extras)" if s.extras else ""
-        out.append("  " + paint("start", f"start {s.workload}") + f": {placed}{extras}")
-        out.append(f"      {by_name[s.workload].shows}")
+    if step.evicted:
+        used = "  ".join(
+            f"{n.removeprefix('gpu-')} {g}/{run.cluster.gpus_per_node}"
+            for n, g in step.gpus_before.items()
+        )
+        out.append(f"  GPUs in use before: {used}")
+    for cycle in range(1, step.cycles + 1):
+        if step.cycles > 1:
+            out.append(f"  cycle {cycle}:" if cycle == 1 else f"  cycle {cycle}, one second later:")
+        for evicted in (e for e in step.evicted if e.cycle == cycle):
+            out += _evicted_lines(evicted, run, paint)
+        for pipelined in (p for p in step.pipelined if p.cycle == cycle):
+            out += _pipelined_line(pipelined)
+        for started in (s for s in step.started if s.cycle == cycle):
+            out += _started_lines(started, run, paint)
     for wait in step.waiting:
         again = wait.code in previous.get(wait.workload, ())
         note = " (still)" if again else ""
@@ -175,18 +290,47 @@ def _step_lines(step: Step, run: DemoRun, paint: Painter) -> list[str]:
         if not again:
             out.append(f"      {wait.plain}")
     used = "  ".join(
-        f"{n.removeprefix('gpu-')} {g}/{cluster.GPUS_PER_NODE}" for n, g in step.gpus_in_use.items()
+        f"{n.removeprefix('gpu-')} {g}/{run.cluster.gpus_per_node}"
+        for n, g in step.gpus_in_use.items()
     )
     out.append(f"  GPUs in use: {used}")
     return out
 
 
 def summary(run: DemoRun) -> dict[str, Any]:
-    """The JSON document of ``podmuster demo -o json``."""
+    """The JSON document of ``podmuster demo -o json``: the main story, then ``scenes``."""
+    document = _run_summary(run)
+    document["scenes"] = [
+        {
+            "name": scene.scene.name,
+            "title": scene.scene.title,
+            "setup": scene.scene.setup,
+            "inShort": scene.scene.moral,
+            **_run_summary(scene.run),
+        }
+        for scene in run.scenes
+    ]
+    return document
+
+
+def _evicted(event: Evicted) -> dict[str, Any]:
+    return {
+        "workload": event.workload,
+        "pods": event.pods,
+        "gpus": event.gpus,
+        "nodes": list(event.nodes),
+        "action": event.action,
+        "for": event.for_workload,
+        "movedTo": list(event.moved_to),
+        "cycle": event.cycle,
+    }
+
+
+def _run_summary(run: DemoRun) -> dict[str, Any]:
     return {
         "cluster": {
-            "nodes": list(cluster.NODES),
-            "gpusPerNode": cluster.GPUS_PER_NODE,
+            "nodes": list(run.cluster.nodes),
+            "gpusPerNode": run.cluster.gpus_per_node,
             "skippedActions": run.steps[0].skipped_actions if run.steps else [],
         },
         "timeline": [
@@ -203,9 +347,23 @@ def summary(run: DemoRun) -> dict[str, Any]:
                         "nodes": list(s.nodes),
                         "elasticExtras": s.extras,
                         "grew": s.grew,
+                        "moved": s.moved,
+                        "cycle": s.cycle,
                     }
                     for s in step.started
                 ],
+                "evicted": [_evicted(e) for e in step.evicted],
+                "pipelined": [
+                    {
+                        "workload": p.workload,
+                        "pods": p.pods,
+                        "nodes": list(p.nodes),
+                        "cycle": p.cycle,
+                    }
+                    for p in step.pipelined
+                ],
+                "cycles": step.cycles,
+                "gpusBefore": step.gpus_before,
                 "waiting": [
                     {"workload": w.workload, "reason": w.code, "plain": w.plain, "detail": w.detail}
                     for w in step.waiting
@@ -227,6 +385,7 @@ def summary(run: DemoRun) -> dict[str, Any]:
                 "startedAt": item.started_at,
                 "finishedAt": item.finished_at,
                 "waitReasons": item.wait_codes,
+                "evictions": [_evicted(e) | {"minute": e.minute} for e in item.evictions],
                 "status": _status(item).split(" ")[0],
             }
             for item in run.workloads

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from podmuster.demo.cluster import Cluster, QueueSpec
+
 QUEUE_LABEL = "kai.scheduler/queue"
 
 
@@ -86,6 +88,82 @@ _TIMING = (
 RESCALES = (Rescale(5, "ray-vision", "gpu-workers", 4),)
 
 
+Timing = tuple[tuple[str, int, int | None, str], ...]
+
+
+def _read(timing: Timing) -> tuple[Workload, ...]:
+    return tuple(Workload(manifest(name), at, runs, shows) for name, at, runs, shows in timing)
+
+
 def workloads() -> tuple[Workload, ...]:
     """The story's workloads in arrival order, manifests freshly read."""
-    return tuple(Workload(manifest(name), at, runs, shows) for name, at, runs, shows in _TIMING)
+    return _read(_TIMING)
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """A short story on its own small cluster that shows one way the scheduler makes room."""
+
+    name: str
+    title: str
+    setup: str  # the cluster and queues, in one line
+    cluster: Cluster
+    timing: Timing
+    moral: str  # what the reader should take away, in plain words
+
+    def workloads(self) -> tuple[Workload, ...]:
+        return _read(self.timing)
+
+
+def _nodes(count: int) -> tuple[str, ...]:
+    return tuple(f"gpu-node-{i}" for i in range(1, count + 1))
+
+
+SCENES = (
+    Scene(
+        "preempt",
+        "Inference preempts training in the same queue",
+        "1 node x 8 GPUs; one queue, ml-platform, deserved 8 GPUs",
+        Cluster(_nodes(1), 8, (QueueSpec("ml-platform", None, 8, -1, 1),)),
+        (
+            ("nightly-train", 0, None, "a training gang (train priority) takes the whole node"),
+            ("chat-serve", 5, None, "inference (priority 125) outranks training (50)"),
+        ),
+        "Inside one queue the higher priority wins. The training gang is evicted whole (a"
+        " gang never runs in part); the service is pipelined while its GPUs are freed and"
+        " binds one cycle later. The training pods, re-created by their operator, wait.",
+    ),
+    Scene(
+        "reclaim",
+        "A starved team reclaims its quota from a borrowing team",
+        "2 nodes x 8 GPUs; queues team-a and team-b, deserved 8 GPUs each",
+        Cluster(
+            _nodes(2),
+            8,
+            (QueueSpec("team-a", None, 8, -1, 1), QueueSpec("team-b", None, 8, -1, 1)),
+        ),
+        (
+            ("hparam-sweep", 0, None, "team-a is idle, so team-b may borrow its quota"),
+            ("llm-pretrain", 5, None, "team-a gets back the 8 GPUs it deserves"),
+        ),
+        "Idle quota is lent, not given away. When team-a asks for its deserved share, the"
+        " scheduler reclaims just enough of team-b's borrowed pods; team-b"
+        " keeps its own 8 GPUs and its re-created pods wait for free room.",
+    ),
+    Scene(
+        "consolidate",
+        "Consolidation makes room for a 4-GPU job",
+        "2 nodes x 8 GPUs; one queue, vision, deserved 16 GPUs",
+        Cluster(_nodes(2), 8, (QueueSpec("vision", None, 16, -1, 1),)),
+        (
+            ("resnet-train", 0, None, "a 2-pod gang, 3 GPUs per pod"),
+            ("warmup", 0, 5, "finishes after 5 minutes"),
+            ("detector-train", 0, None, "one pod with 4 GPUs"),
+            ("eval-suite", 0, None, "one pod with 2 GPUs"),
+            ("diffusion-train", 5, None, "needs 4 GPUs on one node"),
+        ),
+        "4 GPUs were free, but 2 on each node. Rather than evict anyone, consolidation"
+        " moved the 2-GPU job to the other node, and the 4-GPU job got the whole gap."
+        " Every job that ran before still runs.",
+    ),
+)

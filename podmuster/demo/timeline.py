@@ -1,13 +1,16 @@
-"""Simulated time for the demo: arrivals, grouping, one scheduling cycle per event, completions.
+"""Simulated time for the demo: arrivals, grouping, scheduling cycles per event, completions.
 
 Why: the scheduler is a pure function of the cluster's objects, so the demo
 drives it the way a live cluster would. At each event time finished workloads
 release their GPUs, new workload manifests arrive and go through the
 podgrouper's adapters (``podgrouping``), the autoscaler may grow a Ray worker
-group, then the whole object set is turned into a snapshot and one real cycle
-runs; bound pods become Running on their node. Nothing is scripted about the
-outcome: how workloads are grouped and who starts or waits is whatever the
-adapters and the engine decide.
+group, then cycles run one second apart until one decides nothing. Each
+cycle's decisions are carried out by ``scheduler.rounds.apply_result``, as
+``podmuster schedule --rounds`` does: bound pods run, evicted pods are gone,
+pipelined pods pend again. The workloads' controllers then re-create the pods
+that were evicted outright (a moved pod is re-created by ``apply_result``).
+Nothing is scripted about the outcome: how workloads are grouped and who
+starts, waits or is evicted is whatever the adapters and the engine decide.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Any
 from crds.documents import SourcedObject
 from integrations.updates import POD_GROUP_ANNOTATION
 from podmuster.demo import cluster, podgrouping, reasons
+from podmuster.demo.cluster import Cluster
 from podmuster.demo.podgrouping import PodGroupView
-from podmuster.demo.story import RESCALES, Rescale, Workload, workloads
+from podmuster.demo.story import RESCALES, SCENES, Rescale, Scene, Workload, workloads
 from scheduler.api.pods import ACTIVE_USED
 from scheduler.api.resources import GPU, GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
@@ -30,8 +34,10 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.framework.session import Session
 from scheduler.plugins.proportion.plugin import STATE_KEY, ProportionPlugin
+from scheduler.rounds import ROUND_SECONDS, apply_result, made_decisions
 
 MAX_MINUTES = 120
+MAX_CYCLES = 5  # per event time; a story that needs more is not converging
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,33 @@ class Started:
     nodes: tuple[str, ...]
     extras: int  # pods beyond their PodGroup's minMember (elastic), placed one per pop
     grew: bool  # the workload was already running: only elastic extras joined
+    cycle: int = 1
+    moved: bool = False  # restarts on another node after consolidation moved it
+
+
+@dataclass(frozen=True, slots=True)
+class Evicted:
+    """Pods of one workload that one action evicted in one cycle."""
+
+    workload: str
+    pods: int
+    gpus: int
+    nodes: tuple[str, ...]
+    action: str
+    for_workload: str | None
+    moved_to: tuple[str, ...]  # where moved pods restart; empty: evicted outright
+    minute: int
+    cycle: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pipelined:
+    """Pods of one workload placed on GPUs still being freed: reserved, not bound."""
+
+    workload: str
+    pods: int
+    nodes: tuple[str, ...]
+    cycle: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +116,12 @@ class Step:
     grouped: list[GroupedEvent] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
     started: list[Started] = field(default_factory=list)
+    evicted: list[Evicted] = field(default_factory=list)
+    pipelined: list[Pipelined] = field(default_factory=list)
+    cycles: int = 1  # cycles that decided something (at least 1)
     waiting: list[Waiting] = field(default_factory=list)
     gpus_in_use: dict[str, int] = field(default_factory=dict)
+    gpus_before: dict[str, int] = field(default_factory=dict)  # before the first cycle
     queues: list[QueueRow] = field(default_factory=list)
     skipped_actions: list[str] = field(default_factory=list)
 
@@ -97,6 +134,7 @@ class Progress:
     wait_codes: list[str] = field(default_factory=list)
     last_wait: Waiting | None = None
     pod_groups: dict[str, PodGroupView] = field(default_factory=dict)  # latest, by ns/name
+    evictions: list[Evicted] = field(default_factory=list)
 
     @property
     def priority(self) -> str:
@@ -107,21 +145,33 @@ class Progress:
 class DemoRun:
     steps: list[Step]
     workloads: list[Progress]
+    cluster: Cluster = cluster.MAIN
+    scenes: list[SceneRun] = field(default_factory=list)
 
 
-def _snapshot(objects: Sequence[dict[str, Any]], minute: int) -> ClusterSnapshot:
-    sourced = [SourcedObject(obj, "demo", i) for i, obj in enumerate(objects)]
-    now = cluster.parse_stamp(cluster.stamp(minute))
-    return build_snapshot(sourced, scheduler_name=cluster.SCHEDULER_NAME, now=now).snapshot
+@dataclass(slots=True)
+class SceneRun:
+    scene: Scene
+    run: DemoRun
 
 
-def queue_rows(snapshot: ClusterSnapshot, config: SchedulerConfig) -> list[QueueRow]:
+def _sourced(objects: Sequence[dict[str, Any]]) -> list[SourcedObject]:
+    return [SourcedObject(obj, "demo", i) for i, obj in enumerate(objects)]
+
+
+def _snapshot(objects: Sequence[SourcedObject], now: float) -> ClusterSnapshot:
+    return build_snapshot(objects, scheduler_name=cluster.SCHEDULER_NAME, now=now).snapshot
+
+
+def queue_rows(
+    snapshot: ClusterSnapshot, config: SchedulerConfig, where: Cluster = cluster.MAIN
+) -> list[QueueRow]:
     """Fair share, allocated and requested GPUs per queue, as the proportion plugin sees them."""
     session = Session(snapshot, config)
     ProportionPlugin(k_value=config.k_value).on_session_open(session)
     states = session.plugin_state[STATE_KEY]
     rows = []
-    for spec in cluster.QUEUES:
+    for spec in where.queues:
         state = states[spec.name]
 
         def gpus(vector: Any) -> float:
@@ -159,10 +209,15 @@ class Simulation:
     """The object set and the clock; ``run`` steps from event to event."""
 
     def __init__(
-        self, story: Sequence[Workload], rescales: Sequence[Rescale], config: SchedulerConfig
+        self,
+        story: Sequence[Workload],
+        rescales: Sequence[Rescale],
+        config: SchedulerConfig,
+        where: Cluster = cluster.MAIN,
     ) -> None:
         self.config = config
-        self.infrastructure = cluster.infrastructure()
+        self.cluster = where
+        self.infrastructure = cluster.infrastructure(where)
         self.progress = {w.name: Progress(w) for w in story}
         self.rescales = list(rescales)
         self.manifests: dict[str, dict[str, Any]] = {}  # workload -> current manifest
@@ -189,7 +244,7 @@ class Simulation:
         while minute is not None and minute <= MAX_MINUTES:
             self.step(minute)
             minute = self.next_event(minute)
-        return DemoRun(self.steps, list(self.progress.values()))
+        return DemoRun(self.steps, list(self.progress.values()), self.cluster)
 
     def step(self, minute: int) -> None:
         step = Step(minute)
@@ -203,7 +258,7 @@ class Simulation:
                 step.finished.append(w.name)
                 for key, pod in self.pods.items():
                     if self.owner[key] == w.name:
-                        pod["status"]["phase"] = "Succeeded"
+                        self.pods[key] = {**pod, "status": {**pod["status"], "phase": "Succeeded"}}
             if w.arrives == minute:
                 step.arrived.append(w.name)
                 step.grouped.append(self._group(item, w.manifest, minute))
@@ -213,12 +268,25 @@ class Simulation:
                 event = self._group(self.progress[rescale.workload], scaled, minute)
                 change = (rescale.group, old, rescale.replicas)
                 step.grouped.append(dataclasses.replace(event, rescale=change))
-        result = run_cycle(_snapshot(self.objects(), minute), self.config, explain=True)
-        step.skipped_actions = list(result.skipped_actions)
-        self._apply(step, result, minute)
-        after = _snapshot(self.objects(), minute)
-        step.queues = queue_rows(after, self.config)
-        step.gpus_in_use = {name: 0 for name in cluster.NODES}
+        step.gpus_before = {name: 0 for name in self.cluster.nodes}
+        for pod in self.pods.values():
+            if pod["status"]["phase"] == "Running" and pod["spec"].get("nodeName"):
+                step.gpus_before[pod["spec"]["nodeName"]] += _gpus(pod)
+        start = cluster.parse_stamp(cluster.stamp(minute))
+        for cycle in range(1, MAX_CYCLES + 1):
+            now = start + (cycle - 1) * ROUND_SECONDS
+            objects = _sourced(self.objects())
+            result = run_cycle(_snapshot(objects, now), self.config, explain=True)
+            if cycle == 1:
+                step.skipped_actions = list(result.skipped_actions)
+            if not made_decisions(result):
+                break
+            step.cycles = cycle
+            self._apply(step, result, minute, cycle)
+            self._carry_out(objects, result, now)
+        after = _snapshot(_sourced(self.objects()), now)
+        step.queues = queue_rows(after, self.config, self.cluster)
+        step.gpus_in_use = {name: 0 for name in self.cluster.nodes}
         for info in after.pods:
             if info.node >= 0 and info.job and info.status in ACTIVE_USED:
                 step.gpus_in_use[after.nodes.names[info.node]] += int(info.request[GPU]) // GPU_UNIT
@@ -240,24 +308,41 @@ class Simulation:
             item.pod_groups[view.key] = view
         return GroupedEvent(w.name, w.kind, w.namespace, grouped.views, None, len(grouped.new_pods))
 
-    def _apply(self, step: Step, result: CycleResult, minute: int) -> None:
+    def _carry_out(self, objects: list[SourcedObject], result: CycleResult, now: float) -> None:
+        """The cycle's decisions happen; controllers re-create the pods evicted outright."""
+        after = apply_result(objects, result, now)
+        pods = {podgrouping.key(o.obj): o.obj for o in after if o.kind == "Pod"}
+        for eviction in result.evictions:
+            key = eviction.pod
+            item = self.progress[self.owner[key]]
+            if key not in pods and item.finished_at is None:
+                old = self.pods[key]
+                spec = {k: v for k, v in old["spec"].items() if k != "nodeName"}
+                pods[key] = {**old, "spec": spec, "status": {"phase": "Pending"}}
+        self.pods = {key: pods[key] for key in self.pods if key in pods}
+        self.pod_groups = {podgrouping.key(o.obj): o.obj for o in after if o.kind == "PodGroup"}
+
+    def _apply(self, step: Step, result: CycleResult, minute: int, cycle: int) -> None:
+        """Record what the cycle decided, per workload, before it is carried out."""
         running_before = {
             key: _group_of(pod)
             for key, pod in self.pods.items()
             if pod["status"]["phase"] == "Running"
         }
+        self._evictions(step, result, cycle)
         placed: dict[str, list[dict[str, Any]]] = {}
+        nodes_of: dict[str, set[str]] = {}
         for bind in result.binds:
             pod = self.pods[bind.pod]
-            pod["spec"]["nodeName"] = bind.node
-            pod["status"]["phase"] = "Running"
             placed.setdefault(self.owner[bind.pod], []).append(pod)
+            nodes_of.setdefault(self.owner[bind.pod], set()).add(bind.node)
         for name in self.progress:
             pods = placed.get(name)
             if not pods:
                 continue
             item = self.progress[name]
-            grew = item.started_at is not None
+            moved = any(e.workload == name and e.moved_to for e in step.evicted)
+            grew = item.started_at is not None and not moved
             if item.started_at is None:
                 item.started_at = minute
             extras = 0
@@ -266,9 +351,46 @@ class Simulation:
                 before = sum(1 for g in running_before.values() if g == group_key)
                 minimum = item.pod_groups[group_key].min_member
                 extras += new - max(0, minimum - before)
-            nodes = tuple(sorted({p["spec"]["nodeName"] for p in pods}))
+            nodes = tuple(sorted(nodes_of[name]))
             gpus = sum(_gpus(p) for p in pods)
-            step.started.append(Started(name, len(pods), gpus, nodes, extras, grew))
+            step.started.append(Started(name, len(pods), gpus, nodes, extras, grew, cycle, moved))
+
+    def _evictions(self, step: Step, result: CycleResult, cycle: int) -> None:
+        moved_to = {b.pod: b.node for b in result.pipelined}
+        evicted: dict[tuple[str, str, str | None], list[str]] = {}
+        for eviction in result.evictions:
+            for_workload = self.owner.get(eviction.for_job) if eviction.for_job else None
+            where = (self.owner[eviction.pod], eviction.action, for_workload)
+            evicted.setdefault(where, []).append(eviction.pod)
+        for (workload, action, for_workload), keys in evicted.items():
+            pods = [self.pods[k] for k in keys]
+            record = Evicted(
+                workload,
+                len(pods),
+                sum(_gpus(p) for p in pods),
+                tuple(sorted({p["spec"].get("nodeName", "") for p in pods})),
+                action,
+                for_workload,
+                tuple(sorted({moved_to[k] for k in keys if k in moved_to})),
+                step.minute,
+                cycle,
+            )
+            step.evicted.append(record)
+            item = self.progress[workload]
+            item.evictions.append(record)
+            still_running = any(
+                pod["status"]["phase"] == "Running" and key not in keys
+                for key, pod in self.pods.items()
+                if self.owner[key] == workload
+            )
+            if not record.moved_to and not still_running:
+                item.started_at = None  # stopped: it starts again from the beginning
+        reserved: dict[str, list[str]] = {}
+        for bind in result.pipelined:
+            if bind.pod not in {e.pod for e in result.evictions}:
+                reserved.setdefault(self.owner[bind.pod], []).append(bind.node)
+        for workload, nodes in reserved.items():
+            step.pipelined.append(Pipelined(workload, len(nodes), tuple(sorted(set(nodes))), cycle))
 
     def _waiting(self, step: Step, result: CycleResult) -> None:
         rows = {row.name: row for row in step.queues}
@@ -298,6 +420,14 @@ class Simulation:
             item.last_wait = waiting
 
 
-def simulate(config: SchedulerConfig | None = None) -> DemoRun:
-    """Run the story from minute 0 until nothing more happens."""
-    return Simulation(workloads(), RESCALES, config or SchedulerConfig()).run()
+def run_scene(scene: Scene, config: SchedulerConfig | None = None) -> DemoRun:
+    """One "making room" scene on its own cluster, from minute 0 until nothing more happens."""
+    return Simulation(scene.workloads(), (), config or SchedulerConfig(), scene.cluster).run()
+
+
+def simulate(config: SchedulerConfig | None = None, *, scenes: bool = True) -> DemoRun:
+    """Run the story from minute 0 until nothing more happens, then the scenes."""
+    run = Simulation(workloads(), RESCALES, config or SchedulerConfig()).run()
+    if scenes:
+        run.scenes = [SceneRun(scene, run_scene(scene, config)) for scene in SCENES]
+    return run
