@@ -73,7 +73,10 @@ def _simulate(
         statement.pipeline(task, placement.node)
     victims: list[tuple[PodGroupInfo, list[PodInfo]]] = []
     for (victim, chunk), home in zip(recorded, homes, strict=True):
-        moved = _replace(session, statement, chunk, home)
+        # a victim is re-placed only within its queues' limits, as allocate would place it
+        moved = not session.job_capacity_problem(victim, chunk) and _replace(
+            session, statement, chunk, home
+        )
         stays = moved and all(pod.node == node for pod, node in zip(chunk, home, strict=True))
         if not moved:
             if must_replace_all:
