@@ -25,6 +25,8 @@ from scheduler.api.resources import GPU
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 
+NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
+
 
 def signature(job: PodGroupInfo, tasks: list[PodInfo]) -> tuple[object, ...]:
     """What makes two jobs equally hard to place: their tasks' constraints and requests.
@@ -107,8 +109,11 @@ class PreemptAction:
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not job.preemptible:
+                # Only the deserved-quota part decides here (KAI's check before solving):
+                # victims are preemptible and never lower it, while evicting them does
+                # lower the queue's usage against its limit (checked in simulation).
                 problem = session.job_capacity_problem(job, tasks)
-                if problem:
+                if problem and problem.startswith(NON_PREEMPTIBLE_OVER_QUOTA):
                     _refuse(session, job, problem)
                     continue
             victims = [

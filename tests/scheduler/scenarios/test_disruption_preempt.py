@@ -149,6 +149,33 @@ CASES = [
         pending=["b"],
         reasons={"b": ["NonPreemptibleOverQuota", "queue d "]},
     ),
+    # A queue at its limit: the GPU is free but the limit is not, so the victim cannot be
+    # re-placed within the limit and really goes (for a non-preemptible preemptor ...
+    Disruption(
+        "non-preemptible-preemptor-queue-at-limit",
+        [
+            node("n0", gpus=4),
+            queue("qa", gpu_quota=2, gpu_limit=2),
+            running("t", "qa", "n0", gpus=2),
+            job("b", "qa", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["t-0"],
+        pipelined={"b-0": "n0"},
+    ),
+    # ... and for a preemptible one).
+    Disruption(
+        "preemptible-preemptor-queue-at-limit",
+        [
+            node("n0", gpus=4),
+            queue("qa", gpu_quota=2, gpu_limit=2),
+            running("t", "qa", "n0", gpus=2),
+            job("bp", "qa", gpus=1, priority_class="build-preemptible"),
+        ],
+        P,
+        evicted=["t-0"],
+        pipelined={"bp-0": "n0"},
+    ),
     # A preemptible preemptor (75) may preempt train work even with no deserved quota.
     Disruption(
         "preemptible-preemptor-over-quota",

@@ -446,6 +446,22 @@ HIERARCHY = [
         evicted=["b5-0"],
         pipelined={"a-0": "n0"},
     ),
+    # A shared parent at its limit (3): the free GPU cannot be used within the limit, so
+    # the over-served sibling qb (3 of fair share 2) gives one job for real.
+    Disruption(
+        "shared-parent-limit-forces-reclaim",
+        [
+            node("n0", gpus=4),
+            queue("d", gpu_quota=3, gpu_limit=3),
+            queue("qa", "d", gpu_quota=1),
+            queue("qb", "d", gpu_quota=1, gpu_weight=1),
+            *ones("b", "qb", "n0", 3),
+            job("a", "qa", gpus=1),
+        ],
+        R,
+        evicted=["b2-0"],
+        pipelined={"a-0": "n0"},
+    ),
     # Saturation rule: d1 would hold 5 of its fair share 4 (ratio 1.25) while d2 keeps
     # 3 of 4 (0.75): reclaiming would flip their order, so it is refused.
     Disruption(
