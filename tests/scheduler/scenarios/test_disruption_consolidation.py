@@ -49,6 +49,16 @@ CASES = [
         evicted=["b-0"],
         pipelined={"b-0": "n0", "big-0": "n1"},
     ),
+    # The seed example in a full cycle: allocate cannot place the 4-GPU job, consolidation
+    # moves b, reclaim and preempt have nothing left to do.
+    Disruption(
+        "seed-in-full-cycle",
+        _two_halves(job("big", "q", gpus=4)),
+        ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"),
+        evicted=["b-0"],
+        evicted_by="consolidation",
+        pipelined={"b-0": "n0", "big-0": "n1"},
+    ),
     # The same with the default cap of 16 preemptees.
     consolidation(
         "seed-with-default-preemptee-cap",

@@ -148,6 +148,15 @@ STALE = [
         S,
         evicted=["g-0", "g-1"],
     ),
+    # In a full cycle allocate first completes the gang (its pending pod binds), so it is no
+    # longer stale when stale-gang eviction runs: nothing is evicted, the stamp is removed.
+    Disruption(
+        "completed-by-allocate-in-same-cycle",
+        picture(stale(gang(["Running", "Running", "Pending"]), 120)),
+        ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"),
+        binds={"g-2": "n0"},
+        annotations={"g": {STALE_ANNOTATION: None}},
+    ),
     # Sub-groups: one pod set below its minimum makes the whole job stale; all active pods go.
     Disruption(
         "one-pod-set-below-minimum",
