@@ -124,7 +124,7 @@ def run_cycle(
     bound_jobs = {p.job for p, _ in session.decisions.binds}
     pipelined_jobs = {p.job for p, _ in session.decisions.pipelined}
     evicted_jobs = {p.job for p, _, _ in session.decisions.evictions}
-    for key in sorted(session.considered):
+    for key in sorted(session.considered | {k for k in evicted_jobs if k is not None}):
         job = snapshot.jobs[key]
         if key in evicted_jobs:
             outcome = "evicted"
