@@ -1,4 +1,5 @@
-"""One benchmark run: N fake nodes, M single-pod jobs, time from creation to bound.
+"""One benchmark run: N fake nodes, M single-pod jobs (or G gangs of S pods), time
+from creation to bound.
 
 The harness starts its own etcd + kube-apiserver (no controller manager, no
 kwok: nothing but the scheduler under test writes to pods), creates plain
@@ -6,11 +7,17 @@ Node objects with allocatable resources and no taints, starts the scheduler,
 then creates the pods from a thread pool while a watch records the moment
 each pod is first seen with ``spec.nodeName`` set. Bound pods stay Pending
 (no kubelet), which is all a scheduler's throughput needs.
+
+A scheduler that reads PodGroups (podmuster) gets, before the clock starts, what
+the podgrouper would have created: one PodGroup per job (minMember 1, or the gang
+size), in one Queue; its pods carry the ``pod-group-name`` annotation. Every run
+has a fresh control plane, so no run sees another's objects.
 """
 
 from __future__ import annotations
 
 import http.client
+import os
 import statistics
 import threading
 import time
@@ -26,6 +33,33 @@ from .schedulers import Limits, SchedulerUnderTest
 NAMESPACE = "bench"
 
 
+@dataclass(frozen=True)
+class Workload:
+    """``gangs`` groups of ``gang_size`` pods (1: single-pod jobs)."""
+
+    gangs: int
+    gang_size: int = 1
+
+    @property
+    def pods(self) -> int:
+        return self.gangs * self.gang_size
+
+    def describe(self) -> str:
+        if self.gang_size == 1:
+            return f"{self.gangs} single-pod jobs"
+        return f"{self.gangs} gangs of {self.gang_size} pods (minMember {self.gang_size})"
+
+    def members(self) -> list[tuple[str, str]]:
+        """(pod name, its job / PodGroup name) in creation order."""
+        if self.gang_size == 1:
+            return [(f"job-{i:05d}", f"pg-job-{i:05d}") for i in range(self.gangs)]
+        return [
+            (f"gang-{g:03d}-{m:02d}", f"gang-{g:03d}")
+            for g in range(self.gangs)
+            for m in range(self.gang_size)
+        ]
+
+
 @dataclass
 class Result:
     scheduler: str
@@ -34,6 +68,8 @@ class Result:
     pods: int
     qps: float
     burst: int
+    workload: str = ""
+    describe: str = ""
     bound: int = 0
     create_seconds: float = 0.0
     create_rate: float = 0.0  # pods created per second
@@ -42,6 +78,10 @@ class Result:
     steady_pods_per_second: float = 0.0  # between 10% and 90% bound
     latency_p50: float = 0.0  # per pod, created -> bound
     latency_p99: float = 0.0
+    gangs: int = 0  # gang workload only: gangs fully bound
+    gang_p50: float = 0.0  # per gang: first pod created -> last pod bound
+    gang_p99: float = 0.0
+    load_average: list[float] = field(default_factory=list)  # 1-minute, at start and end
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -67,11 +107,18 @@ def node(i: int) -> Obj:
     }
 
 
-def pod(i: int, scheduler_name: str) -> Obj:
+def pod(name: str, job: str, sut: SchedulerUnderTest) -> Obj:
+    body = _pod(name, job, sut.scheduler_name)
+    if sut.mark is not None:
+        sut.mark(body, job)
+    return body
+
+
+def _pod(name: str, job: str, scheduler_name: str) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"job-{i:05d}", "namespace": NAMESPACE, "labels": {"job": str(i)}},
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"job": job}},
         "spec": {
             "schedulerName": scheduler_name,
             "restartPolicy": "Never",
@@ -147,16 +194,18 @@ def run(
     binaries: Binaries,
     *,
     nodes: int,
-    pods: int,
+    workload: Workload,
     limits: Limits,
     workers: int,
     timeout: float,
     backlog: bool = False,
     log: Any = print,
 ) -> Result:
-    result = Result(
-        sut.name, "backlog" if backlog else "stream", nodes, pods, limits.qps, limits.burst
-    )
+    pods = workload.pods
+    mode = "backlog" if backlog else "stream"
+    result = Result(sut.name, mode, nodes, pods, limits.qps, limits.burst)
+    result.workload, result.describe = workload.describe(), sut.describe
+    result.load_average.append(os.getloadavg()[0])
     plane = LocalControlPlane(
         binaries,
         controller_manager=False,
@@ -173,18 +222,24 @@ def run(
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(lambda i: rest.post("/api/v1/nodes", node(i)), range(nodes)))
         log(f"{nodes} nodes created in {time.monotonic() - t:.1f}s")
+        members = workload.members()
+        if sut.prepare is not None:
+            t = time.monotonic()
+            groups = sorted({job for _, job in members})
+            sut.prepare(cluster, rest, NAMESPACE, [(g, workload.gang_size) for g in groups])
+            log(f"{len(groups)} PodGroups (and CRDs, a Queue) in {time.monotonic() - t:.1f}s")
 
         created_at: dict[str, float] = {}
 
         def create_all() -> float:
-            def create(i: int) -> None:
-                body = pod(i, sut.scheduler_name)
-                created_at[body["metadata"]["name"]] = time.monotonic()
+            def create(member: tuple[str, str]) -> None:
+                body = pod(member[0], member[1], sut)
+                created_at[member[0]] = time.monotonic()
                 rest.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body)
 
             t = time.monotonic()
             with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(create, range(pods)))
+                list(pool.map(create, members))
             result.create_seconds = time.monotonic() - t
             result.create_rate = pods / result.create_seconds
             log(f"{pods} pods created in {result.create_seconds:.1f}s ({result.create_rate:.0f}/s)")
@@ -217,6 +272,9 @@ def run(
             result.notes.append(f"pod watch resumed {watcher.rewatches} times")
         result.timed_out = len(watcher.bound_at) < pods
         summarize(result, t0, created_at, watcher.bound_at)
+        if workload.gang_size > 1:
+            summarize_gangs(result, members, created_at, watcher.bound_at)
+        result.load_average.append(os.getloadavg()[0])
         return result
     finally:
         cluster.stop()
@@ -239,3 +297,24 @@ def summarize(
     if latencies:
         result.latency_p50 = statistics.median(latencies)
         result.latency_p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+
+
+def summarize_gangs(
+    result: Result,
+    members: list[tuple[str, str]],
+    created_at: dict[str, float],
+    bound_at: dict[str, float],
+) -> None:
+    """Per gang: from its first pod's creation to its last pod's binding."""
+    gangs: dict[str, list[str]] = {}
+    for name, job in members:
+        gangs.setdefault(job, []).append(name)
+    spans = sorted(
+        max(bound_at[n] for n in names) - min(created_at[n] for n in names)
+        for names in gangs.values()
+        if all(n in bound_at for n in names) and all(n in created_at for n in names)
+    )
+    result.gangs = len(spans)
+    if spans:
+        result.gang_p50 = statistics.median(spans)
+        result.gang_p99 = spans[min(len(spans) - 1, int(len(spans) * 0.99))]

@@ -1,21 +1,44 @@
 """The schedulers the anchor benchmark can measure, by name.
 
-A scheduler under test is a process started against the benchmark's control
-plane plus the ``schedulerName`` its pods carry. kube-scheduler (built by
-tests/controlplane/build.sh) is the anchor; podmuster's live scheduler joins
-this registry when it exists, and is then measured by the same harness in the
-same run.
+A scheduler under test is: the processes started against the benchmark's control
+plane (with the client rate limit of the run), the ``schedulerName`` its pods carry,
+what it needs created before the clock starts (CRDs, a Queue, the PodGroups the
+podgrouper would have made), and how a benchmark pod is marked for it. kube-scheduler
+(built by tests/controlplane/build.sh) is the anchor; podmuster is measured by the same
+harness in the same invocation:
+
+* ``podmuster``: the live scheduler with ``--direct-bind`` (plain pods are bound with
+  one ``pods/binding`` call, as kube-scheduler binds) plus the binder, which would
+  bind any pod that needs it (none here);
+* ``podmuster-bindrequest``: KAI's path, every bind a BindRequest that the binder
+  binds and marks Succeeded: three API calls per pod over two clients.
+
+Both podmuster processes get the run's QPS and burst, each on its own client, as
+kube-scheduler's one client does.
 """
 
 from __future__ import annotations
 
+import os
 import ssl
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tests.e2e.controlplane import Cluster, http_ok
+from tests.e2e.controlplane import PODMUSTER_CRDS, Cluster, http_ok
+from tests.e2e.frameworks import apply_crds
+from tests.e2e.kube import RestClient
 from tests.e2e.procs import ManagedProcess, free_port, wait_until
+
+Obj = dict[str, Any]
+REPO = Path(__file__).resolve().parents[2]
+QUEUE = "bench"
+POD_GROUP_ANNOTATION = "pod-group-name"
+QUEUE_LABEL = "kai.scheduler/queue"
+BINDER_WORKERS = 32
 
 
 @dataclass(frozen=True)
@@ -26,12 +49,19 @@ class Limits:
     burst: int
 
 
+Prepare = Callable[[Cluster, RestClient, str, Sequence[tuple[str, int]]], None]
+"""(cluster, client, namespace, [(pod group name, min member)]) -> None, before the clock."""
+
+
 @dataclass(frozen=True)
 class SchedulerUnderTest:
     name: str
     scheduler_name: str  # the pods' spec.schedulerName
     start: Callable[[Cluster, Limits], ManagedProcess]
     describe: str
+    gangs: bool = False  # understands PodGroups (minMember): can run the gang workload
+    prepare: Prepare | None = None
+    mark: Callable[[Obj, str], None] | None = None  # (pod, its group) -> None
 
 
 def start_kube_scheduler(cluster: Cluster, limits: Limits) -> ManagedProcess:
@@ -74,11 +104,104 @@ def start_kube_scheduler(cluster: Cluster, limits: Limits) -> ManagedProcess:
     return proc
 
 
+def _podmuster(cluster: Cluster, name: str, component: str, flags: Sequence[str]) -> ManagedProcess:
+    argv = [sys.executable, "-m", "podmuster.cli", "run", component,
+            f"--kubeconfig={cluster.kubeconfig}", "--metrics-port=-1", "--log-format=json",
+            *flags]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = ManagedProcess(name, argv, cluster.workdir, env=env).start()
+    cluster.processes[name] = proc
+    return proc
+
+
+def _limit_flags(limits: Limits) -> list[str]:
+    return [f"--kube-api-qps={limits.qps:g}", f"--kube-api-burst={limits.burst}"]
+
+
+def _started(proc: ManagedProcess, message: str) -> Callable[[], bool]:
+    return lambda: f'"message": "{message}"' in proc.tail(200)
+
+
+def start_podmuster(cluster: Cluster, limits: Limits, *, direct: bool = True) -> ManagedProcess:
+    """The binder, then the scheduler (returned); both ready when this returns."""
+    binder = _podmuster(
+        cluster,
+        "podmuster-binder",
+        "binder",
+        [*_limit_flags(limits), f"--workers={BINDER_WORKERS}"],
+    )
+    wait_until("podmuster binder started", _started(binder, "started"), 60, [binder])
+    flags = [*_limit_flags(limits), *(["--direct-bind"] if direct else [])]
+    name = "podmuster" if direct else "podmuster-bindrequest"
+    scheduler = _podmuster(cluster, name, "scheduler", flags)
+    wait_until(
+        "podmuster scheduler informers synced",
+        _started(scheduler, "informers synced"),
+        120,
+        [scheduler, binder],
+    )
+    return scheduler
+
+
+def prepare_podmuster(
+    cluster: Cluster, rest: RestClient, namespace: str, groups: Sequence[tuple[str, int]]
+) -> None:
+    """CRDs, one unlimited Queue, and the PodGroups the podgrouper would have created."""
+    apply_crds(cluster.kubectl, sorted(PODMUSTER_CRDS.glob("*.yaml")))
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    rest.post(
+        "/apis/scheduling.run.ai/v2/queues",
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": QUEUE},
+            "spec": {"resources": {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}},
+        },
+    )
+
+    def create(group: tuple[str, int]) -> None:
+        rest.post(
+            f"/apis/scheduling.run.ai/v2alpha2/namespaces/{namespace}/podgroups",
+            {
+                "apiVersion": "scheduling.run.ai/v2alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": group[0], "namespace": namespace},
+                "spec": {"queue": QUEUE, "minMember": group[1]},
+            },
+        )
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(create, groups))
+
+
+def mark_podmuster(pod: Obj, group: str) -> None:
+    pod["metadata"].setdefault("annotations", {})[POD_GROUP_ANNOTATION] = group
+    pod["metadata"]["labels"][QUEUE_LABEL] = QUEUE
+
+
 SCHEDULERS: dict[str, SchedulerUnderTest] = {
     "kube-scheduler": SchedulerUnderTest(
         name="kube-scheduler",
         scheduler_name="default-scheduler",
         start=start_kube_scheduler,
         describe="upstream kube-scheduler, default plugins, one profile",
+    ),
+    "podmuster": SchedulerUnderTest(
+        name="podmuster",
+        scheduler_name="kai-scheduler",
+        start=start_podmuster,
+        describe="podmuster run scheduler --direct-bind + run binder, default five actions",
+        gangs=True,
+        prepare=prepare_podmuster,
+        mark=mark_podmuster,
+    ),
+    "podmuster-bindrequest": SchedulerUnderTest(
+        name="podmuster-bindrequest",
+        scheduler_name="kai-scheduler",
+        start=lambda cluster, limits: start_podmuster(cluster, limits, direct=False),
+        describe="podmuster run scheduler (a BindRequest per pod, as KAI) + run binder",
+        gangs=True,
+        prepare=prepare_podmuster,
+        mark=mark_podmuster,
     ),
 }

@@ -289,19 +289,31 @@ class Committer:
             "MODIFIED", {**group, "metadata": {**group["metadata"], "annotations": merged}}
         )
 
-    async def flush(self) -> CommitReport:
+    async def flush(self, seconds: float | None = None) -> CommitReport:
         """Write the queued PodGroup annotation changes, one merge patch per group.
 
         Binds and evictions go first: the loop flushes in the time left before the next
         cycle (and at shutdown), so this bookkeeping never delays a bind under a client
-        rate limit (as kube-scheduler's Events trail its bindings). A group whose write
-        failed stays queued; a deleted group is dropped.
+        rate limit (as kube-scheduler's Events trail its bindings). No write starts
+        after ``seconds`` (None: no limit); those already sent finish. A group whose
+        write failed stays queued; a deleted group is dropped.
         """
         report = CommitReport()
-        await asyncio.gather(*(self._annotate(k, report) for k in list(self.pending_annotations)))
+        loop = asyncio.get_running_loop()
+        deadline = None if seconds is None else loop.time() + seconds
+        keys = list(self.pending_annotations)
+        await asyncio.gather(*(self._annotate(k, report, deadline) for k in keys))
         return report
 
-    async def _annotate(self, group_key: str, report: CommitReport) -> None:
+    async def _annotate(
+        self, group_key: str, report: CommitReport, deadline: float | None = None
+    ) -> None:
+        async with self._limit:
+            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+                return
+            await self._write_annotations(group_key, report)
+
+    async def _write_annotations(self, group_key: str, report: CommitReport) -> None:
         changes = dict(self.pending_annotations.get(group_key) or {})
         if not changes:
             return

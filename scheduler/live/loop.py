@@ -118,9 +118,8 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
 
 
 async def _flush(committer: Committer, seconds: float) -> None:
-    """Write queued PodGroup annotations for at most ``seconds`` (the rest stay queued)."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(committer.flush(), seconds)
+    """Start queued PodGroup annotation writes for ``seconds`` (the rest stay queued)."""
+    await committer.flush(seconds)
 
 
 async def _hold(elector: LeaderElector, stop: asyncio.Event, lost: asyncio.Event) -> None:

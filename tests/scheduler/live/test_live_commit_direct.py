@@ -105,6 +105,8 @@ def test_pod_group_annotations_are_merge_patched_set_and_removed() -> None:
         assert cached.last_start is not None
         assert cached.stale_since is None
         assert committer.pending_annotations == changes
+        late = await committer.flush(0.0)  # no time left before the next cycle
+        assert (late.annotated, committer.pending_annotations) == (0, changes)
         report = await committer.flush()
         assert (report.annotated, committer.pending_annotations) == (1, {})
         # The same changes again are already true: nothing queued, nothing written.
