@@ -24,6 +24,7 @@ COPY podgrouper ./podgrouper
 COPY integrations ./integrations
 COPY crds ./crds
 COPY kubeapi ./kubeapi
+COPY webhooks ./webhooks
 RUN /opt/podmuster/bin/pip install --no-deps . \
     && /opt/podmuster/bin/python -m compileall -q /opt/podmuster \
     && /opt/podmuster/bin/podmuster --version

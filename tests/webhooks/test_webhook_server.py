@@ -1,0 +1,105 @@
+"""The webhook edge: AdmissionReviews in, verdicts out, over a real aiohttp server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from kubeapi import TransientError
+from webhooks.server import PATHS, build_app, review_response
+
+
+def review(obj: dict[str, Any], uid: str = "u-1") -> dict[str, Any]:
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": uid, "operation": "CREATE", "object": obj},
+    }
+
+
+QUEUES: dict[str, Mapping[str, Any]] = {"root": {"metadata": {"name": "root"}, "spec": {}}}
+
+
+async def existing() -> Mapping[str, Mapping[str, Any]]:
+    return QUEUES
+
+
+async def broken() -> Mapping[str, Mapping[str, Any]]:
+    raise TransientError("Queue", "connection refused")
+
+
+def post(path: str, body: Any, lister: Any = existing) -> tuple[int, Any]:
+    async def go() -> tuple[int, Any]:
+        async with TestClient(TestServer(build_app(lister))) as client:
+            response = await client.post(path, json=body)
+            if response.content_type == "application/json":
+                return response.status, await response.json()
+            return response.status, await response.text()
+
+    return asyncio.run(go())
+
+
+def queue(name: str, parent: str, resources: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"parentQueue": parent}
+    if resources is not None:
+        spec["resources"] = resources
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def test_an_acceptable_queue_is_allowed_with_the_request_uid() -> None:
+    status, body = post(PATHS["queues"], review(queue("team", "root", {}), uid="abc"))
+    assert status == 200
+    assert body == {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {"uid": "abc", "allowed": True},
+    }
+
+
+def test_a_bad_queue_is_denied_with_every_problem() -> None:
+    status, body = post(PATHS["queues"], review(queue("team", "ghost", None)))
+    assert status == 200
+    response = body["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 422
+    assert response["status"]["message"] == (
+        "Queue team: spec.resources: required (gpu, cpu and memory quotas); "
+        "Queue team: spec.parentQueue: no Queue named 'ghost'"
+    )
+
+
+def test_a_podgroup_cycle_is_denied() -> None:
+    group = {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"subGroups": [{"name": "a", "parent": "b"}, {"name": "b", "parent": "a"}]},
+    }
+    _, body = post(PATHS["podgroups"], review(group))
+    assert body["response"]["allowed"] is False
+    assert "cycle: a -> b -> a" in body["response"]["status"]["message"]
+
+
+def test_queues_unreadable_is_a_server_error_for_the_failure_policy() -> None:
+    status, text = post(PATHS["queues"], review(queue("team", "root", {})), lister=broken)
+    assert status == 500
+    assert "reading Queues" in text
+
+
+def test_wrong_kind_or_garbage_is_a_bad_request() -> None:
+    status, _ = post(PATHS["podgroups"], review(queue("team", "root", {})))
+    assert status == 400
+    status, _ = post(PATHS["queues"], "not a review")
+    assert status == 400
+
+
+def test_review_response_without_problems() -> None:
+    assert review_response({}, [])["response"] == {"uid": "", "allowed": True}

@@ -1,0 +1,70 @@
+"""The flags of ``podmuster run webhooks``, parsed without importing aiohttp.
+
+Why: ``podmuster`` builds every subcommand's parser at start-up; the webhook server
+and its client load only when the webhooks actually run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``webhooks`` to a ``run`` subcommand's subparsers."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "webhooks",
+        help="run the admission webhooks: validate PodGroups and Queues",
+        description="Serve the validating admission webhooks for PodGroups (subgroup names "
+        "unique, parents exist, no cycles, minMember >= 1) and Queues (resources present, "
+        "parent exists, no cycles, valid numbers) over HTTPS.",
+    )
+    parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
+    parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    parser.add_argument("--port", type=int, default=9443, help="HTTPS port of the webhooks")
+    parser.add_argument(
+        "--health-port", type=int, default=8080, help="plain HTTP port of /healthz (-1: off)"
+    )
+    parser.add_argument("--tls-cert-file", required=True, help="serving certificate (PEM)")
+    parser.add_argument("--tls-key-file", required=True, help="its private key (PEM)")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
+    parser.set_defaults(handler=run_webhooks)
+    return parser
+
+
+def run_webhooks(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    import kubeapi
+    from kubeapi.http import KubeHttp
+    from webhooks import server
+
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    tls = server.tls_context(args.tls_cert_file, args.tls_key_file)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        creds = kubeapi.load_credentials(args.kubeconfig, args.context)
+        api = KubeHttp(creds, component="podmuster-webhooks")
+        try:
+            await server.serve(
+                server.queue_lister(api),
+                port=args.port,
+                health_port=args.health_port,
+                tls=tls,
+                stop=stop,
+            )
+        finally:
+            await api.close()
+
+    asyncio.run(main())
+    return 0

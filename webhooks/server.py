@@ -1,0 +1,133 @@
+"""The HTTPS edge of the admission webhooks: AdmissionReview in, a verdict out.
+
+Why this module exists: the API server calls a validating webhook over HTTPS with an
+``admission.k8s.io/v1`` AdmissionReview. This module decodes it, asks
+:mod:`webhooks.validation` (reading the current Queues for a Queue's parent and cycle
+checks), and answers; it holds no rule of its own. ``/healthz`` is served on a
+separate plain-HTTP port for the kubelet's probes.
+
+A failure to read the Queues is answered with HTTP 500, so the webhook configuration's
+``failurePolicy`` decides, as for a webhook that is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from crds import podgroup, queue
+from crds.errors import InputError
+from kubeapi import ApiError, KubeReader
+from webhooks import validation
+
+__all__ = ["PATHS", "build_app", "review_response", "serve"]
+
+log = logging.getLogger("podmuster.webhooks")
+
+PATHS = {"podgroups": "/validate-podgroup", "queues": "/validate-queue"}
+
+QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
+
+
+def review_response(review: Mapping[str, Any], problems: list[InputError]) -> dict[str, Any]:
+    """The AdmissionReview answering ``review``: allowed, or denied with every problem."""
+    request = review.get("request") or {}
+    response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": not problems}
+    if problems:
+        response["status"] = {
+            "code": 422,
+            "reason": "Invalid",
+            "message": "; ".join(str(p) for p in problems),
+        }
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+def queue_lister(api: KubeReader) -> QueueLister:
+    """The Queues that exist now, by name, read from the API server at each call."""
+
+    async def existing() -> Mapping[str, Mapping[str, Any]]:
+        items = await api.list(queue.API_VERSION, queue.KIND, "")
+        return {str((q.get("metadata") or {}).get("name")): q for q in items}
+
+    return existing
+
+
+def build_app(queues: QueueLister) -> web.Application:
+    """The webhook application: one POST path per validated kind."""
+
+    async def validate_podgroup(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, podgroup.KIND)
+        return web.json_response(review_response(review, validation.validate_podgroup(obj)))
+
+    async def validate_queue(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, queue.KIND)
+        try:
+            existing = await queues()
+        except ApiError as exc:
+            log.error("reading Queues: %s", exc)
+            raise web.HTTPInternalServerError(text=f"reading Queues: {exc}") from exc
+        problems = validation.validate_queue(obj, existing)
+        return web.json_response(review_response(review, problems))
+
+    app = web.Application(client_max_size=8 * 1024 * 1024)
+    app.router.add_post(PATHS["podgroups"], validate_podgroup)
+    app.router.add_post(PATHS["queues"], validate_queue)
+    return app
+
+
+async def _decode(request: web.Request, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        review = await request.json()
+    except ValueError as exc:
+        raise web.HTTPBadRequest(text=f"not JSON: {exc}") from exc
+    obj = (review.get("request") or {}).get("object") if isinstance(review, dict) else None
+    if not isinstance(obj, dict) or obj.get("kind") != kind:
+        raise web.HTTPBadRequest(text=f"expected an AdmissionReview of a {kind}")
+    return review, obj
+
+
+def _health_app() -> web.Application:
+    async def ok(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/healthz", ok)
+    app.router.add_get("/readyz", ok)
+    return app
+
+
+async def serve(
+    queues: QueueLister,
+    *,
+    port: int,
+    health_port: int,
+    tls: ssl.SSLContext,
+    stop: asyncio.Event,
+    host: str = "0.0.0.0",
+) -> None:
+    """Serve the webhooks on ``port`` (HTTPS) and ``/healthz`` on ``health_port`` until ``stop``."""
+    runners = [web.AppRunner(build_app(queues)), web.AppRunner(_health_app())]
+    for runner in runners:
+        await runner.setup()
+    try:
+        await web.TCPSite(runners[0], host, port, ssl_context=tls).start()
+        if health_port >= 0:
+            await web.TCPSite(runners[1], host, health_port).start()
+        log.info("webhooks on port %d, health on %d", port, health_port)
+        await stop.wait()
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+
+
+def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """A server context from PEM files (re-read at start only)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert_file, key_file)
+    return context
