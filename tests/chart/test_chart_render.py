@@ -226,7 +226,7 @@ def test_default_queues_are_created_on_install_only(helm: Helm) -> None:
     child = rendered.get("Queue", "default-queue")
     unlimited = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
     for queue in (parent, child):
-        assert queue["metadata"]["annotations"]["helm.sh/hook"] == "post-install"
+        assert queue["metadata"]["annotations"]["helm.sh/hook"] == "pre-install"
         assert queue["spec"]["resources"] == {r: unlimited for r in ("gpu", "cpu", "memory")}
     assert "parentQueue" not in parent["spec"]
     assert child["spec"]["parentQueue"] == "default-parent-queue"
