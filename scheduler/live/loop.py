@@ -88,6 +88,7 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
                 "cycle",
                 extra={
                     "seconds": round(time.monotonic() - started, 4),
+                    "decide_seconds": round(committing - started, 4),
                     "binds": len(result.binds),
                     "pipelined": len(result.pipelined),
                     "evictions": len(result.evictions),
