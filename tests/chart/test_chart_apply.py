@@ -10,10 +10,12 @@ token of its own ServiceAccount, and take a pod from creation to Running.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
+import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,14 @@ from chartkit import Helm, Rendered, container
 
 from tests.e2e import live
 from tests.e2e.controlplane import Cluster
-from tests.e2e.kube import wait_for
+from tests.e2e.kube import KubectlError, wait_for
 from tests.e2e.objects import KWOK_TOLERATION, wait_phase
-from tests.e2e.procs import ManagedProcess
+from tests.e2e.pki import Pki
+from tests.e2e.procs import ManagedProcess, free_port, wait_until
 
 pytestmark = [pytest.mark.chart, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
-CONFIG_PATH = "/etc/podmuster/scheduler.yaml"
 
 
 def release_name() -> str:
@@ -45,30 +47,29 @@ def server_side_apply(cluster: Cluster, docs: list[dict[str, Any]], *extra: str)
     )  # fmt: skip
 
 
-def apply_rendered(cluster: Cluster, rendered: Rendered) -> None:
-    """CRDs first, then everything but Deployments for real, Deployments dry-run."""
+def apply_rendered(cluster: Cluster, rendered: Rendered, skip: tuple[str, ...] = ()) -> None:
+    """In helm's order: CRDs, pre-install hooks (the default queues), the rest; Deployments
+    dry-run. Kinds in ``skip`` are left out."""
     crds = rendered.of_kind("CustomResourceDefinition")
     server_side_apply(cluster, crds, "--force-conflicts")
     for crd in crds:
         cluster.kubectl.run(
             "wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s"
         )
-    later = ("CustomResourceDefinition", "Deployment", "Queue")
-    server_side_apply(cluster, [d for d in rendered.docs if d["kind"] not in later])
-    # Hooks run after the release's objects: the default queues, parent first.
     server_side_apply(cluster, rendered.of_kind("Queue"))
+    later = ("CustomResourceDefinition", "Deployment", "Queue", *skip)
+    server_side_apply(cluster, [d for d in rendered.docs if d["kind"] not in later])
     out = server_side_apply(cluster, rendered.of_kind("Deployment"), "--dry-run=server")
     assert out.count("serverside-applied (server dry run)") == len(rendered.of_kind("Deployment"))
 
 
 def delete_rendered(cluster: Cluster, rendered: Rendered) -> None:
-    """Everything cluster-scoped the release made (the namespace takes the rest)."""
-    for kind in ("ClusterRoleBinding", "ClusterRole"):
+    """Everything cluster-scoped the release made (the namespace takes the rest); the
+    webhook configuration first, so nothing else is sent to a webhook that is gone."""
+    for kind in ("ValidatingWebhookConfiguration", "ClusterRoleBinding", "ClusterRole"):
         names = rendered.names(kind)
         if names:
-            cluster.kubectl.run(
-                "delete", kind.lower(), *names, "--ignore-not-found", "--wait=false"
-            )
+            cluster.kubectl.run("delete", kind.lower(), *names, "--ignore-not-found")
 
 
 def test_rendered_manifests_apply_server_side(helm: Helm, cluster: Cluster, namespace: str) -> None:
@@ -79,7 +80,14 @@ def test_rendered_manifests_apply_server_side(helm: Helm, cluster: Cluster, name
         )
         try:
             apply_rendered(cluster, rendered)
-            for kind in ("ServiceAccount", "ConfigMap", "PodDisruptionBudget", "Service", "Role"):
+            for kind in (
+                "ServiceAccount",
+                "ConfigMap",
+                "PodDisruptionBudget",
+                "Service",
+                "Role",
+                "Secret",
+            ):
                 names = rendered.names(kind)
                 listed = cluster.kubectl.items(kind.lower(), "-n", namespace)
                 assert set(names) <= {o["metadata"]["name"] for o in listed}, kind
@@ -93,6 +101,8 @@ def test_rendered_manifests_apply_server_side(helm: Helm, cluster: Cluster, name
             }  # fmt: skip
             child = cluster.kubectl.get("queues.scheduling.run.ai", "default-queue")
             assert child["spec"]["parentQueue"] == "default-parent-queue"
+            for name in rendered.names("ValidatingWebhookConfiguration"):
+                assert cluster.kubectl.exists("validatingwebhookconfiguration", name)
         finally:
             delete_rendered(cluster, rendered)
 
@@ -166,27 +176,47 @@ def token_kubeconfig(cluster: Cluster, namespace: str, account: str, path: Path)
 
 @contextlib.contextmanager
 def run_as_account(
-    cluster: Cluster, rendered: Rendered, component: str, release: str, namespace: str, tmp: Path
+    cluster: Cluster,
+    rendered: Rendered,
+    component: str,
+    namespace: str,
+    tmp: Path,
+    overrides: Mapping[str, str | None],
 ) -> Iterator[ManagedProcess]:
-    """The component with its rendered arguments, as its ServiceAccount, until the block ends."""
-    name = f"{release}-podmuster-{component}"
-    args: list[str] = list(container(rendered.get("Deployment", name))["args"])
-    config = tmp / "scheduler.yaml"
-    config.write_text(
-        rendered.get("ConfigMap", f"{release}-podmuster-scheduler-config")["data"]["scheduler.yaml"]
+    """The component with its rendered arguments, as its ServiceAccount, until the block ends.
+
+    ``overrides`` replaces rendered flags that only make sense in a pod (paths, ports);
+    ``None`` drops a flag.
+    """
+    deployment = next(
+        d for d in rendered.of_kind("Deployment") if d["metadata"]["name"].endswith(f"-{component}")
     )
-    args = [a.replace(CONFIG_PATH, str(config)) for a in args]
-    # One port per process on this machine; the podgrouper is limited to the test namespace.
-    args = [a for a in args if not a.startswith(("--metrics-port", "--liveness"))]
-    if component == "podgrouper":
-        args.append(f"--namespace={namespace}")
-    else:
-        args.append("--metrics-port=0")
-    kubeconfig = token_kubeconfig(cluster, namespace, name, tmp / f"{component}.kubeconfig")
+    account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+    args: list[str] = container(deployment)["args"]
     assert args[:2] == ["run", component]
+    kept = [a for a in args[2:] if a.split("=", 1)[0] not in overrides]
+    flags = kept + [f"{k}={v}" for k, v in overrides.items() if v is not None]
+    kubeconfig = token_kubeconfig(cluster, namespace, account, tmp / f"{component}.kubeconfig")
     # The last --kubeconfig wins: the account's token, not the admin's certificate.
-    with live.component(cluster, component, [*args[2:], f"--kubeconfig={kubeconfig}"]) as proc:
+    with live.component(cluster, component, [*flags, f"--kubeconfig={kubeconfig}"]) as proc:
         yield proc
+
+
+def local_overrides(rendered: Rendered, component: str, tmp: Path) -> dict[str, str | None]:
+    """Flags for running ``component`` on this machine beside the others."""
+    if component == "podgrouper":
+        return {"--liveness": None}
+    config = tmp / "scheduler.yaml"
+    configmap = next(
+        c
+        for c in rendered.of_kind("ConfigMap")
+        if c["metadata"]["name"].endswith("-scheduler-config")
+    )
+    config.write_text(configmap["data"]["scheduler.yaml"])
+    overrides: dict[str, str | None] = {"--metrics-port": "0"}
+    if component in ("scheduler", "all"):
+        overrides["--config"] = str(config)
+    return overrides
 
 
 def test_components_run_as_their_accounts(
@@ -194,14 +224,27 @@ def test_components_run_as_their_accounts(
 ) -> None:
     """A pod goes from created to Running with every component on its own least RBAC."""
     release = release_name()
-    values = {"scheduler": {"schedulePeriod": 0.5}, "controllers": {"debounce": 0.2}}
+    values = {
+        "scheduler": {"schedulePeriod": 0.5},
+        "controllers": {"debounce": 0.2},
+        "webhooks": {"enabled": False},  # test_webhooks_* run them
+        # The podgrouper watches only the test's namespace, with the RBAC for that.
+        "podgrouper": {"namespaces": [namespace]},
+    }
     rendered = helm.template(values, release=release, namespace=namespace)
     try:
         apply_rendered(cluster, rendered)
         with contextlib.ExitStack() as stack:
             procs = [
                 stack.enter_context(
-                    run_as_account(cluster, rendered, c, release, namespace, tmp_path)
+                    run_as_account(
+                        cluster,
+                        rendered,
+                        c,
+                        namespace,
+                        tmp_path,
+                        local_overrides(rendered, c, tmp_path),
+                    )
                 )
                 for c in COMPONENTS
             ]
@@ -236,3 +279,96 @@ def test_components_run_as_their_accounts(
                 assert denied == [], f"{proc.name} was refused:\n" + "\n".join(denied[:10])
     finally:
         delete_rendered(cluster, rendered)
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def refused(cluster: Cluster, obj: dict[str, Any], verb: str = "create") -> str:
+    """The API server's refusal of ``obj`` (the test fails if it is accepted)."""
+    with pytest.raises(KubectlError) as failure:
+        cluster.kubectl.run(verb, "-f", "-", stdin=json.dumps(obj))
+    return failure.value.stderr
+
+
+def kai_queue(name: str, parent: str = "", resources: Any = "unlimited") -> dict[str, Any]:
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    spec: dict[str, Any] = {"parentQueue": parent} if parent else {}
+    if resources == "unlimited":
+        resources = {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}
+    if resources is not None:
+        spec["resources"] = resources
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def test_webhooks_refuse_bad_objects_on_the_api_server(
+    helm: Helm, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """The rendered webhook configuration, pointed at the webhooks running here as their
+    account (the API server cannot reach a Service without a pod network)."""
+    release = release_name()
+    rendered = helm.template(release=release, namespace=namespace)
+    pki = Pki.create(tmp_path / "pki")
+    port = free_port()
+    config = rendered.get("ValidatingWebhookConfiguration", f"{release}-podmuster-webhooks")
+    ca_bundle = base64.b64encode(pki.ca_cert.read_bytes()).decode()
+    for hook in config["webhooks"]:
+        path = hook["clientConfig"]["service"]["path"]
+        hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca_bundle}
+    prefix = f"adm{uuid.uuid4().hex[:5]}"
+    queues = [f"{prefix}-{n}" for n in ("org", "team")]
+    try:
+        apply_rendered(cluster, rendered, skip=("ValidatingWebhookConfiguration",))
+        overrides = {
+            "--port": str(port), "--health-port": "-1",
+            "--tls-cert-file": str(pki.serving_cert), "--tls-key-file": str(pki.serving_key),
+        }  # fmt: skip
+        with run_as_account(cluster, rendered, "webhooks", namespace, tmp_path, overrides) as proc:
+            wait_until(f"webhooks on {port}", lambda: port_open(port), 60, watch=[proc])
+            server_side_apply(cluster, [config])
+            org, team = queues
+            cluster.kubectl.create(kai_queue(org))
+            cluster.kubectl.create(kai_queue(team, org))
+            assert "spec.resources: required" in refused(
+                cluster, kai_queue(f"{prefix}-bare", org, None)
+            )
+            assert "no Queue named 'ghost'" in refused(cluster, kai_queue(f"{prefix}-x", "ghost"))
+            bad = {"gpu": {"quota": -3, "limit": -1, "overQuotaWeight": 1}}
+            message = refused(cluster, kai_queue(f"{prefix}-y", org, bad))
+            assert (
+                f"Queue {prefix}-y: spec.resources.gpu.quota: must be -1 (unlimited) or >= 0"
+                in message
+            )
+            loop = cluster.kubectl.get("queues.scheduling.run.ai", org)
+            loop["spec"]["parentQueue"] = team
+            message = refused(cluster, loop, "replace")
+            assert f"parent queues would form a cycle: {org} -> {team} -> {org}" in message
+            group = {
+                "apiVersion": "scheduling.run.ai/v2alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": "gang", "namespace": namespace},
+                "spec": {"queue": team, "minMember": 2, "subGroups": [
+                    {"name": "a", "parent": "b", "minMember": 1},
+                    {"name": "b", "parent": "a", "minMember": 1},
+                ]},
+            }  # fmt: skip
+            message = refused(cluster, group)
+            assert f"PodGroup {namespace}/gang: spec.subGroups[0].parent" in message
+            assert "cycle: a -> b -> a" in message
+            group["spec"]["subGroups"] = [
+                {"name": "a", "minMember": 1},
+                {"name": "b", "parent": "a", "minMember": 1},
+            ]
+            cluster.kubectl.create(group)
+            proc.check_alive()
+    finally:
+        delete_rendered(cluster, rendered)
+        cluster.kubectl.run("delete", "queues.scheduling.run.ai", *queues, "--ignore-not-found")

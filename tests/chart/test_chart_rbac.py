@@ -51,6 +51,7 @@ PODGROUPER: Grants = (
     | grants("", "events", "create")
     | grants("scheduling.run.ai", "podgroups", "get create update")
     | grants("scheduling.k8s.io", "priorityclasses", "list")
+    | grants("apiextensions.k8s.io", "customresourcedefinitions", "list watch")
     | {(g, r, "get") for g, rs in OWNER_KINDS.items() for r in rs}
 )
 SCHEDULER: Grants = (
@@ -60,6 +61,7 @@ SCHEDULER: Grants = (
     | grants("", "events", "create")
     | grants("scheduling.run.ai", "podgroups queues", "list watch")
     | grants("scheduling.run.ai", "podgroups/status", "patch")
+    | grants("scheduling.run.ai", "podgroups", "patch")
     | grants("scheduling.run.ai", "bindrequests", "list watch create delete")
     | grants("scheduling.k8s.io", "priorityclasses", "list watch")
     | grants("kai.scheduler", "topologies", "list watch")
@@ -67,7 +69,7 @@ SCHEDULER: Grants = (
 BINDER: Grants = (
     grants("scheduling.run.ai", "bindrequests", "get list watch")
     | grants("scheduling.run.ai", "bindrequests/status", "patch")
-    | grants("", "pods nodes", "get")
+    | grants("", "pods nodes", "get list watch")
     | grants("", "pods/binding", "create")
 )
 CONTROLLERS: Grants = (
@@ -76,7 +78,9 @@ CONTROLLERS: Grants = (
     | grants("scheduling.run.ai", "podgroups queues", "list watch")
     | grants("scheduling.run.ai", "podgroups/status queues/status", "patch")
 )
+WEBHOOKS: Grants = grants("scheduling.run.ai", "queues", "list")
 EXPECTED = {
+    "webhooks": WEBHOOKS,
     "podgrouper": PODGROUPER,
     "scheduler": SCHEDULER,
     "binder": BINDER,
@@ -153,9 +157,10 @@ def test_leases_are_namespaced_and_named(helm: Helm, component: str) -> None:
     ]
 
 
-def test_the_podgrouper_holds_no_lease(helm: Helm) -> None:
+def test_the_podgrouper_and_webhooks_hold_no_lease(helm: Helm) -> None:
     rendered = helm.template()
     assert "podmuster-podgrouper-leader-election" not in rendered.names("Role")
+    assert "podmuster-webhooks-leader-election" not in rendered.names("Role")
     roles = helm.template({"leaderElection": {"enabled": False}}).names("Role")
     assert roles == []
 

@@ -20,6 +20,7 @@ from scheduler.config import load_config
 pytestmark = pytest.mark.chart
 
 COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
+DEPLOYMENTS = (*COMPONENTS, "webhooks")
 
 
 def deployment(rendered: Rendered, component: str) -> dict[str, Any]:
@@ -54,12 +55,13 @@ def test_lint_strict(helm: Helm) -> None:
 
 def test_defaults_render_every_component(helm: Helm) -> None:
     rendered = helm.template()
-    names = [f"podmuster-{c}" for c in COMPONENTS]
-    assert rendered.names("Deployment") == sorted(names)
-    assert rendered.names("ServiceAccount") == sorted(names)
-    assert rendered.names("ClusterRole") == sorted(names)
-    assert rendered.names("PodDisruptionBudget") == sorted(names)
-    assert rendered.names("Service") == sorted(f"{n}-metrics" for n in names)
+    names = sorted(f"podmuster-{c}" for c in DEPLOYMENTS)
+    assert rendered.names("Deployment") == names
+    assert rendered.names("ServiceAccount") == names
+    assert rendered.names("ClusterRole") == names
+    assert rendered.names("PodDisruptionBudget") == names
+    metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
+    assert rendered.names("Service") == sorted([*metrics, "podmuster-webhooks"])
     assert rendered.names("ServiceMonitor") == []
     assert rendered.names("CustomResourceDefinition") == [
         "bindrequests.scheduling.run.ai",
@@ -67,13 +69,14 @@ def test_defaults_render_every_component(helm: Helm) -> None:
         "queues.scheduling.run.ai",
         "topologies.kai.scheduler",
     ]
-    cluster_scoped = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
+    cluster_scoped = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
+                      "ValidatingWebhookConfiguration")  # fmt: skip
     for doc in rendered.docs:
         if doc["kind"] not in (*cluster_scoped, "PriorityClass", "Queue"):
             assert doc["metadata"]["namespace"] == NAMESPACE, doc["metadata"]["name"]
 
 
-@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("component", DEPLOYMENTS)
 def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> None:
     args = args_of(helm.template(), component)
     parsed = build_parser().parse_args(args)
@@ -83,6 +86,9 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
     if component == "podgrouper":
         assert parsed.queue_label_key == "kai.scheduler/queue"
         assert parsed.liveness == "http://0.0.0.0:8080/healthz"
+    elif component == "webhooks":
+        assert (parsed.port, parsed.health_port) == (9443, 8080)
+        assert parsed.tls_cert_file == "/etc/podmuster/tls/tls.crt"
     else:
         assert parsed.leader_elect
         assert parsed.leader_elect_namespace == NAMESPACE
@@ -91,8 +97,8 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
 
 def test_all_mode_is_one_deployment(helm: Helm) -> None:
     rendered = helm.template({"mode": "all", "schedulerName": "batch", "queueLabelKey": "q"})
-    assert rendered.names("Deployment") == ["podmuster-all"]
-    assert rendered.names("ServiceAccount") == ["podmuster-all"]
+    assert rendered.names("Deployment") == ["podmuster-all", "podmuster-webhooks"]
+    assert rendered.names("ServiceAccount") == ["podmuster-all", "podmuster-webhooks"]
     parsed = build_parser().parse_args(args_of(rendered, "all"))
     assert parsed.component == "all"
     assert (parsed.scheduler_name, parsed.queue_label_key) == ("batch", "q")
@@ -146,6 +152,7 @@ def test_non_default_values(helm: Helm) -> None:
         "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
         "priorityClasses": {"create": False},
         "defaultQueues": {"create": False},
+        "webhooks": {"enabled": False},
     }
     rendered = helm.template(values)
     parser = build_parser()
@@ -180,6 +187,7 @@ def test_non_default_values(helm: Helm) -> None:
     assert rendered.names("PodDisruptionBudget") == []
     assert rendered.names("PriorityClass") == []
     assert rendered.names("Queue") == []
+    assert rendered.names("ValidatingWebhookConfiguration") == []
     monitors = rendered.of_kind("ServiceMonitor")
     assert len(monitors) == 4
     assert all(m["metadata"]["labels"]["release"] == "prom" for m in monitors)
@@ -191,7 +199,7 @@ def test_image_defaults_to_the_app_version(helm: Helm) -> None:
     assert image == f"ghcr.io/podmuster/podmuster:{chart['appVersion']}"
 
 
-@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("component", DEPLOYMENTS)
 def test_pods_run_unprivileged_with_probes(helm: Helm, component: str) -> None:
     pod = deployment(helm.template(), component)["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
@@ -204,7 +212,7 @@ def test_pods_run_unprivileged_with_probes(helm: Helm, component: str) -> None:
     assert security["capabilities"] == {"drop": ["ALL"]}
     assert box["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert box["readinessProbe"]["httpGet"]["port"] == "metrics"
-    assert box["ports"] == [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]
+    assert box["ports"][0] == {"name": "metrics", "containerPort": 8080, "protocol": "TCP"}
     assert box["resources"]["requests"]["cpu"]
     assert {"name": "tmp", "mountPath": "/tmp"} in box["volumeMounts"]
 

@@ -48,6 +48,12 @@ all
 {{- else -}}
 podgrouper scheduler binder controllers
 {{- end -}}
+{{- if .Values.webhooks.enabled }} webhooks{{ end -}}
+{{- end -}}
+
+{{/* Components with leader election (one Lease each). */}}
+{{- define "podmuster.leaderElected" -}}
+scheduler binder controllers all
 {{- end -}}
 
 {{/* Flags shared by the scheduler, binder, controllers and all. */}}
@@ -110,6 +116,12 @@ podgrouper scheduler binder controllers
 - --log-format={{ $root.Values.logFormat }}
 - --log-level={{ $root.Values.logLevel }}
 {{- include "podmuster.leaderFlags" $root }}
+{{- else if eq $component "webhooks" }}
+- --port={{ $root.Values.webhooks.port }}
+- --health-port={{ $root.Values.metricsPort }}
+- --tls-cert-file=/etc/podmuster/tls/tls.crt
+- --tls-key-file=/etc/podmuster/tls/tls.key
+- --log-level={{ $root.Values.logLevel }}
 {{- else if eq $component "all" }}
 {{ include "podmuster.groupingFlags" $root }}
 - --config=/etc/podmuster/scheduler.yaml

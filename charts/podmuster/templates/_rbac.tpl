@@ -24,6 +24,11 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.k8s.io]
   resources: [priorityclasses]
   verbs: [list]
+# kopf follows the cluster's resource definitions to notice new kinds (read-only); without
+# it, kopf retries the list at every start and then logs that it cannot watch.
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [list, watch]
 - apiGroups: [apps]
   resources: [deployments, replicasets, statefulsets]
   verbs: [get]
@@ -86,6 +91,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.run.ai]
   resources: [podgroups/status]
   verbs: [patch]
+# The last-start and stale-gang annotations of a PodGroup (a merge patch of metadata).
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups]
+  verbs: [patch]
 # The scheduler creates a BindRequest per placed pod and deletes stale ones.
 - apiGroups: [scheduling.run.ai]
   resources: [bindrequests]
@@ -105,9 +114,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.run.ai]
   resources: [bindrequests/status]
   verbs: [patch]
+# Pods and Nodes are cached from watches; a missing one is read from the server.
 - apiGroups: [""]
   resources: [pods, nodes]
-  verbs: [get]
+  verbs: [get, list, watch]
 - apiGroups: [""]
   resources: [pods/binding]
   verbs: [create]
@@ -126,6 +136,13 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.run.ai]
   resources: [podgroups/status, queues/status]
   verbs: [patch]
+{{- end -}}
+
+{{- define "podmuster.rules.webhooks" -}}
+# A Queue's parent must exist and its parent chain must not loop.
+- apiGroups: [scheduling.run.ai]
+  resources: [queues]
+  verbs: [list]
 {{- end -}}
 
 {{- define "podmuster.rules.all" -}}

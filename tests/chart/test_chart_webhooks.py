@@ -1,0 +1,109 @@
+"""The admission webhooks in the chart: configuration, TLS either way, failure policies."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chartkit import NAMESPACE, Helm, Rendered, container
+
+pytestmark = pytest.mark.chart
+
+NAME = "podmuster-webhooks"
+
+
+def webhooks_of(rendered: Rendered) -> dict[str, dict[str, Any]]:
+    config = rendered.get("ValidatingWebhookConfiguration", NAME)
+    return {w["name"]: w for w in config["webhooks"]}
+
+
+def openssl(*args: str) -> str:
+    exe = shutil.which("openssl")
+    if exe is None:
+        pytest.skip("the openssl command is needed")
+    return subprocess.run([exe, *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_rules_paths_and_failure_policies(helm: Helm) -> None:
+    hooks = webhooks_of(helm.template())
+    assert sorted(hooks) == ["podgroups.validation.podmuster.io", "queues.validation.podmuster.io"]
+    podgroups, queues = (
+        hooks["podgroups.validation.podmuster.io"],
+        hooks["queues.validation.podmuster.io"],
+    )
+    assert podgroups["failurePolicy"] == "Ignore"
+    assert queues["failurePolicy"] == "Fail"
+    assert podgroups["rules"] == [
+        {"apiGroups": ["scheduling.run.ai"], "apiVersions": ["v2alpha2"], "resources": ["podgroups"],
+         "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}
+    ]  # fmt: skip
+    assert queues["rules"][0]["resources"] == ["queues"]
+    assert queues["rules"][0]["scope"] == "Cluster"
+    for hook, path in ((podgroups, "/validate-podgroup"), (queues, "/validate-queue")):
+        assert hook["sideEffects"] == "None"
+        assert hook["admissionReviewVersions"] == ["v1"]
+        assert hook["clientConfig"]["service"] == {
+            "name": NAME, "namespace": NAMESPACE, "path": path, "port": 443,
+        }  # fmt: skip
+    service = helm.template().get("Service", NAME)
+    assert service["spec"]["ports"] == [
+        {"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
+    ]
+    policies = {"webhooks": {"failurePolicy": {"podGroups": "Fail", "queues": "Ignore"}}}
+    hooks = webhooks_of(helm.template(policies))
+    assert hooks["podgroups.validation.podmuster.io"]["failurePolicy"] == "Fail"
+    assert hooks["queues.validation.podmuster.io"]["failurePolicy"] == "Ignore"
+
+
+def test_self_signed_certificate_matches_the_ca_bundle(helm: Helm, tmp_path: Path) -> None:
+    rendered = helm.template()
+    secret = rendered.get("Secret", "podmuster-webhooks-tls")
+    assert secret["type"] == "kubernetes.io/tls"
+    files = {}
+    for key in ("tls.crt", "tls.key", "ca.crt"):
+        files[key] = tmp_path / key
+        files[key].write_bytes(base64.b64decode(secret["data"][key]))
+    for hook in webhooks_of(rendered).values():
+        assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+    assert "OK" in openssl("verify", "-CAfile", str(files["ca.crt"]), str(files["tls.crt"]))
+    names = openssl("x509", "-noout", "-ext", "subjectAltName", "-in", str(files["tls.crt"]))
+    assert f"DNS:{NAME}.{NAMESPACE}.svc" in names
+    assert f"DNS:{NAME}.{NAMESPACE}.svc.cluster.local" in names
+    box = container(rendered.get("Deployment", NAME))
+    assert {"name": "tls", "mountPath": "/etc/podmuster/tls", "readOnly": True} in box[
+        "volumeMounts"
+    ]
+    volumes = rendered.get("Deployment", NAME)["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "tls", "secret": {"secretName": "podmuster-webhooks-tls"}} in volumes
+    assert {"name": "webhook", "containerPort": 9443, "protocol": "TCP"} in box["ports"]
+
+
+def test_cert_manager_mode(helm: Helm) -> None:
+    rendered = helm.template({"webhooks": {"tls": {"mode": "certManager"}}})
+    assert rendered.names("Secret") == []
+    config = rendered.get("ValidatingWebhookConfiguration", NAME)
+    assert config["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": f"{NAMESPACE}/{NAME}"
+    }
+    assert all("caBundle" not in w["clientConfig"] for w in config["webhooks"])
+    certificate = rendered.get("Certificate", NAME)
+    assert certificate["spec"]["secretName"] == "podmuster-webhooks-tls"
+    assert certificate["spec"]["issuerRef"] == {"kind": "Issuer", "name": f"{NAME}-selfsigned"}
+    assert rendered.get("Issuer", f"{NAME}-selfsigned")["spec"] == {"selfSigned": {}}
+    issuer = {"kind": "ClusterIssuer", "name": "corp-ca"}
+    rendered = helm.template(
+        {"webhooks": {"tls": {"mode": "certManager", "certManagerIssuer": issuer}}}
+    )
+    assert rendered.names("Issuer") == []
+    assert rendered.get("Certificate", NAME)["spec"]["issuerRef"] == issuer
+
+
+def test_webhooks_can_be_left_out(helm: Helm) -> None:
+    rendered = helm.template({"webhooks": {"enabled": False}})
+    assert NAME not in rendered.names("Deployment")
+    assert rendered.names("ValidatingWebhookConfiguration") == []
+    assert rendered.names("Secret") == []
