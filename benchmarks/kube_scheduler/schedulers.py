@@ -105,7 +105,10 @@ def start_kube_scheduler(cluster: Cluster, limits: Limits) -> ManagedProcess:
 
 
 def _podmuster(cluster: Cluster, name: str, component: str, flags: Sequence[str]) -> ManagedProcess:
-    argv = [sys.executable, "-m", "podmuster.cli", "run", component,
+    profile = []
+    if os.environ.get("PODMUSTER_BENCH_PROFILE"):  # cProfile output next to the logs
+        profile = ["-m", "cProfile", "-o", str(cluster.workdir / f"{name}.prof")]
+    argv = [sys.executable, *profile, "-m", "podmuster.cli", "run", component,
             f"--kubeconfig={cluster.kubeconfig}", "--metrics-port=-1", "--log-format=json",
             *flags]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
