@@ -11,6 +11,7 @@ raise :class:`CredentialsError` naming the user entry.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,10 @@ from typing import Any
 import yaml
 
 SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+TOKEN_FILE_TTL = 60.0
+"""Seconds a token file's contents are reused (client-go re-reads its file once a minute)."""
+
+_token_files: dict[str, tuple[float, str]] = {}  # path -> (read at, token)
 
 
 class CredentialsError(Exception):
@@ -42,9 +47,16 @@ class Credentials:
     namespace: str = "default"
 
     def bearer_token(self) -> str:
-        """The token; a token file is re-read each time (service-account tokens rotate)."""
+        """The token; a token file is re-read once a minute (service-account tokens
+        rotate), not on every request."""
         if self.token_path:
-            return Path(self.token_path).read_text().strip()
+            now = time.monotonic()
+            cached = _token_files.get(self.token_path)
+            if cached is not None and now - cached[0] < TOKEN_FILE_TTL:
+                return cached[1]
+            token = Path(self.token_path).read_text().strip()
+            _token_files[self.token_path] = (now, token)
+            return token
         return self.token
 
 

@@ -52,7 +52,9 @@ def test_current_context(kubeconfig: Path) -> None:
     assert creds.bearer_token() == "t1"
 
 
-def test_named_context_resolves_relative_paths(kubeconfig: Path) -> None:
+def test_named_context_resolves_relative_paths(
+    kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     creds = credentials.from_kubeconfig(str(kubeconfig), "prod")
     assert creds.ca_path == str(kubeconfig.parent / "ca.pem")
     assert creds.token_path == str(kubeconfig.parent / "token")
@@ -60,6 +62,8 @@ def test_named_context_resolves_relative_paths(kubeconfig: Path) -> None:
     assert creds.namespace == "default"
     assert creds.bearer_token() == "t2"
     (kubeconfig.parent / "token").write_text("rotated")
+    assert creds.bearer_token() == "t2"  # reused for a minute, not read per request
+    monkeypatch.setattr(credentials, "TOKEN_FILE_TTL", 0.0)
     assert creds.bearer_token() == "rotated"
 
 
