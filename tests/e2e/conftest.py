@@ -29,6 +29,9 @@ from .controlplane import (
 )
 from .frameworks import apply_crds, start_operator
 from .kube import wait_for
+from .live import pipeline
+from .objects import GPU, POOL_LABEL, ensure_priority_classes, kai_queue
+from .procs import ManagedProcess
 
 EXISTING_ENV = "PODMUSTER_E2E_EXISTING_CLUSTER"
 
@@ -90,28 +93,23 @@ def namespace(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]
     cluster.kubectl.run("delete", "namespace", name, "--wait=false", "--ignore-not-found")
 
 
-@pytest.fixture
-def kwok_node(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]:
-    """A fake node that kwok keeps Ready; pods bound to it turn Running."""
-    if "kwok" not in cluster.processes:
-        pytest.skip("kwok is not running" + cluster.binaries.failure("kwok"))
-    name = f"kwok-{uuid.uuid4().hex[:6]}"
+def create_kwok_node(
+    cluster: Cluster, name: str, allocatable: dict[str, str], labels: dict[str, str]
+) -> str:
+    """Create a fake node that kwok keeps Ready, and wait until it is Ready."""
     node: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
             "annotations": {KWOK_NODE_ANNOTATION: "fake"},
-            "labels": {"type": "kwok", "kubernetes.io/hostname": name},
+            "labels": {"type": "kwok", "kubernetes.io/hostname": name, **labels},
         },
         # Keeps a real cluster's own pods (kind's) off the fake node.
         "spec": {
             "taints": [{"key": KWOK_NODE_ANNOTATION, "value": "fake", "effect": "NoSchedule"}]
         },
-        "status": {
-            "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
-            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
-        },
+        "status": {"allocatable": allocatable, "capacity": allocatable},
     }
     cluster.kubectl.create(node)
 
@@ -120,8 +118,101 @@ def kwok_node(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
 
     wait_for(f"node {name} Ready", ready, timeout=60)
+    return name
+
+
+def require_kwok(cluster: Cluster) -> None:
+    if "kwok" not in cluster.processes:
+        pytest.skip("kwok is not running" + cluster.binaries.failure("kwok"))
+
+
+@pytest.fixture
+def kwok_node(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]:
+    """A fake node that kwok keeps Ready; pods bound to it turn Running."""
+    require_kwok(cluster)
+    name = f"kwok-{uuid.uuid4().hex[:6]}"
+    create_kwok_node(cluster, name, {"cpu": "32", "memory": "256Gi", "pods": "110"}, {})
     yield name
     cluster.kubectl.run("delete", "node", name, "--ignore-not-found", "--wait=false")
+
+
+class NodeFactory:
+    """Fake nodes for one test, all labelled with one pool (``POOL_LABEL``: ``pool``).
+
+    ``add(cpu=..., gpus=...)`` makes a node and waits until it is Ready; every node
+    is deleted when the test ends.
+    """
+
+    def __init__(self, cluster: Cluster, pool: str) -> None:
+        self.cluster = cluster
+        self.pool = pool
+        self.names: list[str] = []
+
+    def add(self, cpu: str = "32", gpus: int = 0, memory: str = "256Gi", pods: str = "110") -> str:
+        name = f"{self.pool}-n{len(self.names)}"
+        allocatable = {"cpu": cpu, "memory": memory, "pods": pods}
+        if gpus:
+            allocatable[GPU] = str(gpus)
+        self.names.append(name)
+        return create_kwok_node(self.cluster, name, allocatable, {POOL_LABEL: self.pool})
+
+    def delete_all(self) -> None:
+        if self.names:
+            self.cluster.kubectl.run("delete", "node", *self.names, "--ignore-not-found")
+
+
+@pytest.fixture
+def kwok_nodes(cluster: Cluster) -> Iterator[NodeFactory]:
+    """A factory of fake nodes in a pool of this test's own (see :class:`NodeFactory`)."""
+    require_kwok(cluster)
+    factory = NodeFactory(cluster, f"pool-{uuid.uuid4().hex[:6]}")
+    yield factory
+    factory.delete_all()
+
+
+class QueueFactory:
+    """Queues for one test, named ``<prefix>-<name>``; deleted when the test ends."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.prefix = f"q{uuid.uuid4().hex[:5]}"
+        self.names: list[str] = []
+
+    def add(self, name: str, gpu_quota: float = 0, parent: str = "", **spec: Any) -> str:
+        """Create Queue ``<prefix>-<name>``; ``parent`` is a full queue name."""
+        full = f"{self.prefix}-{name}"
+        self.names.append(full)
+        self.cluster.kubectl.create(kai_queue(full, gpu_quota, parent, **spec))
+        return full
+
+    def delete_all(self) -> None:
+        if self.names:
+            self.cluster.kubectl.run(
+                "delete", "queues.scheduling.run.ai", *self.names, "--ignore-not-found",
+                "--wait=false",
+            )  # fmt: skip
+
+
+@pytest.fixture
+def kai_queues(cluster: Cluster) -> Iterator[QueueFactory]:
+    """A factory of Queues private to this test (see :class:`QueueFactory`)."""
+    factory = QueueFactory(cluster)
+    yield factory
+    factory.delete_all()
+
+
+@pytest.fixture(scope="module")
+def podmuster(cluster: Cluster) -> Iterator[dict[str, ManagedProcess]]:
+    """The whole pipeline (podgrouper, scheduler, binder, controllers) for one module.
+
+    One ``podmuster run all`` process where the tree has it (see ``live.pipeline``);
+    KAI's four PriorityClasses exist first. Yields the processes by component name.
+    """
+    ensure_priority_classes(cluster)
+    with pipeline(cluster) as procs:
+        yield procs
+        for proc in procs.values():
+            proc.check_alive()
 
 
 @pytest.fixture(scope="session")

@@ -73,6 +73,13 @@ class Kubectl:
         return True
 
 
+class NotYet(str):
+    """A probe's "not yet" that says why: false for ``wait_for``, shown when it times out."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
 def wait_for(
     what: str, probe: Callable[[], Any], timeout: float = 60, interval: float = 0.5
 ) -> Any:

@@ -9,7 +9,10 @@ failure, SIGTERM at the end); this is that once.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,3 +36,49 @@ def component(cluster: Cluster, name: str, flags: Sequence[str]) -> Iterator[Man
     finally:
         proc.stop()
         cluster.processes.pop(proc.name, None)
+
+
+@functools.cache
+def run_all_available() -> bool:
+    """Whether this tree has ``podmuster run all`` (every component in one process)."""
+    argv = [sys.executable, "-m", "podmuster.cli", "run", "all", "--help"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(argv, capture_output=True, env=env, timeout=60, check=False)
+    return done.returncode == 0
+
+
+COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
+
+# The flags each component takes for a fast, quiet test run.
+PIPELINE_FLAGS: dict[str, tuple[str, ...]] = {
+    "podgrouper": ("--log-format=json",),
+    "scheduler": ("--schedule-period=0.5", "--metrics-port=-1", "--log-format=json"),
+    "binder": ("--metrics-port=-1", "--log-format=json"),
+    "controllers": ("--metrics-port=-1", "--log-format=json", "--debounce=0.2"),
+    "all": ("--schedule-period=0.5", "--metrics-port=-1", "--log-format=json", "--debounce=0.2"),
+}
+
+
+@contextlib.contextmanager
+def pipeline(
+    cluster: Cluster, separate: bool = False, skip: Sequence[str] = ()
+) -> Iterator[dict[str, ManagedProcess]]:
+    """podgrouper, scheduler, binder and status controllers, until the block ends.
+
+    One ``podmuster run all`` process when the tree has it (fewer processes on a
+    small machine), else (or with ``separate``) one process per component, leaving
+    out the components named in ``skip``. Yields the processes by component name.
+    """
+    with contextlib.ExitStack() as stack:
+        if run_all_available() and not separate and not skip:
+            names = ["all"]
+        else:
+            names = [c for c in COMPONENTS if c not in skip]
+        procs = {n: stack.enter_context(component(cluster, n, PIPELINE_FLAGS[n])) for n in names}
+        yield procs
+
+
+def kill(proc: ManagedProcess) -> None:
+    """SIGKILL the process group at once (a crash: no cleanup, no Lease release)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
