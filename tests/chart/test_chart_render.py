@@ -193,6 +193,21 @@ def test_non_default_values(helm: Helm) -> None:
     assert all(m["metadata"]["labels"]["release"] == "prom" for m in monitors)
 
 
+def test_pod_annotations_and_the_config_checksum(helm: Helm) -> None:
+    rendered = helm.template()
+    assert "annotations" not in deployment(rendered, "podgrouper")["spec"]["template"]["metadata"]
+    checksum = deployment(rendered, "scheduler")["spec"]["template"]["metadata"]["annotations"]
+    assert list(checksum) == ["checksum/config"]
+    changed = helm.template({"scheduler": {"config": {"placementStrategy": {"gpu": "spread"}}}})
+    other = deployment(changed, "scheduler")["spec"]["template"]["metadata"]["annotations"]
+    assert other["checksum/config"] != checksum["checksum/config"], (
+        "a config change must roll the pods"
+    )
+    annotated = helm.template({"podAnnotations": {"team": "platform"}})
+    meta = deployment(annotated, "binder")["spec"]["template"]["metadata"]
+    assert meta["annotations"] == {"team": "platform"}
+
+
 def test_image_defaults_to_the_app_version(helm: Helm) -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     image = container(deployment(helm.template(), "scheduler"))["image"]
