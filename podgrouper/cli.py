@@ -52,6 +52,13 @@ from kubeapi import http as kubehttp
 from podgrouper import adapters, flags, handlers, settings
 
 ANNOTATION_PREFIX = "podgrouper.podmuster.io"
+WORKER_IDLE_SECONDS = 0.25
+"""How long a kopf worker waits for more events of its pod before it frees its slot.
+
+kopf's default (5 s) keeps each of the ``--max-concurrent-reconciles`` slots busy for
+5 s after its pod is done, so a burst of new pods was grouped ten every five seconds
+(measured: 40 pods took 22 s). A worker that exits is re-created on the pod's next event.
+"""
 
 
 def connection_info(creds: credentials.Credentials) -> kopf.ConnectionInfo:
@@ -74,6 +81,7 @@ def configure(operator: kopf.OperatorSettings, config: settings.PodGrouperSettin
     """kopf settings: our annotation prefix, a metadata-only diff, no posted log events."""
     operator.posting.enabled = False
     operator.queueing.worker_limit = config.max_concurrent_reconciles
+    operator.queueing.idle_timeout = WORKER_IDLE_SECONDS
     operator.persistence.progress_storage = kopf.AnnotationsProgressStorage(
         prefix=ANNOTATION_PREFIX
     )

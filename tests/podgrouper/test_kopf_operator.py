@@ -123,6 +123,8 @@ def test_startup_login_and_cleanup() -> None:
     activities["podgrouper/startup"](settings=operator_settings, memo=memo)
     assert operator_settings.posting.enabled is False
     assert operator_settings.queueing.worker_limit == 4
+    # A done worker frees its slot at once, not after kopf's 5 s (ten pods per 5 s).
+    assert operator_settings.queueing.idle_timeout == cli.WORKER_IDLE_SECONDS < 1
     runtime = handlers.runtime_of(memo)
     assert isinstance(runtime.kube, kubehttp.KubeHttp)
     asyncio.run(activities["podgrouper/cleanup"](memo=memo))
