@@ -319,18 +319,15 @@ class Committer:
             return
         namespace, name = group_key.split("/", 1)
         patch = {"metadata": {"annotations": dict(changes)}}
-        async with self._limit:
-            try:
-                stored = await self.api.merge_patch(
-                    PODGROUP_API, "PodGroup", namespace, name, patch
-                )
-            except NotFoundError:
-                self.pending_annotations.pop(group_key, None)
-                return
-            except ApiError as exc:
-                report.failed += 1
-                log.warning("annotations of PodGroup %s failed: %s", group_key, exc)
-                return
+        try:  # the caller holds a write slot
+            stored = await self.api.merge_patch(PODGROUP_API, "PodGroup", namespace, name, patch)
+        except NotFoundError:
+            self.pending_annotations.pop(group_key, None)
+            return
+        except ApiError as exc:
+            report.failed += 1
+            log.warning("annotations of PodGroup %s failed: %s", group_key, exc)
+            return
         if self.pending_annotations.get(group_key) == changes:
             del self.pending_annotations[group_key]
         report.annotated += 1

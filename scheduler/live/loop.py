@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
@@ -139,9 +140,19 @@ async def _until(work: object, *events: asyncio.Event) -> None:
 
 
 def install_signal_handlers(stop: asyncio.Event) -> None:
+    """SIGTERM/SIGINT stop; SIGUSR1 logs where every task is waiting (for a stuck process)."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, log_tasks)
+
+
+def log_tasks() -> None:
+    """One warning per asyncio task with its stack (innermost frames last)."""
+    for task in asyncio.all_tasks():
+        out = io.StringIO()
+        task.print_stack(limit=20, file=out)
+        log.warning("task %s", task.get_name(), extra={"stack": out.getvalue()})
 
 
 class JsonFormatter(logging.Formatter):

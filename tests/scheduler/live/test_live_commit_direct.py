@@ -4,13 +4,15 @@ annotated Evict Event on the evicted pod's PodGroup."""
 
 from __future__ import annotations
 
+import asyncio
+
 from live_objects import api_with, with_informers
 
 from kubeapi import ConflictError, TransientError
 from scheduler import testing as st
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction, run_cycle
-from scheduler.live.committing import Committer, binder_needed
+from scheduler.live.committing import PARALLEL_WRITES, Committer, binder_needed
 from scheduler.live.informers import Informers
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")
@@ -197,3 +199,19 @@ def test_eviction_records_kai_annotated_event_on_the_pod_group() -> None:
     }
     on_pods = [e for e in fake.events if e["involvedObject"]["kind"] == "Pod"]
     assert len(on_pods) == 2
+
+
+def test_flush_of_more_groups_than_write_slots_finishes() -> None:
+    jobs = [st.job(f"j{i}", "q") for i in range(PARALLEL_WRITES + 8)]
+    fake = api_with([st.node("n1"), st.queue("q"), *jobs])
+    changes: dict[str, dict[str, str | None]] = {
+        f"default/j{i}": {STALE: "2026-12-02T10:00:00Z"} for i in range(PARALLEL_WRITES + 8)
+    }
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        await committer.commit(CycleResult(annotations=changes))
+        report = await asyncio.wait_for(committer.flush(), 5)  # write slots are not nested
+        assert (report.annotated, committer.pending_annotations) == (len(changes), {})
+
+    with_informers(fake, scenario)
