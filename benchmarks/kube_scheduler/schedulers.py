@@ -126,17 +126,13 @@ def _started(proc: ManagedProcess, message: str) -> Callable[[], bool]:
 
 
 def start_podmuster(cluster: Cluster, limits: Limits, *, direct: bool = True) -> ManagedProcess:
-    """The binder, then the scheduler (returned); both ready when this returns."""
-    binder = _podmuster(
-        cluster,
-        "podmuster-binder",
-        "binder",
-        [*_limit_flags(limits), f"--workers={BINDER_WORKERS}"],
-    )
-    wait_until("podmuster binder started", _started(binder, "started"), 60, [binder])
+    """The binder and the scheduler (returned), started together; both ready on return."""
+    workers = f"--workers={BINDER_WORKERS}"
+    binder = _podmuster(cluster, "podmuster-binder", "binder", [*_limit_flags(limits), workers])
     flags = [*_limit_flags(limits), *(["--direct-bind"] if direct else [])]
     name = "podmuster" if direct else "podmuster-bindrequest"
     scheduler = _podmuster(cluster, name, "scheduler", flags)
+    wait_until("podmuster binder started", _started(binder, "started"), 60, [binder, scheduler])
     wait_until(
         "podmuster scheduler informers synced",
         _started(scheduler, "informers synced"),
