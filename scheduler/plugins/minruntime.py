@@ -80,7 +80,9 @@ class MinRuntimePlugin:
 
     def on_session_open(self, session: Session) -> None:
         def victim_filter(action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> bool:
-            if action == "consolidation" or _is_elastic(victim):
+            # Cheapest test first: a job that never started is never protected, and
+            # counting an elastic victim's pods is the expensive part.
+            if action == "consolidation" or victim.last_start is None or _is_elastic(victim):
                 return True
             return not is_protected(session, action, preemptor, victim)
 
