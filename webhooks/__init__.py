@@ -1,9 +1,11 @@
-"""Admission webhooks: PodGroups and Queues are checked before they are stored.
+"""Admission webhooks: PodGroups, Queues and GPU-sharing pods are checked before storage.
 
 Why this package exists: the CRD schemas check types, not structure. A PodGroup whose
 subgroups form a cycle, or a Queue whose parent is missing, would be stored and then
-leave the scheduler unable to place anything. ``validation`` holds the rules as pure
-functions, ``server`` the HTTPS edge (``podmuster run webhooks``), ``flags`` its
-command line. The package depends on the API models (``crds``) and the shared client
-(``kubeapi``) only: never on the scheduler, the podgrouper or the adapters.
+leave the scheduler unable to place anything; a pod asking for 1.5 of a GPU would wait
+forever. ``validation`` (PodGroups, Queues) and ``pods`` (the GPU-sharing annotations)
+hold the rules as pure functions, ``server`` the HTTPS edge (``podmuster run
+webhooks``), ``flags`` its command line. The package depends on the API models
+(``crds``) and the shared client (``kubeapi``) only: never on the scheduler, the
+podgrouper or the adapters.
 """

@@ -16,10 +16,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``webhooks`` to a ``run`` subcommand's subparsers."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "webhooks",
-        help="run the admission webhooks: validate PodGroups and Queues",
+        help="run the admission webhooks: validate PodGroups, Queues and GPU-sharing pods",
         description="Serve the validating admission webhooks for PodGroups (subgroup names "
-        "unique, parents exist, no cycles, minMember >= 1) and Queues (resources present, "
-        "parent exists, no cycles, valid numbers) over HTTPS.",
+        "unique, parents exist, no cycles, minMember >= 1), Queues (resources present, "
+        "parent exists, no cycles, valid numbers) and the GPU-sharing annotations of pods "
+        "(gpu-fraction, gpu-memory, gpu-fraction-num-devices, gpu-fraction-container-name) "
+        "over HTTPS.",
+    )
+    parser.add_argument(
+        "--scheduler-name",
+        default="kai-scheduler",
+        help="judge only the pods with this spec.schedulerName (default: kai-scheduler)",
     )
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
@@ -62,6 +69,7 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 health_port=args.health_port,
                 tls=tls,
                 stop=stop,
+                scheduler_name=args.scheduler_name,
             )
         finally:
             await api.close()

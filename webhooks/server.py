@@ -3,7 +3,8 @@
 Why this module exists: the API server calls a validating webhook over HTTPS with an
 ``admission.k8s.io/v1`` AdmissionReview. This module decodes it, asks
 :mod:`webhooks.validation` (reading the current Queues for a Queue's parent and cycle
-checks), and answers; it holds no rule of its own. ``/healthz`` is served on a
+checks) or :mod:`webhooks.pods` (a Pod's GPU-sharing annotations), and answers; it
+holds no rule of its own. ``/healthz`` is served on a
 separate plain-HTTP port for the kubelet's probes.
 
 A failure to read the Queues is answered with HTTP 500, so the webhook configuration's
@@ -23,13 +24,15 @@ from aiohttp import web
 from crds import podgroup, queue
 from crds.errors import InputError
 from kubeapi import ApiError, KubeReader
-from webhooks import validation
+from webhooks import pods, validation
 
 __all__ = ["PATHS", "build_app", "review_response", "serve"]
 
 log = logging.getLogger("podmuster.webhooks")
 
-PATHS = {"podgroups": "/validate-podgroup", "queues": "/validate-queue"}
+PATHS = {"podgroups": "/validate-podgroup", "queues": "/validate-queue", "pods": "/validate-pod"}
+
+DEFAULT_SCHEDULER_NAME = "kai-scheduler"
 
 QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 
@@ -57,8 +60,11 @@ def queue_lister(api: KubeReader) -> QueueLister:
     return existing
 
 
-def build_app(queues: QueueLister) -> web.Application:
-    """The webhook application: one POST path per validated kind."""
+def build_app(queues: QueueLister, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> web.Application:
+    """The webhook application: one POST path per validated kind.
+
+    Pods are judged only when their ``spec.schedulerName`` is ``scheduler_name``.
+    """
 
     async def validate_podgroup(request: web.Request) -> web.Response:
         review, obj = await _decode(request, podgroup.KIND)
@@ -74,9 +80,15 @@ def build_app(queues: QueueLister) -> web.Application:
         problems = validation.validate_queue(obj, existing)
         return web.json_response(review_response(review, problems))
 
+    async def validate_pod(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, "Pod")
+        problems = pods.validate_pod(obj, scheduler_name)
+        return web.json_response(review_response(review, problems))
+
     app = web.Application(client_max_size=8 * 1024 * 1024)
     app.router.add_post(PATHS["podgroups"], validate_podgroup)
     app.router.add_post(PATHS["queues"], validate_queue)
+    app.router.add_post(PATHS["pods"], validate_pod)
     return app
 
 
@@ -88,6 +100,10 @@ async def _decode(request: web.Request, kind: str) -> tuple[dict[str, Any], dict
     obj = (review.get("request") or {}).get("object") if isinstance(review, dict) else None
     if not isinstance(obj, dict) or obj.get("kind") != kind:
         raise web.HTTPBadRequest(text=f"expected an AdmissionReview of a {kind}")
+    namespace = review["request"].get("namespace")
+    metadata = obj.get("metadata")
+    if namespace and isinstance(metadata, dict) and not metadata.get("namespace"):
+        obj = {**obj, "metadata": {**metadata, "namespace": namespace}}  # for the messages
     return review, obj
 
 
@@ -109,9 +125,10 @@ async def serve(
     tls: ssl.SSLContext,
     stop: asyncio.Event,
     host: str = "0.0.0.0",
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
 ) -> None:
     """Serve the webhooks on ``port`` (HTTPS) and ``/healthz`` on ``health_port`` until ``stop``."""
-    runners = [web.AppRunner(build_app(queues)), web.AppRunner(_health_app())]
+    runners = [web.AppRunner(build_app(queues, scheduler_name)), web.AppRunner(_health_app())]
     for runner in runners:
         await runner.setup()
     try:

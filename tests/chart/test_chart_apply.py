@@ -368,6 +368,24 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 {"name": "b", "parent": "a", "minMember": 1},
             ]
             cluster.kubectl.create(group)
+            notebook = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "nb", "namespace": namespace, "annotations": {"gpu-fraction": "1.5"}},
+                "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "main", "image": "busybox"}]},
+            }  # fmt: skip
+            message = refused(cluster, notebook)
+            assert 'admission webhook "pods.validation.podmuster.io" denied' in message
+            assert (
+                f"Pod {namespace}/nb: metadata.annotations[gpu-fraction]: "
+                "must be a number with 0 < x < 1" in message
+            )
+            for scheduler, fraction in (("kai-scheduler", "0.5"), ("default-scheduler", "1.5")):
+                notebook["spec"]["schedulerName"] = scheduler
+                notebook["metadata"]["annotations"] = {"gpu-fraction": fraction}
+                cluster.kubectl.run(
+                    "create", "--dry-run=server", "-f", "-", stdin=json.dumps(notebook)
+                )
             proc.check_alive()
     finally:
         delete_rendered(cluster, rendered)

@@ -88,6 +88,7 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
         assert parsed.liveness == "http://0.0.0.0:8080/healthz"
     elif component == "webhooks":
         assert (parsed.port, parsed.health_port) == (9443, 8080)
+        assert parsed.scheduler_name == "kai-scheduler"
         assert parsed.tls_cert_file == "/etc/podmuster/tls/tls.crt"
     else:
         assert parsed.leader_elect

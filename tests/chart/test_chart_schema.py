@@ -84,6 +84,19 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("image pull policy", {"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
     ("PDB percentage", {"podDisruptionBudget": {"maxUnavailable": "lots"}}, "maxUnavailable"),
+    ("pod webhook failure policy", {"webhooks": {"failurePolicy": {"pods": "Maybe"}}}, "pods"),
+    (
+        "pod webhook selector operator",
+        {
+            "webhooks": {
+                "pods": {
+                    "namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Is"}]}
+                }
+            }
+        },
+        "operator",
+    ),
+    ("pod webhook unknown key", {"webhooks": {"pods": {"selector": {}}}}, "selector"),
 ]
 
 

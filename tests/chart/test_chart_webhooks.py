@@ -30,7 +30,11 @@ def openssl(*args: str) -> str:
 
 def test_rules_paths_and_failure_policies(helm: Helm) -> None:
     hooks = webhooks_of(helm.template())
-    assert sorted(hooks) == ["podgroups.validation.podmuster.io", "queues.validation.podmuster.io"]
+    assert sorted(hooks) == [
+        "podgroups.validation.podmuster.io",
+        "pods.validation.podmuster.io",
+        "queues.validation.podmuster.io",
+    ]
     podgroups, queues = (
         hooks["podgroups.validation.podmuster.io"],
         hooks["queues.validation.podmuster.io"],
@@ -57,6 +61,62 @@ def test_rules_paths_and_failure_policies(helm: Helm) -> None:
     hooks = webhooks_of(helm.template(policies))
     assert hooks["podgroups.validation.podmuster.io"]["failurePolicy"] == "Fail"
     assert hooks["queues.validation.podmuster.io"]["failurePolicy"] == "Ignore"
+
+
+def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> None:
+    """Pods CREATE only; Ignore by default, so an outage never blocks pod creation; the
+    API server sends only pods for our scheduler with a GPU-sharing annotation."""
+    hook = webhooks_of(helm.template())["pods.validation.podmuster.io"]
+    assert hook["failurePolicy"] == "Ignore"
+    assert hook["sideEffects"] == "None"
+    assert hook["admissionReviewVersions"] == ["v1"]
+    assert hook["clientConfig"]["service"] == {
+        "name": NAME, "namespace": NAMESPACE, "path": "/validate-pod", "port": 443,
+    }  # fmt: skip
+    assert hook["rules"] == [
+        {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+         "operations": ["CREATE"], "scope": "Namespaced"}
+    ]  # fmt: skip
+    assert hook["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+        ]
+    }
+    assert hook["objectSelector"] == {}
+    conditions = {c["name"]: c["expression"] for c in hook["matchConditions"]}
+    assert conditions["scheduler-name"] == (
+        "has(object.spec.schedulerName) && object.spec.schedulerName == 'kai-scheduler'"
+    )
+    for annotation in (
+        "gpu-fraction", "gpu-memory", "gpu-fraction-num-devices", "gpu-fraction-container-name",
+    ):  # fmt: skip
+        assert f"'{annotation}'" in conditions["gpu-sharing-annotations"]
+    selector = {"matchLabels": {"gpu-sharing": "on"}}
+    values = {
+        "schedulerName": "batch",
+        "webhooks": {
+            "failurePolicy": {"pods": "Fail"},
+            "pods": {"namespaceSelector": selector, "objectSelector": selector},
+        },
+    }
+    rendered = helm.template(values)
+    hook = webhooks_of(rendered)["pods.validation.podmuster.io"]
+    assert hook["failurePolicy"] == "Fail"
+    assert hook["objectSelector"] == selector
+    assert hook["namespaceSelector"] == {
+        "matchLabels": {"gpu-sharing": "on"},
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+        ],
+    }
+    everywhere = webhooks_of(helm.template({"webhooks": {"pods": {"excludeNamespaces": []}}}))
+    assert everywhere["pods.validation.podmuster.io"]["namespaceSelector"] == {}
+    assert "object.spec.schedulerName == 'batch'" in hook["matchConditions"][0]["expression"]
+    args = container(rendered.get("Deployment", NAME))["args"]
+    assert "--scheduler-name=batch" in args
+    hooks = webhooks_of(helm.template({"webhooks": {"pods": {"enabled": False}}}))
+    assert "pods.validation.podmuster.io" not in hooks
+    assert len(hooks) == 2
 
 
 def test_self_signed_certificate_matches_the_ca_bundle(helm: Helm, tmp_path: Path) -> None:

@@ -103,3 +103,43 @@ def test_wrong_kind_or_garbage_is_a_bad_request() -> None:
 
 def test_review_response_without_problems() -> None:
     assert review_response({}, [])["response"] == {"uid": "", "allowed": True}
+
+
+def gpu_pod(fraction: str, scheduler: str = "kai-scheduler") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "nb-", "annotations": {"gpu-fraction": fraction}},
+        "spec": {"schedulerName": scheduler, "containers": [{"name": "main", "image": "x"}]},
+    }
+
+
+def test_a_bad_gpu_sharing_pod_is_denied_naming_its_namespace() -> None:
+    body = review(gpu_pod("1.5"))
+    body["request"]["namespace"] = "ml"  # the object of a CREATE may not carry it
+    _, answer = post(PATHS["pods"], body)
+    assert answer["response"]["allowed"] is False
+    assert answer["response"]["status"]["message"] == (
+        "Pod ml/nb-*: metadata.annotations[gpu-fraction]: must be a number with 0 < x < 1 "
+        "(a whole GPU is asked for with nvidia.com/gpu), got '1.5'"
+    )
+    _, answer = post(PATHS["pods"], review(gpu_pod("0.5")))
+    assert answer["response"]["allowed"] is True
+
+
+def test_pods_of_another_scheduler_name_are_allowed() -> None:
+    async def go() -> list[bool]:
+        app = build_app(existing, scheduler_name="batch")
+        async with TestClient(TestServer(app)) as client:
+            verdicts = []
+            for scheduler in ("kai-scheduler", "batch"):
+                response = await client.post(PATHS["pods"], json=review(gpu_pod("2", scheduler)))
+                verdicts.append((await response.json())["response"]["allowed"])
+            return verdicts
+
+    assert asyncio.run(go()) == [True, False]
+
+
+def test_a_pod_path_refuses_other_kinds() -> None:
+    status, _ = post(PATHS["pods"], review(queue("team", "root", {})))
+    assert status == 400

@@ -118,6 +118,7 @@ scheduler binder controllers all
 {{- include "podmuster.leaderFlags" $root }}
 {{- else if eq $component "webhooks" }}
 - --port={{ $root.Values.webhooks.port }}
+- --scheduler-name={{ $root.Values.schedulerName }}
 - --health-port={{ $root.Values.metricsPort }}
 - --tls-cert-file=/etc/podmuster/tls/tls.crt
 - --tls-key-file=/etc/podmuster/tls/tls.key

@@ -1,0 +1,149 @@
+"""What makes a Pod's GPU-sharing annotations acceptable: a pure function, no API server.
+
+Why this module exists: a Pod asks for part of a GPU by annotation only, and the API
+server checks annotations for nothing but their syntax. A ``gpu-fraction`` of ``1.5``,
+a ``gpu-memory`` of ``8Gi`` or a fraction next to an ``nvidia.com/gpu`` limit would be
+stored, then stay pending or be placed wrongly. The admission webhook refuses such pods
+at creation; the rules live here, apart from the HTTP edge (:mod:`webhooks.server`).
+Each problem is one :class:`~crds.errors.InputError` naming the pod and the annotation.
+
+Rules (KAI's annotation contract, ``kai-semantics.md`` §3 and §6), for pods whose
+``spec.schedulerName`` is ours only:
+
+* ``gpu-fraction``: a number with 0 < x < 1 (admission is stricter than the scheduler,
+  which also takes 1: a whole GPU is asked for with ``nvidia.com/gpu``);
+* ``gpu-memory``: a positive integer of MiB;
+* not both ``gpu-fraction`` and ``gpu-memory``;
+* neither together with a whole-GPU ``nvidia.com/gpu`` request or limit on any
+  container or init container;
+* ``gpu-fraction-num-devices``: a positive integer, only with ``gpu-fraction`` or
+  ``gpu-memory``;
+* ``gpu-fraction-container-name``: the name of one of the pod's containers or init
+  containers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from crds.errors import InputError, object_error
+
+__all__ = ["SHARING_ANNOTATIONS", "validate_pod"]
+
+FRACTION: Final = "gpu-fraction"
+MEMORY: Final = "gpu-memory"
+NUM_DEVICES: Final = "gpu-fraction-num-devices"
+CONTAINER_NAME: Final = "gpu-fraction-container-name"
+SHARING_ANNOTATIONS: Final = (FRACTION, MEMORY, NUM_DEVICES, CONTAINER_NAME)
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+
+_NUMBER = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_POSITIVE_INTEGER = re.compile(r"[0-9]+")
+
+Problems = list[InputError]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _field(key: str) -> str:
+    return f"metadata.annotations[{key}]"
+
+
+def _named(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj`` with ``generateName`` standing in for a name not chosen yet."""
+    metadata = _mapping(obj.get("metadata"))
+    if metadata.get("name") or not metadata.get("generateName"):
+        return obj
+    return {**obj, "metadata": {**metadata, "name": f"{metadata['generateName']}*"}}
+
+
+def _positive_integer(raw: str) -> bool:
+    return bool(_POSITIVE_INTEGER.fullmatch(raw)) and int(raw) > 0
+
+
+def _whole_gpu(value: Any) -> bool:
+    """Whether a request or limit of ``nvidia.com/gpu`` asks for any device (0 does not)."""
+    text = str(value).strip()
+    return not (_NUMBER.fullmatch(text) and float(text) == 0)
+
+
+def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
+    """The problems of Pod ``obj``'s GPU-sharing annotations (empty when acceptable).
+
+    A pod for another scheduler (``spec.schedulerName`` other than ``scheduler_name``)
+    is not ours to judge and has none.
+    """
+    spec = _mapping(obj.get("spec"))
+    if spec.get("schedulerName") != scheduler_name:
+        return []
+    annotations = _mapping(_mapping(obj.get("metadata")).get("annotations"))
+    if not any(key in annotations for key in SHARING_ANNOTATIONS):
+        return []
+    obj = _named(obj)
+    problems: Problems = []
+
+    def problem(field: str, message: str) -> None:
+        problems.append(object_error(None, obj, field, message))
+
+    fraction = annotations.get(FRACTION)
+    memory = annotations.get(MEMORY)
+    if fraction is not None:
+        text = str(fraction).strip()
+        value = float(text) if _NUMBER.fullmatch(text) else math.nan
+        if not 0 < value < 1:
+            problem(
+                _field(FRACTION),
+                f"must be a number with 0 < x < 1 (a whole GPU is asked for with "
+                f"{GPU_RESOURCE}), got {fraction!r}",
+            )
+    if memory is not None and not _positive_integer(str(memory).strip()):
+        problem(_field(MEMORY), f"must be a positive integer of MiB, got {memory!r}")
+    if fraction is not None and memory is not None:
+        problem(
+            _field(MEMORY),
+            f"cannot be combined with {FRACTION}: ask for a portion or for memory, not both",
+        )
+    sharing = [key for key in (FRACTION, MEMORY) if key in annotations]
+    containers = [("containers", c) for c in _list(spec.get("containers"))] + [
+        ("initContainers", c) for c in _list(spec.get("initContainers"))
+    ]
+    if sharing:
+        index = {"containers": 0, "initContainers": 0}
+        for kind, container in containers:
+            resources = _mapping(_mapping(container).get("resources"))
+            for section in ("limits", "requests"):
+                amount = _mapping(resources.get(section)).get(GPU_RESOURCE)
+                if amount is not None and _whole_gpu(amount):
+                    where = f"spec.{kind}[{index[kind]}].resources.{section}[{GPU_RESOURCE}]"
+                    problem(
+                        where,
+                        f"a whole-GPU {section[:-1]} ({amount}) cannot be combined with the "
+                        f"{sharing[0]} annotation: ask for shared or whole GPUs, not both",
+                    )
+                    break
+            index[kind] += 1
+    devices = annotations.get(NUM_DEVICES)
+    if devices is not None:
+        if not _positive_integer(str(devices).strip()):
+            problem(_field(NUM_DEVICES), f"must be a positive integer, got {devices!r}")
+        if not sharing:
+            problem(_field(NUM_DEVICES), f"applies only together with {FRACTION} or {MEMORY}")
+    target = annotations.get(CONTAINER_NAME)
+    if target is not None:
+        names = [n for _, c in containers if isinstance(n := _mapping(c).get("name"), str)]
+        if target not in names:
+            listed = ", ".join(repr(n) for n in names) or "none"
+            problem(
+                _field(CONTAINER_NAME),
+                f"no container or init container named {target!r} (the pod has {listed})",
+            )
+    return problems
