@@ -19,7 +19,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from kubeapi import CredentialsError, load_credentials
+from kubeapi import CredentialsError, load_credentials, ratelimit
 from kubeapi.http import KubeHttp
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
@@ -51,8 +51,9 @@ def main(args: argparse.Namespace) -> int:
         if args.debounce < 0:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
+        ratelimit.from_arguments(args)
         prepared = podgrouper_cli.prepare(args)
-    except (ConfigError, *podgrouper_cli.CONFIG_ERRORS) as exc:
+    except (ConfigError, ratelimit.RateLimitError, *podgrouper_cli.CONFIG_ERRORS) as exc:
         print(f"podmuster run all: {exc}", file=sys.stderr)
         return 2
     log_format = "json" if args.log_format == "json" else "plain"
@@ -61,6 +62,7 @@ def main(args: argparse.Namespace) -> int:
         config=config,
         schedule_period=args.schedule_period,
         backoff_limit=args.bind_backoff_limit,
+        direct_bind=args.direct_bind,
     )
     return asyncio.run(serve(args, options, prepared))
 
@@ -76,7 +78,11 @@ async def serve(
     except CredentialsError as exc:  # pragma: no cover - prepare() loaded them already
         print(f"podmuster run all: {exc}", file=sys.stderr)
         return 2
-    clients = {name: KubeHttp(creds, component=f"podmuster-{name}") for name in COMPONENTS[:3]}
+    limit = ratelimit.from_arguments(args)  # each client its own bucket, as in separate pods
+    clients = {
+        name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit)
+        for name in COMPONENTS[:3]
+    }
     server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
     elector: LeaderElector | None = None
     code = 0

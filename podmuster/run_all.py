@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kubeapi import ratelimit
 from podgrouper import flags as podgrouper_flags
 from scheduler.controllers.flags import add_leader_arguments, add_metrics_argument
-from scheduler.live.flags import add_cycle_arguments
+from scheduler.live.flags import add_bind_arguments, add_cycle_arguments
 
 __all__ = ["add_parser"]
 
@@ -31,12 +32,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     podgrouper_flags.add_arguments(parser)
     live = parser.add_argument_group("scheduler, binder and controllers")
     add_cycle_arguments(live)
+    add_bind_arguments(live)
     live.add_argument("--binder-workers", type=int, default=8, help="concurrent BindRequests")
     live.add_argument(
         "--debounce", type=float, default=0.5, help="controllers: seconds to gather changes"
     )
     add_leader_arguments(live)
     add_metrics_argument(live, DEFAULT_METRICS_PORT)
+    ratelimit.add_arguments(parser)  # per component: each has its own client
     parser.set_defaults(handler=run_all)
     return parser
 

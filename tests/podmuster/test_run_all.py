@@ -44,6 +44,7 @@ def test_parses_every_components_flags() -> None:
         ]
     )
     assert (args.schedule_period, args.binder_workers, args.debounce) == (0.5, 4, 0.2)
+    assert (args.kube_api_qps, args.direct_bind) == (50.0, False)
     assert (args.queue_label_key, args.leader_elect, args.scheduler_name) == (
         "team",
         True,
@@ -57,6 +58,7 @@ def test_parses_every_components_flags() -> None:
         ("--schedule-period=0", "--schedule-period: must be > 0"),
         ("--binder-workers=0", "--binder-workers: must be >= 1"),
         ("--debounce=-1", "--debounce: must be >= 0"),
+        ("--kube-api-burst=0", "--kube-api-burst must be >= 1"),
         ("--pod-label-selector=a in (", "pod-label-selector"),
     ],
 )
