@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crds.documents import SourcedObject
-from crds.errors import InputError
+from crds.errors import InputError, object_error
 from kubeapi import ApiError, GoneError, KubeWatcher, Object
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.reading import key_of
@@ -89,6 +89,31 @@ class Informers:
 
     async def wait_synced(self) -> None:
         await asyncio.gather(*(event.wait() for event in self._synced.values()))
+
+    def note_dropped_queues(self, dropped: Mapping[str, str]) -> None:
+        """Queues the snapshot left out of the tree (a missing parent, a parent cycle).
+
+        Each is queued for one Warning ``InvalidObject`` Event on the Queue itself and
+        logged, once per distinct reason: a broken queue nobody submits to is otherwise
+        invisible (its PodGroups say ``QueueDoesNotExist``, the Queue said nothing).
+        """
+        tree_key = "Queue/tree"
+        for kind_key in [k for k in self._reported if k[0] == tree_key and k[1] not in dropped]:
+            del self._reported[kind_key]
+        if not dropped:
+            return
+        by_name = {
+            str((obj.get("metadata") or {}).get("name")): obj
+            for obj in self.objects.get("Queue", {}).values()
+        }
+        for name, reason in sorted(dropped.items()):
+            obj = by_name.get(name)
+            if obj is None or self._reported.get((tree_key, name)) == reason:
+                continue
+            self._reported[(tree_key, name)] = reason
+            error = object_error(SOURCE, obj, "spec.parentQueue", f"queue not usable: {reason}")
+            log.warning("queue %s not usable: %s", name, reason, extra={"queue": name})
+            self.invalid.append((dict(obj), error))
 
     async def run(self) -> None:
         """One task per kind, until cancelled."""

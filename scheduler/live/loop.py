@@ -75,6 +75,7 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
                 watching.result()
             started = time.monotonic()
             snapshot = cache.snapshot(time.time())
+            informers.note_dropped_queues(snapshot.snapshot.queues.dropped)
             decided = time.monotonic()
             result = run_cycle(snapshot.snapshot, options.config, explain=True)
             committing = time.monotonic()

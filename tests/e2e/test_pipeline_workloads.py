@@ -292,3 +292,15 @@ def test_broken_podgroups_and_queues_are_reported_while_others_run(
     assert "odd-0" not in bind_requests(cluster, namespace)
     log = podmuster["all" if "all" in podmuster else "scheduler"].tail(400)
     assert re.search(r'"invalid_objects": [1-9]', log), log[-2000:]  # the cycle log line
+
+    # The broken Queues themselves say why they are not used (Events of cluster-scoped
+    # objects live in the default namespace).
+    for queue, words in ((orphan, "does not exist"), (loop_a, "parent cycle")):
+
+        def queue_event(queue: str = queue) -> Obj | None:
+            found = events(cluster, "default", "Queue", queue)
+            return next((e for e in found if e["reason"] == "InvalidObject"), None)
+
+        event = wait_for(f"an InvalidObject Event on Queue {queue}", queue_event, timeout=30)
+        assert "spec.parentQueue" in event["message"], event["message"]
+        assert words in event["message"], event["message"]

@@ -81,3 +81,26 @@ def test_a_bad_object_is_queued_once_and_the_rest_is_served() -> None:
     result = informers.cache.snapshot(0)
     assert "q" in result.snapshot.queues.queues
     assert len(result.errors) == 1
+
+
+def test_a_queue_left_out_of_the_tree_is_reported_on_the_queue_once_per_reason() -> None:
+    fake = api_with([st.queue("ok"), st.queue("orphan", "missing"), st.queue("a", "b"),
+                     st.queue("b", "a")])  # fmt: skip
+
+    async def scenario(informers: Informers) -> None:
+        return None
+
+    informers = with_informers(fake, scenario)
+    dropped = informers.cache.snapshot(0).snapshot.queues.dropped
+    assert set(dropped) == {"orphan", "a", "b"}
+    informers.note_dropped_queues(dropped)
+    informers.note_dropped_queues(dropped)  # the next cycle: nothing new to say
+    reported = {obj["metadata"]["name"]: str(error) for obj, error in informers.invalid}
+    assert set(reported) == {"orphan", "a", "b"}
+    assert "spec.parentQueue" in reported["orphan"]
+    assert "its parent queue 'missing' does not exist" in reported["orphan"]
+    assert "parent cycle" in reported["a"]
+    informers.invalid.clear()
+    informers.note_dropped_queues({})  # repaired: forgotten, so a relapse is reported again
+    informers.note_dropped_queues(dropped)
+    assert len(informers.invalid) == 3
