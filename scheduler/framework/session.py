@@ -370,6 +370,13 @@ class Session:
                 )
                 counts[label] = counts.get(label, 0) + int(failing.sum())
             remaining &= ~failing
+        if not counts:
+            # Every node fits this pod on its own: the room went to the job's other pods
+            # (a gang is placed together or not at all).
+            return (
+                f"0/{len(nodes)} nodes are available: {int(remaining.sum())} node(s) would fit"
+                " this pod alone, not together with the rest of its job."
+            )
         detail = ", ".join(f"{count} {reason}" for reason, count in counts.items())
         return f"0/{len(nodes)} nodes are available: {detail}."
 

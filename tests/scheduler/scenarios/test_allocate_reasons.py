@@ -25,6 +25,20 @@ SCENARIOS = [
         pending=["j"],
         reasons={"j": ["0/2 nodes are available: 2 Insufficient nvidia.com/gpu."]},
     ),
+    # The gang's second pod fits the node alone, but the first took the room: said so,
+    # rather than an empty list of reasons.
+    Scenario(
+        "gang-member-fits-alone-not-together",
+        [queue("q"), node("n0", gpus=6), job("j", "q", 2, gpus=4)],
+        pending=["j"],
+        reasons={
+            "j": [
+                "only 1 could be placed",
+                "0/1 nodes are available: 1 node(s) would fit this pod alone, not together"
+                " with the rest of its job.",
+            ]
+        },
+    ),
     # Mixed: n0 is tainted (first failing reason), n1 has too little memory.
     Scenario(
         "mixed-fit-reasons",
