@@ -94,7 +94,7 @@ def test_kube_http_takes_a_token_per_request() -> None:
     async def handle(request: web.Request) -> web.StreamResponse:
         return web.json_response({"metadata": {"name": "p"}})
 
-    async def main() -> float:
+    async def main() -> list[float]:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handle)
         server = TestServer(app)
@@ -102,14 +102,24 @@ def test_kube_http_takes_a_token_per_request() -> None:
         creds = credentials.Credentials(server=str(server.make_url("")).rstrip("/"))
         client = KubeHttp(creds, rate_limit=RateLimit(qps=1000, burst=2))
         assert client.limiter is not None
+        # A frozen clock: no token comes back however slow the machine is, so the
+        # third and fourth requests must each wait (recorded, not slept).
+        slept: list[float] = []
+
+        async def record(delay: float) -> None:
+            slept.append(delay)
+
+        client.limiter = ratelimit.RateLimiter(
+            RateLimit(qps=1000, burst=2), clock=lambda: 100.0, sleep=record
+        )
         try:
             for _ in range(4):
                 await client.get("v1", "Pod", "ns", "p")
-            return client.limiter.waited
+            return slept
         finally:
             await client.close()
             await server.close()
 
-    assert asyncio.run(main()) > 0.0  # the third and fourth request waited for tokens
+    assert asyncio.run(main()) == pytest.approx([0.001, 0.002])
     unlimited = KubeHttp(credentials.Credentials(server="https://127.0.0.1:1"))
     assert unlimited.limiter is None
