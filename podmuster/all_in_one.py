@@ -19,7 +19,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from kubeapi import CredentialsError, load_credentials, ratelimit
+from kubeapi import ratelimit
 from kubeapi.http import KubeHttp
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
@@ -38,7 +38,8 @@ log = logging.getLogger("podmuster")
 GRACE_SECONDS = 10.0
 """How long the scheduler and kopf get to stop cleanly after the stop event."""
 
-COMPONENTS = ("scheduler", "binder", "controllers", "podgrouper")
+CLIENTS = ("scheduler", "binder", "controllers")
+"""The components with a client of ours (kopf, in the podgrouper, has its own)."""
 
 
 def main(args: argparse.Namespace) -> int:
@@ -51,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
         if args.debounce < 0:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
-        ratelimit.from_arguments(args)
+        limit = ratelimit.from_arguments(args)
         prepared = podgrouper_cli.prepare(args)
     except (ConfigError, ratelimit.RateLimitError, *podgrouper_cli.CONFIG_ERRORS) as exc:
         print(f"podmuster run all: {exc}", file=sys.stderr)
@@ -64,24 +65,22 @@ def main(args: argparse.Namespace) -> int:
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
     )
-    return asyncio.run(serve(args, options, prepared))
+    return asyncio.run(serve(args, options, prepared, limit))
 
 
 async def serve(
-    args: argparse.Namespace, options: loop.Options, prepared: podgrouper_cli.Prepared
+    args: argparse.Namespace,
+    options: loop.Options,
+    prepared: podgrouper_cli.Prepared,
+    limit: ratelimit.RateLimit | None,
 ) -> int:
     """Run the four components until SIGTERM (0) or until one of them ends (1)."""
     stop = asyncio.Event()
     loop.install_signal_handlers(stop)
-    try:
-        creds = load_credentials(args.kubeconfig, args.context)
-    except CredentialsError as exc:  # pragma: no cover - prepare() loaded them already
-        print(f"podmuster run all: {exc}", file=sys.stderr)
-        return 2
-    limit = ratelimit.from_arguments(args)  # each client its own bucket, as in separate pods
+    creds = prepared.creds  # the podgrouper's, loaded once by prepare()
+    # Each client its own bucket of ``limit``, as in separate pods.
     clients = {
-        name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit)
-        for name in COMPONENTS[:3]
+        name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit) for name in CLIENTS
     }
     server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
     elector: LeaderElector | None = None
