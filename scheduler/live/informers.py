@@ -100,14 +100,9 @@ class Informers:
         tree_key = "Queue/tree"
         for kind_key in [k for k in self._reported if k[0] == tree_key and k[1] not in dropped]:
             del self._reported[kind_key]
-        if not dropped:
-            return
-        by_name = {
-            str((obj.get("metadata") or {}).get("name")): obj
-            for obj in self.objects.get("Queue", {}).values()
-        }
+        queues = self.objects.get("Queue", {})  # keyed by name (cluster scoped)
         for name, reason in sorted(dropped.items()):
-            obj = by_name.get(name)
+            obj = queues.get(name)
             if obj is None or self._reported.get((tree_key, name)) == reason:
                 continue
             self._reported[(tree_key, name)] = reason
