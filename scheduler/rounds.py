@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from crds.documents import SourcedObject
+from scheduler.cache.reading import bind_request_pod_key, key_of
 from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
@@ -42,17 +43,6 @@ ROUND_SECONDS: Final = 1.0
 """Simulated time between two rounds: the live scheduler's default cycle period."""
 
 _BIND_REQUEST_API: Final = "scheduling.run.ai/"
-
-
-def _key(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-
-
-def _bind_request_pod(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    return f"{meta.get('namespace') or 'default'}/{spec.get('podName') or meta.get('name')}"
 
 
 def _rfc3339(seconds: float) -> str:
@@ -109,7 +99,7 @@ def apply_result(
     for item in objects:
         kind = item.obj.get("kind")
         if kind == "Pod" and item.obj.get("apiVersion") == "v1":
-            key = _key(item.obj)
+            key = key_of(item.obj)
             if key not in touched:
                 out.append(item)
                 continue
@@ -121,10 +111,10 @@ def apply_result(
         elif kind == "BindRequest" and str(item.obj.get("apiVersion", "")).startswith(
             _BIND_REQUEST_API
         ):
-            if _bind_request_pod(item.obj) not in touched:
+            if bind_request_pod_key(item.obj) not in touched:
                 out.append(item)
-        elif kind == "PodGroup" and _key(item.obj) in result.annotations:
-            body = _annotated(item.obj, result.annotations[_key(item.obj)])
+        elif kind == "PodGroup" and key_of(item.obj) in result.annotations:
+            body = _annotated(item.obj, result.annotations[key_of(item.obj)])
             out.append(SourcedObject(body, item.source, item.index))
         else:
             out.append(item)

@@ -141,9 +141,15 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     return pod
 
 
+def bind_request_pod_key(body: Mapping[str, Any]) -> str:
+    """``namespace/name`` of the pod a BindRequest binds (``spec.podName``, else its own name)."""
+    meta = meta_of(body)
+    pod_name = (body.get("spec") or {}).get("podName") or meta.get("name")
+    return f"{meta.get('namespace') or 'default'}/{pod_name}"
+
+
 def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
     """(pod key, selected node) for a BindRequest that has not finally failed, else None."""
-    meta = meta_of(body)
     spec = body.get("spec") or {}
     status = body.get("status") or {}
     limit = spec.get("backoffLimit")
@@ -154,8 +160,7 @@ def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
     node = spec.get("selectedNode")
     if failed or not node:
         return None
-    pod_name = spec.get("podName") or meta.get("name")
-    return f"{meta.get('namespace') or 'default'}/{pod_name}", str(node)
+    return bind_request_pod_key(body), str(node)
 
 
 def read_priority_class(body: Mapping[str, Any]) -> tuple[str, int, bool]:
