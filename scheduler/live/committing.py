@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -130,6 +131,13 @@ def bind_request(pod: Mapping[str, Any], node: str, backoff_limit: int) -> Objec
     }
 
 
+def _group_key(pod: Mapping[str, Any]) -> str:
+    """The pod's PodGroup key (``ns/name``) from its annotation, or '' when it names none."""
+    meta = pod.get("metadata") or {}
+    group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+    return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
+
+
 def _whole_gpus(pod: Mapping[str, Any]) -> int:
     total = 0
     for container in (pod.get("spec") or {}).get("containers") or []:
@@ -166,14 +174,9 @@ class Committer:
     async def commit(self, result: CycleResult) -> CommitReport:
         report = CommitReport()
         writes: list[Awaitable[None]] = [self._bind(b.pod, b.node, report) for b in result.binds]
-        gang_sizes: dict[tuple[str, str], int] = {}
-        for e in result.evictions:
-            group = self._group_of(e.pod)
-            gang_sizes[(group, e.action)] = gang_sizes.get((group, e.action), 0) + 1
-        writes += [
-            self._evict(e, gang_sizes[(self._group_of(e.pod), e.action)], report)
-            for e in result.evictions
-        ]
+        evicted = [(e, self._group_of(e.pod)) for e in result.evictions]
+        gang_sizes = Counter((group, e.action) for e, group in evicted)
+        writes += [self._evict(e, gang_sizes[(group, e.action)], report) for e, group in evicted]
         for key, changes in result.annotations.items():
             self._hold_annotations(key, changes)
         writes += [self._pipeline(b.pod, b.node, report) for b in result.pipelined]
@@ -204,21 +207,18 @@ class Committer:
         members: dict[str, list[Object]] = {}
         for key, pod in self.informers.objects["Pod"].items():
             meta = pod.get("metadata") or {}
-            group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+            group = _group_key(pod)
             spec, status = pod.get("spec") or {}, pod.get("status") or {}
             if not group or spec.get("nodeName") or key in binding:
                 continue
             if status.get("phase", "Pending") != "Pending" or meta.get("deletionTimestamp"):
                 continue
-            members.setdefault(f"{meta.get('namespace') or 'default'}/{group}", []).append(pod)
+            members.setdefault(group, []).append(pod)
         return members
 
     def _group_of(self, pod_key: str) -> str:
-        """The pod's PodGroup key (``ns/name``), or '' when it names none."""
-        pod = self.informers.objects["Pod"].get(pod_key) or {}
-        meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
-        return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
+        """The cached pod's PodGroup key (``ns/name``), or '' when it names none."""
+        return _group_key(self.informers.objects["Pod"].get(pod_key) or {})
 
     async def _bind(self, pod_key: str, node: str, report: CommitReport) -> None:
         pod = self.informers.objects["Pod"].get(pod_key)
