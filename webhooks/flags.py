@@ -45,22 +45,37 @@ def run_webhooks(args: argparse.Namespace) -> int:
     import asyncio
     import logging
     import signal
+    import ssl
+    import sys
 
     import kubeapi
     from kubeapi.http import KubeHttp
     from webhooks import server
 
+    # Bad files are one line naming the flag, exit 2, before anything is served.
+    try:
+        tls = server.tls_context(args.tls_cert_file, args.tls_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        print(
+            f"podmuster run webhooks: --tls-cert-file/--tls-key-file: cannot load "
+            f"{args.tls_cert_file} and {args.tls_key_file}: {exc}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        creds = kubeapi.load_credentials(args.kubeconfig, args.context)
+    except kubeapi.CredentialsError as exc:
+        print(f"podmuster run webhooks: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    tls = server.tls_context(args.tls_cert_file, args.tls_key_file)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        creds = kubeapi.load_credentials(args.kubeconfig, args.context)
         api = KubeHttp(creds, component="podmuster-webhooks")
         try:
             await server.serve(
