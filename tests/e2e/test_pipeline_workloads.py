@@ -296,10 +296,15 @@ def test_broken_podgroups_and_queues_are_reported_while_others_run(
     # The broken Queues themselves say why they are not used (Events of cluster-scoped
     # objects live in the default namespace).
     for queue, words in ((orphan, "does not exist"), (loop_a, "parent cycle")):
-
-        def queue_event(queue: str = queue) -> Obj | None:
+        # loop-a is created before loop-b, so a cycle may first see its parent missing
+        # and report that; the cycle is reported as a second Event once both exist.
+        def queue_event(queue: str = queue, words: str = words) -> Obj | None:
             found = events(cluster, "default", "Queue", queue)
-            return next((e for e in found if e["reason"] == "InvalidObject"), None)
+            return next(
+                (e for e in found
+                 if e["reason"] == "InvalidObject" and words in e["message"]),
+                None,
+            )  # fmt: skip
 
         event = wait_for(f"an InvalidObject Event on Queue {queue}", queue_event, timeout=30)
         assert "spec.parentQueue" in event["message"], event["message"]
