@@ -24,7 +24,7 @@ from scheduler.api.pods import PodStatus
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
-from scheduler.cycle import CycleResult
+from scheduler.cycle import CycleResult, PodGroupOutcome
 from scheduler.rounds import Round, play
 
 
@@ -104,6 +104,19 @@ def _triple(values: tuple[float, float, float]) -> dict[str, float]:
     return {"gpu": gpu, "cpu": cpu, "memory": memory if memory == -1 else memory / 1e6}
 
 
+def _pod_group(outcome: PodGroupOutcome, explain: bool) -> dict[str, Any]:
+    """One ``podGroups`` entry; ``scaleUpHint`` only for a gang pending for lack of room."""
+    entry: dict[str, Any] = {
+        "podGroup": outcome.pod_group,
+        "queue": outcome.queue,
+        "outcome": outcome.outcome,
+        "reasons": list(outcome.reasons) if (explain or outcome.outcome == "pending") else [],
+    }
+    if outcome.scale_up_hint is not None:
+        entry["scaleUpHint"] = outcome.scale_up_hint.as_dict()
+    return entry
+
+
 def render(result: CycleResult, explain: bool) -> dict[str, Any]:
     """The cli-contract §2 document for one cycle (``queues`` added with ``--explain``)."""
     document = {
@@ -115,15 +128,7 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
         "evictions": [
             {"pod": e.pod, "action": e.action, "for": e.for_job} for e in result.evictions
         ],
-        "podGroups": [
-            {
-                "podGroup": g.pod_group,
-                "queue": g.queue,
-                "outcome": g.outcome,
-                "reasons": list(g.reasons) if (explain or g.outcome == "pending") else [],
-            }
-            for g in result.pod_groups
-        ],
+        "podGroups": [_pod_group(g, explain) for g in result.pod_groups],
     }
     if explain:
         document["queues"] = [

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crds.documents import gc_paused
+from scheduler.actions import scale_hint
 from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
 from scheduler.actions.stale_gangs import StaleGangEvictionAction
@@ -54,6 +55,8 @@ class PodGroupOutcome:
     queue: str
     outcome: str  # scheduled | pipelined | pending | evicted
     reasons: tuple[str, ...]
+    # for a gang pending for lack of room: the nodes that would host it (scale_hint)
+    scale_up_hint: scale_hint.ScaleUpHint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,12 @@ def run_cycle(
     bound_jobs = {p.job for p, _ in session.decisions.binds}
     pipelined_jobs = {p.job for p, _ in session.decisions.pipelined}
     evicted_jobs = {p.job for p, _, _ in session.decisions.evictions}
+    placed = bound_jobs | pipelined_jobs
+    hints = scale_hint.scale_up_hints(
+        session, (snapshot.jobs[k] for k in session.considered if k not in placed)
+    )
+    for key, value in scale_hint.annotation_changes(session, hints, placed).items():
+        session.annotations.setdefault(key, {})[scale_hint.SCALE_UP_HINT_ANNOTATION] = value
     for key in sorted(session.considered | {k for k in evicted_jobs if k is not None}):
         job = snapshot.jobs[key]
         if key in evicted_jobs:
@@ -142,7 +151,8 @@ def run_cycle(
             state = session.plugin_state.get("proportion", {}).get(job.queue)
             if state is not None:
                 reasons = (*reasons, state.describe())
-        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons))
+        hint = hints.get(key) if outcome == "pending" else None
+        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons, hint))
     result.queues = _queue_summaries(session)
     for key in _first_starts(session, bound_jobs - pipelined_jobs - evicted_jobs):
         session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = _rfc3339(snapshot.now)

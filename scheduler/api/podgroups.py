@@ -53,6 +53,7 @@ class PodGroupInfo:
     last_start: float | None = None
     stale_since: float | None = None
     topology: str = ""
+    scale_up_hint: str = ""  # the kai.scheduler/scale-up-hint annotation as stored
 
     @property
     def key(self) -> str:

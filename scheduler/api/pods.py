@@ -50,6 +50,10 @@ ACTIVE_ALLOCATED = frozenset(
     }
 )
 ACTIVE_USED = ACTIVE_ALLOCATED | {PodStatus.RELEASING}
+SCALING_NAMESPACE = "kai-scale-adjust"
+RESERVATION_NAMESPACE = "kai-resource-reservation"
+UTILITY_NAMESPACES = frozenset({SCALING_NAMESPACE, RESERVATION_NAMESPACE})
+
 # Statuses whose resources count to the queue's allocated amount.
 COUNTS_TO_QUEUE = frozenset(
     {PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING}
@@ -128,3 +132,12 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"
+
+
+def is_utility_pod(pod: PodInfo) -> bool:
+    """A scaling pod or a GPU reservation pod: it holds node capacity for our own pods.
+
+    Its usage is not foreign: subtracting it from the fair-share total would shrink
+    every queue's share by the very room it keeps for them (kai-semantics §7).
+    """
+    return pod.namespace in UTILITY_NAMESPACES

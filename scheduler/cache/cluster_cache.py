@@ -25,7 +25,7 @@ from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
+from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus, is_utility_pod
 from scheduler.api.queues import QueueInfo, QueueTree
 from scheduler.api.resources import QUEUE_COLUMNS, ResourceSpace, Vector, widen
 from scheduler.api.snapshot import ClusterSnapshot
@@ -175,7 +175,7 @@ class ClusterCache:
             pod.status = status
             pod.node = index.get(node_name, -1) if node_name else -1
             if status in ACTIVE_USED:
-                if not pod.is_ours:
+                if not pod.is_ours and not is_utility_pod(pod):
                     foreign += pod.request
                 if pod.node >= 0:
                     if status == PodStatus.RELEASING:

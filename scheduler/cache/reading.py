@@ -27,6 +27,7 @@ SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
 TASK_PRIORITY_LABEL = "kai.scheduler/task-priority"
 LAST_START_ANNOTATION = "kai.scheduler/last-start-timestamp"
 STALE_ANNOTATION = "kai.scheduler/stale-podgroup-timestamp"
+SCALE_UP_HINT_ANNOTATION = "kai.scheduler/scale-up-hint"
 DEFAULT_POD_SET = "default"
 
 
@@ -185,6 +186,7 @@ class PodGroupRecord:
     last_start: float | None
     stale_since: float | None
     topology: str
+    scale_up_hint: str = ""
 
     def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
         priority = classes.get(self.priority_class, default_priority)
@@ -206,6 +208,7 @@ class PodGroupRecord:
             last_start=self.last_start,
             stale_since=self.stale_since,
             topology=self.topology,
+            scale_up_hint=self.scale_up_hint,
         )
 
 
@@ -282,4 +285,5 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
         if stale
         else None,
         topology=str(topology),
+        scale_up_hint=str(annotations.get(SCALE_UP_HINT_ANNOTATION) or ""),
     )

@@ -27,7 +27,10 @@ session close do (§1.2 step 4):
   rate-limit token from a bind.  Until written they live only in this process;
 * a pipelined pod → a Normal ``Pipelined`` Event (once per pod and node);
 * a group that stayed pending → :mod:`scheduler.live.statuses` bodies, written only
-  when they change, plus a Warning ``Unschedulable`` Event;
+  when they change, plus a Warning ``Unschedulable`` Event; a gang's scale-up hint
+  (:mod:`scheduler.actions.scale_hint`) is one more reason in the PodGroup's
+  condition, its Event and its pods' conditions, and the
+  ``kai.scheduler/scale-up-hint`` annotation goes with the cycle's annotations;
 * an object the cache rejected → a Warning ``InvalidObject`` Event naming the field.
 
 A failed write is logged with the object and counted in :class:`CommitReport`; it
@@ -185,8 +188,10 @@ class Committer:
             members = self._pending_pods_by_group()
             for outcome in pending:
                 group_pods = members.get(outcome.pod_group, [])
-                writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
-                writes += [self._pod_condition(p, outcome.reasons, report) for p in group_pods]
+                hint = outcome.scale_up_hint
+                said = (*outcome.reasons, hint.message()) if hint else outcome.reasons
+                writes.append(self._unschedulable(outcome.pod_group, said, report))
+                writes += [self._pod_condition(p, said, report) for p in group_pods]
         while self.informers.invalid:
             obj, error = self.informers.invalid.pop(0)
             writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))

@@ -1,0 +1,295 @@
+"""A gang's whole shortfall as one scale-up hint: how many more nodes of which shape.
+
+Why this module exists: cluster-autoscaler and Karpenter react to unschedulable pods
+one at a time, each pod simulated against a node template. A gang of 16 pods that
+needs two more 8-GPU nodes may then get one node, wait, and get the next; while
+the first waits, the gang still cannot start. Reporting the gang's shortfall as one
+number ("2 more nodes like this") lets an autoscaler, or its operator, add the
+nodes together. Beyond KAI (kai-semantics §7 stops at ``PodScheduled=False``).
+
+The hint is pure arithmetic over the session's end state, for gangs that stayed
+pending although their queue would take them:
+
+1. the tasks to allocate are packed first-fit-decreasing onto what is free on the
+   existing nodes each task may use (selectors, affinity, taints: the session's node
+   filters); those that do not fit are the shortfall;
+2. node *shapes* are the distinct (allocatable vector, pool labels) pairs of existing
+   nodes; a shape can host a task when one of its nodes passes the task's filters and
+   its allocatable covers the request;
+3. among the shapes that host every shortfall task, the most common wins, ties to
+   the smallest; if none hosts them all, the one that hosts the most;
+4. the shortfall tasks are packed first-fit-decreasing onto empty nodes of that
+   shape; tasks no shape can host are named instead.
+
+Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
+from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY, PODS, Vector
+from scheduler.cache.reading import SCALE_UP_HINT_ANNOTATION
+from scheduler.framework import extension_points as ep
+from scheduler.framework import gang
+from scheduler.framework.session import Session
+
+__all__ = [
+    "MAX_JOBS_PER_CYCLE",
+    "POOL_LABELS",
+    "SCALE_UP_HINT_ANNOTATION",
+    "ScaleUpHint",
+    "scale_up_hints",
+]
+
+MAX_JOBS_PER_CYCLE = 16
+"""Gangs examined per cycle; later ones keep the hint they have until their turn."""
+
+POOL_LABELS = (
+    "kai.scheduler/node-pool",
+    "karpenter.sh/nodepool",
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "kubernetes.azure.com/agentpool",
+    "node.kubernetes.io/instance-type",
+    "nvidia.com/gpu.product",
+)
+"""Node labels that name the group a new node would come from (reported with the shape)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpHint:
+    """``nodes`` more nodes of ``shape`` (with ``labels``) would host ``pods`` more pods."""
+
+    nodes: int
+    pods: int
+    shape: Mapping[str, str]
+    labels: Mapping[str, str]
+    unhostable: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "nodes": self.nodes,
+            "pods": self.pods,
+            "shape": dict(self.shape),
+            "labels": dict(self.labels),
+        }
+        if self.unhostable:
+            out["unhostable"] = list(self.unhostable)
+        return out
+
+    def to_json(self) -> str:
+        """The annotation value: compact, keys sorted, so equal hints are equal strings."""
+        return json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+
+    def message(self) -> str:
+        """One sentence for the PodGroup's Unschedulable condition and Event."""
+        parts = []
+        if self.nodes:
+            shape = ", ".join(f"{k}={v}" for k, v in self.shape.items())
+            labels = ", ".join(f"{k}={v}" for k, v in self.labels.items())
+            where = f" ({labels})" if labels else ""
+            parts.append(
+                f"ScaleUpHint: {self.nodes} more node(s) of shape {{{shape}}}{where} would "
+                f"host the {self.pods} pod(s) that do not fit the current nodes"
+            )
+        if self.unhostable:
+            parts.append(
+                "ScaleUpHint: no existing node shape can host pod(s) "
+                + ", ".join(self.unhostable[:5])
+                + (f" and {len(self.unhostable) - 5} more" if len(self.unhostable) > 5 else "")
+            )
+        return "; ".join(parts)
+
+
+def format_quantity(column: int, amount: int) -> str:
+    """A Kubernetes quantity string for one allocatable column."""
+    if column == CPU:
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if column == GPU:
+        return str(amount // GPU_UNIT) if amount % GPU_UNIT == 0 else f"{amount / GPU_UNIT:g}"
+    if column == MEMORY:
+        for suffix, unit in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount and amount % unit == 0:
+                return f"{amount // unit}{suffix}"
+    return str(amount)
+
+
+@dataclass(slots=True)
+class _Shape:
+    capacity: Vector
+    labels: tuple[tuple[str, str], ...]
+    nodes: list[int]
+
+    def size_key(self) -> tuple[int, ...]:
+        return (int(self.capacity[GPU]), int(self.capacity[CPU]), int(self.capacity[MEMORY]))
+
+
+def _shapes(session: Session) -> list[_Shape]:
+    """Existing nodes grouped by (allocatable, pool labels), in first-node order."""
+    nodes = session.snapshot.nodes
+    grouped: dict[tuple[bytes, tuple[tuple[str, str], ...]], _Shape] = {}
+    allocatable = nodes.allocatable
+    for i, meta in enumerate(nodes.meta):
+        column = np.ascontiguousarray(allocatable[:, i])
+        labels = tuple((k, meta.labels[k]) for k in POOL_LABELS if k in meta.labels)
+        key = (column.tobytes(), labels)
+        shape = grouped.get(key)
+        if shape is None:
+            grouped[key] = shape = _Shape(column, labels, [])
+        shape.nodes.append(i)
+    return list(grouped.values())
+
+
+def _eligible(session: Session, pod: PodInfo) -> ep.Mask:
+    """Nodes the pod's constraints allow, whether or not they are ready or cordoned."""
+    _, parts = session.static_mask(pod)
+    mask = np.ones(len(session.snapshot.nodes), dtype=bool)
+    for part, _reason in parts[1:]:  # parts[0] is schedulability, not a constraint
+        mask &= part
+    return mask
+
+
+def _size(task: PodInfo) -> tuple[int, int, int, str]:
+    """Sort key for first-fit decreasing: GPUs, then CPU, then memory, largest first."""
+    request = task.request
+    return (-int(request[GPU]), -int(request[CPU]), -int(request[MEMORY]), task.key)
+
+
+def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask]) -> list[int]:
+    """Indices of the tasks that do not fit what is free now (first-fit decreasing)."""
+    nodes = session.snapshot.nodes
+    union = np.zeros(len(nodes), dtype=bool)
+    for mask in masks:
+        union |= mask
+    columns = np.flatnonzero(union & nodes.schedulable)
+    free = nodes.free[:, columns].copy()
+    left = []
+    for i in sorted(range(len(tasks)), key=lambda i: _size(tasks[i])):
+        request = tasks[i].request
+        fits = (free >= request[:, None]).all(axis=0) & masks[i][columns]
+        if fits.any():
+            free[:, int(np.argmax(fits))] -= request
+        else:
+            left.append(i)
+    return left
+
+
+def _pack(capacity: Vector, requests: Sequence[Vector]) -> int:
+    """Empty nodes of ``capacity`` needed for ``requests`` (already in decreasing order)."""
+    bins: list[Vector] = []
+    for request in requests:
+        for room in bins:
+            if (room >= request).all():
+                room -= request
+                break
+        else:
+            bins.append(capacity - request)
+    return len(bins)
+
+
+def scale_up_hint(
+    session: Session, job: PodGroupInfo, shapes: list[_Shape] | None = None
+) -> ScaleUpHint | None:
+    """The hint for one pending gang, or None when its tasks fit the free room as is."""
+    tasks = gang.tasks_to_allocate(session, job)
+    if not tasks:
+        return None
+    masks = [_eligible(session, task) for task in tasks]
+    left = _shortfall(session, tasks, masks)
+    if not left:
+        return None
+    shapes = _shapes(session) if shapes is None else shapes
+    space = session.snapshot.space
+    hosts: list[set[int]] = []  # per shape: indices (into tasks) of shortfall tasks it hosts
+    for shape in shapes:
+        members = np.array(shape.nodes, dtype=np.intp)
+        hosts.append(
+            {
+                i
+                for i in left
+                if masks[i][members].any() and (shape.capacity >= tasks[i].request).all()
+            }
+        )
+    hostable = set().union(*hosts) if hosts else set()
+    unhostable = tuple(sorted(tasks[i].key for i in left if i not in hostable))
+    if not hostable:
+        return ScaleUpHint(0, 0, {}, {}, unhostable)
+    best = max(
+        range(len(shapes)),
+        key=lambda s: (
+            len(hosts[s]),
+            len(shapes[s].nodes),
+            tuple(-v for v in shapes[s].size_key()),
+            -s,
+        ),
+    )
+    chosen = shapes[best]
+    placed = sorted((tasks[i] for i in hosts[best]), key=_size)
+    others = tuple(sorted(tasks[i].key for i in hostable - hosts[best]))
+    count = _pack(chosen.capacity, [task.request for task in placed])
+    described = {
+        space.display_name(c): format_quantity(c, int(chosen.capacity[c]))
+        for c in range(len(chosen.capacity))
+        if c != PODS and chosen.capacity[c] > 0
+    }
+    return ScaleUpHint(count, len(placed), described, dict(chosen.labels), (*unhostable, *others))
+
+
+def scale_up_hints(
+    session: Session, jobs: Iterable[PodGroupInfo], limit: int = MAX_JOBS_PER_CYCLE
+) -> dict[str, ScaleUpHint | None]:
+    """Hints for pending gangs that lack room, at most ``limit`` computed per cycle.
+
+    A gang lacks room when its queue has it (no queue problem), it is ready (all
+    pods exist) and below its minimum, and the queue's limits and quota would take
+    its tasks now. Gangs that already carry a hint go first (so a stale one is
+    cleared at once), then the oldest. The result maps every gang examined to its
+    hint, None meaning it should carry none; gangs past the bound are left out, and
+    keep what they have until a later cycle.
+    """
+    out: dict[str, ScaleUpHint | None] = {}
+    shapes: list[_Shape] | None = None
+    computed = 0
+    ordered = sorted(jobs, key=lambda j: (not j.scale_up_hint, j.creation, j.key))
+    for job in ordered[: limit * 4]:
+        if computed >= limit:
+            break
+        out[job.key] = None
+        if session.snapshot.job_problems.get(job.key) or gang.readiness_problem(job):
+            continue
+        if job.elastic_state() != 0:
+            continue  # its gang runs: extras wait for room one at a time, no hint
+        tasks = gang.tasks_to_allocate(session, job)
+        if not tasks or session.job_capacity_problem(job, tasks):
+            continue
+        if shapes is None:
+            shapes = _shapes(session)
+        out[job.key] = scale_up_hint(session, job, shapes)
+        computed += 1
+    return out
+
+
+def annotation_changes(
+    session: Session, hints: Mapping[str, ScaleUpHint | None], placed: set[str | None]
+) -> dict[str, str | None]:
+    """The ``kai.scheduler/scale-up-hint`` writes: set where it changed, removed where it
+    no longer applies (the gang examined without a hint, placed this cycle, or with
+    nothing pending any more). ``placed``: gangs that got binds or pipelined pods."""
+    changes: dict[str, str | None] = {}
+    jobs = session.snapshot.jobs
+    for key, hint in hints.items():
+        wanted = hint.to_json() if hint is not None else ""
+        if jobs[key].scale_up_hint != wanted:
+            changes[key] = wanted or None
+    for key, job in jobs.items():
+        if job.scale_up_hint and key not in hints and (key in placed or not job.has_pending()):
+            changes[key] = None
+    return changes

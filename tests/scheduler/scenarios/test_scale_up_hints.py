@@ -1,0 +1,330 @@
+"""Scale-up hints (scheduler/actions/scale_hint.py): a pending gang's whole shortfall as
+"N more nodes of this shape", the shape chosen among existing nodes the pods may use,
+tasks no shape can host named, the PodGroup annotation set, kept and cleared, and
+utility pods (scaling, reservation) left out of the fair-share total (§7).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from podmuster.schedule_command import render
+from scheduler.actions.scale_hint import MAX_JOBS_PER_CYCLE, format_quantity
+from scheduler.api.resources import CPU, GPU, MEMORY
+from scheduler.cycle import CycleResult
+from scheduler.testing import job, node, pod, pod_group, queue, run_objects, taint
+
+HINT = "kai.scheduler/scale-up-hint"
+POOL = "karpenter.sh/nodepool"
+
+
+def gpu_node(name: str, pool: str = "gpu", gpus: int = 8, **extra: Any) -> dict[str, Any]:
+    return node(name, gpus=gpus, cpu="32", memory="256Gi", labels={POOL: pool}, **extra)
+
+
+def busy(name: str, node_name: str, gpus: int = 8) -> list[dict[str, Any]]:
+    """A running gang filling ``gpus`` GPUs of one node."""
+    return job(name, "q", gpus, gpus=1, states=["Running"] * gpus, nodes=[node_name] * gpus)
+
+
+def hinted(group: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
+    group["metadata"]["annotations"] = {HINT: json.dumps(hint, sort_keys=True)}
+    return group
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    objects: list[Any]
+    hints: dict[str, dict[str, Any] | None]  # group -> expected scaleUpHint (None: none)
+    annotations: dict[str, str | None] = field(default_factory=dict)  # expected writes
+
+    def __str__(self) -> str:
+        return self.name
+
+
+WANT_ONE_NODE = {
+    "nodes": 1,
+    "pods": 8,
+    "shape": {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "8"},
+    "labels": {POOL: "gpu"},
+}
+
+CASES = [
+    # The task's example: 16 x 1-GPU pods, 8-GPU nodes, one node free: 8 fit, the other
+    # 8 need exactly one more node like the existing ones.
+    Case(
+        "gang-16-on-8gpu-nodes-one-free",
+        [
+            queue("q"),
+            gpu_node("n0"),
+            gpu_node("n1"),
+            busy("busy", "n0"),
+            job("g", "q", 16, gpus=1, cpu="1", memory="1Gi"),
+        ],
+        {"g": WANT_ONE_NODE},
+    ),
+    # Nothing free: 16 pods need two nodes.
+    Case(
+        "gang-16-nothing-free-needs-two",
+        [queue("q"), gpu_node("n0"), busy("busy", "n0"), job("g", "q", 16, gpus=1)],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 16}},
+    ),
+    # Selectors: the pods may only use pool "a100"; the more common "t4" shape (3 nodes)
+    # is not eligible, so the hint names the a100 shape.
+    Case(
+        "selector-picks-matching-shape",
+        [
+            queue("q"),
+            *[gpu_node(f"t{i}", pool="t4", gpus=4) for i in range(3)],
+            gpu_node("a0", pool="a100"),
+            busy("busy", "a0"),
+            job("g", "q", 4, gpus=2, node_selector={POOL: "a100"}),
+        ],
+        {"g": {**WANT_ONE_NODE, "pods": 4, "labels": {POOL: "a100"}}},
+    ),
+    # Taints: the tainted pool is not eligible for pods without the toleration.
+    Case(
+        "taint-excludes-pool",
+        [
+            queue("q"),
+            gpu_node("x0", pool="reserved", taints=[taint("dedicated")]),
+            gpu_node("x1", pool="reserved", taints=[taint("dedicated")]),
+            gpu_node("n0", gpus=4),
+            busy("busy", "n0", 4),
+            job("g", "q", 2, gpus=2),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 2,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "4"},
+            }
+        },
+    ),
+    # A pod asking for more than any node has: the hint says no shape can host it.
+    Case(
+        "no-shape-can-host",
+        [queue("q"), gpu_node("n0"), job("g", "q", 1, gpus=16)],
+        {"g": {"nodes": 0, "pods": 0, "shape": {}, "labels": {}, "unhostable": ["default/g-0"]}},
+    ),
+    # Most common eligible shape wins: 3 nodes of 8 GPUs against 1 of 4 (both host 2 GPUs).
+    Case(
+        "most-common-shape",
+        [
+            queue("q"),
+            *[gpu_node(f"b{i}", pool="big") for i in range(3)],
+            gpu_node("s0", pool="small", gpus=4),
+            *[busy(f"busy{i}", f"b{i}") for i in range(3)],
+            busy("busys", "s0", 4),
+            job("g", "q", 2, gpus=2),
+        ],
+        {"g": {**WANT_ONE_NODE, "pods": 2, "labels": {POOL: "big"}}},
+    ),
+    # Equally common: the smallest shape that hosts the tasks.
+    Case(
+        "tie-goes-to-smallest-shape",
+        [
+            queue("q"),
+            gpu_node("b0", pool="big"),
+            gpu_node("s0", pool="small", gpus=4),
+            busy("busyb", "b0"),
+            busy("busys", "s0", 4),
+            job("g", "q", 2, gpus=2),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 2,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "4"},
+                "labels": {POOL: "small"},
+            }
+        },
+    ),
+    # First-fit decreasing: 3 x 4-GPU and 4 x 2-GPU pods (20 GPUs) onto empty 8-GPU nodes:
+    # 4+4, 4+2+2, 2+2 -> 3 nodes.
+    Case(
+        "first-fit-decreasing-mixed-sizes",
+        [
+            queue("q"),
+            gpu_node("n0"),
+            busy("busy", "n0"),
+            pod_group("g", "q", min_member=7, sub_groups=[("big", 3), ("small", 4)]),
+            *[pod(f"g-big-{i}", "g", gpus=4, sub_group="big") for i in range(3)],
+            *[pod(f"g-small-{i}", "g", gpus=2, sub_group="small") for i in range(4)],
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 3, "pods": 7}},
+    ),
+    # Over its queue's limit: more nodes would not help, so no hint.
+    Case(
+        "over-limit-no-hint",
+        [queue("q", gpu_limit=4), gpu_node("n0"), busy("busy", "n0", 4), job("g", "q", 2, gpus=1)],
+        {"g": None},
+    ),
+    # Not ready (fewer pods than minMember): no hint until the pods exist.
+    Case(
+        "not-ready-no-hint",
+        [
+            queue("q"),
+            gpu_node("n0"),
+            busy("busy", "n0"),
+            pod_group("g", "q", min_member=3),
+            pod("g-0", "g", gpus=1),
+        ],
+        {"g": None},
+    ),
+    # The gang fits now: it is scheduled and the hint it carried is removed.
+    Case(
+        "hint-cleared-when-scheduled",
+        [
+            queue("q"),
+            gpu_node("n0"),
+            gpu_node("n1"),
+            hinted(pod_group("g", "q", min_member=16), WANT_ONE_NODE),
+            *[pod(f"g-{i}", "g", gpus=1) for i in range(16)],
+        ],
+        {},
+        annotations={"g": None},
+    ),
+    # The same hint as stored: nothing to write.
+    Case(
+        "unchanged-hint-not-rewritten",
+        [
+            queue("q"),
+            gpu_node("n0"),
+            gpu_node("n1"),
+            busy("busy", "n0"),
+            hinted(pod_group("g", "q", min_member=16), WANT_ONE_NODE),
+            *[pod(f"g-{i}", "g", gpus=1) for i in range(16)],
+        ],
+        {"g": WANT_ONE_NODE},
+        annotations={},
+    ),
+    # An elastic gang already at its minimum: its extras wait one at a time, no hint.
+    Case(
+        "elastic-extras-no-hint",
+        [
+            queue("q"),
+            gpu_node("n0", gpus=2),
+            job(
+                "e",
+                "q",
+                4,
+                gpus=1,
+                min_member=2,
+                states=["Running", "Running"] + ["Pending"] * 2,
+                nodes=["n0", "n0", None, None],
+            ),
+        ],
+        {"e": None},
+    ),
+]
+
+
+def outcome_hints(result: CycleResult) -> dict[str, dict[str, Any] | None]:
+    return {
+        g.pod_group.split("/")[1]: (g.scale_up_hint.as_dict() if g.scale_up_hint else None)
+        for g in result.pod_groups
+        if g.outcome == "pending"
+    }
+
+
+def hint_writes(result: CycleResult) -> dict[str, str | None]:
+    return {
+        key.split("/")[1]: changes[HINT]
+        for key, changes in result.annotations.items()
+        if HINT in changes
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_scale_up_hint(case: Case) -> None:
+    result = run_objects(case.objects)
+    hints = outcome_hints(result)
+    for group, expected in case.hints.items():
+        assert hints.get(group) == expected, f"{group}: {hints.get(group)}"
+    writes = hint_writes(result)
+    if case.annotations or not case.hints:
+        assert writes == case.annotations
+    else:  # every hint is written as the annotation, compact JSON
+        for group, expected in case.hints.items():
+            if expected is not None:
+                assert json.loads(writes[group]) == expected  # type: ignore[arg-type]
+
+
+def test_hint_removed_when_gang_no_longer_lacks_room() -> None:
+    """A stored hint on a gang now held back by its queue limit is removed (examined first)."""
+    result = run_objects(
+        [
+            queue("q", gpu_limit=9),
+            gpu_node("n0"),
+            busy("busy", "n0"),
+            hinted(pod_group("g", "q", min_member=2), WANT_ONE_NODE),
+            *[pod(f"g-{i}", "g", gpus=1) for i in range(2)],
+        ]
+    )
+    assert hint_writes(result) == {"g": None}
+
+
+def test_hints_are_bounded_per_cycle() -> None:
+    count = MAX_JOBS_PER_CYCLE + 4
+    result = run_objects(
+        [queue("q"), gpu_node("n0"), busy("busy", "n0")]
+        + [job(f"g{i:02d}", "q", 2, gpus=1) for i in range(count)]
+    )
+    hints = [g for g in result.pod_groups if g.scale_up_hint is not None]
+    assert len(hints) == MAX_JOBS_PER_CYCLE
+    assert hints[0].pod_group == "default/g00"  # oldest first
+
+
+def test_explain_output_and_message() -> None:
+    result = run_objects(
+        [queue("q"), gpu_node("n0"), gpu_node("n1"), busy("busy", "n0"), job("g", "q", 16, gpus=1)]
+    )
+    (entry,) = render(result, explain=True)["podGroups"]
+    assert entry["scaleUpHint"]["nodes"] == 1
+    (outcome,) = result.pod_groups
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.message().startswith(
+        "ScaleUpHint: 1 more node(s) of shape {cpu=32, memory=256Gi, nvidia.com/gpu=8} "
+        f"({POOL}=gpu) would host the 8 pod(s)"
+    )
+    scheduled = render(run_objects([queue("q"), gpu_node("n0"), job("s", "q", gpus=1)]), True)
+    assert "scaleUpHint" not in scheduled["podGroups"][0]
+
+
+def test_format_quantity() -> None:
+    assert format_quantity(CPU, 32000) == "32"
+    assert format_quantity(CPU, 1500) == "1500m"
+    assert format_quantity(MEMORY, 256 * 2**30) == "256Gi"
+    assert format_quantity(MEMORY, 1000) == "1000"
+    assert format_quantity(GPU, 8000) == "8"
+
+
+@pytest.mark.parametrize("namespace", ["kai-scale-adjust", "kai-resource-reservation"])
+def test_utility_pods_not_subtracted_from_fair_share(namespace: str) -> None:
+    """§7: 4 GPUs, one held by a utility pod: the total stays 4 (a foreign pod makes it 3),
+    so q (OQW 1) has fair share 4 while 3 GPUs are free for its jobs."""
+    result = run_objects(
+        [
+            queue("q", gpu_weight=1),
+            node("n0", gpus=4),
+            pod(
+                "util",
+                gpus=1,
+                state="Running",
+                node="n0",
+                namespace=namespace,
+                scheduler_name="default-scheduler",
+            ),
+            *[job(f"j{i}", "q", gpus=1) for i in range(5)],
+        ],
+        explain=True,
+    )
+    (summary,) = [q for q in result.queues if q.name == "q"]
+    assert summary.fair_share[0] == 4
+    assert len(result.binds) == 3
