@@ -1,4 +1,5 @@
-"""``podmuster run all``: the podgrouper, scheduler, binder and controllers in one process.
+"""``podmuster run all``: the podgrouper, scheduler, binder and controllers in one process
+(and the node-scale-adjuster with ``--cluster-autoscaling``).
 
 Why this module exists: one event loop runs the four components side by side, each
 with its own client (so one component's burst of writes does not queue behind
@@ -30,6 +31,9 @@ from scheduler.live import loop
 from scheduler.live.leader import LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics import METRICS
+from scheduler.scale_adjuster.deciding import Settings
+from scheduler.scale_adjuster.flags import settings_from
+from scheduler.scale_adjuster.reconciler import ScaleAdjuster
 
 __all__ = ["main", "serve"]
 
@@ -52,6 +56,7 @@ def main(args: argparse.Namespace) -> int:
         if args.debounce < 0:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
+        scaling = settings_from(args) if args.cluster_autoscaling else None
         limit = ratelimit.from_arguments(args)
         prepared = podgrouper_cli.prepare(args)
     except (ConfigError, ratelimit.RateLimitError, *podgrouper_cli.CONFIG_ERRORS) as exc:
@@ -65,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
     )
-    return asyncio.run(serve(args, options, prepared, limit))
+    return asyncio.run(serve(args, options, prepared, limit, scaling))
 
 
 async def serve(
@@ -73,14 +78,17 @@ async def serve(
     options: loop.Options,
     prepared: podgrouper_cli.Prepared,
     limit: ratelimit.RateLimit | None,
+    scaling: Settings | None = None,
 ) -> int:
-    """Run the four components until SIGTERM (0) or until one of them ends (1)."""
+    """Run the four components (five with ``scaling``) until SIGTERM (0) or until one of
+    them ends (1)."""
     stop = asyncio.Event()
     loop.install_signal_handlers(stop)
     creds = prepared.creds  # the podgrouper's, loaded once by prepare()
     # Each client its own bucket of ``limit``, as in separate pods.
+    names = (*CLIENTS, "node-scale-adjuster") if scaling is not None else CLIENTS
     clients = {
-        name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit) for name in CLIENTS
+        name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit) for name in names
     }
     server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
     elector: LeaderElector | None = None
@@ -93,7 +101,7 @@ async def serve(
             )
             if not await elector.acquire(stop):
                 return 0
-        code = await _run_components(args, options, prepared, clients, stop, elector)
+        code = await _run_components(args, options, prepared, clients, stop, elector, scaling)
     finally:
         if elector is not None:
             await elector.release()
@@ -111,6 +119,7 @@ async def _run_components(
     clients: dict[str, KubeHttp],
     stop: asyncio.Event,
     elector: LeaderElector | None,
+    scaling: Settings | None,
 ) -> int:
     kopf_ready = asyncio.Event()
     work: dict[str, Coroutine[Any, Any, Any]] = {
@@ -119,6 +128,9 @@ async def _run_components(
         "controllers": StatusControllers(clients["controllers"], debounce=args.debounce).run(),
         "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
     }
+    if scaling is not None:
+        adjuster = ScaleAdjuster(clients["node-scale-adjuster"], scaling)
+        work["node-scale-adjuster"] = adjuster.run()
     if elector is not None:
         work["lease"] = elector.hold(stop)
     tasks = {asyncio.create_task(coro, name=name) for name, coro in work.items()}

@@ -18,6 +18,7 @@ from podmuster import __version__, demo_command, group_command, run_all, schedul
 from scheduler.binder import flags as binder_flags
 from scheduler.controllers import flags as controllers_flags
 from scheduler.live import flags as scheduler_flags
+from scheduler.scale_adjuster import flags as scale_adjuster_flags
 from webhooks import flags as webhooks_flags
 
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     controllers_flags.add_parser(components)
     run_all.add_parser(components)
     webhooks_flags.add_parser(components)
+    scale_adjuster_flags.add_parser(components)
     return parser
 
 

@@ -15,6 +15,7 @@ from kubeapi import ratelimit
 from podgrouper import flags as podgrouper_flags
 from scheduler.controllers.flags import add_leader_arguments, add_metrics_argument
 from scheduler.live.flags import add_bind_arguments, add_cycle_arguments
+from scheduler.scale_adjuster.flags import add_adjuster_arguments
 
 __all__ = ["add_parser"]
 
@@ -39,6 +40,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_leader_arguments(live)
     add_metrics_argument(live, DEFAULT_METRICS_PORT)
+    scaling = parser.add_argument_group("node-scale-adjuster (with --cluster-autoscaling)")
+    scaling.add_argument(
+        "--cluster-autoscaling",
+        action="store_true",
+        help="also run the node-scale-adjuster (scaling pods for pending GPU-sharing pods)",
+    )
+    add_adjuster_arguments(scaling)
     ratelimit.add_arguments(parser)  # per component: each has its own client
     parser.set_defaults(handler=run_all)
     return parser

@@ -1,0 +1,302 @@
+"""What the node-scale-adjuster does on one reconcile, as a pure function of the pods.
+
+Why this module exists: the rules of kai-semantics §7 (which scaling pods go, when a
+new one is made, what it looks like) are table-tested here without an API server;
+:mod:`~scheduler.scale_adjuster.reconciler` only lists, watches and writes.
+
+One reconcile:
+
+1. **Clean up.** A scaling pod (label ``app=scaling-pod`` in the scaling namespace) is
+   deleted when it has Succeeded, its original pod is gone, or the original is no
+   longer ``PodScheduled=False/Unschedulable``. Any deletion starts a cool-down.
+2. **Candidates.** Pods of our scheduler with a ``gpu-fraction`` or ``gpu-memory``
+   annotation, no node, not finished, and ``PodScheduled=False`` for ``Unschedulable``.
+3. **Needed devices.** ceil(Σ fraction x num-devices), each fraction rounded to 0.01;
+   a ``gpu-memory`` pod counts ``gpu_memory_to_fraction_ratio`` per device.
+4. **Create**, outside the cool-down, for each candidate without a scaling pod, when
+   the devices needed exceed the GPUs the scaling pods already ask for, or the
+   candidate needs more devices than the largest scaling pod.
+
+A candidate whose annotations do not parse is skipped and named in ``Plan.errors``;
+the others go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crds.quantities import QuantityError, milli_value, value
+
+__all__ = [
+    "APP_LABEL",
+    "ORIGINAL_NAME",
+    "ORIGINAL_NAMESPACE",
+    "SCALING_APP",
+    "Plan",
+    "Settings",
+    "devices_of",
+    "is_unschedulable",
+    "plan",
+    "scaling_pod",
+    "scaling_pod_name",
+]
+
+APP_LABEL = "app"
+SCALING_APP = "scaling-pod"
+ORIGINAL_NAME = "kai.scheduler/unschedulable-pod-name"
+ORIGINAL_NAMESPACE = "kai.scheduler/unschedulable-pod-namespace"
+GPU_RESOURCE = "nvidia.com/gpu"
+FRACTION = "gpu-fraction"
+MEMORY = "gpu-memory"
+NUM_DEVICES = "gpu-fraction-num-devices"
+MAX_NAME = 63
+
+Object = dict[str, Any]
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    scheduler_name: str = "kai-scheduler"
+    namespace: str = "kai-scale-adjust"
+    gpu_memory_to_fraction_ratio: float = 0.1
+    cool_down: float = 60.0
+    image: str = "registry.k8s.io/pause:3.10"
+
+
+@dataclass(slots=True)
+class Plan:
+    """Scaling pods to delete (namespace, name) and to create; when creation may resume."""
+
+    delete: list[Key] = field(default_factory=list)
+    create: list[Object] = field(default_factory=list)
+    cool_down_until: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+class DeviceError(ValueError):
+    """An annotation that does not say how many GPUs the pod needs."""
+
+
+def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    return pod.get("metadata") or {}
+
+
+def _key(pod: Mapping[str, Any]) -> Key:
+    meta = _meta(pod)
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def is_unschedulable(pod: Mapping[str, Any]) -> bool:
+    """No node, not finished, and the scheduler said ``PodScheduled=False/Unschedulable``."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+        return False
+    return any(
+        c.get("type") == "PodScheduled"
+        and c.get("status") == "False"
+        and c.get("reason") == "Unschedulable"
+        for c in status.get("conditions") or ()
+    )
+
+
+def devices_of(pod: Mapping[str, Any], ratio: float) -> tuple[float, int]:
+    """(GPU fraction per device rounded to 0.01, number of devices) of a sharing pod."""
+    annotations = _meta(pod).get("annotations") or {}
+    name = "/".join(_key(pod))
+    raw_count = annotations.get(NUM_DEVICES) or "1"
+    try:
+        count = int(raw_count)
+    except ValueError:
+        raise DeviceError(
+            f"pod {name}: annotation {NUM_DEVICES}: expected a whole number, got {raw_count!r}"
+        ) from None
+    if count < 1:
+        raise DeviceError(f"pod {name}: annotation {NUM_DEVICES}: must be >= 1, got {count}")
+    if annotations.get(FRACTION):
+        raw = annotations[FRACTION]
+        try:
+            fraction = float(raw)
+        except ValueError:
+            raise DeviceError(
+                f"pod {name}: annotation {FRACTION}: expected a number, got {raw!r}"
+            ) from None
+        if not 0 < fraction <= 1:
+            raise DeviceError(f"pod {name}: annotation {FRACTION}: must be in (0, 1], got {raw}")
+        return round(fraction, 2), count
+    return ratio, count
+
+
+def needed_devices(candidates: Iterable[tuple[float, int]]) -> int:
+    """ceil(Σ fraction x devices), summed in hundredths so 0.1 x 10 is exactly 1."""
+    hundredths = sum(round(fraction * 100) * count for fraction, count in candidates)
+    return math.ceil(hundredths / 100)
+
+
+def scaling_pod_name(namespace: str, name: str) -> str:
+    """``<ns>-<pod>``, cut to 63 characters with a hash of the full name when longer."""
+    full = f"{namespace}-{name}"
+    if len(full) <= MAX_NAME:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:10]
+    return f"{full[: MAX_NAME - len(digest) - 1].rstrip('-.')}-{digest}"
+
+
+def _label_value(text: str) -> str:
+    """A label value (at most 63 characters); the annotations keep the full name."""
+    if len(text) <= MAX_NAME:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    return f"{text[: MAX_NAME - len(digest) - 1].rstrip('-._')}-{digest}"
+
+
+def _summed_requests(pod: Mapping[str, Any]) -> dict[str, str]:
+    """The CPU (millicores) and memory (bytes) requests of the pod's containers, summed."""
+    cpu = memory = 0
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        requests = (container.get("resources") or {}).get("requests") or {}
+        if "cpu" in requests:
+            cpu += milli_value(requests["cpu"])
+        if "memory" in requests:
+            memory += value(requests["memory"])
+    out: dict[str, str] = {}
+    if cpu:
+        out["cpu"] = f"{cpu}m"
+    if memory:
+        out["memory"] = str(memory)
+    return out
+
+
+def scaling_pod(original: Mapping[str, Any], devices: int, settings: Settings) -> Object:
+    """The whole-GPU stand-in for ``original``; no schedulerName: the default scheduler's."""
+    namespace, name = _key(original)
+    spec = original.get("spec") or {}
+    requests = {**_summed_requests(original), GPU_RESOURCE: str(devices)}
+    pod_spec: Object = {
+        "containers": [
+            {
+                "name": "scaling-pod",
+                "image": settings.image,
+                "resources": {"requests": requests, "limits": {GPU_RESOURCE: str(devices)}},
+            }
+        ],
+        "restartPolicy": "OnFailure",
+        "terminationGracePeriodSeconds": 0,
+    }
+    for copied in ("affinity", "tolerations", "nodeSelector"):
+        if spec.get(copied):
+            pod_spec[copied] = spec[copied]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": scaling_pod_name(namespace, name),
+            "namespace": settings.namespace,
+            "labels": {
+                APP_LABEL: SCALING_APP,
+                ORIGINAL_NAME: _label_value(name),
+                ORIGINAL_NAMESPACE: _label_value(namespace),
+            },
+            "annotations": {ORIGINAL_NAME: name, ORIGINAL_NAMESPACE: namespace},
+        },
+        "spec": pod_spec,
+    }
+
+
+def _is_scaling_pod(pod: Mapping[str, Any], settings: Settings) -> bool:
+    meta = _meta(pod)
+    return (
+        meta.get("namespace") == settings.namespace
+        and (meta.get("labels") or {}).get(APP_LABEL) == SCALING_APP
+    )
+
+
+def _original_of(pod: Mapping[str, Any]) -> Key:
+    annotations = _meta(pod).get("annotations") or {}
+    return str(annotations.get(ORIGINAL_NAMESPACE) or ""), str(annotations.get(ORIGINAL_NAME) or "")
+
+
+def _is_candidate(pod: Mapping[str, Any], settings: Settings) -> bool:
+    annotations = _meta(pod).get("annotations") or {}
+    return (
+        (pod.get("spec") or {}).get("schedulerName") == settings.scheduler_name
+        and bool(annotations.get(FRACTION) or annotations.get(MEMORY))
+        and is_unschedulable(pod)
+    )
+
+
+def _gpus_of(pod: Mapping[str, Any]) -> int:
+    total = 0
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        limits = (container.get("resources") or {}).get("limits") or {}
+        raw = limits.get(GPU_RESOURCE)
+        if raw is not None:
+            try:
+                total += value(raw)
+            except QuantityError:
+                continue
+    return total
+
+
+def plan(
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float,
+    cool_down_until: float = 0.0,
+    settings: Settings = Settings(),
+) -> Plan:
+    """One reconcile's decisions over every pod seen (see the module docstring)."""
+    by_key: dict[Key, Mapping[str, Any]] = {}
+    scaling: list[Mapping[str, Any]] = []
+    for pod in pods:
+        if _is_scaling_pod(pod, settings):
+            scaling.append(pod)
+        else:
+            by_key[_key(pod)] = pod
+    out = Plan(cool_down_until=cool_down_until)
+    kept: dict[Key, int] = {}  # original -> GPUs of its live scaling pod
+    for pod in scaling:
+        if _meta(pod).get("deletionTimestamp"):
+            continue  # already going
+        original = by_key.get(_original_of(pod))
+        finished = (pod.get("status") or {}).get("phase") == "Succeeded"
+        if finished or original is None or not is_unschedulable(original):
+            out.delete.append(_key(pod))
+        else:
+            kept[_original_of(pod)] = _gpus_of(pod)
+    if out.delete:
+        out.cool_down_until = now + settings.cool_down
+    if now < out.cool_down_until:
+        return out
+    candidates: list[tuple[Mapping[str, Any], int]] = []
+    shares: list[tuple[float, int]] = []
+    for key in sorted(by_key):
+        pod = by_key[key]
+        if not _is_candidate(pod, settings):
+            continue
+        try:
+            fraction, count = devices_of(pod, settings.gpu_memory_to_fraction_ratio)
+        except DeviceError as exc:
+            out.errors.append(str(exc))
+            continue
+        shares.append((fraction, count))
+        candidates.append((pod, count))
+    needed = needed_devices(shares)
+    requested = sum(kept.values())
+    largest = max(kept.values(), default=0)
+    for pod, count in candidates:
+        if _key(pod) in kept:
+            continue
+        if needed > requested or count > largest:
+            try:
+                out.create.append(scaling_pod(pod, count, settings))
+            except QuantityError as exc:
+                out.errors.append(f"pod {'/'.join(_key(pod))}: container requests: {exc}")
+                continue
+            requested += count
+            largest = max(largest, count)
+    return out
