@@ -24,6 +24,7 @@ from kubeapi import ratelimit
 from kubeapi.http import KubeHttp
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
+from scheduler.binder.flags import reservation_settings
 from scheduler.binder.reconciler import Binder
 from scheduler.config import ConfigError
 from scheduler.controllers.reconciler import StatusControllers
@@ -57,6 +58,10 @@ def main(args: argparse.Namespace) -> int:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
         scaling = settings_from(args) if args.cluster_autoscaling else None
+        try:
+            reservation_settings(args)  # validated now; used by _run_components
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         limit = ratelimit.from_arguments(args)
         prepared = podgrouper_cli.prepare(args)
     except (ConfigError, ratelimit.RateLimitError, *podgrouper_cli.CONFIG_ERRORS) as exc:
@@ -124,7 +129,11 @@ async def _run_components(
     kopf_ready = asyncio.Event()
     work: dict[str, Coroutine[Any, Any, Any]] = {
         "scheduler": loop.run(clients["scheduler"], options, stop),
-        "binder": Binder(clients["binder"], workers=args.binder_workers).run(),
+        "binder": Binder(
+            clients["binder"],
+            workers=args.binder_workers,
+            reservations=reservation_settings(args),
+        ).run(),
         "controllers": StatusControllers(clients["controllers"], debounce=args.debounce).run(),
         "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
     }

@@ -1,19 +1,77 @@
 """The flags of ``podmuster run binder``, parsed without importing the client.
 
 Why: ``podmuster`` builds every subcommand's parser at start-up; the binder's
-modules (and aiohttp) load only when the binder actually runs.
+modules (and aiohttp) load only when the binder actually runs. The GPU reservation
+flags are shared with ``podmuster run all`` (:func:`add_reservation_arguments`).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from scheduler.controllers.flags import add_common_arguments
 
-__all__ = ["add_parser"]
+if TYPE_CHECKING:
+    from scheduler.binder.sharing import Settings
+
+__all__ = ["add_parser", "add_reservation_arguments", "reservation_settings"]
 
 DEFAULT_METRICS_PORT = 8081
+
+
+def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The flags of fractional-GPU reservation pods (KAI's names where KAI has one)."""
+    parser.add_argument(
+        "--resource-reservation-namespace",
+        default="kai-resource-reservation",
+        help="namespace of the GPU reservation pods (default: kai-resource-reservation)",
+    )
+    parser.add_argument(
+        "--resource-reservation-image",
+        default="",
+        help="image of the reservation pods; it must write its GPU's UUID on its own pod "
+        "(annotation run.ai/reserve_for_gpu_index), as KAI's resource-reservation image does",
+    )
+    parser.add_argument(
+        "--resource-reservation-runtime-class",
+        default="nvidia",
+        help="runtimeClassName of the reservation pods ('' for none; default: nvidia)",
+    )
+    parser.add_argument(
+        "--resource-reservation-allocation-timeout",
+        type=float,
+        default=40.0,
+        help="seconds a reservation pod may take to report its GPU before the "
+        "BindRequest fails (default: 40)",
+    )
+    parser.add_argument(
+        "--resource-reservation-grace",
+        type=float,
+        default=20.0,
+        help="seconds an unused reservation pod, or a sharing pod whose reservation pod "
+        "is gone, is kept before the sync deletes it (default: 20)",
+    )
+
+
+def reservation_settings(args: argparse.Namespace) -> Settings:
+    """The :class:`~scheduler.binder.sharing.Settings` of the flags (ValueError: a bad one)."""
+    from scheduler.binder.sharing import DEFAULT_IMAGE, Settings
+
+    if args.resource_reservation_allocation_timeout <= 0:
+        raise ValueError("--resource-reservation-allocation-timeout: must be > 0")
+    if args.resource_reservation_grace < 0:
+        raise ValueError("--resource-reservation-grace: must be >= 0")
+    if not args.resource_reservation_namespace:
+        raise ValueError("--resource-reservation-namespace: must not be empty")
+    return Settings(
+        namespace=args.resource_reservation_namespace,
+        image=args.resource_reservation_image or DEFAULT_IMAGE,
+        runtime_class=args.resource_reservation_runtime_class,
+        timeout=args.resource_reservation_allocation_timeout,
+        grace=args.resource_reservation_grace,
+    )
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -22,20 +80,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "binder",
         help="run the binder: bind pods as the scheduler's BindRequests say",
         description="Watch BindRequests, bind their pods, report in their status "
-        "(phase, reason, failedAttempts). Lease: podmuster-binder.",
+        "(phase, reason, failedAttempts). Fractional-GPU pods first get a reservation "
+        "pod per GPU group. Lease: podmuster-binder.",
     )
     add_common_arguments(parser, DEFAULT_METRICS_PORT)
     parser.add_argument("--workers", type=int, default=8, help="concurrent BindRequests")
+    add_reservation_arguments(parser)
     parser.set_defaults(handler=run_binder)
     return parser
 
 
 def run_binder(args: argparse.Namespace) -> int:
+    try:
+        settings = reservation_settings(args)
+    except ValueError as exc:
+        print(f"podmuster run binder: {exc}", file=sys.stderr)
+        return 2
+
     from kubeapi import KubeController
     from scheduler.binder.reconciler import Binder
     from scheduler.controllers import runtime
 
     async def body(api: KubeController) -> None:
-        await Binder(api, workers=args.workers).run()
+        await Binder(api, workers=args.workers, reservations=settings).run()
 
     return runtime.run("binder", body, args)

@@ -3,8 +3,8 @@
 Why this module exists: it is the thin async edge around
 :func:`scheduler.binder.decide.decide`. For one BindRequest it reads the
 BindRequest, its pod and the selected node, performs the decided step
-(``pods/{name}/binding``, a ``status`` patch) and schedules the retry. It never
-deletes anything. Every attempt's ``failedAttempts`` is persisted.
+(``pods/{name}/binding``, a ``status`` patch) and schedules the retry. Every
+attempt's ``failedAttempts`` is persisted.
 
 Reads come from watch caches while :meth:`Binder.run` runs (BindRequests, Pods and
 Nodes are listed and watched, as KAI's binder reads from its informers), so a bind
@@ -14,6 +14,13 @@ server, a pod the cache shows unbound but that is bound gets a Conflict from the
 binding (then read fresh), and a permanent failure decided on cached objects is
 decided again on fresh ones before it is written. Called without :meth:`run`
 (tests), :meth:`reconcile` reads everything from the server.
+
+A Fraction BindRequest first gets its GPU reservation pods (:mod:`scheduler.binder.sharing`
+decides): the binder creates the missing ones and requeues the request until each has
+reported its GPU (woken by the reservation pod's watch event, polled as a fallback),
+then labels the pod, writes its ConfigMap and binds. While :meth:`run` runs, a periodic
+sync (:mod:`scheduler.binder.syncing` decides) deletes reservation pods whose group
+emptied and sharing pods whose reservation pod is gone; these are the only deletes.
 """
 
 from __future__ import annotations
@@ -21,11 +28,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from crds import gpusharing as names
 from crds.bindrequest import API_VERSION, KIND
 from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object
+from scheduler.binder import sharing, syncing
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
 from scheduler.controllers.watching import Key, Store, run_together, watch_kind
 from scheduler.controllers.workqueue import WorkQueue
@@ -34,6 +43,10 @@ from scheduler.metrics import METRICS, Metrics
 __all__ = ["Binder"]
 
 log = logging.getLogger("podmuster.binder")
+
+POLL_SECONDS = 2.0
+"""A request waiting for a reservation pod's GPU is looked at again after this, at the
+latest (the reservation pod's watch event usually wakes it sooner)."""
 
 
 class Binder:
@@ -46,8 +59,15 @@ class Binder:
         metrics: Metrics = METRICS,
         clock: Callable[[], float] = time.monotonic,
         workers: int = 8,
+        reservations: sharing.Settings = sharing.Settings(),  # noqa: B008 (frozen)
+        sync_period: float = 5.0,
     ) -> None:
         self.api = api
+        self.reservations = reservations
+        self.sync_period = sync_period
+        self.reserving_since: dict[Key, float] = {}
+        self.waiting: dict[str, set[Key]] = {}  # GPU group -> requests waiting for its GPU
+        self.sync_since: dict[str, float] = {}
         self.metrics = metrics
         self.clock = clock
         self.workers = workers
@@ -89,6 +109,11 @@ class Binder:
     def _forget(self, key: Key) -> None:
         self.retry_at.pop(key, None)
         self.first_seen.pop(key, None)
+        self.reserving_since.pop(key, None)
+        for group in [g for g, keys in self.waiting.items() if key in keys]:
+            self.waiting[group].discard(key)
+            if not self.waiting[group]:
+                del self.waiting[group]
 
     async def reconcile(self, namespace: str, name: str) -> float | None:
         """Reconcile one BindRequest; returns seconds until it wants another look."""
@@ -111,8 +136,76 @@ class Binder:
         if action.kind == "wait":
             return max(action.at - now, 0.0)
         if action.kind == "bind":
+            fraction = sharing.fraction_of(request)
+            if isinstance(fraction, str):
+                action = Action("fail", action.node, fraction)
+            elif fraction is not None:
+                shared = await self._share(key, pod or {}, action.node, fraction)
+                if isinstance(shared, float):
+                    return shared
+                action = shared or action
+        if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
         return await self._record(key, request, action)
+
+    async def _share(
+        self, key: Key, pod: Object, node: str, fraction: sharing.Fraction
+    ) -> Action | float | None:
+        """Reserve ``fraction``'s GPUs and prepare ``pod`` for them.
+
+        None: ready to bind. A float: look again after that many seconds. An Action:
+        ``fail`` (for good) or ``retry``.
+        """
+        now = self.clock()
+        started = self.reserving_since.setdefault(key, now)
+        namespace = self.reservations.namespace
+        found = {
+            group: await self._read("v1", "Pod", namespace, sharing.reservation_name(node, group))
+            for group in fraction.groups
+        }
+        step = sharing.reserve(fraction, node, found, now - started, self.reservations)
+        if step.kind == "fail":
+            return Action("fail", node, step.reason)
+        if step.kind in ("create", "wait"):
+            for manifest in step.pods:
+                where = f"{namespace}/{manifest['metadata']['name']}"
+                try:
+                    created = await self.api.create(manifest)
+                except ConflictError:
+                    continue  # made meanwhile (another request of the same group)
+                except ApiError as exc:
+                    return Action("retry", node, f"creating reservation pod {where}: {exc.message}")
+                if "Pod" in self.caches:
+                    self.caches["Pod"].apply("ADDED", created)
+                log.info("reservation pod created", extra={"pod": where, "node": node})
+            for group in fraction.groups:
+                self.waiting.setdefault(group, set()).add(key)
+            return POLL_SECONDS
+        return await self._prepare_pod(pod, node, fraction, step.uuids)
+
+    async def _prepare_pod(
+        self, pod: Object, node: str, fraction: sharing.Fraction, uuids: tuple[str, ...]
+    ) -> Action | None:
+        """Label ``pod`` with its groups and write its ConfigMap (None: done)."""
+        meta = pod.get("metadata") or {}
+        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        try:
+            await self.api.patch("v1", "Pod", namespace, name, sharing.pod_patch(pod, fraction))
+            wanted = sharing.configmap(pod, fraction, uuids)
+            try:
+                await self.api.create(wanted)
+            except ConflictError:
+                current = await self.api.get(
+                    "v1", "ConfigMap", namespace, wanted["metadata"]["name"]
+                )
+                current["data"] = wanted["data"]
+                current["metadata"]["ownerReferences"] = wanted["metadata"]["ownerReferences"]
+                await self.api.replace(current)
+        except NotFoundError:
+            return Action("fail", node, f"pod {name} does not exist")
+        except ApiError as exc:
+            return Action("retry", node, f"preparing pod {name} for its GPU groups: {exc.message}")
+        return None
 
     async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
         meta = pod.get("metadata") or {}
@@ -174,6 +267,68 @@ class Binder:
             if again is not None:
                 self.queue.add(key, again)
 
+    def _pod_changed(self, old: Object | None, new: Object | None) -> None:
+        """A reservation pod changed: wake the requests waiting for its GPU."""
+        meta = (new or old or {}).get("metadata") or {}
+        if meta.get("namespace") != self.reservations.namespace:
+            return
+        group = str((meta.get("labels") or {}).get(names.GPU_GROUP_LABEL) or "")
+        for key in self.waiting.get(group, ()):
+            self.queue.add(key)
+
+    async def sync(self) -> None:
+        """One sync of GPU groups from the watch caches (see :mod:`scheduler.binder.syncing`)."""
+        if not all(self._synced.get(kind, asyncio.Event()).is_set() for kind in (KIND, "Pod")):
+            return
+        plan = syncing.plan(
+            self.caches["Pod"].values(),
+            self.caches[KIND].values(),
+            namespace=self.reservations.namespace,
+            grace=self.reservations.grace,
+            now=self.clock(),
+            since=self.sync_since,
+        )
+        self.sync_since = plan.since
+        for pod in plan.reservations:
+            group = str(pod["metadata"].get("labels", {}).get(names.GPU_GROUP_LABEL))
+            if await self._delete_pod(pod):
+                log.info(
+                    "reservation pod deleted: GPU group %s has no pod left",
+                    group,
+                    extra={"pod": _where(pod), "group": group},
+                )
+        for pod, group in plan.orphans:
+            if not await self._delete_pod(pod):
+                continue
+            message = (
+                f"pod {_where(pod)} deleted: its GPU group {group} lost its reservation pod "
+                f"(the GPU it shared is no longer held)"
+            )
+            log.warning(message, extra={"pod": _where(pod), "group": group})
+            try:
+                involved = {"apiVersion": "v1", "kind": "Pod", **pod}
+                await self.api.create_event(involved, "Warning", "GPUReservationLost", message)
+            except ApiError as exc:
+                log.warning("event for %s: %s", _where(pod), exc)
+
+    async def _delete_pod(self, pod: Mapping[str, Any]) -> bool:
+        meta = pod["metadata"]
+        try:
+            await self.api.delete(
+                "v1", "Pod", meta["namespace"], meta["name"], uid=str(meta.get("uid") or "")
+            )
+        except NotFoundError:
+            return False
+        except ApiError as exc:  # a changed or replaced pod: the next sync looks again
+            log.warning("deleting pod %s: %s", _where(pod), exc)
+            return False
+        return True
+
+    async def _sync_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.sync_period)
+            await self.sync()
+
     def _changed(self, old: Object | None, new: Object | None) -> None:
         obj = new or old
         if obj is not None:
@@ -190,14 +345,21 @@ class Binder:
                 synced=self._synced[KIND],
             ),
             watch_kind(
-                self.api, "v1", "Pod", self.caches["Pod"], _ignore, synced=self._synced["Pod"]
+                self.api, "v1", "Pod", self.caches["Pod"], self._pod_changed,
+                synced=self._synced["Pod"],
             ),
             watch_kind(
                 self.api, "v1", "Node", self.caches["Node"], _ignore, synced=self._synced["Node"]
             ),
             *(self._worker() for _ in range(self.workers)),
+            self._sync_loop(),
         )  # fmt: skip
 
 
+def _where(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
 def _ignore(old: Object | None, new: Object | None) -> None:
-    """Pods and Nodes are only read; their changes queue nothing."""
+    """Nodes are only read; their changes queue nothing."""

@@ -1,0 +1,81 @@
+"""The names of GPU sharing: pod annotations, labels and env that components share.
+
+Why this module exists: a fractional-GPU pod passes through three components that never
+import each other: the admission webhooks (validate the annotations, pre-wire the env),
+the binder (reservation pods, the pod's group label, the per-pod ConfigMap) and the
+scheduler (reads the group labels back). KAI fixed these names (``kai-semantics.md`` §3
+and §6); keeping them in one place of the API package lets each component use them
+without depending on another.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "CONFIGMAP_ANNOTATION",
+    "CONTAINER_NAME",
+    "DO_NOT_DISRUPT_ANNOTATION",
+    "FRACTION",
+    "GPU_GROUP_LABEL",
+    "GPU_PORTION_ENV",
+    "GPU_RESOURCE",
+    "MEMORY",
+    "MPS",
+    "MULTI_GROUP_LABEL_PREFIX",
+    "NUM_DEVICES",
+    "RECEIVED_RESOURCE_TYPE_ANNOTATION",
+    "RESERVATION_APP",
+    "RESERVATION_NAMESPACE",
+    "RESERVATION_SERVICE_ACCOUNT",
+    "RESERVED_GPU_ANNOTATION",
+    "SHARING_ANNOTATIONS",
+    "VISIBLE_DEVICES_ENV",
+    "configmap_name",
+]
+
+# --- what a user writes on a pod --------------------------------------------------------
+FRACTION: Final = "gpu-fraction"
+"""Portion of one GPU, 0 < x < 1."""
+MEMORY: Final = "gpu-memory"
+"""GPU memory in MiB (a positive integer)."""
+NUM_DEVICES: Final = "gpu-fraction-num-devices"
+"""Devices, each getting the fraction or memory (default 1)."""
+CONTAINER_NAME: Final = "gpu-fraction-container-name"
+"""The (init or regular) container that gets the shared GPU (default: the first container)."""
+MPS: Final = "mps"
+"""``"true"`` runs the pod's GPU work through the node's MPS daemon."""
+SHARING_ANNOTATIONS: Final = (FRACTION, MEMORY, NUM_DEVICES, CONTAINER_NAME, MPS)
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+
+# --- what the admission mutation and the binder write -------------------------------
+CONFIGMAP_ANNOTATION: Final = "runai/shared-gpu-configmap"
+"""On a sharing pod: the name of its ConfigMap holding the env below (set at admission)."""
+VISIBLE_DEVICES_ENV: Final = "NVIDIA_VISIBLE_DEVICES"
+"""The GPU UUIDs the pod's container sees (comma-separated), from its ConfigMap."""
+GPU_PORTION_ENV: Final = "GPU_PORTION"
+"""The portion of each device the pod received (e.g. ``"0.50"``), from its ConfigMap."""
+GPU_GROUP_LABEL: Final = "runai-gpu-group"
+"""On a bound sharing pod and on its reservation pod: the GPU group id."""
+MULTI_GROUP_LABEL_PREFIX: Final = "runai-gpu-group/"
+"""A multi-device sharing pod carries ``runai-gpu-group/<group>`` for each of its groups."""
+RECEIVED_RESOURCE_TYPE_ANNOTATION: Final = "received-resource-type"
+"""On a bound pod: ``Regular``, ``Fraction`` or ``MigInstance``."""
+
+# --- reservation pods -------------------------------------------------------------------
+RESERVATION_NAMESPACE: Final = "kai-resource-reservation"
+RESERVATION_SERVICE_ACCOUNT: Final = "kai-resource-reservation"
+RESERVATION_APP: Final = "kai-resource-reservation"
+"""Value of the ``app`` label of every reservation pod."""
+RESERVED_GPU_ANNOTATION: Final = "run.ai/reserve_for_gpu_index"
+"""Written on a reservation pod by the code inside it: the UUID of the GPU it got."""
+DO_NOT_DISRUPT_ANNOTATION: Final = "karpenter.sh/do-not-disrupt"
+
+_CONFIGMAP_SUFFIX: Final = "-shared-gpu"
+_MAX_NAME: Final = 253
+
+
+def configmap_name(pod_name: str) -> str:
+    """The ConfigMap a sharing pod named ``pod_name`` reads its GPU env from."""
+    stem = pod_name[: _MAX_NAME - len(_CONFIGMAP_SUFFIX)].rstrip("-.")
+    return f"{stem}{_CONFIGMAP_SUFFIX}"

@@ -1,0 +1,289 @@
+"""What the binder does for a fractional-GPU BindRequest: pure decisions, no API calls.
+
+Why this module exists: a pod that asks for part of a GPU cannot request
+``nvidia.com/gpu`` itself, so the device plugin never gives it a device. Instead, per
+GPU group the scheduler chose, the binder keeps one **reservation pod** pinned to the
+node that requests one whole ``nvidia.com/gpu``; the code inside it (the device plugin
+in tests) writes the UUID of the GPU it got in the annotation
+``run.ai/reserve_for_gpu_index``. Every pod of the group then sees that GPU through the
+env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``), wired at admission.
+Rules (``kai-semantics.md`` §2.4, §6 "Binder"):
+
+1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
+   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
+2. Per group, the reservation pod ``gpu-reservation-<node>-<hash of group>`` in the
+   reservation namespace must exist on the selected node; missing ones are created.
+3. The binder waits (requeued, never blocking a worker) until every reservation pod of
+   the request reports its GPU, at most the allocation timeout; then the BindRequest
+   fails for good, naming the pods that did not report.
+4. Then the pod is labelled ``runai-gpu-group=<first group>`` (and, with several
+   devices, ``runai-gpu-group/<group>`` per group), annotated
+   ``received-resource-type: Fraction``, its ConfigMap written, and it is bound.
+
+Reservation pods tolerate every taint: they are pinned by ``nodeName`` as DaemonSet pods
+are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from crds import gpusharing as names
+from crds.bindrequest import RESOURCE_TYPE_FRACTION
+from kubeapi.objects import owner_reference
+
+__all__ = [
+    "DEFAULT_IMAGE",
+    "Fraction",
+    "Settings",
+    "Step",
+    "configmap",
+    "configmap_of",
+    "fraction_of",
+    "pod_patch",
+    "reservation_name",
+    "reservation_pod",
+    "reserve",
+    "reserved_gpu",
+]
+
+DEFAULT_IMAGE: Final = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.13.0"
+"""An image whose process writes its GPU's UUID on its own pod (KAI's does)."""
+
+_PREFIX: Final = "gpu-reservation-"
+_HASH_LENGTH: Final = 8
+_MAX_NAME: Final = 63
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How reservation pods are made and how long they may take to report a GPU.
+
+    ``runtime_class`` empty: the pod names no RuntimeClass. ``grace``: seconds a
+    reservation pod with no user, or a sharing pod with no reservation pod, is left
+    alone before the binder's sync deletes it.
+    """
+
+    namespace: str = names.RESERVATION_NAMESPACE
+    image: str = DEFAULT_IMAGE
+    runtime_class: str = "nvidia"
+    timeout: float = 40.0
+    grace: float = 20.0
+    service_account: str = names.RESERVATION_SERVICE_ACCOUNT
+
+
+@dataclass(frozen=True, slots=True)
+class Fraction:
+    """The GPU part of a Fraction BindRequest: one group per device, each ``portion``."""
+
+    groups: tuple[str, ...]
+    portion: str
+
+
+def fraction_of(request: Mapping[str, Any]) -> Fraction | str | None:
+    """The request's fraction; None when it is not a Fraction; a reason when it is broken."""
+    spec = request.get("spec") or {}
+    if spec.get("receivedResourceType") != RESOURCE_TYPE_FRACTION:
+        return None
+    received = spec.get("receivedGPU") or {}
+    portion = str(received.get("portion") or "")
+    try:
+        value = float(portion)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 1:
+        return f"spec.receivedGPU.portion: must be a number in (0, 1], got {portion!r}"
+    groups = tuple(str(g) for g in spec.get("selectedGPUGroups") or () if g)
+    if not groups:
+        return "spec.selectedGPUGroups: a Fraction BindRequest needs at least one GPU group"
+    count = received.get("count")
+    if count not in (None, 0) and count != len(groups):
+        return (
+            f"spec.selectedGPUGroups: {len(groups)} group(s) for receivedGPU.count {count} "
+            "(one group per device)"
+        )
+    if len(set(groups)) != len(groups):
+        return f"spec.selectedGPUGroups: a group is listed twice ({', '.join(groups)})"
+    return Fraction(groups, portion)
+
+
+def reservation_name(node: str, group: str) -> str:
+    """``gpu-reservation-<node>-<hash of group>``, at most 63 characters."""
+    digest = hashlib.sha256(group.encode()).hexdigest()[:_HASH_LENGTH]
+    room = _MAX_NAME - len(_PREFIX) - 1 - _HASH_LENGTH
+    stem = node[:room].rstrip("-.")
+    return f"{_PREFIX}{stem}-{digest}"
+
+
+def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]:
+    """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise."""
+    resources = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
+    spec: dict[str, Any] = {
+        "nodeName": node,
+        "serviceAccountName": settings.service_account,
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 0,
+        "tolerations": [{"operator": "Exists"}],
+        "containers": [
+            {
+                "name": "resource-reservation",
+                "image": settings.image,
+                "imagePullPolicy": "IfNotPresent",
+                "resources": {"requests": resources, "limits": resources},
+                "env": [
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                    {
+                        "name": "POD_NAMESPACE",
+                        "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+                    },
+                ],
+            }
+        ],
+    }
+    if settings.runtime_class:
+        spec["runtimeClassName"] = settings.runtime_class
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": reservation_name(node, group),
+            "namespace": settings.namespace,
+            "labels": {"app": names.RESERVATION_APP, names.GPU_GROUP_LABEL: group},
+            "annotations": {names.DO_NOT_DISRUPT_ANNOTATION: "true"},
+        },
+        "spec": spec,
+    }
+
+
+def reserved_gpu(pod: Mapping[str, Any]) -> str:
+    """The GPU UUID a reservation pod reported, or ``""``."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(names.RESERVED_GPU_ANNOTATION) or "")
+
+
+Kind = Literal["create", "wait", "fail", "ready"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """``create``: make ``pods`` first. ``wait``: a GPU is not reported yet (``reason``).
+    ``fail``: give up for good (``reason``). ``ready``: ``uuids``, one per group."""
+
+    kind: Kind
+    pods: tuple[dict[str, Any], ...] = ()
+    uuids: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _where(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def reserve(
+    fraction: Fraction,
+    node: str,
+    found: Mapping[str, Mapping[str, Any] | None],
+    waited: float,
+    settings: Settings,
+) -> Step:
+    """The next step towards ``fraction``'s GPUs on ``node``.
+
+    ``found`` maps each group to the pod named :func:`reservation_name` (None: no such
+    pod); ``waited`` is how long the binder has been waiting for this request's GPUs.
+    """
+    missing: list[dict[str, Any]] = []
+    pending: list[str] = []
+    uuids: list[str] = []
+    for group in fraction.groups:
+        pod = found.get(group)
+        if pod is None:
+            missing.append(reservation_pod(node, group, settings))
+            continue
+        meta = pod.get("metadata") or {}
+        owner_group = (meta.get("labels") or {}).get(names.GPU_GROUP_LABEL)
+        if owner_group != group:
+            return Step(
+                "fail",
+                reason=f"reservation pod {_where(pod)} belongs to GPU group {owner_group!r}, "
+                f"not {group!r}",
+            )
+        on = str((pod.get("spec") or {}).get("nodeName") or "")
+        if on != node:
+            return Step(
+                "fail",
+                reason=f"reservation pod {_where(pod)} of GPU group {group} is on node "
+                f"{on or '(none)'}, not {node}",
+            )
+        uuid = "" if meta.get("deletionTimestamp") else reserved_gpu(pod)
+        if uuid:
+            uuids.append(uuid)
+        else:
+            pending.append(_where(pod))
+    if missing:
+        return Step("create", pods=tuple(missing))
+    if pending:
+        what = (
+            f"reservation pod(s) {', '.join(pending)} did not report a GPU (annotation "
+            f"{names.RESERVED_GPU_ANNOTATION})"
+        )
+        if waited >= settings.timeout:
+            return Step("fail", reason=f"{what} within {settings.timeout:g}s")
+        return Step("wait", reason=what)
+    return Step("ready", uuids=tuple(uuids))
+
+
+def _groups_labels(labels: Mapping[str, Any], groups: Sequence[str]) -> dict[str, Any]:
+    """Labels setting the pod's groups; stale ``runai-gpu-group/*`` labels are removed."""
+    patch: dict[str, Any] = {
+        key: None
+        for key in labels
+        if key.startswith(names.MULTI_GROUP_LABEL_PREFIX)
+        and key[len(names.MULTI_GROUP_LABEL_PREFIX) :] not in groups
+    }
+    patch[names.GPU_GROUP_LABEL] = groups[0]
+    if len(groups) > 1:
+        patch.update({f"{names.MULTI_GROUP_LABEL_PREFIX}{g}": g for g in groups})
+    return patch
+
+
+def configmap_of(pod: Mapping[str, Any]) -> str:
+    """The name of ``pod``'s GPU ConfigMap: its annotation, else the default name."""
+    meta = pod.get("metadata") or {}
+    named = (meta.get("annotations") or {}).get(names.CONFIGMAP_ANNOTATION)
+    return str(named or names.configmap_name(str(meta.get("name") or "")))
+
+
+def pod_patch(pod: Mapping[str, Any], fraction: Fraction) -> dict[str, Any]:
+    """The merge patch marking ``pod`` as a member of ``fraction``'s groups."""
+    meta = pod.get("metadata") or {}
+    return {
+        "metadata": {
+            "labels": _groups_labels(meta.get("labels") or {}, fraction.groups),
+            "annotations": {
+                names.RECEIVED_RESOURCE_TYPE_ANNOTATION: RESOURCE_TYPE_FRACTION,
+                names.CONFIGMAP_ANNOTATION: configmap_of(pod),
+            },
+        }
+    }
+
+
+def configmap(pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str]) -> dict[str, Any]:
+    """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with it)."""
+    meta = pod.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": configmap_of(pod),
+            "namespace": meta.get("namespace"),
+            "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
+        },
+        "data": {
+            names.VISIBLE_DEVICES_ENV: ",".join(uuids),
+            names.GPU_PORTION_ENV: fraction.portion,
+        },
+    }

@@ -1,0 +1,274 @@
+"""The binder's fractional-GPU path against kubeapi's in-memory API server: reservation
+pods created and waited for, the pod labelled, its ConfigMap written, then bound; the
+timeout; a shared group; a broken request; and the sync's deletes and Event."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from crds.bindrequest import KIND
+from kubeapi.testing import FakeKube
+from scheduler.binder.reconciler import POLL_SECONDS, Binder
+from scheduler.binder.sharing import Settings, reservation_name
+from scheduler.controllers.watching import Store
+from scheduler.metrics import Metrics, Registry
+
+BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
+RNS = "kai-resource-reservation"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def add_pod(kube: FakeKube, name: str, annotations: dict[str, str] | None = None) -> None:
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
+                         "annotations": annotations or {}},
+            "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "main"}]},
+        }
+    )  # fmt: skip
+
+
+def add_request(kube: FakeKube, pod: str, groups: list[str], portion: str = "0.50") -> None:
+    kube.add(
+        {
+            "apiVersion": BR[0],
+            "kind": BR[1],
+            "metadata": {
+                "name": pod,
+                "namespace": "ns",
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": f"uid-{pod}"}
+                ],
+            },
+            "spec": {
+                "podName": pod,
+                "selectedNode": "n1",
+                "backoffLimit": 3,
+                "receivedResourceType": "Fraction",
+                "receivedGPU": {"count": len(groups), "portion": portion},
+                "selectedGPUGroups": groups,
+            },
+        }
+    )
+
+
+def world() -> FakeKube:
+    kube = FakeKube()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    add_pod(kube, "p", {"runai/shared-gpu-configmap": "p-abc-shared-gpu"})
+    add_request(kube, "p", ["g1"])
+    return kube
+
+
+def binder(kube: FakeKube, clock: Clock, **settings: Any) -> Binder:
+    return Binder(kube, metrics=Metrics(Registry()), clock=clock, reservations=Settings(**settings))
+
+
+def status(kube: FakeKube, name: str = "p") -> dict[str, Any]:
+    stored = kube.stored(*BR, "ns", name)
+    assert stored is not None
+    return dict(stored.get("status") or {})
+
+
+def pod(kube: FakeKube, name: str, namespace: str = "ns") -> dict[str, Any]:
+    stored = kube.stored("v1", "Pod", namespace, name)
+    assert stored is not None
+    return stored
+
+
+def report_gpu(kube: FakeKube, group: str, uuid: str) -> None:
+    annotations = {"run.ai/reserve_for_gpu_index": uuid}
+    name = reservation_name("n1", group)
+    asyncio.run(kube.patch("v1", "Pod", RNS, name, {"metadata": {"annotations": annotations}}))
+
+
+def test_reserves_waits_labels_writes_configmap_and_binds() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock)
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS
+    reserved = pod(kube, reservation_name("n1", "g1"), RNS)
+    assert reserved["spec"]["nodeName"] == "n1"
+    assert reserved["metadata"]["labels"]["runai-gpu-group"] == "g1"
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert status(kube) == {}
+    # Not reported yet: still waiting, nothing created twice.
+    clock.now += 5
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS
+    assert len([c for c in kube.calls if c[0] == "create"]) == 1
+    report_gpu(kube, "g1", "GPU-aaa")
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    bound = pod(kube, "p")
+    assert bound["spec"]["nodeName"] == "n1"
+    assert bound["metadata"]["labels"] == {"runai-gpu-group": "g1"}
+    assert bound["metadata"]["annotations"]["received-resource-type"] == "Fraction"
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.50"}
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
+    assert status(kube)["phase"] == "Succeeded"
+    verbs = [c[0] for c in kube.calls]
+    assert verbs.index("create") < verbs.index("bind")
+
+
+def test_a_second_pod_of_the_group_reuses_the_reservation_pod() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock)
+    asyncio.run(b.reconcile("ns", "p"))
+    report_gpu(kube, "g1", "GPU-aaa")
+    asyncio.run(b.reconcile("ns", "p"))
+    add_pod(kube, "q")
+    add_request(kube, "q", ["g1"], portion="0.25")
+    assert asyncio.run(b.reconcile("ns", "q")) is None
+    assert len(kube.of_kind("Pod")) == 3  # p, q and one reservation pod
+    cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")  # no annotation: default name
+    assert cm is not None
+    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.25"}
+    assert pod(kube, "q")["metadata"]["annotations"]["runai/shared-gpu-configmap"] == "q-shared-gpu"
+
+
+def test_several_devices_get_one_reservation_each() -> None:
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    add_pod(kube, "p")
+    add_request(kube, "p", ["g1", "g2"])
+    b = binder(kube, clock)
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS
+    report_gpu(kube, "g1", "GPU-1")
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS
+    report_gpu(kube, "g2", "GPU-2")
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    labels = pod(kube, "p")["metadata"]["labels"]
+    assert labels == {
+        "runai-gpu-group": "g1",
+        "runai-gpu-group/g1": "g1",
+        "runai-gpu-group/g2": "g2",
+    }
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-shared-gpu")
+    assert cm is not None
+    assert cm["data"]["NVIDIA_VISIBLE_DEVICES"] == "GPU-1,GPU-2"
+
+
+def test_a_reservation_that_never_reports_fails_the_request_for_good() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, timeout=10.0)
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS
+    clock.now += 10
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    got = status(kube)
+    assert got["phase"] == "Failed"
+    assert got["failedAttempts"] == 3  # final: the scheduler places the pod again
+    assert (
+        "did not report a GPU (annotation run.ai/reserve_for_gpu_index) within 10s" in got["reason"]
+    )
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
+
+
+def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
+    kube, clock = world(), Clock()
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "p-abc-shared-gpu", "namespace": "ns",
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p",
+                                              "uid": "an-older-pod"}]},
+            "data": {"NVIDIA_VISIBLE_DEVICES": "GPU-old", "GPU_PORTION": "0.10"},
+        }
+    )  # fmt: skip
+    b = binder(kube, clock)
+    asyncio.run(b.reconcile("ns", "p"))
+    report_gpu(kube, "g1", "GPU-new")
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-new", "GPU_PORTION": "0.50"}
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
+
+
+def test_a_broken_fraction_request_fails_naming_the_field() -> None:
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    add_pod(kube, "p")
+    add_request(kube, "p", [])
+    asyncio.run(binder(kube, clock).reconcile("ns", "p"))
+    got = status(kube)
+    assert got["phase"] == "Failed"
+    assert got["reason"].startswith("spec.selectedGPUGroups:")
+    assert not kube.of_kind("ConfigMap")
+
+
+def load_caches(b: Binder, kube: FakeKube) -> None:
+    b.caches = {KIND: Store(), "Pod": Store()}
+    for kind in b.caches:
+        b.caches[kind].replace(kube.of_kind(kind))
+    b._synced = {kind: asyncio.Event() for kind in b.caches}
+    for event in b._synced.values():
+        event.set()
+
+
+def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    asyncio.run(b.reconcile("ns", "p"))
+    report_gpu(kube, "g1", "GPU-aaa")
+    asyncio.run(b.reconcile("ns", "p"))
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"status": {"phase": "Running"}}))
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
+    kube.remove("v1", "Pod", "ns", "p")
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+
+
+def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    asyncio.run(b.reconcile("ns", "p"))
+    report_gpu(kube, "g1", "GPU-aaa")
+    asyncio.run(b.reconcile("ns", "p"))
+    kube.remove("v1", "Pod", RNS, reservation_name("n1", "g1"))
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", "ns", "p") is None
+    [event] = kube.events
+    assert event["reason"] == "GPUReservationLost"
+    assert event["involvedObject"]["name"] == "p"
+    assert "ns/p deleted: its GPU group g1 lost its reservation pod" in event["message"]
+
+
+def test_the_running_binder_is_woken_by_the_reservation_pod() -> None:
+    kube = world()
+
+    async def main() -> None:
+        b = Binder(kube, metrics=Metrics(Registry()), reservations=Settings())
+        task = asyncio.create_task(b.run())
+        name = reservation_name("n1", "g1")
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if kube.stored("v1", "Pod", RNS, name) is not None:
+                break
+        annotations = {"run.ai/reserve_for_gpu_index": "GPU-x"}
+        await kube.patch("v1", "Pod", RNS, name, {"metadata": {"annotations": annotations}})
+        for _ in range(100):  # well under POLL_SECONDS: the watch event wakes it
+            await asyncio.sleep(0.01)
+            if status(kube).get("phase") == "Succeeded":
+                break
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert status(kube)["phase"] == "Succeeded"
+    assert pod(kube, "p")["spec"]["nodeName"] == "n1"
