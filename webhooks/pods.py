@@ -19,7 +19,9 @@ Rules (KAI's annotation contract, ``kai-semantics.md`` §3 and §6), for pods wh
 * ``gpu-fraction-num-devices``: a positive integer, only with ``gpu-fraction`` or
   ``gpu-memory``;
 * ``gpu-fraction-container-name``: the name of one of the pod's containers or init
-  containers.
+  containers;
+* ``mps``: ``"true"`` or ``"false"``, and ``"true"`` only with ``gpu-fraction`` or
+  ``gpu-memory`` (MPS shares a GPU between processes; a whole GPU needs none).
 """
 
 from __future__ import annotations
@@ -27,18 +29,20 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from crds.errors import InputError, object_error
+from crds.gpusharing import (
+    CONTAINER_NAME,
+    FRACTION,
+    GPU_RESOURCE,
+    MEMORY,
+    MPS,
+    NUM_DEVICES,
+    SHARING_ANNOTATIONS,
+)
 
 __all__ = ["SHARING_ANNOTATIONS", "validate_pod"]
-
-FRACTION: Final = "gpu-fraction"
-MEMORY: Final = "gpu-memory"
-NUM_DEVICES: Final = "gpu-fraction-num-devices"
-CONTAINER_NAME: Final = "gpu-fraction-container-name"
-SHARING_ANNOTATIONS: Final = (FRACTION, MEMORY, NUM_DEVICES, CONTAINER_NAME)
-GPU_RESOURCE: Final = "nvidia.com/gpu"
 
 _NUMBER = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _POSITIVE_INTEGER = re.compile(r"[0-9]+")
@@ -137,6 +141,12 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
             problem(_field(NUM_DEVICES), f"must be a positive integer, got {devices!r}")
         if not sharing:
             problem(_field(NUM_DEVICES), f"applies only together with {FRACTION} or {MEMORY}")
+    mps = annotations.get(MPS)
+    if mps is not None:
+        if mps not in ("true", "false"):
+            problem(_field(MPS), f'must be "true" or "false", got {mps!r}')
+        elif mps == "true" and not sharing:
+            problem(_field(MPS), f'"true" applies only together with {FRACTION} or {MEMORY}')
     target = annotations.get(CONTAINER_NAME)
     if target is not None:
         names = [n for _, c in containers if isinstance(n := _mapping(c).get("name"), str)]

@@ -4,7 +4,8 @@ Why this module exists: the API server calls a validating webhook over HTTPS wit
 ``admission.k8s.io/v1`` AdmissionReview. This module decodes it, asks
 :mod:`webhooks.validation` (reading the current Queues for a Queue's parent and cycle
 checks) or :mod:`webhooks.pods` (a Pod's GPU-sharing annotations), and answers; it
-holds no rule of its own. ``/healthz`` is served on a
+holds no rule of its own. The one mutating path, ``/mutate-pod``, answers with the
+JSONPatch of :mod:`webhooks.podenv` (a GPU-sharing pod's env wiring). ``/healthz`` is served on a
 separate plain-HTTP port for the kubelet's probes.
 
 A failure to read the Queues is answered with HTTP 500, so the webhook configuration's
@@ -14,7 +15,10 @@ A failure to read the Queues is answered with HTTP 500, so the webhook configura
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import logging
+import secrets
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -24,13 +28,18 @@ from aiohttp import web
 from crds import podgroup, queue
 from crds.errors import InputError
 from kubeapi import ApiError, KubeReader
-from webhooks import pods, validation
+from webhooks import podenv, pods, validation
 
-__all__ = ["PATHS", "build_app", "review_response", "serve"]
+__all__ = ["PATHS", "build_app", "mutation_response", "review_response", "serve"]
 
 log = logging.getLogger("podmuster.webhooks")
 
-PATHS = {"podgroups": "/validate-podgroup", "queues": "/validate-queue", "pods": "/validate-pod"}
+PATHS = {
+    "podgroups": "/validate-podgroup",
+    "queues": "/validate-queue",
+    "pods": "/validate-pod",
+    "pod-mutation": "/mutate-pod",
+}
 
 DEFAULT_SCHEDULER_NAME = "kai-scheduler"
 
@@ -47,6 +56,16 @@ def review_response(review: Mapping[str, Any], problems: list[InputError]) -> di
             "reason": "Invalid",
             "message": "; ".join(str(p) for p in problems),
         }
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+def mutation_response(review: Mapping[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
+    """The AdmissionReview answering ``review``: allowed, with ``patch`` when there is one."""
+    request = review.get("request") or {}
+    response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
+    if patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
 
 
@@ -85,10 +104,16 @@ def build_app(queues: QueueLister, scheduler_name: str = DEFAULT_SCHEDULER_NAME)
         problems = pods.validate_pod(obj, scheduler_name)
         return web.json_response(review_response(review, problems))
 
+    async def mutate_pod(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, "Pod")
+        patch = podenv.mutate_pod(obj, scheduler_name, secrets.token_hex(3))
+        return web.json_response(mutation_response(review, patch))
+
     app = web.Application(client_max_size=8 * 1024 * 1024)
     app.router.add_post(PATHS["podgroups"], validate_podgroup)
     app.router.add_post(PATHS["queues"], validate_queue)
     app.router.add_post(PATHS["pods"], validate_pod)
+    app.router.add_post(PATHS["pod-mutation"], mutate_pod)
     return app
 
 

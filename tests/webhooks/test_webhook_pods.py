@@ -49,6 +49,7 @@ FRACTION = "metadata.annotations[gpu-fraction]"
 MEMORY = "metadata.annotations[gpu-memory]"
 DEVICES = "metadata.annotations[gpu-fraction-num-devices]"
 CONTAINER = "metadata.annotations[gpu-fraction-container-name]"
+MPS = "metadata.annotations[mps]"
 WHOLE = (
     "a whole-GPU {} ({}) cannot be combined with the {} annotation: "
     "ask for shared or whole GPUs, not both"
@@ -130,6 +131,24 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
             "(the pod has 'main', 'sidecar', 'setup')"
         ],
     ),
+    *[
+        (
+            f"mps {value!r}",
+            pod({"gpu-fraction": "0.5", "mps": value}),
+            [f'{POD}: {MPS}: must be "true" or "false", got {value!r}'],
+        )
+        for value in ("True", "yes", "1", "")
+    ],
+    (
+        "mps without a fraction or memory",
+        pod({"mps": "true"}),
+        [f'{POD}: {MPS}: "true" applies only together with gpu-fraction or gpu-memory'],
+    ),
+    (
+        "mps with whole GPUs",
+        pod({"mps": "true"}, gpus={"limits": {"nvidia.com/gpu": "1"}}),
+        [f'{POD}: {MPS}: "true" applies only together with gpu-fraction or gpu-memory'],
+    ),
     (
         "a pod from a controller is named by its generateName",
         pod({"gpu-fraction": "2"}, name=""),
@@ -187,6 +206,9 @@ GOOD: list[tuple[str, dict[str, Any]]] = [
         pod({"gpu-fraction": "0.5"}, gpus={"limits": {"nvidia.com/gpu": "0"}}),
     ),
     ("other annotations", pod({"example.com/owner": "ml", "gpu": "1.5"})),
+    ("mps with a fraction", pod({"gpu-fraction": "0.5", "mps": "true"})),
+    ("mps with memory", pod({"gpu-memory": "2000", "mps": "true"})),
+    ("mps off alone", pod({"mps": "false"})),
     ("another scheduler's pod is not judged", pod({"gpu-fraction": "7"}, scheduler="default")),
 ]
 

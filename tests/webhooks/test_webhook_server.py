@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -143,3 +146,21 @@ def test_pods_of_another_scheduler_name_are_allowed() -> None:
 def test_a_pod_path_refuses_other_kinds() -> None:
     status, _ = post(PATHS["pods"], review(queue("team", "root", {})))
     assert status == 400
+
+
+def test_the_mutation_answers_with_a_base64_json_patch() -> None:
+    _, answer = post(PATHS["pod-mutation"], review(gpu_pod("0.5"), uid="m-1"))
+    response = answer["response"]
+    assert response["uid"] == "m-1"
+    assert response["allowed"] is True
+    assert response["patchType"] == "JSONPatch"
+    patch = json.loads(base64.b64decode(response["patch"]))
+    [annotation, env] = patch
+    assert annotation["path"] == "/metadata/annotations/runai~1shared-gpu-configmap"
+    assert re.fullmatch(r"nb-[0-9a-f]{6}-shared-gpu", annotation["value"])
+    assert env["path"] == "/spec/containers/0/env"
+
+
+def test_the_mutation_leaves_other_pods_alone() -> None:
+    _, answer = post(PATHS["pod-mutation"], review(gpu_pod("0.5", scheduler="default")))
+    assert answer["response"] == {"uid": "u-1", "allowed": True}

@@ -1,0 +1,94 @@
+"""The admission mutation of GPU-sharing pods: env read from a per-pod ConfigMap.
+
+Why this module exists: a pod's env cannot change after it is created, yet which GPU a
+fractional pod gets is known only at bind time, when the binder's reservation pod has
+reported its device. So at creation the pod is given env entries that *read* the GPU
+from a ConfigMap that does not exist yet; the binder writes it (UUIDs and portion)
+before it binds the pod, and the kubelet resolves the references when it starts the
+container. The rules are a pure function returning a JSONPatch; :mod:`webhooks.server`
+serves it.
+
+For pods whose ``spec.schedulerName`` is ours and that carry ``gpu-fraction`` or
+``gpu-memory``:
+
+* annotation ``runai/shared-gpu-configmap`` names the ConfigMap (kept if present, else
+  ``<pod name>-shared-gpu``; a pod created with ``generateName`` has no name yet, so a
+  random suffix stands in for the one the API server will pick);
+* the container named by ``gpu-fraction-container-name`` (a container or init
+  container; default the first container) gets ``NVIDIA_VISIBLE_DEVICES`` and
+  ``GPU_PORTION`` from that ConfigMap (``valueFrom.configMapKeyRef``, not optional:
+  the container must not start without its GPU). Entries of the same names are
+  replaced, every other entry kept in order.
+
+A pod the rules do not concern gets an empty patch. The mutation is idempotent, so a
+reinvocation changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from crds import gpusharing as names
+
+__all__ = ["mutate_pod"]
+
+JsonPatch = list[dict[str, Any]]
+
+
+def _pointer(*parts: str | int) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _target(spec: Mapping[str, Any], wanted: str | None) -> tuple[str, int] | None:
+    """(``containers`` or ``initContainers``, index) of the container to wire."""
+    for section in ("containers", "initContainers"):
+        for index, container in enumerate(spec.get(section) or ()):
+            if wanted is None and section == "containers":
+                return section, index
+            if isinstance(container, Mapping) and container.get("name") == wanted:
+                return section, index
+    return None
+
+
+def _env(configmap: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": key,
+            "valueFrom": {"configMapKeyRef": {"name": configmap, "key": key}},
+        }
+        for key in (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV)
+    ]
+
+
+def mutate_pod(obj: Mapping[str, Any], scheduler_name: str, suffix: str) -> JsonPatch:
+    """The JSONPatch wiring Pod ``obj``'s GPU env (empty: nothing to do).
+
+    ``suffix`` (a few random characters) completes the ConfigMap name of a pod that has
+    only ``generateName``.
+    """
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, Mapping) or spec.get("schedulerName") != scheduler_name:
+        return []
+    metadata = obj.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    if names.FRACTION not in annotations and names.MEMORY not in annotations:
+        return []
+    patch: JsonPatch = []
+    configmap = annotations.get(names.CONFIGMAP_ANNOTATION)
+    if not configmap:
+        pod_name = metadata.get("name") or f"{metadata.get('generateName') or 'pod-'}{suffix}"
+        configmap = names.configmap_name(str(pod_name))
+        path = _pointer("metadata", "annotations", names.CONFIGMAP_ANNOTATION)
+        patch.append({"op": "add", "path": path, "value": configmap})
+    target = _target(spec, annotations.get(names.CONTAINER_NAME))
+    if target is None:  # no such container: the validating webhook refuses the pod
+        return patch
+    section, index = target
+    container = spec[section][index]
+    ours = {names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV}
+    kept = [e for e in container.get("env") or () if e.get("name") not in ours]
+    env = kept + _env(str(configmap))
+    if env != list(container.get("env") or ()):
+        patch.append({"op": "add", "path": _pointer("spec", section, index, "env"), "value": env})
+    return patch
