@@ -39,6 +39,12 @@ def release_name() -> str:
     return f"pm{uuid.uuid4().hex[:6]}"
 
 
+def reservations_in(namespace: str) -> dict[str, Any]:
+    """Values keeping the GPU reservation namespace's objects in the test's namespace
+    (the chart would otherwise create the cluster-wide kai-resource-reservation)."""
+    return {"binder": {"resourceReservation": {"namespace": namespace, "createNamespace": False}}}
+
+
 def server_side_apply(cluster: Cluster, docs: list[dict[str, Any]], *extra: str) -> str:
     text = yaml.safe_dump_all(docs, sort_keys=False)
     return cluster.kubectl.run(
@@ -66,7 +72,12 @@ def apply_rendered(cluster: Cluster, rendered: Rendered, skip: tuple[str, ...] =
 def delete_rendered(cluster: Cluster, rendered: Rendered) -> None:
     """Everything cluster-scoped the release made (the namespace takes the rest); the
     webhook configuration first, so nothing else is sent to a webhook that is gone."""
-    for kind in ("ValidatingWebhookConfiguration", "ClusterRoleBinding", "ClusterRole"):
+    for kind in (
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "ClusterRoleBinding",
+        "ClusterRole",
+    ):
         names = rendered.names(kind)
         if names:
             cluster.kubectl.run("delete", kind.lower(), *names, "--ignore-not-found")
@@ -76,7 +87,9 @@ def test_rendered_manifests_apply_server_side(helm: Helm, cluster: Cluster, name
     values = {"metrics": {"service": {"enabled": True}}}
     for mode in ("components", "all"):
         rendered = helm.template(
-            {**values, "mode": mode}, release=release_name(), namespace=namespace
+            {**values, **reservations_in(namespace), "mode": mode},
+            release=release_name(),
+            namespace=namespace,
         )
         try:
             apply_rendered(cluster, rendered)
@@ -119,7 +132,7 @@ def test_accounts_may_do_what_they_need_and_no_more(
 ) -> None:
     """SubjectAccessReviews of the applied RBAC (the rendered rules are pinned offline)."""
     release = release_name()
-    rendered = helm.template(release=release, namespace=namespace)
+    rendered = helm.template(reservations_in(namespace), release=release, namespace=namespace)
     try:
         apply_rendered(cluster, rendered)
         account = f"{release}-podmuster-binder"
@@ -155,7 +168,16 @@ def test_accounts_may_do_what_they_need_and_no_more(
         assert not can(
             "get", "leases", "coordination.k8s.io", ns="default", name="podmuster-binder"
         )
-        assert not can("delete", "pods", ns="anywhere")
+        # Fractional GPUs: reservation pods are created in their namespace only; sharing
+        # pods are labelled and (their reservation gone) deleted anywhere.
+        assert can("create", "pods")
+        assert not can("create", "pods", ns="anywhere")
+        assert can("delete", "pods", ns="anywhere")
+        assert can("patch", "pods", ns="anywhere")
+        assert not can("update", "pods", ns="anywhere")
+        assert can("create", "configmaps", ns="anywhere")
+        assert can("update", "configmaps", ns="anywhere")
+        assert not can("delete", "configmaps", ns="anywhere")
         assert not can("update", "bindrequests", "scheduling.run.ai", ns="anywhere")
         assert not can("get", "secrets")
     finally:
@@ -230,6 +252,7 @@ def test_components_run_as_their_accounts(
         "webhooks": {"enabled": False},  # test_webhooks_* run them
         # The podgrouper watches only the test's namespace, with the RBAC for that.
         "podgrouper": {"namespaces": [namespace]},
+        **reservations_in(namespace),
     }
     rendered = helm.template(values, release=release, namespace=namespace)
     try:
@@ -315,25 +338,30 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
     """The rendered webhook configuration, pointed at the webhooks running here as their
     account (the API server cannot reach a Service without a pod network)."""
     release = release_name()
-    rendered = helm.template(release=release, namespace=namespace)
+    rendered = helm.template(reservations_in(namespace), release=release, namespace=namespace)
     pki = Pki.create(tmp_path / "pki")
     port = free_port()
     config = rendered.get("ValidatingWebhookConfiguration", f"{release}-podmuster-webhooks")
+    mutation = rendered.get("MutatingWebhookConfiguration", f"{release}-podmuster-webhooks")
     ca_bundle = base64.b64encode(pki.ca_cert.read_bytes()).decode()
-    for hook in config["webhooks"]:
+    for hook in [*config["webhooks"], *mutation["webhooks"]]:
         path = hook["clientConfig"]["service"]["path"]
         hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca_bundle}
     prefix = f"adm{uuid.uuid4().hex[:5]}"
     queues = [f"{prefix}-{n}" for n in ("org", "team")]
     try:
-        apply_rendered(cluster, rendered, skip=("ValidatingWebhookConfiguration",))
+        apply_rendered(
+            cluster,
+            rendered,
+            skip=("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"),
+        )
         overrides = {
             "--port": str(port), "--health-port": "-1",
             "--tls-cert-file": str(pki.serving_cert), "--tls-key-file": str(pki.serving_key),
         }  # fmt: skip
         with run_as_account(cluster, rendered, "webhooks", namespace, tmp_path, overrides) as proc:
             wait_until(f"webhooks on {port}", lambda: port_open(port), 60, watch=[proc])
-            server_side_apply(cluster, [config])
+            server_side_apply(cluster, [config, mutation])
             org, team = queues
             cluster.kubectl.create(kai_queue(org))
             cluster.kubectl.create(kai_queue(team, org))
@@ -386,6 +414,23 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 cluster.kubectl.run(
                     "create", "--dry-run=server", "-f", "-", stdin=json.dumps(notebook)
                 )
+            # The mutation wires the GPU env of a fractional pod to its ConfigMap.
+            notebook["spec"]["schedulerName"] = "kai-scheduler"
+            notebook["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+            created = json.loads(
+                cluster.kubectl.run(
+                    "create", "--dry-run=server", "-o", "json", "-f", "-",
+                    stdin=json.dumps(notebook),
+                )
+            )  # fmt: skip
+            assert created["metadata"]["annotations"]["runai/shared-gpu-configmap"] == (
+                "nb-shared-gpu"
+            )
+            env = {e["name"]: e["valueFrom"] for e in created["spec"]["containers"][0]["env"]}
+            assert env == {
+                key: {"configMapKeyRef": {"name": "nb-shared-gpu", "key": key}}
+                for key in ("NVIDIA_VISIBLE_DEVICES", "GPU_PORTION")
+            }
             proc.check_alive()
     finally:
         delete_rendered(cluster, rendered)

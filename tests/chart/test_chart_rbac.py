@@ -71,6 +71,10 @@ BINDER: Grants = (
     | grants("scheduling.run.ai", "bindrequests/status", "patch")
     | grants("", "pods nodes", "get list watch")
     | grants("", "pods/binding", "create")
+    # Fractional GPUs: label sharing pods; the sync deletes pods; per-pod ConfigMaps.
+    | grants("", "pods", "patch delete")
+    | grants("", "configmaps", "get create update")
+    | grants("", "events", "create")
 )
 CONTROLLERS: Grants = (
     grants("", "pods", "list watch")
@@ -162,7 +166,37 @@ def test_the_podgrouper_and_webhooks_hold_no_lease(helm: Helm) -> None:
     assert "podmuster-podgrouper-leader-election" not in rendered.names("Role")
     assert "podmuster-webhooks-leader-election" not in rendered.names("Role")
     roles = helm.template({"leaderElection": {"enabled": False}}).names("Role")
-    assert roles == []
+    assert [r for r in roles if "leader-election" in r] == []
+
+
+@pytest.mark.parametrize(("mode", "binder"), [("components", "binder"), ("all", "all")])
+def test_gpu_reservation_namespace_and_accounts(helm: Helm, mode: str, binder: str) -> None:
+    """The binder creates pods only in the reservation namespace; the reservation pods'
+    own account may read and patch pods there (to report their GPU), nothing else."""
+    rendered = helm.template({"mode": mode})
+    rns = "kai-resource-reservation"
+    assert rendered.names("Namespace") == [rns]
+    account = rendered.get("ServiceAccount", "kai-resource-reservation")
+    assert account["metadata"]["namespace"] == rns
+    own = rendered.get("Role", "kai-resource-reservation")
+    assert own["metadata"]["namespace"] == rns
+    assert flatten(own["rules"]) == grants("", "pods", "get patch")
+    binding = rendered.get("RoleBinding", "kai-resource-reservation")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kai-resource-reservation", "namespace": rns}
+    ]
+    creator = rendered.get("Role", f"podmuster-{binder}-resource-reservation")
+    assert creator["metadata"]["namespace"] == rns
+    assert flatten(creator["rules"]) == grants("", "pods", "create")
+    binding = rendered.get("RoleBinding", f"podmuster-{binder}-resource-reservation")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": f"podmuster-{binder}", "namespace": NAMESPACE}
+    ]
+    elsewhere = helm.template(
+        {"binder": {"resourceReservation": {"namespace": "gpu-rr", "createNamespace": False}}}
+    )
+    assert elsewhere.names("Namespace") == []
+    assert elsewhere.get("Role", "kai-resource-reservation")["metadata"]["namespace"] == "gpu-rr"
 
 
 def test_all_mode_lease(helm: Helm) -> None:

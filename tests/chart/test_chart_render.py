@@ -57,7 +57,7 @@ def test_defaults_render_every_component(helm: Helm) -> None:
     rendered = helm.template()
     names = sorted(f"podmuster-{c}" for c in DEPLOYMENTS)
     assert rendered.names("Deployment") == names
-    assert rendered.names("ServiceAccount") == names
+    assert rendered.names("ServiceAccount") == sorted([*names, "kai-resource-reservation"])
     assert rendered.names("ClusterRole") == names
     assert rendered.names("PodDisruptionBudget") == names
     metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
@@ -70,10 +70,14 @@ def test_defaults_render_every_component(helm: Helm) -> None:
         "topologies.kai.scheduler",
     ]
     cluster_scoped = ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
-                      "ValidatingWebhookConfiguration")  # fmt: skip
+                      "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                      "Namespace")  # fmt: skip
+    reservations = "kai-resource-reservation"  # the GPU reservation pods' own namespace
     for doc in rendered.docs:
         if doc["kind"] not in (*cluster_scoped, "PriorityClass", "Queue"):
-            assert doc["metadata"]["namespace"] == NAMESPACE, doc["metadata"]["name"]
+            assert doc["metadata"]["namespace"] in (NAMESPACE, reservations), doc["metadata"]
+            if doc["metadata"]["namespace"] == reservations:
+                assert "reservation" in doc["metadata"]["name"]
 
 
 @pytest.mark.parametrize("component", DEPLOYMENTS)
@@ -99,9 +103,15 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
 def test_all_mode_is_one_deployment(helm: Helm) -> None:
     rendered = helm.template({"mode": "all", "schedulerName": "batch", "queueLabelKey": "q"})
     assert rendered.names("Deployment") == ["podmuster-all", "podmuster-webhooks"]
-    assert rendered.names("ServiceAccount") == ["podmuster-all", "podmuster-webhooks"]
+    assert rendered.names("ServiceAccount") == [
+        "kai-resource-reservation",
+        "podmuster-all",
+        "podmuster-webhooks",
+    ]
     parsed = build_parser().parse_args(args_of(rendered, "all"))
     assert parsed.component == "all"
+    assert parsed.resource_reservation_allocation_timeout == 40
+    assert parsed.resource_reservation_runtime_class == "nvidia"
     assert (parsed.scheduler_name, parsed.queue_label_key) == ("batch", "q")
     assert parsed.config == "/etc/podmuster/scheduler.yaml"
     assert parsed.leader_elect
@@ -148,7 +158,10 @@ def test_non_default_values(helm: Helm) -> None:
                 "queueDepthPerAction": {"allocate": 50},
             },
         },
-        "binder": {"workers": 3},
+        "binder": {
+            "workers": 3,
+            "resourceReservation": {"runtimeClassName": "", "allocationTimeout": 5},
+        },
         "podDisruptionBudget": {"enabled": False},
         "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
         "priorityClasses": {"create": False},
@@ -171,7 +184,11 @@ def test_non_default_values(helm: Helm) -> None:
     assert scheduler.scheduler_name == "podmuster"
     assert scheduler.schedule_period == 0.5
     assert not scheduler.leader_elect
-    assert parser.parse_args(args_of(rendered, "binder")).workers == 3
+    binder = parser.parse_args(args_of(rendered, "binder"))
+    assert binder.workers == 3
+    assert binder.resource_reservation_runtime_class == ""
+    assert binder.resource_reservation_allocation_timeout == 5
+    assert binder.resource_reservation_namespace == "kai-resource-reservation"
     assert deployment(rendered, "scheduler")["spec"]["replicas"] == 2
     image = container(deployment(rendered, "binder"))["image"]
     assert image == "registry.example/podmuster:1.2.3"
@@ -180,7 +197,11 @@ def test_non_default_values(helm: Helm) -> None:
     assert (config.gpu_placement, config.cpu_placement) == ("spread", "spread")
     assert dict(config.queue_depth_per_action) == {"allocate": 50}
     assert config.scheduler_name == "podmuster"
-    assert rendered.names("Role") == ["podmuster-podgrouper-default-priorities"]
+    assert rendered.names("Role") == [
+        "kai-resource-reservation",
+        "podmuster-binder-resource-reservation",
+        "podmuster-podgrouper-default-priorities",
+    ]
     assert (
         rendered.get("Role", "podmuster-podgrouper-default-priorities")["metadata"]["namespace"]
         == "config"

@@ -89,6 +89,7 @@ def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> 
     )
     for annotation in (
         "gpu-fraction", "gpu-memory", "gpu-fraction-num-devices", "gpu-fraction-container-name",
+        "mps",
     ):  # fmt: skip
         assert f"'{annotation}'" in conditions["gpu-sharing-annotations"]
     selector = {"matchLabels": {"gpu-sharing": "on"}}
@@ -166,4 +167,37 @@ def test_webhooks_can_be_left_out(helm: Helm) -> None:
     rendered = helm.template({"webhooks": {"enabled": False}})
     assert NAME not in rendered.names("Deployment")
     assert rendered.names("ValidatingWebhookConfiguration") == []
+    assert rendered.names("MutatingWebhookConfiguration") == []
     assert rendered.names("Secret") == []
+
+
+def test_pod_mutation_sees_only_fractional_pods_of_our_scheduler(helm: Helm) -> None:
+    """The env wiring: CREATE of pods with gpu-fraction or gpu-memory only; Fail by default
+    (an unmutated sharing pod would start without its GPU env)."""
+    rendered = helm.template()
+    config = rendered.get("MutatingWebhookConfiguration", NAME)
+    [hook] = config["webhooks"]
+    assert hook["name"] == "pods.mutation.podmuster.io"
+    assert hook["failurePolicy"] == "Fail"
+    assert hook["reinvocationPolicy"] == "Never"
+    assert hook["sideEffects"] == "None"
+    assert hook["clientConfig"]["service"] == {
+        "name": NAME, "namespace": NAMESPACE, "path": "/mutate-pod", "port": 443,
+    }  # fmt: skip
+    assert hook["clientConfig"]["caBundle"]
+    assert hook["rules"] == [
+        {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+         "operations": ["CREATE"], "scope": "Namespaced"}
+    ]  # fmt: skip
+    conditions = {c["name"]: c["expression"] for c in hook["matchConditions"]}
+    assert "object.spec.schedulerName == 'kai-scheduler'" in conditions["scheduler-name"]
+    assert conditions["gpu-sharing-request"] == (
+        "has(object.metadata.annotations) && "
+        "['gpu-fraction', 'gpu-memory'].exists(k, k in object.metadata.annotations)"
+    )
+    ignore = helm.template({"webhooks": {"failurePolicy": {"podMutation": "Ignore"}}})
+    assert ignore.get("MutatingWebhookConfiguration", NAME)["webhooks"][0]["failurePolicy"] == (
+        "Ignore"
+    )
+    off = helm.template({"webhooks": {"pods": {"enabled": False}}})
+    assert off.names("MutatingWebhookConfiguration") == []

@@ -65,6 +65,18 @@ scheduler binder controllers all
 - --metrics-port={{ .Values.metricsPort }}
 {{- end -}}
 
+{{/* The GPU reservation pods' flags (binder and all). */}}
+{{- define "podmuster.reservationFlags" -}}
+{{- $r := .Values.binder.resourceReservation -}}
+- --resource-reservation-namespace={{ $r.namespace }}
+{{- with $r.image }}
+- --resource-reservation-image={{ . }}
+{{- end }}
+- --resource-reservation-runtime-class={{ $r.runtimeClassName }}
+- --resource-reservation-allocation-timeout={{ $r.allocationTimeout }}
+- --resource-reservation-grace={{ $r.grace }}
+{{- end -}}
+
 {{/* The podgrouper's grouping flags (podgrouper and all). */}}
 {{- define "podmuster.groupingFlags" -}}
 {{- $p := .Values.podgrouper -}}
@@ -108,6 +120,7 @@ scheduler binder controllers all
 {{- include "podmuster.leaderFlags" $root }}
 {{- else if eq $component "binder" }}
 - --workers={{ $root.Values.binder.workers }}
+{{ include "podmuster.reservationFlags" $root }}
 - --log-format={{ $root.Values.logFormat }}
 - --log-level={{ $root.Values.logLevel }}
 {{- include "podmuster.leaderFlags" $root }}
@@ -129,6 +142,7 @@ scheduler binder controllers all
 - --schedule-period={{ $root.Values.scheduler.schedulePeriod }}
 - --bind-backoff-limit={{ $root.Values.scheduler.bindBackoffLimit }}
 - --binder-workers={{ $root.Values.binder.workers }}
+{{ include "podmuster.reservationFlags" $root }}
 - --debounce={{ $root.Values.controllers.debounce }}
 {{- include "podmuster.leaderFlags" $root }}
 {{- end }}

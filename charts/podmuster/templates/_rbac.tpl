@@ -121,6 +121,21 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [""]
   resources: [pods/binding]
   verbs: [create]
+# Fractional GPUs: a sharing pod is labelled with its GPU group before its bind; the
+# sync deletes reservation pods of emptied groups and sharing pods whose reservation
+# pod is gone (in any namespace). Reservation pods are created only in their own
+# namespace (a Role, resource-reservation.yaml).
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [patch, delete]
+# A sharing pod's ConfigMap (NVIDIA_VISIBLE_DEVICES, GPU_PORTION), in the pod's namespace.
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, create, update]
+# A Warning Event on a sharing pod deleted because its reservation pod is gone.
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
 {{- end -}}
 
 {{- define "podmuster.rules.controllers" -}}
