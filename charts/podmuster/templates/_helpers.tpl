@@ -147,3 +147,14 @@ scheduler binder controllers all
 {{- include "podmuster.leaderFlags" $root }}
 {{- end }}
 {{- end -}}
+
+{{/* The selectors of the pod webhooks (validation and mutation): webhooks.pods. */}}
+{{- define "podmuster.podWebhookSelectors" -}}
+{{- $namespaces := deepCopy (.namespaceSelector | default dict) }}
+{{- if .excludeNamespaces }}
+{{- $excluded := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" .excludeNamespaces }}
+{{- $_ := set $namespaces "matchExpressions" (append ($namespaces.matchExpressions | default list) $excluded) }}
+{{- end -}}
+namespaceSelector: {{ toJson $namespaces }}
+objectSelector: {{ toJson .objectSelector }}
+{{- end -}}
