@@ -60,6 +60,11 @@ def test_parses_every_components_flags() -> None:
         ("--debounce=-1", "--debounce: must be >= 0"),
         ("--kube-api-burst=0", "--kube-api-burst must be >= 1"),
         ("--pod-label-selector=a in (", "pod-label-selector"),
+        (
+            "--resource-reservation-allocation-timeout=0",
+            "--resource-reservation-allocation-timeout: must be > 0",
+        ),
+        ("--resource-reservation-grace=-1", "--resource-reservation-grace: must be >= 0"),
     ],
 )
 def test_bad_flag_is_one_line_exit_2(
