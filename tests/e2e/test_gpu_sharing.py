@@ -5,8 +5,9 @@ carry the admission mutation's env wiring (``webhooks.podenv`` applied here), an
 ``podmuster run binder`` does the rest: a reservation pod per GPU group pinned to the
 node, the pod labelled ``runai-gpu-group`` and bound, its ConfigMap holding the GPU's
 UUID and the portion. The test itself stands in for the GPU device plugin and the code
-inside KAI's reservation image: a background thread annotates every Running reservation
-pod with a fake UUID (``GPU-<hash>``), except on nodes whose GPUs it is told are broken.
+inside KAI's reservation image (``gpus.FakeDevicePlugin``): a background thread annotates
+every Running reservation pod with a fake UUID (``GPU-<hash>``), except on nodes whose
+GPUs it is told are broken.
 Covered: one pod; two pods sharing one reservation pod; both deleted, the reservation
 pod goes; a reservation pod deleted, its sharing pod goes with an Event; a reservation
 that never reports, the BindRequest fails with the timeout reason.
@@ -14,77 +15,30 @@ that never reports, the BindRequest fails with the timeout reason.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from webhooks.podenv import mutate_pod
-
 from .conftest import create_kwok_node, require_kwok
 from .controlplane import Cluster
-from .kube import KubectlError, Obj, wait_for
+from .gpus import RESERVATIONS, FakeDevicePlugin, fake_device_plugin, reservations_of, sharing_pod
+from .kube import wait_for
 from .live import component
-from .objects import KWOK_TOLERATION, events
+from .objects import events
 from .procs import ManagedProcess, free_port
 
 pytestmark = pytest.mark.e2e
 
-RESERVATIONS = "kai-resource-reservation"
 TIMEOUT = 6.0
 BR = "bindrequests.scheduling.run.ai"
 
 
-class FakeDevicePlugin:
-    """Annotates Running reservation pods with a fake GPU UUID, as the reservation
-    image does on a real node; nodes in ``broken`` never report."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.broken: set[str] = set()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="fake-device-plugin", daemon=True)
-
-    def _run(self) -> None:
-        while not self.stop.wait(0.3):
-            try:
-                self._report()
-            except KubectlError:
-                continue  # a pod deleted meanwhile: look again next round
-
-    def _report(self) -> None:
-        for pod in self.cluster.kubectl.items("pods", "-n", RESERVATIONS):
-            meta, node = pod["metadata"], pod["spec"].get("nodeName", "")
-            annotations = meta.get("annotations") or {}
-            if "run.ai/reserve_for_gpu_index" in annotations or node in self.broken:
-                continue
-            if (pod.get("status") or {}).get("phase") != "Running":
-                continue
-            fake = "GPU-" + hashlib.sha256(f"{node}/{meta['name']}".encode()).hexdigest()[:12]
-            self.cluster.kubectl.run(
-                "annotate", "pod", meta["name"], "-n", RESERVATIONS,
-                f"run.ai/reserve_for_gpu_index={fake}",
-            )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def device_plugin(cluster: Cluster) -> Iterator[FakeDevicePlugin]:
-    if not cluster.kubectl.exists("namespace", RESERVATIONS):
-        cluster.kubectl.run("create", "namespace", RESERVATIONS)
-    wait_for(
-        "the default ServiceAccount of the reservation namespace",
-        lambda: cluster.kubectl.exists("serviceaccount", "default", "-n", RESERVATIONS),
-    )
-    if not cluster.kubectl.exists("serviceaccount", RESERVATIONS, "-n", RESERVATIONS):
-        cluster.kubectl.run("create", "serviceaccount", RESERVATIONS, "-n", RESERVATIONS)
-    plugin = FakeDevicePlugin(cluster)
-    plugin.thread.start()
-    yield plugin
-    plugin.stop.set()
-    plugin.thread.join(timeout=10)
+    with fake_device_plugin(cluster) as plugin:
+        yield plugin
 
 
 @pytest.fixture(scope="module")
@@ -110,30 +64,6 @@ def gpu_node(cluster: Cluster) -> Iterator[str]:
     create_kwok_node(cluster, name, allocatable, {"nvidia.com/gpu.memory": "16000"})
     yield name
     cluster.kubectl.run("delete", "node", name, "--ignore-not-found", "--wait=false")
-
-
-def sharing_pod(cluster: Cluster, namespace: str, name: str, fraction: str = "0.5") -> None:
-    """A pod as the admission mutation leaves it (env read from its ConfigMap)."""
-    pod: Obj = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace,
-                     "annotations": {"gpu-fraction": fraction}},
-        "spec": {
-            "schedulerName": "kai-scheduler",
-            "restartPolicy": "Never",
-            "tolerations": [KWOK_TOLERATION],
-            "containers": [{"name": "main", "image": "registry.invalid/x:none",
-                            "resources": {"requests": {"cpu": "100m"}}}],
-        },
-    }  # fmt: skip
-    for op in mutate_pod(pod, "kai-scheduler", "e2e"):
-        *parents, last = (p.replace("~1", "/") for p in op["path"][1:].split("/"))
-        target: Any = pod
-        for part in parents:
-            target = target[int(part)] if isinstance(target, list) else target[part]
-        target[last] = op["value"]
-    cluster.kubectl.create(pod)
 
 
 def fraction_request(
@@ -175,10 +105,6 @@ def succeeded(cluster: Cluster, namespace: str, name: str) -> None:
     assert br_status(cluster, namespace, name)["phase"] == "Succeeded"
 
 
-def reservations_of(cluster: Cluster, group: str) -> list[Obj]:
-    return cluster.kubectl.items("pods", "-n", RESERVATIONS, "-l", f"runai-gpu-group={group}")
-
-
 def gone(cluster: Cluster, *args: str) -> bool:
     return not cluster.kubectl.exists(*args)
 
@@ -187,7 +113,7 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
     cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
 ) -> None:
     group = f"grp-{uuid.uuid4().hex[:8]}"
-    sharing_pod(cluster, namespace, "nb-0")
+    cluster.kubectl.create(sharing_pod(namespace, "nb-0"))
     fraction_request(cluster, namespace, "nb-0", gpu_node, group)
     succeeded(cluster, namespace, "nb-0")
     [reservation] = reservations_of(cluster, group)
@@ -206,7 +132,7 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
     env = {e["name"]: e["valueFrom"] for e in pod["spec"]["containers"][0]["env"]}
     assert env["NVIDIA_VISIBLE_DEVICES"]["configMapKeyRef"]["name"] == "nb-0-shared-gpu"
 
-    sharing_pod(cluster, namespace, "nb-1", "0.25")
+    cluster.kubectl.create(sharing_pod(namespace, "nb-1", "0.25"))
     fraction_request(cluster, namespace, "nb-1", gpu_node, group, portion="0.25")
     succeeded(cluster, namespace, "nb-1")
     assert [r["metadata"]["name"] for r in reservations_of(cluster, group)] == [
@@ -226,7 +152,7 @@ def test_a_sharing_pod_whose_reservation_pod_is_lost_is_deleted(
     cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
 ) -> None:
     group = f"grp-{uuid.uuid4().hex[:8]}"
-    sharing_pod(cluster, namespace, "lost-0")
+    cluster.kubectl.create(sharing_pod(namespace, "lost-0"))
     fraction_request(cluster, namespace, "lost-0", gpu_node, group)
     succeeded(cluster, namespace, "lost-0")
     [reservation] = reservations_of(cluster, group)
@@ -250,7 +176,7 @@ def test_a_reservation_that_never_reports_fails_the_bind_request(
 ) -> None:
     device_plugin.broken.add(gpu_node)
     group = f"grp-{uuid.uuid4().hex[:8]}"
-    sharing_pod(cluster, namespace, "stuck-0")
+    cluster.kubectl.create(sharing_pod(namespace, "stuck-0"))
     fraction_request(cluster, namespace, "stuck-0", gpu_node, group)
     status = wait_for(
         "BindRequest Failed",
