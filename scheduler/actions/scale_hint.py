@@ -15,7 +15,8 @@ pending although their queue would take them:
    filters); those that do not fit are the shortfall;
 2. node *shapes* are the distinct (allocatable vector, pool labels) pairs of existing
    nodes; a shape can host a task when one of its nodes passes the task's filters and
-   its allocatable covers the request;
+   its allocatable covers the request; the hint's labels are the shape's pool labels
+   plus the node labels the tasks' node selectors name;
 3. among the shapes that host every shortfall task, the most common wins, ties to
    the smallest; if none hosts them all, the one that hosts the most;
 4. the shortfall tasks are packed first-fit-decreasing onto empty nodes of that
@@ -232,6 +233,8 @@ def scale_up_hint(
         ),
     )
     chosen = shapes[best]
+    first = min(hosts[best])
+    example = next(n for n in chosen.nodes if masks[first][n])  # an eligible node of it
     placed = sorted((tasks[i] for i in hosts[best]), key=_size)
     others = tuple(sorted(tasks[i].key for i in hostable - hosts[best]))
     count = _pack(chosen.capacity, [task.request for task in placed])
@@ -240,7 +243,11 @@ def scale_up_hint(
         for c in range(len(chosen.capacity))
         if c != PODS and chosen.capacity[c] > 0
     }
-    return ScaleUpHint(count, len(placed), described, dict(chosen.labels), (*unhostable, *others))
+    labels = dict(chosen.labels)
+    node_labels = session.snapshot.nodes.meta[example].labels
+    for task in placed:  # the labels the pods select on name the pool too
+        labels.update({k: node_labels[k] for k in task.node_selector if k in node_labels})
+    return ScaleUpHint(count, len(placed), described, labels, (*unhostable, *others))
 
 
 def scale_up_hints(

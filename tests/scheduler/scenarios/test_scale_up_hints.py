@@ -87,6 +87,19 @@ CASES = [
         ],
         {"g": {**WANT_ONE_NODE, "pods": 4, "labels": {POOL: "a100"}}},
     ),
+    # Same allocatable, no known pool label: the label the pods select on ("rack") names
+    # where the new node must go, from a node the pods may use.
+    Case(
+        "selector-label-reported",
+        [
+            queue("q"),
+            node("r1", gpus=8, cpu="32", memory="256Gi", labels={"rack": "r1"}),
+            node("r2", gpus=8, cpu="32", memory="256Gi", labels={"rack": "r2"}),
+            busy("busy", "r2"),
+            job("g", "q", 2, gpus=8, node_selector={"rack": "r2"}),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2, "labels": {"rack": "r2"}}},
+    ),
     # Taints: the tainted pool is not eligible for pods without the toleration.
     Case(
         "taint-excludes-pool",
