@@ -20,7 +20,8 @@ pending although their queue would take them:
 3. among the shapes that host every shortfall task, the most common wins, ties to
    the smallest; if none hosts them all, the one that hosts the most;
 4. the shortfall tasks are packed first-fit-decreasing onto empty nodes of that
-   shape; tasks no shape can host are named instead.
+   shape; tasks no shape can host are named instead, and so are tasks that select
+   one node by ``kubernetes.io/hostname`` (a new node has another name).
 
 Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest first.
 """
@@ -63,6 +64,9 @@ POOL_LABELS = (
     "nvidia.com/gpu.product",
 )
 """Node labels that name the group a new node would come from (reported with the shape)."""
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+"""A pod that selects one node by name can use no new node: it is reported unhostable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,13 +213,14 @@ def scale_up_hint(
         return None
     shapes = _shapes(session) if shapes is None else shapes
     space = session.snapshot.space
+    movable = [i for i in left if HOSTNAME_LABEL not in tasks[i].node_selector]
     hosts: list[set[int]] = []  # per shape: indices (into tasks) of shortfall tasks it hosts
     for shape in shapes:
         members = np.array(shape.nodes, dtype=np.intp)
         hosts.append(
             {
                 i
-                for i in left
+                for i in movable
                 if masks[i][members].any() and (shape.capacity >= tasks[i].request).all()
             }
         )

@@ -125,6 +125,17 @@ CASES = [
         [queue("q"), gpu_node("n0"), job("g", "q", 1, gpus=16)],
         {"g": {"nodes": 0, "pods": 0, "shape": {}, "labels": {}, "unhostable": ["default/g-0"]}},
     ),
+    # Pinned to one node by hostname: no new node can host it.
+    Case(
+        "hostname-pinned-is-unhostable",
+        [
+            queue("q"),
+            node("n0", gpus=8, labels={"kubernetes.io/hostname": "n0"}),
+            busy("busy", "n0"),
+            job("g", "q", 1, gpus=1, node_selector={"kubernetes.io/hostname": "n0"}),
+        ],
+        {"g": {"nodes": 0, "pods": 0, "shape": {}, "labels": {}, "unhostable": ["default/g-0"]}},
+    ),
     # Most common eligible shape wins: 3 nodes of 8 GPUs against 1 of 4 (both host 2 GPUs).
     Case(
         "most-common-shape",
