@@ -47,6 +47,12 @@ def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._Argume
         "BindRequest fails (default: 40)",
     )
     parser.add_argument(
+        "--cdi-enabled",
+        action="store_true",
+        help="name a sharing pod's GPUs as CDI devices (k8s.device-plugin.nvidia.com/gpu="
+        "<uuid>) in NVIDIA_VISIBLE_DEVICES, for a container toolkit in CDI mode",
+    )
+    parser.add_argument(
         "--resource-reservation-grace",
         type=float,
         default=20.0,
@@ -71,6 +77,7 @@ def reservation_settings(args: argparse.Namespace) -> Settings:
         runtime_class=args.resource_reservation_runtime_class,
         timeout=args.resource_reservation_allocation_timeout,
         grace=args.resource_reservation_grace,
+        cdi=args.cdi_enabled,
     )
 
 

@@ -191,7 +191,7 @@ class Binder:
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         try:
             await self.api.patch("v1", "Pod", namespace, name, sharing.pod_patch(pod, fraction))
-            wanted = sharing.configmap(pod, fraction, uuids)
+            wanted = sharing.configmap(pod, fraction, uuids, cdi=self.reservations.cdi)
             try:
                 await self.api.create(wanted)
             except ConflictError:

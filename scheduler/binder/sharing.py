@@ -36,6 +36,7 @@ from crds.bindrequest import RESOURCE_TYPE_FRACTION
 from kubeapi.objects import owner_reference
 
 __all__ = [
+    "CDI_DEVICE_PREFIX",
     "DEFAULT_IMAGE",
     "Fraction",
     "Settings",
@@ -64,7 +65,9 @@ class Settings:
 
     ``runtime_class`` empty: the pod names no RuntimeClass. ``grace``: seconds a
     reservation pod with no user, or a sharing pod with no reservation pod, is left
-    alone before the binder's sync deletes it.
+    alone before the binder's sync deletes it. ``cdi``: the devices are named as CDI
+    devices (``k8s.device-plugin.nvidia.com/gpu=<uuid>``) instead of bare UUIDs, for a
+    container toolkit in CDI mode.
     """
 
     namespace: str = names.RESERVATION_NAMESPACE
@@ -73,6 +76,7 @@ class Settings:
     timeout: float = 40.0
     grace: float = 20.0
     service_account: str = names.RESERVATION_SERVICE_ACCOUNT
+    cdi: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +275,12 @@ def pod_patch(pod: Mapping[str, Any], fraction: Fraction) -> dict[str, Any]:
     }
 
 
-def configmap(pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str]) -> dict[str, Any]:
+CDI_DEVICE_PREFIX: Final = "k8s.device-plugin.nvidia.com/gpu="
+
+
+def configmap(
+    pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str], *, cdi: bool = False
+) -> dict[str, Any]:
     """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with it)."""
     meta = pod.get("metadata") or {}
     return {
@@ -283,7 +292,9 @@ def configmap(pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str]) 
             "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
         "data": {
-            names.VISIBLE_DEVICES_ENV: ",".join(uuids),
+            names.VISIBLE_DEVICES_ENV: ",".join(
+                f"{CDI_DEVICE_PREFIX}{uuid}" if cdi else uuid for uuid in uuids
+            ),
             names.GPU_PORTION_ENV: fraction.portion,
         },
     }

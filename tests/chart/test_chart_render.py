@@ -112,6 +112,7 @@ def test_all_mode_is_one_deployment(helm: Helm) -> None:
     assert parsed.component == "all"
     assert parsed.resource_reservation_allocation_timeout == 40
     assert parsed.resource_reservation_runtime_class == "nvidia"
+    assert not parsed.cdi_enabled
     assert (parsed.scheduler_name, parsed.queue_label_key) == ("batch", "q")
     assert parsed.config == "/etc/podmuster/scheduler.yaml"
     assert parsed.leader_elect
@@ -161,6 +162,7 @@ def test_non_default_values(helm: Helm) -> None:
         "binder": {
             "workers": 3,
             "resourceReservation": {"runtimeClassName": "", "allocationTimeout": 5},
+            "cdiEnabled": True,
         },
         "podDisruptionBudget": {"enabled": False},
         "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
@@ -189,6 +191,7 @@ def test_non_default_values(helm: Helm) -> None:
     assert binder.resource_reservation_runtime_class == ""
     assert binder.resource_reservation_allocation_timeout == 5
     assert binder.resource_reservation_namespace == "kai-resource-reservation"
+    assert binder.cdi_enabled
     assert deployment(rendered, "scheduler")["spec"]["replicas"] == 2
     image = container(deployment(rendered, "binder"))["image"]
     assert image == "registry.example/podmuster:1.2.3"

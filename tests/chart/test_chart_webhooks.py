@@ -146,11 +146,12 @@ def test_self_signed_certificate_matches_the_ca_bundle(helm: Helm, tmp_path: Pat
 def test_cert_manager_mode(helm: Helm) -> None:
     rendered = helm.template({"webhooks": {"tls": {"mode": "certManager"}}})
     assert rendered.names("Secret") == []
-    config = rendered.get("ValidatingWebhookConfiguration", NAME)
-    assert config["metadata"]["annotations"] == {
-        "cert-manager.io/inject-ca-from": f"{NAMESPACE}/{NAME}"
-    }
-    assert all("caBundle" not in w["clientConfig"] for w in config["webhooks"])
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        config = rendered.get(kind, NAME)
+        assert config["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": f"{NAMESPACE}/{NAME}"
+        }
+        assert all("caBundle" not in w["clientConfig"] for w in config["webhooks"])
     certificate = rendered.get("Certificate", NAME)
     assert certificate["spec"]["secretName"] == "podmuster-webhooks-tls"
     assert certificate["spec"]["issuerRef"] == {"kind": "Issuer", "name": f"{NAME}-selfsigned"}

@@ -75,6 +75,9 @@ scheduler binder controllers all
 - --resource-reservation-runtime-class={{ $r.runtimeClassName }}
 - --resource-reservation-allocation-timeout={{ $r.allocationTimeout }}
 - --resource-reservation-grace={{ $r.grace }}
+{{- if .Values.binder.cdiEnabled }}
+- --cdi-enabled
+{{- end }}
 {{- end -}}
 
 {{/* The podgrouper's grouping flags (podgrouper and all). */}}

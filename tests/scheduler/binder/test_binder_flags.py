@@ -21,10 +21,11 @@ def test_every_flag_reaches_the_settings() -> None:
             "run", "binder", "--resource-reservation-namespace=gpu-rr",
             "--resource-reservation-image=img:1", "--resource-reservation-runtime-class=",
             "--resource-reservation-allocation-timeout=5", "--resource-reservation-grace=0",
+            "--cdi-enabled",
         ]
     )  # fmt: skip
     assert reservation_settings(args) == Settings(
-        namespace="gpu-rr", image="img:1", runtime_class="", timeout=5.0, grace=0.0
+        namespace="gpu-rr", image="img:1", runtime_class="", timeout=5.0, grace=0.0, cdi=True
     )
 
 

@@ -231,3 +231,12 @@ def test_configmap_holds_uuids_and_portion_owned_by_the_pod() -> None:
         {"apiVersion": "v1", "kind": "Pod", "name": "nb", "uid": "u1"}
     ]
     assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2", "GPU_PORTION": "0.50"}
+
+
+def test_cdi_names_the_devices() -> None:
+    cm = configmap(
+        {"apiVersion": "v1", "kind": "Pod", **user_pod()}, TWO, ("GPU-1", "GPU-2"), cdi=True
+    )
+    assert cm["data"]["NVIDIA_VISIBLE_DEVICES"] == (
+        "k8s.device-plugin.nvidia.com/gpu=GPU-1,k8s.device-plugin.nvidia.com/gpu=GPU-2"
+    )
