@@ -65,7 +65,7 @@ class Settings:
     namespace: str = "kai-scale-adjust"
     gpu_memory_to_fraction_ratio: float = 0.1
     cool_down: float = 60.0
-    image: str = "registry.k8s.io/pause:3.10"
+    image: str = "busybox:1.36"
 
 
 @dataclass(slots=True)
@@ -181,6 +181,9 @@ def scaling_pod(original: Mapping[str, Any], devices: int, settings: Settings) -
             {
                 "name": "scaling-pod",
                 "image": settings.image,
+                # It exits at once: Succeeded, it holds no GPU and the clean-up deletes it,
+                # so the node it brought up is free for the pod it stood in for.
+                "command": ["sh", "-c", "exit 0"],
                 "resources": {"requests": requests, "limits": {GPU_RESOURCE: str(devices)}},
             }
         ],

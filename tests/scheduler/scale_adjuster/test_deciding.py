@@ -150,6 +150,7 @@ def test_scaling_pod_shape() -> None:
         {"pool": "a100"},
     )
     (container,) = spec["containers"]
+    assert container["command"] == ["sh", "-c", "exit 0"]  # Succeeded at once, then deleted
     assert container["resources"] == {
         "requests": {"cpu": "1500m", "memory": str(int(1.5 * 2**30)), "nvidia.com/gpu": "2"},
         "limits": {"nvidia.com/gpu": "2"},
