@@ -1,0 +1,108 @@
+"""Properties of the scale-up hint over random clusters (scheduler/actions/scale_hint.py).
+
+Random clusters: one to three node shapes (GPUs, CPU) in two pools, some GPUs already
+busy, and one homogeneous gang (the common case: N identical workers) of random size
+and per-pod GPUs, optionally selecting one pool. After one cycle:
+
+- sufficiency: when the gang stays pending with a hint and no unhostable pods, adding
+  the hinted number of nodes of the hinted shape and labels lets the same gang be
+  scheduled in the next cycle;
+- minimality: with one node fewer than the hint (when it asks for more than one), the
+  gang still does not fit;
+- a gang that is scheduled carries no hint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.testing import job, node, queue, run_objects
+
+POOL = "karpenter.sh/nodepool"
+SHAPES = [(8, "64"), (4, "32"), (2, "16")]
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> dict[str, Any]:
+    nodes = []
+    for i in range(draw(st.integers(1, 4))):
+        gpus, cpu = draw(st.sampled_from(SHAPES))
+        pool = draw(st.sampled_from(["a", "b"]))
+        busy = draw(st.integers(0, gpus))
+        nodes.append((f"n{i}", gpus, cpu, pool, busy))
+    return {
+        "nodes": nodes,
+        "tasks": draw(st.integers(1, 12)),
+        "gpus": draw(st.sampled_from([1, 2, 4])),
+        "pool": draw(st.sampled_from([None, "a", "b"])),
+    }
+
+
+def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[str, str]]]) -> list:  # type: ignore[type-arg]
+    out: list[Any] = [queue("q")]
+    for name, gpus, cpu, pool, busy in case["nodes"]:
+        out.append(node(name, gpus=gpus, cpu=cpu, memory="256Gi", labels={POOL: pool}))
+        if busy:
+            out.append(
+                job(
+                    f"busy-{name}",
+                    "q",
+                    busy,
+                    gpus=1,
+                    cpu="100m",
+                    memory="1Gi",
+                    states=["Running"] * busy,
+                    nodes=[name] * busy,
+                )
+            )
+    for name, shape, labels in extra:
+        out.append(
+            node(
+                name,
+                gpus=float(shape["nvidia.com/gpu"]),
+                cpu=shape["cpu"],
+                memory=shape["memory"],
+                labels=labels,
+            )
+        )
+    selector = {POOL: case["pool"]} if case["pool"] else None
+    out.append(
+        job(
+            "g",
+            "q",
+            case["tasks"],
+            gpus=case["gpus"],
+            cpu="1",
+            memory="1Gi",
+            node_selector=selector,
+        )
+    )
+    return out
+
+
+def gang_outcome(result: Any) -> Any:
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    return outcome
+
+
+def with_new_nodes(case: dict[str, Any], hint: Any, count: int) -> Any:
+    extra = [(f"new-{i}", dict(hint.shape), dict(hint.labels)) for i in range(count)]
+    return gang_outcome(run_objects(objects(case, extra)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(clusters())
+def test_hint_is_sufficient_and_minimal(case: dict[str, Any]) -> None:
+    outcome = gang_outcome(run_objects(objects(case, [])))
+    hint = outcome.scale_up_hint
+    if outcome.outcome != "pending":
+        assert hint is None
+        return
+    if hint is None or hint.unhostable or hint.nodes == 0:
+        return
+    assert with_new_nodes(case, hint, hint.nodes).outcome == "scheduled"
+    if hint.nodes > 1:
+        assert with_new_nodes(case, hint, hint.nodes - 1).outcome == "pending"
