@@ -76,7 +76,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_common_arguments(parser, DEFAULT_METRICS_PORT)
     parser.add_argument("--scheduler-name", default=DEFAULTS.scheduler_name)
     add_adjuster_arguments(parser)
-    parser.add_argument("--debounce", type=float, default=0.2, help="seconds to gather pod changes")
+    parser.add_argument(
+        "--debounce",
+        type=float,
+        default=1.0,
+        help="seconds to gather pod changes (a reconcile reads every pod)",
+    )
     parser.set_defaults(handler=run_adjuster)
     return parser
 
@@ -86,6 +91,8 @@ def run_adjuster(args: argparse.Namespace) -> int:
 
     try:
         settings = settings_from(args)
+        if args.debounce < 0:
+            raise ConfigError("--debounce: must be >= 0")
     except ConfigError as exc:
         print(f"podmuster run node-scale-adjuster: {exc}", file=sys.stderr)
         return 2

@@ -47,7 +47,7 @@ class ScaleAdjuster:
         api: KubeController,
         settings: Settings,
         *,
-        debounce: float = 0.2,
+        debounce: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api = api

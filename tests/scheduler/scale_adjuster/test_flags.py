@@ -16,6 +16,7 @@ from scheduler.scale_adjuster.flags import settings_from
         ("--gpu-memory-to-fraction-ratio=1.5", "--gpu-memory-to-fraction-ratio"),
         ("--scale-cool-down-seconds=-1", "--scale-cool-down-seconds"),
         ("--scaling-pod-namespace=", "--scaling-pod-namespace"),
+        ("--debounce=-1", "--debounce"),
     ],
 )
 def test_bad_flags_exit_2(flag: str, named: str, capsys: pytest.CaptureFixture[str]) -> None:
