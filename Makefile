@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint e2e bench bench-disruption venv clean
+.PHONY: demo test lint e2e bench bench-disruption bench-simulate venv clean
 
 venv: $(STAMP)
 
@@ -44,6 +44,9 @@ bench: $(STAMP)
 
 bench-disruption: $(STAMP)
 	$(BIN)/python -m benchmarks.disruption
+
+bench-simulate: $(STAMP)
+	$(BIN)/python -m benchmarks.simulate_trace
 
 clean:
 	rm -rf $(VENV)

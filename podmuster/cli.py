@@ -14,7 +14,14 @@ from typing import Any
 
 from crds.errors import InputError
 from podgrouper import flags as podgrouper_flags
-from podmuster import __version__, demo_command, group_command, run_all, schedule_command
+from podmuster import (
+    __version__,
+    demo_command,
+    group_command,
+    run_all,
+    schedule_command,
+    simulate_command,
+)
 from scheduler.binder import flags as binder_flags
 from scheduler.controllers import flags as controllers_flags
 from scheduler.live import flags as scheduler_flags
@@ -32,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     schedule_command.add_parser(subparsers)
     group_command.add_parser(subparsers)
     demo_command.add_parser(subparsers)
+    simulate_command.add_parser(subparsers)
     run_parser = subparsers.add_parser(
         "run",
         help="run a live component against a cluster",

@@ -53,17 +53,22 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def read_config(path: str) -> SchedulerConfig:
+    """A scheduler configuration file; ``ConfigError`` names the key (the caller the file)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}") from None
+    return load_config(data)
+
+
 def _config(args: argparse.Namespace) -> SchedulerConfig:
     config = SchedulerConfig()
     if args.config:
-        try:
-            with open(args.config, encoding="utf-8") as handle:
-                data = yaml.safe_load(handle) or {}
-        except OSError as exc:
-            raise ConfigError(f"cannot read: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"invalid YAML: {exc}") from None
-        config = load_config(data)
+        config = read_config(args.config)
     if args.actions:
         config = config.with_actions(validate_actions(args.actions, "--actions"))
     if args.scheduler_name:

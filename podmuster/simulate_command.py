@@ -1,0 +1,146 @@
+"""``podmuster simulate``: replay a trace or manifests on a simulated cluster (cli-contract §5).
+
+Why: the what-if question "what happens to my teams if I change this" is
+answered offline, on the same engine as the live scheduler (the
+``simulator`` package). This module only reads the options, picks the input
+form, and writes the table, the JSON and the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from crds.errors import InputError
+from podmuster import output
+from podmuster.schedule_command import read_config
+from scheduler.config import ConfigError, SchedulerConfig, parse_duration
+
+FORMATS = ("alibaba-2023", "csv")
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="what-if simulation of the scheduler over time, on a trace or manifests",
+        description=(
+            "Replay workloads (a trace or manifests with arrival times and durations) on a "
+            "simulated cluster with the scheduler's own engine, and report waits, completion "
+            "times, allocation, fairness and disruption."
+        ),
+    )
+    parser.add_argument("--trace", help="trace: a directory (alibaba-2023) or a CSV file")
+    parser.add_argument("--trace-format", choices=FORMATS, help="default: from --trace")
+    parser.add_argument("--pods", help="alibaba-2023: another pod list of the same layout")
+    parser.add_argument("--cluster", help="cluster YAML: nodes, pools, queues, scheduler")
+    parser.add_argument("--workloads", help="directory of workload manifests")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="scheduler configuration (YAML); give twice to compare two configurations",
+    )
+    parser.add_argument("--compare", metavar="CONFIG_B", help="a second configuration to compare")
+    parser.add_argument("--period", help="scheduling period, e.g. 1s (default 1s)")
+    parser.add_argument("--report", metavar="FILE.html", help="write an HTML report with plots")
+    parser.add_argument("--progress", action="store_true", help="show progress even if not a TTY")
+    parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    parser.set_defaults(handler=run)
+
+
+def _scenario(args: argparse.Namespace, scheduler_name: str) -> Any:
+    from simulator import alibaba, cluster, csvtrace, workloads
+
+    if args.trace and args.workloads:
+        raise InputError("give --trace or --workloads, not both", field="--workloads")
+    if args.workloads:
+        if not args.cluster:
+            raise InputError("--workloads needs --cluster CLUSTER.yaml", field="--cluster")
+        return workloads.load(args.workloads, cluster.load(args.cluster), scheduler_name)
+    if not args.trace:
+        raise InputError("give --trace FILE/DIR or --cluster with --workloads", field="--trace")
+    form = args.trace_format or ("alibaba-2023" if os.path.isdir(args.trace) else "csv")
+    if form == "alibaba-2023":
+        if args.cluster:
+            raise InputError("the alibaba-2023 trace brings its own nodes", field="--cluster")
+        return alibaba.load(args.trace, args.pods)
+    if args.pods:
+        raise InputError("only the alibaba-2023 format reads --pods", field="--pods")
+    if not args.cluster:
+        raise InputError("a CSV trace needs --cluster CLUSTER.yaml", field="--cluster")
+    return csvtrace.load(args.trace, cluster.load(args.cluster))
+
+
+def _configs(args: argparse.Namespace) -> list[tuple[str, SchedulerConfig | None]]:
+    """(name, configuration) for A and, when comparing, B; None: the cluster's or the default."""
+    paths = list(args.config)
+    if args.compare:
+        paths.append(args.compare)
+    if len(paths) > 2:
+        raise InputError("at most two configurations (A and B)", field="--config")
+    configs: list[tuple[str, SchedulerConfig | None]] = []
+    if args.compare and not args.config:
+        configs.append(("default", None))
+    for path in paths:
+        try:
+            configs.append((path, read_config(path)))
+        except ConfigError as exc:
+            raise InputError(str(exc), source=path) from None
+    return configs or [("default", None)]
+
+
+def _period(raw: str | None, scenario_period: float | None) -> float:
+    if raw is None:
+        return scenario_period or 1.0
+    try:
+        value = parse_duration(float(raw) if raw.replace(".", "", 1).isdigit() else raw, "--period")
+    except ConfigError:
+        value = 0.0
+    if value <= 0:
+        raise InputError(f"expected a positive duration such as 1s, got {raw!r}", field="--period")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator import compare, report, table
+    from simulator.events import Simulation
+
+    configs = _configs(args)
+    names = ["A", "B"] if len(configs) == 2 else ["run"]
+    scheduler_name = (configs[0][1] or SchedulerConfig()).scheduler_name
+    scenario = _scenario(args, scheduler_name)
+    period = _period(args.period, scenario.period)
+    show_progress = args.progress or sys.stderr.isatty()
+    results = []
+    for (path, config), name in zip(configs, names, strict=True):
+        chosen = config or scenario.config or SchedulerConfig()
+        label = f"{name} ({os.path.basename(path)})" if len(configs) == 2 else "simulating"
+        progress = table.progress_bar(label) if show_progress else None
+        started = time.perf_counter()
+        metrics = Simulation(scenario.fresh(), chosen, period=period, progress=progress).run()
+        metrics.figures["wall_seconds"] = round(time.perf_counter() - started, 3)
+        results.append((name if len(configs) == 2 else "run", metrics))
+    figures = [m.figures for _, m in results]
+    if args.report:
+        settings = {"period": f"{period:g}s"}
+        for (path, _), name in zip(configs, names, strict=True):
+            settings[f"configuration {name}"] = path
+        page = report.render(
+            results, title="podmuster simulate", source=scenario.source, settings=settings
+        )
+        report.write(args.report, page)
+    if args.output == "table":
+        columns = [
+            (f"{name}: {os.path.basename(path)}" if len(configs) == 2 else path, f)
+            for (path, _), name, f in zip(configs, names, figures, strict=True)
+        ]
+        table.render(columns)
+        if args.report:
+            print(f"report: {args.report}")
+        return 0
+    document = figures[0] if len(figures) == 1 else compare.document(figures[0], figures[1])
+    output.write(document, args.output)
+    return 0

@@ -1,0 +1,247 @@
+"""The cluster YAML: nodes, node pools, an autoscaled pool, queues, scheduler settings.
+
+Why: the CSV trace and the manifest forms of ``podmuster simulate`` describe
+workloads only; the cluster they run on is a short hand-written file
+(docs/simulate.md has the full format)::
+
+    nodes:                     # single nodes (count: N makes N alike)
+      - {name: big, gpus: 8, cpu: 96, memory: 1Ti, labels: {zone: a}}
+    nodePools:                 # count x shape
+      - {name: t4, count: 10, gpus: 2, cpu: 32, memory: 128Gi}
+      - name: burst            # autoscaled between min and max
+        gpus: 8
+        autoscale: {min: 0, max: 4, scaleUpDelay: 5m, scaleDownDelay: 10m}
+    queues:
+      - {name: research, gpuQuota: 8, overQuotaWeight: 2}
+      - {name: nlp, parent: research, gpuQuota: 4, gpuLimit: 16, priority: 100}
+    objects: []                # any Node / Queue / PriorityClass manifests, as they are
+    scheduler: {placementStrategy: {gpu: spread}}   # the --config file's keys
+    period: 1s                 # scheduling period
+
+A mistake is one line naming the file, the entry and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from crds.errors import InputError
+from crds.quantities import QuantityError, parse_quantity
+from scheduler.config import ConfigError, SchedulerConfig, load_config, parse_duration
+from simulator import objects
+from simulator.model import AutoscaledPool, Scenario
+
+_TOP = {"nodes", "nodePools", "queues", "objects", "scheduler", "period"}
+_NODE = {"name", "count", "gpus", "cpu", "memory", "pods", "labels"}
+_POOL = _NODE | {"autoscale"}
+_AUTOSCALE = {"min", "max", "scaleUpDelay", "scaleDownDelay"}
+_QUEUE = {"name", "parent", "gpuQuota", "gpuLimit", "overQuotaWeight", "priority"}
+_OBJECT_KINDS = {"Node", "Queue", "PriorityClass"}
+
+
+class _Reader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def error(self, where: str, key: str | None, message: str) -> InputError:
+        return InputError(message, source=self.path, obj=where, field=key)
+
+    def mapping(self, raw: Any, where: str, known: set[str]) -> Mapping[str, Any]:
+        if not isinstance(raw, Mapping):
+            raise self.error(where, None, "expected a mapping")
+        for key in raw:
+            if key not in known:
+                raise self.error(where, str(key), f"unknown key; known: {', '.join(sorted(known))}")
+        return raw
+
+    def number(self, raw: Any, where: str, key: str, *, minimum: float = 0.0) -> float:
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < minimum:
+            raise self.error(where, key, f"expected a number of at least {minimum:g}, got {raw!r}")
+        return float(raw)
+
+    def whole(self, raw: Any, where: str, key: str, *, minimum: int = 0) -> int:
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < minimum:
+            raise self.error(where, key, f"expected a whole number >= {minimum}, got {raw!r}")
+        return raw
+
+    def quantity(self, raw: Any, where: str, key: str, unit: str) -> int:
+        """CPU in millicores or memory in MiB from a number (cores / GiB) or a quantity."""
+        try:
+            value = parse_quantity(str(raw)) if isinstance(raw, str) else None
+        except QuantityError as exc:
+            raise self.error(where, key, str(exc)) from None
+        if value is None:
+            number = self.number(raw, where, key)
+            return int(number * 1000) if unit == "cpu" else int(number * 1024)
+        return int(value * 1000) if unit == "cpu" else int(value / (1024 * 1024))
+
+    def duration(self, raw: Any, where: str, key: str) -> float:
+        try:
+            value = parse_duration(raw, key)
+        except ConfigError:
+            raise self.error(where, key, f"expected a duration such as 5m, got {raw!r}") from None
+        if value < 0:
+            raise self.error(where, key, f"must not be negative, got {raw!r}")
+        return value
+
+
+def _shape(reader: _Reader, raw: Mapping[str, Any], where: str, name: str) -> dict[str, Any]:
+    labels = raw.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise reader.error(where, "labels", "expected a mapping of label to value")
+    return objects.node(
+        name,
+        cpu_milli=reader.quantity(raw.get("cpu", 64), where, "cpu", "cpu"),
+        memory_mib=reader.quantity(raw.get("memory", "512Gi"), where, "memory", "memory"),
+        gpus=reader.whole(raw.get("gpus", 0), where, "gpus"),
+        labels={str(k): str(v) for k, v in labels.items()},
+        pods=reader.whole(raw.get("pods", 110), where, "pods", minimum=1),
+    )
+
+
+def _name(reader: _Reader, raw: Mapping[str, Any], where: str) -> str:
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise reader.error(where, "name", "is required")
+    return name
+
+
+def _nodes(reader: _Reader, items: Any, key: str) -> list[dict[str, Any]]:
+    if not isinstance(items, list):
+        raise reader.error(key, None, "expected a list")
+    nodes: list[dict[str, Any]] = []
+    for i, raw in enumerate(items):
+        where = f"{key}[{i}]"
+        raw = reader.mapping(raw, where, _NODE)
+        name = _name(reader, raw, where)
+        count = reader.whole(raw.get("count", 1), where, "count", minimum=1)
+        names = [name] if count == 1 and key == "nodes" else [f"{name}-{n}" for n in range(count)]
+        nodes.extend(_shape(reader, raw, where, node_name) for node_name in names)
+    return nodes
+
+
+def _pools(reader: _Reader, items: Any) -> tuple[list[dict[str, Any]], list[AutoscaledPool]]:
+    if not isinstance(items, list):
+        raise reader.error("nodePools", None, "expected a list")
+    nodes: list[dict[str, Any]] = []
+    pools: list[AutoscaledPool] = []
+    for i, raw in enumerate(items):
+        where = f"nodePools[{i}]"
+        raw = reader.mapping(raw, where, _POOL)
+        name = _name(reader, raw, where)
+        labels = {**(raw.get("labels") or {}), objects.POOL_LABEL: name}
+        shaped = {**raw, "labels": labels}
+        if "autoscale" not in raw:
+            count = reader.whole(raw.get("count", 1), where, "count", minimum=1)
+            nodes.extend(_shape(reader, shaped, where, f"{name}-{n}") for n in range(count))
+            continue
+        if "count" in raw:
+            raise reader.error(where, "count", "an autoscaled pool has min and max, not count")
+        auto_where = f"{where}.autoscale"
+        auto = reader.mapping(raw["autoscale"], auto_where, _AUTOSCALE)
+        low = reader.whole(auto.get("min", 0), auto_where, "min")
+        high = reader.whole(auto.get("max", low), auto_where, "max")
+        if high < low:
+            raise reader.error(auto_where, "max", f"must be at least min ({low}), got {high}")
+        pools.append(
+            AutoscaledPool(
+                name=name,
+                template=_shape(reader, shaped, where, name),
+                min_nodes=low,
+                max_nodes=high,
+                scale_up_delay=reader.duration(
+                    auto.get("scaleUpDelay", "5m"), auto_where, "scaleUpDelay"
+                ),
+                scale_down_delay=reader.duration(
+                    auto.get("scaleDownDelay", "10m"), auto_where, "scaleDownDelay"
+                ),
+            )
+        )
+    return nodes, pools
+
+
+def _queues(reader: _Reader, items: Any) -> list[dict[str, Any]]:
+    if not isinstance(items, list):
+        raise reader.error("queues", None, "expected a list")
+    out = []
+    seen: set[str] = set()
+    for i, raw in enumerate(items):
+        where = f"queues[{i}]"
+        raw = reader.mapping(raw, where, _QUEUE)
+        name = _name(reader, raw, where)
+        if name in seen:
+            raise reader.error(where, "name", f"duplicate queue {name!r}")
+        seen.add(name)
+        limit = raw.get("gpuLimit", -1)
+        if limit != -1:
+            limit = reader.number(limit, where, "gpuLimit")
+        priority = raw.get("priority")
+        out.append(
+            objects.queue(
+                name,
+                parent=str(raw["parent"]) if raw.get("parent") else None,
+                gpu_quota=reader.number(raw.get("gpuQuota", 0), where, "gpuQuota"),
+                gpu_limit=limit,
+                over_quota_weight=reader.number(
+                    raw.get("overQuotaWeight", 1), where, "overQuotaWeight"
+                ),
+                priority=None if priority is None else reader.whole(priority, where, "priority"),
+            )
+        )
+    return out
+
+
+def load(path: str) -> Scenario:
+    """The cluster part of a scenario (no jobs yet) from a cluster YAML file."""
+    reader = _Reader(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", source=path) from None
+    data = reader.mapping(data, "cluster", _TOP)
+    nodes = _nodes(reader, data.get("nodes") or [], "nodes")
+    pool_nodes, pools = _pools(reader, data.get("nodePools") or [])
+    nodes.extend(pool_nodes)
+    queues = _queues(reader, data.get("queues") or [])
+    priority_classes: list[dict[str, Any]] = []
+    extra = data.get("objects") or []
+    if not isinstance(extra, list):
+        raise reader.error("objects", None, "expected a list of manifests")
+    for i, obj in enumerate(extra):
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        if kind not in _OBJECT_KINDS:
+            raise reader.error(
+                f"objects[{i}]",
+                "kind",
+                f"expected one of {', '.join(sorted(_OBJECT_KINDS))}, got {kind!r}",
+            )
+        {"Node": nodes, "Queue": queues, "PriorityClass": priority_classes}[kind].append(dict(obj))
+    config: SchedulerConfig | None = None
+    if data.get("scheduler") is not None:
+        try:
+            config = load_config(data["scheduler"])
+        except ConfigError as exc:
+            raise reader.error("scheduler", None, str(exc)) from None
+    period = None
+    if data.get("period") is not None:
+        period = reader.duration(data["period"], "cluster", "period")
+        if period <= 0:
+            raise reader.error("cluster", "period", "must be positive")
+    if not nodes and not pools:
+        raise reader.error("cluster", "nodes", "the cluster has no nodes and no node pools")
+    return Scenario(
+        nodes=nodes,
+        queues=queues,
+        jobs=[],
+        priority_classes=priority_classes,
+        pools=pools,
+        config=config,
+        period=period,
+        source=path,
+    )

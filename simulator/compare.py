@@ -1,0 +1,33 @@
+"""Two runs side by side: the JSON ``diff`` of configuration B against A.
+
+Why: "binpack or spread?" is answered by the differences; computing them once
+here keeps the JSON, the table and the report in agreement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def diff(a: Any, b: Any) -> Any:
+    """B minus A for every number both have, recursively; other values are left out."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = {}
+        for key in a:
+            if key in b:
+                value = diff(a[key], b[key])
+                if value is not None and value != {}:
+                    out[key] = value
+        return out
+    if isinstance(a, bool) or isinstance(b, bool):
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        return b - a
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return round(float(b) - float(a), 6)
+    return None
+
+
+def document(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """A's figures at the top level (the single-run keys) plus ``compare: {a, b, diff}``."""
+    return {**a, "compare": {"a": a, "b": b, "diff": diff(a, b)}}

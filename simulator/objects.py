@@ -1,0 +1,170 @@
+"""Kubernetes objects the simulator feeds to the engine: nodes, pods, PodGroups, queues.
+
+Why: every input format (the Alibaba trace, the project's CSV, the cluster
+YAML) ends up as the same plain manifests the live scheduler reads, built in
+one place so that a pod from a trace and a pod from a manifest look alike to
+the engine.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from crds.quantities import parse_quantity
+
+SCHEDULER_NAME: Final = "kai-scheduler"
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
+GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
+POD_GROUP_ANNOTATION: Final = "pod-group-name"
+QUEUE_LABEL: Final = "kai.scheduler/queue"
+POOL_LABEL: Final = "simulate.podmuster.io/pool"
+
+
+def rfc3339(seconds: float) -> str:
+    """Simulated seconds as an RFC 3339 timestamp (simulated time 0 is the Unix epoch)."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node(
+    name: str,
+    *,
+    cpu_milli: int,
+    memory_mib: int,
+    gpus: int,
+    labels: dict[str, str] | None = None,
+    pods: int = 110,
+) -> dict[str, Any]:
+    allocatable: dict[str, str] = {
+        "cpu": f"{cpu_milli}m",
+        "memory": f"{memory_mib}Mi",
+        "pods": str(pods),
+    }
+    if gpus:
+        allocatable[GPU_RESOURCE] = str(gpus)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "status": {"allocatable": allocatable},
+    }
+
+
+def gpu_request(gpus: float) -> tuple[int, str | None]:
+    """(whole GPUs for ``nvidia.com/gpu``, ``gpu-fraction`` annotation) for a per-pod GPU ask.
+
+    A fraction below one GPU is a shared-GPU pod: no ``nvidia.com/gpu``
+    request, the ``gpu-fraction`` annotation instead (cli-contract §1).
+    """
+    if 0 < gpus < 1:
+        return 0, f"{gpus:g}"
+    return int(gpus), None
+
+
+def pod(
+    namespace: str,
+    name: str,
+    *,
+    pod_group: str,
+    queue: str,
+    priority_class: str,
+    cpu_milli: int,
+    memory_mib: int,
+    gpus: float,
+    created: float,
+    node_affinity: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A pending pod of our scheduler, already patched by the podgrouper."""
+    whole, fraction = gpu_request(gpus)
+    requests: dict[str, str] = {}
+    if cpu_milli:
+        requests["cpu"] = f"{cpu_milli}m"
+    if memory_mib:
+        requests["memory"] = f"{memory_mib}Mi"
+    resources: dict[str, Any] = {"requests": requests}
+    if whole:
+        requests[GPU_RESOURCE] = str(whole)
+        resources["limits"] = {GPU_RESOURCE: str(whole)}
+    annotations = {POD_GROUP_ANNOTATION: pod_group}
+    if fraction is not None:
+        annotations[GPU_FRACTION_ANNOTATION] = fraction
+    spec: dict[str, Any] = {
+        "schedulerName": SCHEDULER_NAME,
+        "priorityClassName": priority_class,
+        "containers": [{"name": "main", "resources": resources}],
+    }
+    if node_affinity:
+        spec["affinity"] = {"nodeAffinity": node_affinity}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"{namespace}/{name}",
+            "creationTimestamp": rfc3339(created),
+            "labels": {QUEUE_LABEL: queue},
+            "annotations": annotations,
+        },
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def pod_group(
+    namespace: str,
+    name: str,
+    *,
+    queue: str,
+    priority_class: str,
+    min_member: int,
+    created: float,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"{namespace}/{name}-pg",
+            "creationTimestamp": rfc3339(created),
+        },
+        "spec": {"minMember": min_member, "queue": queue, "priorityClassName": priority_class},
+    }
+
+
+def queue(
+    name: str,
+    *,
+    parent: str | None = None,
+    gpu_quota: float = 0,
+    gpu_limit: float = -1,
+    over_quota_weight: float = 1,
+    priority: int | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "resources": {
+            "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": over_quota_weight},
+            "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
+            "memory": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
+        }
+    }
+    if parent:
+        spec["parentQueue"] = parent
+    if priority is not None:
+        spec["priority"] = priority
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def node_gpus(manifest: dict[str, Any]) -> float:
+    """Whole GPUs a Node manifest offers (``status.allocatable``, ``nvidia.com/gpu``)."""
+    raw = ((manifest.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+    if raw is None:
+        return 0.0
+    return float(parse_quantity(str(raw)))

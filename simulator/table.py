@@ -1,0 +1,129 @@
+"""The terminal view of a run: a progress bar while it runs, a table of figures at the end.
+
+Why: a person running ``podmuster simulate`` wants to see it move and then
+read the answer at a glance; with two configurations the columns sit side
+by side so the differences stand out.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+BAR_WIDTH = 30
+
+
+def progress_bar(label: str, stream: TextIO | None = None) -> Callable[[float], None]:
+    """A callback drawing ``label [#####.....]  42%`` in place on ``stream`` (stderr)."""
+    out = stream or sys.stderr
+
+    def draw(fraction: float) -> None:
+        filled = round(fraction * BAR_WIDTH)
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        end = "\n" if fraction >= 1.0 else ""
+        out.write(f"\r{label} [{bar}] {fraction * 100:3.0f}%{end}")
+        out.flush()
+
+    return draw
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value and abs(value) < 0.01:
+            return f"{value:.2e}"
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _duration(value: Any) -> str:
+    if value is None:
+        return "-"
+    seconds = float(value)
+    if seconds < 120:
+        return f"{seconds:.1f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def _rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    wait = figures["wait_time_s"]
+    jct = figures["jct_s"]
+    rows = [
+        ("jobs (completed)", f"{figures['jobs']:,} ({figures['completed']:,})"),
+        ("wait mean / p50 / p95", " / ".join(_duration(wait[k]) for k in ("mean", "p50", "p95"))),
+        ("JCT mean / p50 / p95", " / ".join(_duration(jct[k]) for k in ("mean", "p50", "p95"))),
+        ("makespan", _duration(figures["makespan_s"])),
+        ("GPU allocation ratio", _number(figures["gpu_allocation_ratio"])),
+        ("fragmentation", _number(figures["fragmentation"])),
+        ("fair-share deviation", _number(figures["fair_share_deviation"])),
+        ("Jain's index (queues)", _number(figures["jain_index"])),
+        ("preemptions / reclaims", f"{figures['preemptions']} / {figures['reclaims']}"),
+        ("consolidation moves", _number(figures["consolidation_moves"])),
+        ("GPU-hours lost", _number(figures["gpu_hours_lost"])),
+        ("cycles", _number(figures["cycles"])),
+        ("engine seconds", _number(figures["engine_seconds"])),
+    ]
+    if "autoscaler" in figures:
+        scaler = figures["autoscaler"]
+        rows.append(("nodes added / removed", f"{scaler['scale_ups']} / {scaler['scale_downs']}"))
+    return rows
+
+
+def _queue_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for name, queue in figures["queues"].items():
+        wait = queue["wait_time_s"]
+        rows.append(
+            (
+                f"queue {name}",
+                f"{queue['jobs']} jobs, wait p50 {_duration(wait['p50'])} p95 "
+                f"{_duration(wait['p95'])}, {_number(queue['allocated_gpus_mean'])} GPUs"
+                f" (fair {_number(queue['fair_share_gpus_mean'])})",
+            )
+        )
+    return rows
+
+
+def _reason_rows(figures: dict[str, Any], limit: int = 5) -> list[tuple[str, str]]:
+    reasons = list(figures["pending_reasons"].items())[:limit]
+    return [(f"pending: {reason}", f"{count:,} jobs") for reason, count in reasons]
+
+
+def render(runs: Sequence[tuple[str, dict[str, Any]]], stream: TextIO | None = None) -> None:
+    """Print one column per run (name, figures)."""
+    out = stream or sys.stdout
+    columns = [[*_rows(f), *_queue_rows(f), *_reason_rows(f)] for _, f in runs]
+    labels: list[str] = []
+    for column in columns:
+        for label, _ in column:
+            if label not in labels:
+                labels.append(label)
+    values = [dict(column) for column in columns]
+    label_width = max(len(label) for label in labels)
+    widths = [
+        max(len(name), *(len(v.get(label, "")) for label in labels))
+        for (name, _), v in zip(runs, values, strict=True)
+    ]
+    header = (
+        " " * label_width
+        + "  "
+        + "  ".join(name.ljust(w) for (name, _), w in zip(runs, widths, strict=True))
+    )
+    out.write(header.rstrip() + "\n")
+    out.write("-" * len(header.rstrip()) + "\n")
+    for label in labels:
+        cells = "  ".join(v.get(label, "-").ljust(w) for v, w in zip(values, widths, strict=True))
+        out.write(f"{label.ljust(label_width)}  {cells}".rstrip() + "\n")
+    skipped = runs[0][1].get("skipped") or {}
+    for reason, count in skipped.items():
+        out.write(f"skipped {count:,} input rows: {reason}\n")

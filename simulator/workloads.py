@@ -1,0 +1,163 @@
+"""Workload manifests (Jobs, PyTorchJobs, RayClusters, ...) with arrival times and durations.
+
+Why: "what if these exact workloads arrive" is best asked with the manifests
+teams already have. Each workload carries two annotations::
+
+    simulate.podmuster.io/arrival: 30s     # when it is submitted (default 0)
+    simulate.podmuster.io/duration: 10m    # how long it runs once all its pods run
+
+Its PodGroups and pods come from the podgrouper's adapters
+(``integrations.grouping.group_workloads``), exactly as ``podmuster group``
+makes them; each PodGroup is one simulated job with the workload's arrival and
+duration. Queue and PriorityClass objects in the directory join the cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from crds.documents import SourcedObject, load_documents
+from crds.errors import InputError, object_error
+from crds.quantities import QuantityError, parse_quantity
+from integrations.grouping import group_workloads
+from integrations.updates import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
+from scheduler.config import ConfigError, parse_duration
+from simulator import objects
+from simulator.model import Scenario, SimJob
+
+ARRIVAL = "simulate.podmuster.io/arrival"
+DURATION = "simulate.podmuster.io/duration"
+_CLUSTER_KINDS = {"Queue": "queues", "PriorityClass": "priority_classes"}
+_EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+def manifest_files(directory: str) -> list[str]:
+    if not os.path.isdir(directory):
+        raise InputError("not a directory of workload manifests", source=directory)
+    files = sorted(
+        os.path.join(directory, name)
+        for name in os.listdir(directory)
+        if name.endswith(_EXTENSIONS) and os.path.isfile(os.path.join(directory, name))
+    )
+    if not files:
+        raise InputError("no .yaml, .yml or .json files", source=directory)
+    return files
+
+
+def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
+    annotations = (item.obj.get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(key)
+    field = f"metadata.annotations[{key}]"
+    if raw is None:
+        if default is None:
+            raise object_error(item.source, item.obj, field, "is required (e.g. 10m)")
+        return default
+    try:
+        value = parse_duration(raw, key)
+    except ConfigError:
+        raise object_error(
+            item.source, item.obj, field, f"expected a duration such as 90s or 1h, got {raw!r}"
+        ) from None
+    if value < 0:
+        raise object_error(item.source, item.obj, field, f"must not be negative, got {raw!r}")
+    return value
+
+
+def pod_gpus(pod: Mapping[str, Any]) -> float:
+    """GPUs one pod asks for: its containers' ``nvidia.com/gpu``, or its ``gpu-fraction``."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    fraction = annotations.get(objects.GPU_FRACTION_ANNOTATION)
+    if fraction is not None:
+        try:
+            return float(fraction)
+        except ValueError:
+            return 0.0
+    total = 0.0
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        resources = container.get("resources") or {}
+        raw = (resources.get("limits") or {}).get(objects.GPU_RESOURCE) or (
+            resources.get("requests") or {}
+        ).get(objects.GPU_RESOURCE)
+        if raw is not None:
+            try:
+                total += float(parse_quantity(str(raw)))
+            except QuantityError:
+                continue  # the engine reports the bad quantity naming the pod
+    return total
+
+
+def _jobs_of(item: SourcedObject, scheduler_name: str) -> list[SimJob]:
+    arrival = _seconds(item, ARRIVAL, 0.0)
+    duration = _seconds(item, DURATION, None)
+    result = group_workloads([item.obj])
+    if result.errors:
+        error = result.errors[0]
+        raise InputError(error.message, source=item.source, obj=error.object)
+    pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in result.pods}
+    members: dict[str, list[dict[str, Any]]] = {}
+    for assignment in result.assignments:
+        pod = copy.deepcopy(pods[assignment.pod])
+        meta = pod["metadata"]
+        meta.setdefault("annotations", {})[POD_GROUP_ANNOTATION] = assignment.pod_group
+        if assignment.sub_group is not None:
+            meta.setdefault("labels", {})[SUBGROUP_LABEL] = assignment.sub_group
+        meta["creationTimestamp"] = objects.rfc3339(arrival)
+        meta.setdefault("uid", f"{meta['namespace']}/{meta['name']}")
+        pod["status"] = {"phase": "Pending"}
+        if (pod.get("spec") or {}).get("schedulerName") != scheduler_name:
+            raise object_error(
+                item.source,
+                item.obj,
+                "spec.schedulerName",
+                f"its pods must use schedulerName {scheduler_name!r} to be simulated",
+            )
+        members.setdefault(f"{meta['namespace']}/{assignment.pod_group}", []).append(pod)
+    recreate = item.obj.get("kind") != "Pod"
+    jobs = []
+    for group in result.pod_groups:
+        meta = group["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        group_pods = members.get(key, [])
+        if not group_pods:
+            continue
+        body = copy.deepcopy(group)
+        body["metadata"]["creationTimestamp"] = objects.rfc3339(arrival)
+        jobs.append(
+            SimJob(
+                key=key,
+                queue=str((group.get("spec") or {}).get("queue") or ""),
+                arrival=arrival,
+                duration=duration,
+                pod_group=body,
+                pods=group_pods,
+                pod_gpus=[pod_gpus(pod) for pod in group_pods],
+                recreate=recreate,
+                origin=f"{item.source}: {item.describe()}",
+            )
+        )
+    return jobs
+
+
+def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
+    """``cluster`` with the jobs of every workload in ``directory``."""
+    items = load_documents(manifest_files(directory))
+    jobs: list[SimJob] = []
+    for item in items:
+        kind = item.obj.get("kind")
+        if kind in _CLUSTER_KINDS:
+            getattr(cluster, _CLUSTER_KINDS[str(kind)]).append(item.obj)
+            continue
+        if (item.obj.get("metadata") or {}).get("ownerReferences"):
+            continue  # grouped with its owner
+        jobs.extend(_jobs_of(item, scheduler_name))
+    if not jobs:
+        raise InputError("no workloads to simulate", source=directory)
+    named = {str(q["metadata"]["name"]) for q in cluster.queues}
+    if not named:
+        cluster.queues = [objects.queue(name) for name in sorted({job.queue for job in jobs})]
+    cluster.jobs = jobs
+    cluster.source = directory
+    return cluster

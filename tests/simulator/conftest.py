@@ -1,0 +1,25 @@
+"""Fixtures for the simulator tests: small hand-written inputs and the shared trace if present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_REPO = Path(__file__).resolve().parents[2]
+_TRACE = Path("shared") / "corpus" / "traces" / "alibaba-openb"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def alibaba_trace() -> Path:
+    """The real Alibaba 2023 trace beside the repository; tests using it skip without it."""
+    for candidate in (_REPO / ".." / _TRACE, _REPO / ".." / ".." / _TRACE):
+        if (candidate / "openb_pod_list_default.csv").is_file():
+            return candidate
+    pytest.skip("the shared corpus (../shared/corpus/traces/alibaba-openb) is not present")
