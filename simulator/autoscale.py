@@ -27,7 +27,7 @@ from simulator.model import AutoscaledPool
 if TYPE_CHECKING:
     from simulator.events import Simulation
 
-UNSCHEDULABLE = "nodes are available"
+UNSCHEDULABLE = ("nodes are available", "no nodes in the cluster")
 
 
 class Autoscaler:
@@ -62,7 +62,7 @@ class Autoscaler:
         for outcome in result.pod_groups:
             if outcome.outcome != "pending":
                 continue
-            if not any(UNSCHEDULABLE in reason for reason in outcome.reasons):
+            if not any(text in reason for reason in outcome.reasons for text in UNSCHEDULABLE):
                 continue
             run = self.sim.groups.get(outcome.pod_group)
             if run is None:

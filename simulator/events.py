@@ -97,6 +97,7 @@ class Simulation:
         self.runs: list[JobRun] = []
         self.groups: dict[str, JobRun] = {}
         self.pending_pods = 0
+        self.finished = 0  # jobs completed or lost: the run ends when all are
         self._waiting_gpu_jobs: list[tuple[float, int, JobRun]] = []
         self.dirty = False
         self.in_flight = False
@@ -210,6 +211,7 @@ class Simulation:
             self._free(run, pod)
         self.cache.delete("PodGroup", run.job.key)
         run.end = self.now
+        self.finished += 1
         self.recorder.completed(run)
         self.dirty = True
 
@@ -226,8 +228,9 @@ class Simulation:
             if run.job.recreate:
                 self._upsert(self.pod_manifest[eviction.pod], run.job.origin)
                 self._pending(run, eviction.pod)
-            else:
+            elif not run.lost:
                 run.lost = True
+                self.finished += 1
             disrupted.setdefault(run.job.key, (run, eviction.action, eviction.pod in moved))
         for run, action, was_moved in disrupted.values():
             self.recorder.disrupted(run, action, was_moved)
@@ -351,6 +354,8 @@ class Simulation:
             else:
                 self._cycle()
             if not events or events[0][0] > self.now:
+                if self.finished == len(self.runs):
+                    break  # left: only autoscaler timers
                 self._maybe_schedule_cycle()
             if self.progress is not None and time.perf_counter() - last_report > 0.2:
                 last_report = time.perf_counter()

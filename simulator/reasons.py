@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+_POD_PREFIX = re.compile(r"^(?:[^:]*?)pod [^\s:]+: ")
 _COUNTED = re.compile(r"^\d+ (?:node\(s\) )?")
 _ACTIONS = frozenset({"reclaim", "preempt", "consolidation", "consolidate"})
 _GANG = "would fit this pod alone, not together with the rest of its job"
@@ -16,7 +17,7 @@ _GANG = "would fit this pod alone, not together with the rest of its job"
 
 def categories(reason: str) -> list[str]:
     """The categories of one reason sentence (a fit failure may name several)."""
-    text = reason.strip()
+    text = _POD_PREFIX.sub("", reason.strip())
     if "nodes are available:" in text:
         detail = text.split("nodes are available:", 1)[1].strip().rstrip(".")
         if _GANG in detail:
