@@ -45,6 +45,13 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--compare", metavar="CONFIG_B", help="a second configuration to compare")
     parser.add_argument("--period", help="scheduling period, e.g. 1s (default 1s)")
+    parser.add_argument(
+        "--arrival-scale",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="multiply every arrival time by X (e.g. 0.01 packs a sparse trace; default 1)",
+    )
     parser.add_argument("--report", metavar="FILE.html", help="write an HTML report with plots")
     parser.add_argument("--progress", action="store_true", help="show progress even if not a TTY")
     parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
@@ -113,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
     scheduler_name = (configs[0][1] or SchedulerConfig()).scheduler_name
     scenario = _scenario(args, scheduler_name)
     period = _period(args.period, scenario.period)
+    if not args.arrival_scale > 0:
+        raise InputError(f"must be positive, got {args.arrival_scale}", field="--arrival-scale")
+    for job in scenario.jobs:
+        job.arrival *= args.arrival_scale
     show_progress = args.progress or sys.stderr.isatty()
     results = []
     for (path, config), name in zip(configs, names, strict=True):

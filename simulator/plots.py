@@ -37,7 +37,18 @@ def _png(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _thin(times: Sequence[float], *values: Sequence[float]) -> tuple[np.ndarray, ...]:
+def time_unit(runs: Sequence[tuple[str, RunMetrics]]) -> tuple[str, float]:
+    """(label, seconds per unit) that suits the longest run: seconds, minutes, hours or days."""
+    span = max(
+        (m.series.times[-1] - m.series.times[0] for _, m in runs if m.series.times), default=0
+    )
+    for label, seconds, up_to in (("seconds", 1.0, 600), ("minutes", 60.0, 7200)):
+        if span <= up_to:
+            return label, seconds
+    return ("hours", 3600.0) if span <= 5 * 86400 else ("days", 86400.0)
+
+
+def _thin(times: Sequence[float], unit: float, *values: Sequence[float]) -> tuple[np.ndarray, ...]:
     """At most MAX_POINTS steps: keep every k-th point (the plots are for the eye)."""
     t = np.asarray(times[:-1] if len(times) > len(values[0]) else times, dtype=np.float64)
     arrays = [np.asarray(v, dtype=np.float64) for v in values]
@@ -45,19 +56,20 @@ def _thin(times: Sequence[float], *values: Sequence[float]) -> tuple[np.ndarray,
         step = int(np.ceil(len(t) / MAX_POINTS))
         t = t[::step]
         arrays = [a[::step] for a in arrays]
-    return (t / 3600.0, *arrays)
+    return (t / unit, *arrays)
 
 
 def allocation(runs: Sequence[tuple[str, RunMetrics]]) -> str:
+    label, unit = time_unit(runs)
     figure, axes = _figure()
     for name, metrics in runs:
         series = metrics.series
         if not series.allocated:
             continue
-        t, allocated, capacity = _thin(series.times, series.allocated, series.capacity)
+        t, allocated, capacity = _thin(series.times, unit, series.allocated, series.capacity)
         ratio = np.divide(allocated, capacity, out=np.zeros_like(allocated), where=capacity > 0)
         axes.step(t, ratio, where="post", label=name)
-    axes.set_xlabel("simulated hours")
+    axes.set_xlabel(f"simulated {label}")
     axes.set_ylabel("allocated GPUs / cluster GPUs")
     axes.set_ylim(0, 1.05)
     axes.set_title("GPU allocation over time")
@@ -66,12 +78,15 @@ def allocation(runs: Sequence[tuple[str, RunMetrics]]) -> str:
 
 
 def fair_share(name: str, metrics: RunMetrics) -> str:
+    label, unit = time_unit([(name, metrics)])
     figure, axes = _figure()
     series = metrics.series
     for queue, queue_series in series.queues.items():
         if not queue_series.allocated:
             continue
-        t, allocated, fair = _thin(series.times, queue_series.allocated, queue_series.fair_share)
+        t, allocated, fair = _thin(
+            series.times, unit, queue_series.allocated, queue_series.fair_share
+        )
         line = axes.step(t, allocated, where="post", label=f"{queue} allocated")
         axes.step(
             t,
@@ -81,7 +96,7 @@ def fair_share(name: str, metrics: RunMetrics) -> str:
             color=line[0].get_color(),
             label=f"{queue} fair share",
         )
-    axes.set_xlabel("simulated hours")
+    axes.set_xlabel(f"simulated {label}")
     axes.set_ylabel("GPUs")
     axes.set_title(f"Queues: allocated vs fair share ({name})")
     axes.legend(loc="upper right", fontsize="small", ncol=2)
