@@ -329,7 +329,9 @@ class Simulation:
                 self.groups[job.key] = run
                 self.push(job.arrival, _ARRIVE, run)
             self.recorder.begin([str(q["metadata"]["name"]) for q in scenario.queues])
-            self._loop()
+        # The collector runs between cycles (run_cycle pauses it inside): each cycle's
+        # session is a reference cycle, and thousands of them would pile up otherwise.
+        self._loop()
         if self.progress is not None:
             self.progress(1.0)
         return self.recorder.finish()

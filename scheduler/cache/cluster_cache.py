@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from crds import errors
 from crds.documents import SourcedObject, gc_paused
@@ -59,6 +60,7 @@ class ClusterCache:
         self._binds: dict[str, tuple[str, str]] = {}  # BindRequest key -> (pod key, node)
         self._classes: dict[str, tuple[int, bool]] = {}
         self._table: NodeTable | None = None
+        self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
         self._jobs: tuple[dict[str, PodGroupInfo], dict[str, list[str]], list[PodInfo]] | None = (
             None
@@ -149,6 +151,7 @@ class ClusterCache:
                 else np.zeros((width, 0), dtype=np.int64)
             )
             self._table = NodeTable([row[0] for row in rows], allocatable)
+            self._ready = None
         self._table.widen(width)
         return self._table
 
@@ -205,7 +208,9 @@ class ClusterCache:
             with gc_paused():
                 self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
         jobs, problems, ungrouped = self._jobs
-        ready = np.array([m.ready for m in table.meta], dtype=bool)
+        if self._ready is None or len(self._ready) != len(table):
+            self._ready = np.array([m.ready for m in table.meta], dtype=bool)
+        ready = self._ready
         total = table.allocatable[:, ready].sum(axis=1) - foreign if len(table) else -foreign
         snapshot = ClusterSnapshot(
             space=self.space,

@@ -16,6 +16,7 @@ from scheduler.api.nodes import NodeMeta
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
+from scheduler.plugins.node_memo import per_table
 
 
 def _match_expression(labels: Mapping[str, str], expr: Mapping[str, Any], name: str) -> bool:
@@ -91,8 +92,9 @@ class PredicatesPlugin:
     name = "predicates"
 
     def on_session_open(self, session: Session) -> None:
-        meta = session.snapshot.nodes.meta
-        has_taints = any(node.taints for node in meta)
+        nodes = session.snapshot.nodes
+        meta = nodes.meta
+        has_taints = per_table(nodes, "has-taints", lambda: any(node.taints for node in meta))
 
         def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
             parts: list[tuple[ep.Mask, str]] = []

@@ -17,6 +17,7 @@ from scheduler.api.nodes import NodeTable
 from scheduler.api.resources import CPU, GPU
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
+from scheduler.plugins.node_memo import per_table
 
 AVAILABILITY = 100.0
 RESOURCE_TYPE = 10.0
@@ -49,24 +50,13 @@ def spread_score(free: npt.NDArray[np.int64], capacity: ep.Scores) -> ep.Scores:
     return clipped
 
 
-_MEMO: list[tuple[NodeTable, npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
-
-
 def _gpu_capacity(nodes: NodeTable, capacity: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """GPU capacity per node for spreading; a ``nvidia.com/gpu.count`` label wins.
-
-    The cluster cache keeps one node table until a node changes, so the label
-    scan (a Python loop over every node) is remembered for the last table seen
-    instead of repeated every cycle (the simulator runs thousands of cycles).
-    """
-    if _MEMO and _MEMO[0][0] is nodes and _MEMO[0][1] is nodes.allocatable:
-        return _MEMO[0][2]
+    """GPU capacity per node for spreading; a ``nvidia.com/gpu.count`` label wins."""
     gpu_capacity: npt.NDArray[np.float64] = capacity[GPU].copy()
     for i, meta in enumerate(nodes.meta):
         label = meta.labels.get(GPU_COUNT_LABEL)
         if label and label.isdigit():
             gpu_capacity[i] = float(label) * 1000
-    _MEMO[:] = [(nodes, nodes.allocatable, gpu_capacity)]
     return gpu_capacity
 
 
@@ -83,7 +73,7 @@ class ScoringPlugin:
         nodes = session.snapshot.nodes
         cpu_only_nodes = ~nodes.has_gpus()
         capacity = nodes.allocatable.astype(np.float64)
-        gpu_capacity = _gpu_capacity(nodes, capacity)
+        gpu_capacity = per_table(nodes, "gpu-capacity", lambda: _gpu_capacity(nodes, capacity))
         has_resource = {GPU: capacity[GPU] > 0, CPU: capacity[CPU] > 0}
         capacity_of = {GPU: gpu_capacity, CPU: capacity[CPU]}
 
