@@ -142,6 +142,28 @@ def queue(
     }
 
 
+def topology(name: str, *levels: str) -> Obj:
+    """A Topology CR with node-label ``levels``, coarsest first."""
+    return {
+        "apiVersion": "kai.scheduler/v1alpha1",
+        "kind": "Topology",
+        "metadata": _metadata(name),
+        "spec": {"levels": [{"nodeLabel": level} for level in levels]},
+    }
+
+
+def topology_constraint(
+    name: str, *, required: str | None = None, preferred: str | None = None
+) -> Obj:
+    """A ``topologyConstraint`` map for ``pod_group(topology=...)`` or a raw subgroup."""
+    out: Obj = {"topology": name}
+    if required is not None:
+        out["requiredTopologyLevel"] = required
+    if preferred is not None:
+        out["preferredTopologyLevel"] = preferred
+    return out
+
+
 def pod_group(
     name: str,
     queue: str,
@@ -151,9 +173,12 @@ def pod_group(
     preemptibility: str | None = None,
     sub_groups: Sequence[tuple[str, int] | Mapping[str, Any]] = (),
     namespace: str = NAMESPACE,
+    topology: Mapping[str, Any] | None = None,
 ) -> Obj:
     """A PodGroup; ``sub_groups`` as ``(name, minMember)`` pairs or raw subgroup maps."""
     spec: Obj = {"queue": queue}
+    if topology is not None:
+        spec["topologyConstraint"] = dict(topology)
     if min_member is not None:
         spec["minMember"] = min_member
     if priority_class is not None:
@@ -290,6 +315,7 @@ def job(
     priority_class: str | None = None,
     preemptibility: str | None = None,
     namespace: str = NAMESPACE,
+    topology: Mapping[str, Any] | None = None,
     **pod_args: Any,
 ) -> list[Obj]:
     """A PodGroup and ``tasks`` pods ``<name>-<i>``; gang minimum defaults to ``tasks``.
@@ -304,6 +330,7 @@ def job(
         priority_class=priority_class,
         preemptibility=preemptibility,
         namespace=namespace,
+        topology=topology,
     )
     out = [group]
     for i in range(tasks):
@@ -480,4 +507,6 @@ __all__ = [
     "stamp",
     "taint",
     "timestamp",
+    "topology",
+    "topology_constraint",
 ]

@@ -2,7 +2,8 @@
 
 Why: allocate is the first and most frequent action. For each job popped in
 fairness order it checks the queue path's capacity, places the job's tasks to
-allocate one by one inside a Statement, and keeps them only if all fit (gang);
+allocate inside a Statement (within a topology domain when the PodGroup asks
+for one), and keeps them only if all fit (gang);
 a gang that would start on capacity still being released is pipelined whole.
 """
 
@@ -13,6 +14,7 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodStatus
 from scheduler.framework import gang
 from scheduler.framework.session import Session
+from scheduler.framework.topology_placement import place_tasks
 
 
 def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
@@ -63,21 +65,11 @@ class AllocateAction:
             session.add_reason(job, problem)
             return False
         statement = session.statement()
-        for placed, task in enumerate(tasks):
-            placement = session.place(task)
-            if placement is None:
-                statement.discard()
-                gang_note = (
-                    f"gang of {len(tasks)} pods: only {placed} could be placed; "
-                    if len(tasks) > 1
-                    else ""
-                )
-                session.add_reason(job, f"{gang_note}pod {task.key}: {session.fit_failure(task)}")
-                return False
-            if placement.on_idle:
-                statement.allocate(task, placement.node)
-            else:
-                statement.pipeline(task, placement.node)
+        problem = place_tasks(session, statement, job, tasks)
+        if problem is not None:
+            statement.discard()
+            session.add_reason(job, problem)
+            return False
         if gang.needs_pipelining(job):
             statement.convert_to_pipelined()
         statement.commit()

@@ -5,7 +5,8 @@ that this pending gang can start", and must never evict a pod that did not
 need to go. Victim chunks are added one at a time in victim order; after each
 addition the scenario is simulated inside a Statement: evict the recorded
 victims, place the preemptor's tasks (pipeline-only: they bind after the
-victims are gone), then try to re-place every victim job whole. A victim
+victims are gone; inside a topology domain when the PodGroup asks for one),
+then try to re-place every victim job whole. A victim
 re-placed on its own node simply stays; one re-placed elsewhere moves. The
 first scenario in which the preemptor fits and the validators agree is kept;
 everything else is rolled back exactly. Bounded: at most ``max_victim_chunks``
@@ -28,6 +29,7 @@ from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.framework.statement import Statement
+from scheduler.framework.topology_placement import place_tasks
 
 
 def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
@@ -36,13 +38,29 @@ def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
     return bool(static[node]) and bool((nodes.free[:, node] >= pod.request).all())
 
 
-def _replace(session: Session, statement: Statement, tasks: list[PodInfo], home: list[int]) -> bool:
-    """Re-place one victim chunk whole: its own node first, else the best node."""
+def _replace(
+    session: Session,
+    statement: Statement,
+    victim: PodGroupInfo,
+    tasks: list[PodInfo],
+    home: list[int],
+) -> bool:
+    """Re-place one victim chunk whole: its own node first, else the best node.
+
+    A victim with a topology constraint either stays where it is or is placed
+    whole by the topology routine, never pod by pod outside its domain.
+    """
     token = statement.checkpoint()
     for pod, node in zip(tasks, home, strict=True):
         if node >= 0 and _fits_on(session, pod, node):
             statement.pipeline(pod, node)
             continue
+        if victim.topology_tree is not None:
+            statement.rollback(token)
+            return (
+                place_tasks(session, statement, victim, tasks, pipeline_only=True, explain=False)
+                is None
+            )
         placement = session.place(pod, pipeline_only=True)
         if placement is None:
             statement.rollback(token)
@@ -66,16 +84,13 @@ def _simulate(
             statement.evict(pod, action, job.key)
     if session.job_capacity_problem(job, tasks):
         return None
-    for task in tasks:
-        placement = session.place(task, pipeline_only=True)
-        if placement is None:
-            return None
-        statement.pipeline(task, placement.node)
+    if place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False):
+        return None
     victims: list[tuple[PodGroupInfo, list[PodInfo]]] = []
     for (victim, chunk), home in zip(recorded, homes, strict=True):
         # a victim is re-placed only within its queues' limits, as allocate would place it
         moved = not session.job_capacity_problem(victim, chunk) and _replace(
-            session, statement, chunk, home
+            session, statement, victim, chunk, home
         )
         stays = moved and all(pod.node == node for pod, node in zip(chunk, home, strict=True))
         if not moved:

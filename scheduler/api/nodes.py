@@ -38,6 +38,7 @@ class NodeTable:
     __slots__ = (
         "_releasing_known",
         "allocatable",
+        "derived",
         "free",
         "idle",
         "index",
@@ -60,6 +61,9 @@ class NodeTable:
         self.schedulable = np.array(
             [m.ready and not m.unschedulable for m in self.meta], dtype=bool
         )
+        # Pure functions of the node set (e.g. topology domain trees), built on first use;
+        # a table is rebuilt whenever a node changes, so these never go stale.
+        self.derived: dict[object, object] = {}
 
     def __len__(self) -> int:
         return len(self.names)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, ALIVE, PodInfo, PodStatus
+from scheduler.api.topology import TopologyTree
 
 
 @dataclass(slots=True)
@@ -54,6 +55,8 @@ class PodGroupInfo:
     stale_since: float | None = None
     topology: str = ""
     scale_up_hint: str = ""  # the kai.scheduler/scale-up-hint annotation as stored
+    # topology constraints of the group and its subgroups; None when it has none (§5.8)
+    topology_tree: TopologyTree | None = None
 
     @property
     def key(self) -> str:

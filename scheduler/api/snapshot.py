@@ -15,6 +15,7 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.queues import QueueTree, QueueVector
 from scheduler.api.resources import ResourceSpace
+from scheduler.api.topology import TopologyInfo
 
 
 @dataclass(slots=True)
@@ -32,3 +33,5 @@ class ClusterSnapshot:
     # pod group key -> why it cannot be scheduled before any action runs
     # (missing queue, non-leaf queue, unknown pod set, ...)
     job_problems: dict[str, list[str]] = field(default_factory=dict)
+    # Topology CRs by name (topology-aware placement, §2.5)
+    topologies: dict[str, TopologyInfo] = field(default_factory=dict)

@@ -30,7 +30,8 @@ from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus, is_utility_pod
 from scheduler.api.queues import QueueInfo, QueueTree
 from scheduler.api.resources import QUEUE_COLUMNS, ResourceSpace, Vector, widen
 from scheduler.api.snapshot import ClusterSnapshot
-from scheduler.cache import queue_tree, reading
+from scheduler.api.topology import TopologyInfo
+from scheduler.cache import queue_tree, reading, topologies
 from scheduler.cache.parsing import FieldError
 
 KINDS = ("Node", "Pod", "PodGroup", "Queue", "BindRequest", "PriorityClass", "Topology")
@@ -59,6 +60,7 @@ class ClusterCache:
         self._queues: dict[str, QueueInfo] = {}
         self._binds: dict[str, tuple[str, str]] = {}  # BindRequest key -> (pod key, node)
         self._classes: dict[str, tuple[int, bool]] = {}
+        self._topologies: dict[str, TopologyInfo] = {}
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
@@ -112,7 +114,8 @@ class ClusterCache:
             name, value, is_default = reading.read_priority_class(body)
             self._classes[name] = (value, is_default)
             self._jobs = None
-        # Topology objects are accepted; topology-aware placement reads them (issue 7).
+        elif kind == "Topology":
+            self._topologies[key] = topologies.read_topology(body)
 
     def delete(self, kind: str, key: str, *, keep_error: bool = False) -> None:
         """Forget one object (a watch DELETED event, or a replacement that failed to parse)."""
@@ -123,6 +126,7 @@ class ClusterCache:
             "Queue": self._queues,
             "BindRequest": self._binds,
             "PriorityClass": self._classes,
+            "Topology": self._topologies,
         }.get(kind, {})  # type: ignore[assignment]
         if store.pop(key, None) is not None:
             if kind == "Node":
@@ -222,6 +226,7 @@ class ClusterCache:
             priority_classes=classes,
             now=now,
             job_problems=problems,
+            topologies=dict(self._topologies),
         )
         return SnapshotResult(
             snapshot, list(self.errors.values()), set(self.ignored_kinds), ungrouped

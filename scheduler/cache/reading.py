@@ -15,8 +15,10 @@ from scheduler.api.nodes import NodeMeta
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import ResourceSpace, Vector
+from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
 from scheduler.cache.parsing import FieldError
+from scheduler.cache.topologies import read_topology_tree
 
 DEFAULT_PRIORITY = 50
 NON_PREEMPTIBLE_FROM = 100
@@ -187,6 +189,7 @@ class PodGroupRecord:
     stale_since: float | None
     topology: str
     scale_up_hint: str = ""
+    topology_tree: TopologyTree | None = None
 
     def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
         priority = classes.get(self.priority_class, default_priority)
@@ -209,6 +212,7 @@ class PodGroupRecord:
             stale_since=self.stale_since,
             topology=self.topology,
             scale_up_hint=self.scale_up_hint,
+            topology_tree=self.topology_tree,
         )
 
 
@@ -268,7 +272,8 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
     annotations = meta.get("annotations") or {}
     last_start = annotations.get(LAST_START_ANNOTATION)
     stale = annotations.get(STALE_ANNOTATION)
-    topology = (spec.get("topologyConstraint") or {}).get("topology") or ""
+    topology_tree = read_topology_tree(spec)
+    topology = topology_tree.root.topology if topology_tree and topology_tree.root else ""
     return PodGroupRecord(
         namespace=str(meta.get("namespace") or "default"),
         name=str(meta.get("name")),
@@ -284,6 +289,7 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
         stale_since=parsing.timestamp(stale, f"metadata.annotations[{STALE_ANNOTATION}]")
         if stale
         else None,
-        topology=str(topology),
         scale_up_hint=str(annotations.get(SCALE_UP_HINT_ANNOTATION) or ""),
+        topology=topology,
+        topology_tree=topology_tree,
     )

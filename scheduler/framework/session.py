@@ -86,6 +86,10 @@ class Session:
         self.deallocate_handlers: list[ep.EventFn] = []
         self.plugin_state: dict[str, Any] = {}
         self._filter_cache: dict[object, tuple[ep.Mask, list[tuple[ep.Mask, str]]]] = {}
+        # Set only while a topology-constrained gang is placed (framework.topology_placement):
+        # the nodes of the domain being tried, and the preferred-level score inside it.
+        self.node_subset: ep.Mask | None = None
+        self.subset_score: ep.Scores | None = None
 
     # --- registration -------------------------------------------------------------
     def add_node_filter(self, fn: ep.NodeFilterFn) -> None:
@@ -249,6 +253,16 @@ class Session:
         self._filter_cache[key] = (mask, parts)
         return mask, parts
 
+    def restrict_nodes(self, subset: ep.Mask | None, score: ep.Scores | None = None) -> None:
+        """Place only on ``subset`` (ANDed with every filter), adding ``score``; None lifts it.
+
+        Any change forgets the incremental placement run: its cached scores were
+        computed for another node set.
+        """
+        self.node_subset = subset
+        self.subset_score = score
+        self._run = None
+
     def note_node_change(self, node: int) -> None:
         """Called by the Statement for every node whose free resources move."""
         run = self._run
@@ -262,6 +276,10 @@ class Session:
             score = scorer(context)
             if score is not None:
                 total = score if total is None else total + score
+        extra = self.subset_score
+        if extra is not None:
+            part = extra if context.nodes is None else extra[context.nodes]
+            total = part if total is None else total + part
         return total
 
     def place(self, pod: PodInfo, *, pipeline_only: bool = False) -> Placement | None:
@@ -276,6 +294,8 @@ class Session:
         """
         nodes = self.snapshot.nodes
         static, _ = self.static_mask(pod)
+        if self.node_subset is not None:
+            static = static & self.node_subset
         request = pod.request
         wanted = request[:, None]
         any_releasing = nodes.has_releasing()
