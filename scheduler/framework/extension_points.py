@@ -7,9 +7,11 @@ Extension points and their combine rules:
 - node_score (task context) -> score per node: summed over plugins. Scores
   must be order-stable: which of two nodes ranks higher may depend only on
   those two nodes (and static data), and scores of different tiers must not
-  cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9). Then a gang's identical
-  tasks can be placed incrementally: only nodes changed since the last full
-  evaluation and the best unchanged node are re-scored (``context.nodes``).
+  cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9; while a topology-constrained
+  gang is placed the session adds the preferred-level tier, multiples of 10,000,
+  fixed for the gang's domain). Then a gang's identical tasks can be placed
+  incrementally: only nodes changed since the last full evaluation and the best
+  unchanged node are re-scored (``context.nodes``).
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
   the first difference wins, then creation time and uid. A job key may depend
   only on the job and its pods' statuses (the session memoises it until a

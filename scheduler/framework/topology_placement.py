@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo
+from scheduler.api.pods import ACTIVE_USED, PodInfo
 from scheduler.api.resources import CPU, GPU, MEMORY, PODS, format_amount
 from scheduler.api.topology import (
     ROOT,
@@ -305,13 +305,18 @@ class _Placer:
         return _Capacity(ratio, summed, held)
 
     def _active_nodes(self, group: str, tasks: Sequence[PodInfo]) -> list[int]:
+        """Nodes of the group's other pods that hold resources, Releasing ones included.
+
+        A victim the solver evicts stays Releasing on its node until it is re-placed, so
+        its job's other chunks are still pinned to the domain they all came from.
+        """
         placing = {id(t) for t in tasks}
         return [
             pod.node
             for pod_set in self.job.pod_sets
             if not group or group in self.chains.get(pod_set.name, [])
             for pod in pod_set.pods
-            if pod.status in ACTIVE_ALLOCATED and pod.node >= 0 and id(pod) not in placing
+            if pod.status in ACTIVE_USED and pod.node >= 0 and id(pod) not in placing
         ]
 
     def _candidates(

@@ -55,7 +55,10 @@ def test_topology_levels_in_order() -> None:
     [
         ("rack", "spec.topologyConstraint"),
         ({"topology": 3}, "spec.topologyConstraint.topology"),
-        ({"topology": "t", "requiredTopologyLevel": ["x"]}, "spec.topologyConstraint.requiredTopologyLevel"),
+        (
+            {"topology": "t", "requiredTopologyLevel": ["x"]},
+            "spec.topologyConstraint.requiredTopologyLevel",
+        ),
     ],
 )
 def test_bad_constraint_names_the_field(raw: Any, field: str) -> None:
@@ -83,7 +86,8 @@ def test_subgroup_constraints_and_parents_lowercased() -> None:
     }
     tree = read_topology_tree(spec)
     assert tree is not None
-    assert tree.root is not None and tree.root.required == "zone"
+    assert tree.root is not None
+    assert tree.root.required == "zone"
     assert tree.chain("worker-0") == ["worker", "worker-0"]
     assert tree.constraint_of("worker-0") is not None
     assert tree.constraint_of("worker") is None
@@ -102,7 +106,9 @@ def test_snapshot_carries_topologies_and_constraints() -> None:
     snapshot = built.snapshot
     assert snapshot.topologies["t"].levels == ("rack",)
     tree = snapshot.jobs["default/g"].topology_tree
-    assert tree is not None and tree.root is not None and tree.root.required == "rack"
+    assert tree is not None
+    assert tree.root is not None
+    assert tree.root.required == "rack"
     assert snapshot.jobs["default/g"].topology == "t"
 
 
