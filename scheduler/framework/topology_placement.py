@@ -357,6 +357,8 @@ class _Placer:
             if pinned is not None and level != ROOT:
                 fits &= np.isin(self._ancestors(dtree, level, top), list(pinned))
             for domain in sorted(np.flatnonzero(fits), key=lambda d: (-capacity.ratio[d], d)):
+                if len(out) >= MAX_DOMAIN_TRIES:
+                    return out  # enough candidates: the rest would never be tried
                 subset = base & dtree.domain_mask(level, int(domain))
                 packed = np.packbits(subset).tobytes()
                 if packed in seen or not subset.any():
