@@ -21,6 +21,7 @@ from crds.errors import InputError
 from podmuster import output
 from podmuster.implicit_groups import add_implicit_pod_groups
 from scheduler.api.pods import PodStatus
+from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
@@ -126,7 +127,12 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
     """The cli-contract §2 document for one cycle (``queues`` added with ``--explain``)."""
     document = {
         "binds": [
-            {"pod": b.pod, "node": b.node, "gpuGroups": [], "gpuPortion": None}
+            {
+                "pod": b.pod,
+                "node": b.node,
+                "gpuGroups": list(b.gpu_groups),
+                "gpuPortion": b.gpu_portion / GPU_UNIT if b.gpu_groups else None,
+            }
             for b in result.binds
         ],
         "pipelined": [{"pod": b.pod, "node": b.node} for b in result.pipelined],

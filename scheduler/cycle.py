@@ -16,7 +16,7 @@ from scheduler.actions import scale_hint
 from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
 from scheduler.actions.stale_gangs import StaleGangEvictionAction
-from scheduler.api.pods import PodStatus
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
@@ -40,6 +40,11 @@ ACTIONS: dict[str, type[Action]] = {
 class Bind:
     pod: str
     node: str
+    # Fractional GPUs: the shared groups chosen on the node and the portion per device
+    # in thousandths (0 for other pods); MIG: resource_type "MigInstance".
+    gpu_groups: tuple[str, ...] = ()
+    gpu_portion: int = 0
+    resource_type: str = "Regular"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +121,10 @@ def run_cycle(
             result.action_ms[name] = (time.perf_counter() - started) * 1000.0
     names = snapshot.nodes.names
     result.binds = sorted(
-        (Bind(p.key, names[n]) for p, n in session.decisions.binds), key=lambda b: b.pod
+        (_bind(p, names[n]) for p, n in session.decisions.binds), key=lambda b: b.pod
     )
     result.pipelined = sorted(
-        (Bind(p.key, names[n]) for p, n in session.decisions.pipelined), key=lambda b: b.pod
+        (_bind(p, names[n]) for p, n in session.decisions.pipelined), key=lambda b: b.pod
     )
     result.evictions = sorted(
         (Eviction(p.key, a, f) for p, a, f in session.decisions.evictions), key=lambda e: e.pod
@@ -160,6 +165,14 @@ def run_cycle(
         key: dict(changes) for key, changes in sorted(session.annotations.items())
     }
     return result
+
+
+def _bind(pod: PodInfo, node: str) -> Bind:
+    if pod.gpu_share is not None:
+        return Bind(pod.key, node, pod.gpu_groups, pod.gpu_portion, "Fraction")
+    if isinstance(pod.constraint_key, tuple) and pod.constraint_key[:1] == ("gpu-mig",):
+        return Bind(pod.key, node, resource_type="MigInstance")
+    return Bind(pod.key, node)
 
 
 _STARTED = frozenset({PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})

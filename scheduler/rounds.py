@@ -7,7 +7,9 @@ happened. :func:`apply_result` answers it as a pure function of
 way (cli-contract §2, ``--rounds``):
 
 * **bind**: the pod runs on its node (``spec.nodeName``, phase ``Running``,
-  ``status.startTime`` = ``now``). Binding and start are taken as instant.
+  ``status.startTime`` = ``now``). Binding and start are taken as instant. A
+  fractional-GPU pod is labelled with its group(s) as the binder would
+  (``runai-gpu-group``, or ``runai-gpu-group/<id>`` for several devices).
 * **eviction**: the pod is gone. A pod that is evicted *and* pipelined (a
   victim that consolidation or a disruption scenario re-placed) is the pod its
   controller re-creates: it is pending again, under the same name.
@@ -34,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from crds.documents import SourcedObject
+from scheduler.api.gpu_sharing import GROUP_LABEL
 from scheduler.cache.reading import bind_request_pod_key, key_of
 from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
 from scheduler.config import SchedulerConfig
@@ -49,9 +52,18 @@ def _rfc3339(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _run_on(pod: dict[str, Any], node: str, now: float) -> dict[str, Any]:
+def _run_on(
+    pod: dict[str, Any], node: str, now: float, gpu_groups: tuple[str, ...] = ()
+) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     out.setdefault("spec", {})["nodeName"] = node
+    if gpu_groups:  # what the binder does for a fractional pod: label it with its group(s)
+        labels = out["metadata"].setdefault("labels", {})
+        if len(gpu_groups) == 1:
+            labels[GROUP_LABEL] = gpu_groups[0]
+        else:
+            for gid in gpu_groups:
+                labels[f"{GROUP_LABEL}/{gid}"] = gid
     out["metadata"].pop("deletionTimestamp", None)
     status = out.setdefault("status", {})
     status["phase"] = "Running"
@@ -64,6 +76,9 @@ def _pending_again(pod: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     out.get("spec", {}).pop("nodeName", None)
     out["metadata"].pop("deletionTimestamp", None)
+    labels = out["metadata"].get("labels") or {}
+    for key in [k for k in labels if k == GROUP_LABEL or k.startswith(GROUP_LABEL + "/")]:
+        del labels[key]  # a re-created pod has no shared GPU group yet
     out["status"] = {"phase": "Pending"}
     return out
 
@@ -90,6 +105,7 @@ def apply_result(
     (``ValueError``): the result must come from a snapshot of these objects.
     """
     runs = {bind.pod: bind.node for bind in result.binds}
+    groups = {bind.pod: bind.gpu_groups for bind in result.binds if bind.gpu_groups}
     evicted = {eviction.pod for eviction in result.evictions}
     pipelined = {bind.pod for bind in result.pipelined}
     gone = evicted - pipelined  # evicted and pipelined: re-created, pending again
@@ -106,7 +122,11 @@ def apply_result(
             seen.add(key)
             if key in gone:
                 continue
-            body = _run_on(item.obj, runs[key], now) if key in runs else _pending_again(item.obj)
+            body = (
+                _run_on(item.obj, runs[key], now, groups.get(key, ()))
+                if key in runs
+                else _pending_again(item.obj)
+            )
             out.append(SourcedObject(body, item.source, item.index))
         elif kind == "BindRequest" and str(item.obj.get("apiVersion", "")).startswith(
             _BIND_REQUEST_API

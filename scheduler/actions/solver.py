@@ -26,13 +26,15 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import GPU
 from scheduler.framework import extension_points as ep
-from scheduler.framework import gang
+from scheduler.framework import gang, gpu_placement
 from scheduler.framework.session import Session
 from scheduler.framework.statement import Statement
 from scheduler.framework.topology_placement import place_tasks
 
 
 def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
+    if pod.gpu_share is not None:
+        return gpu_placement.fits_on(session, pod, node)
     nodes = session.snapshot.nodes
     static, _ = session.static_mask(pod)
     return bool(static[node]) and bool((nodes.free[:, node] >= pod.request).all())

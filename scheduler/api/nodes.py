@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.api.gpu_sharing import SharedGpus, device_memory
 from scheduler.api.resources import GPU
 
 
@@ -46,6 +47,7 @@ class NodeTable:
         "names",
         "releasing",
         "schedulable",
+        "shared",
     )
 
     def __init__(self, meta: Sequence[NodeMeta], allocatable: npt.NDArray[np.int64]) -> None:
@@ -64,6 +66,12 @@ class NodeTable:
         # Pure functions of the node set (e.g. topology domain trees), built on first use;
         # a table is rebuilt whenever a node changes, so these never go stale.
         self.derived: dict[object, object] = {}
+        memory = [device_memory(m.labels) for m in self.meta]
+        # Shared GPU groups per node (fractional GPUs); the snapshot fills them each cycle.
+        self.shared = SharedGpus(
+            np.array([m for m, _ in memory], dtype=np.int64),
+            np.array([synced for _, synced in memory], dtype=bool),
+        )
 
     def __len__(self) -> int:
         return len(self.names)

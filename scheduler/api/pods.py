@@ -11,7 +11,8 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler.api.resources import Vector
+from scheduler.api.gpu_sharing import GpuShare
+from scheduler.api.resources import CPU, GPU, MEMORY, Vector
 
 
 class PodStatus(enum.IntEnum):
@@ -68,6 +69,9 @@ class PodInfo:
         "base_status",
         "constraint_key",
         "creation",
+        "gpu_groups",
+        "gpu_portion",
+        "gpu_share",
         "is_ours",
         "job",
         "key",
@@ -80,6 +84,7 @@ class PodInfo:
         "node_selector",
         "nominated_node",
         "pod_set",
+        "quota",
         "request",
         "status",
         "task_priority",
@@ -121,7 +126,14 @@ class PodInfo:
         self.tolerations = tolerations
         self.is_ours = is_ours
         self.task_priority = task_priority
-        self.uses_gpu = bool(request[3] > 0)
+        self.uses_gpu = bool(request[GPU] > 0)
+        # What counts toward the queue (GPU thousandths, CPU millicores, memory bytes):
+        # the request, except for shared GPUs and MIG slices (set by the snapshot).
+        self.quota = [float(request[GPU]), float(request[CPU]), float(request[MEMORY])]
+        # Fractional GPU request (None for most pods), its groups and portion per device.
+        self.gpu_share: GpuShare | None = None
+        self.gpu_groups: tuple[str, ...] = ()
+        self.gpu_portion = 0
         self.job: str | None = None
         self.pod_set: str | None = None
         self.constraint_key: object = None

@@ -24,11 +24,18 @@ import numpy.typing as npt
 from crds import errors
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
+from scheduler.api import gpu_sharing
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus, is_utility_pod
+from scheduler.api.pods import (
+    ACTIVE_USED,
+    RESERVATION_NAMESPACE,
+    PodInfo,
+    PodStatus,
+    is_utility_pod,
+)
 from scheduler.api.queues import QueueInfo, QueueTree
-from scheduler.api.resources import QUEUE_COLUMNS, ResourceSpace, Vector, widen
+from scheduler.api.resources import GPU, GPU_UNIT, QUEUE_COLUMNS, ResourceSpace, Vector, widen
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.api.topology import TopologyInfo
 from scheduler.cache import queue_tree, reading, topologies
@@ -59,6 +66,7 @@ class ClusterCache:
         self._groups: dict[str, reading.PodGroupRecord] = {}
         self._queues: dict[str, QueueInfo] = {}
         self._binds: dict[str, tuple[str, str]] = {}  # BindRequest key -> (pod key, node)
+        self._bind_groups: dict[str, tuple[str, ...]] = {}  # BindRequest key -> GPU groups
         self._classes: dict[str, tuple[int, bool]] = {}
         self._topologies: dict[str, TopologyInfo] = {}
         self._table: NodeTable | None = None
@@ -106,10 +114,14 @@ class ClusterCache:
             self._jobs = None
         elif kind == "BindRequest":
             bind = reading.read_bind_request(body)
+            groups = reading.bind_request_gpu_groups(body)
+            self._bind_groups.pop(key, None)
             if bind is None:
                 self._binds.pop(key, None)
             else:
                 self._binds[key] = bind
+                if groups:
+                    self._bind_groups[key] = groups
         elif kind == "PriorityClass":
             name, value, is_default = reading.read_priority_class(body)
             self._classes[name] = (value, is_default)
@@ -128,6 +140,8 @@ class ClusterCache:
             "PriorityClass": self._classes,
             "Topology": self._topologies,
         }.get(kind, {})  # type: ignore[assignment]
+        if kind == "BindRequest":
+            self._bind_groups.pop(key, None)
         if store.pop(key, None) is not None:
             if kind == "Node":
                 self._table = None
@@ -165,12 +179,19 @@ class ClusterCache:
         table = self._node_table()
         index = table.index
         bound_to = {pod_key: node for pod_key, node in self._binds.values()}
+        bind_groups = {
+            self._binds[key][0]: groups
+            for key, groups in self._bind_groups.items()
+            if key in self._binds
+        }
         used_rows: list[int] = []
         used: list[Vector] = []
         releasing_rows: list[int] = []
         releasing: list[Vector] = []
         foreign = np.zeros(width, dtype=np.int64)
         pods = list(self._pods.values())
+        sharing: list[PodInfo] = []
+        reservations: list[PodInfo] = []
         for pod in pods:
             if pod.request.shape[0] != width:
                 pod.request = widen(pod.request, width)
@@ -181,8 +202,14 @@ class ClusterCache:
                 node_name = bound_to[pod.key]
             pod.status = status
             pod.node = index.get(node_name, -1) if node_name else -1
+            if pod.gpu_share is not None:
+                sharing.append(pod)
             if status in ACTIVE_USED:
-                if not pod.is_ours and not is_utility_pod(pod):
+                utility = is_utility_pod(pod)
+                if utility and pod.node >= 0 and pod.namespace == RESERVATION_NAMESPACE:
+                    reservations.append(pod)  # counted below, once groups are known
+                    continue
+                if not pod.is_ours and not utility:
                     foreign += pod.request
                 if pod.node >= 0:
                     if status == PodStatus.RELEASING:
@@ -193,6 +220,18 @@ class ClusterCache:
                         used.append(pod.request)
         in_use = np.zeros((len(table), width), dtype=np.int64)
         being_released = np.zeros((len(table), width), dtype=np.int64)
+        table.shared.by_node = {}
+        if sharing or reservations:
+            live = _shared_groups(table, sharing, bind_groups, in_use, being_released)
+            for pod in reservations:
+                request = pod.request
+                if (pod.node, pod.labels.get(gpu_sharing.GROUP_LABEL)) in live:
+                    request = request.copy()
+                    request[GPU] = 0  # the group's device is counted once, by its fraction pods
+                rows = releasing_rows if pod.status == PodStatus.RELEASING else used_rows
+                vectors = releasing if pod.status == PodStatus.RELEASING else used
+                rows.append(pod.node)
+                vectors.append(request)
         if used:
             np.add.at(in_use, np.array(used_rows), np.stack(used))
         if releasing:
@@ -263,6 +302,63 @@ class ClusterCache:
                     pod.pod_set = pod_set.name
                     break
         return jobs, problems, ungrouped
+
+
+def _shared_groups(
+    table: NodeTable,
+    sharing: list[PodInfo],
+    bind_groups: dict[str, tuple[str, ...]],
+    in_use: npt.NDArray[np.int64],
+    being_released: npt.NDArray[np.int64],
+) -> set[tuple[int, str | None]]:
+    """Rebuild every node's shared GPU groups from the fractional pods on it.
+
+    A pod's groups come from its ``runai-gpu-group`` label(s), else (Binding,
+    not labelled yet) from its BindRequest's ``selectedGPUGroups``, else one
+    id per device derived from the pod. Each group holds one whole device:
+    in use, or releasing when all its members are. Sets every shared pod's
+    groups, portion and queue quota; returns the live (node, group) pairs.
+    """
+    shared = table.shared
+    names = table.names
+    members: dict[tuple[int, str], list[tuple[PodInfo, int, int]]] = {}
+    for pod in sharing:
+        share = pod.gpu_share
+        assert share is not None
+        pod.gpu_groups = ()
+        pod.gpu_portion = 0
+        if pod.status not in ACTIVE_USED or pod.node < 0:
+            pod.quota[0] = gpu_sharing.share_quota(share, None, shared.min_memory)
+            continue
+        node = pod.node
+        node_memory = int(shared.memory[node])
+        groups = gpu_sharing.groups_from_labels(pod.labels) or bind_groups.get(pod.key, ())
+        groups = tuple(groups[: share.devices]) + tuple(
+            gpu_sharing.group_id(names[node], pod.uid, i) for i in range(len(groups), share.devices)
+        )
+        portion = share.portion_on(node_memory)
+        memory = share.memory_on(node_memory)
+        pod.gpu_groups = groups
+        pod.gpu_portion = portion
+        pod.quota[0] = gpu_sharing.share_quota(share, node_memory, shared.min_memory)
+        for gid in groups:
+            members.setdefault((node, gid), []).append((pod, portion, memory))
+    for (node, gid), group_pods in sorted(members.items()):
+        releasing_portion = sum(p for pod, p, _ in group_pods if pod.status == PodStatus.RELEASING)
+        releasing_count = sum(1 for pod, _, _ in group_pods if pod.status == PodStatus.RELEASING)
+        group = gpu_sharing.Group(
+            portion=sum(p for _, p, _ in group_pods),
+            memory=sum(m for _, _, m in group_pods),
+            releasing=releasing_portion,
+            members=len(group_pods),
+            releasing_members=releasing_count,
+        )
+        shared.by_node.setdefault(node, {})[gid] = group
+        if group.all_releasing:
+            being_released[node, GPU] += GPU_UNIT
+        else:
+            in_use[node, GPU] += GPU_UNIT
+    return {(node, gid) for node, gid in members}
 
 
 def queue_problem(queue: str, tree: QueueTree) -> str | None:

@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.api import gpu_sharing
+from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.nodes import NodeMeta
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.pods import PodInfo, PodStatus
-from scheduler.api.resources import ResourceSpace, Vector
+from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
 from scheduler.cache.parsing import FieldError
@@ -141,7 +143,90 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
+    _read_gpu_kind(pod, space)
     return pod
+
+
+def _annotation(name: str) -> str:
+    return f"metadata.annotations[{name}]"
+
+
+def _positive_int(raw: str, name: str) -> int:
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise FieldError(_annotation(name), f"expected a positive integer, got {raw!r}") from None
+    if value <= 0:
+        raise FieldError(_annotation(name), f"must be a positive integer, got {raw!r}")
+    return value
+
+
+def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare | None:
+    """The pod's fractional GPU request from its annotations (kai-semantics §3, §6), or None.
+
+    ``gpu-fraction`` must be strictly between 0 and 1; ``gpu-memory`` a positive
+    number of MiB (a fraction wins if both are set); ``gpu-fraction-num-devices``
+    a positive integer (default 1). A shared request may not be combined with
+    whole ``nvidia.com/gpu``.
+    """
+    fraction = annotations.get(gpu_sharing.GPU_FRACTION)
+    memory = annotations.get(gpu_sharing.GPU_MEMORY)
+    if fraction is None and memory is None:
+        return None
+    portion = memory_mib = 0
+    if fraction is not None:
+        field = _annotation(gpu_sharing.GPU_FRACTION)
+        try:
+            value = float(str(fraction).strip())
+        except ValueError:
+            raise FieldError(
+                field, f"expected a number between 0 and 1, got {fraction!r}"
+            ) from None
+        if not 0 < value < 1:
+            raise FieldError(
+                field,
+                f"must be strictly between 0 and 1 (whole GPUs: nvidia.com/gpu), got {fraction!r}",
+            )
+        portion = round(value * GPU_UNIT)
+        if portion <= 0 or portion >= GPU_UNIT:
+            raise FieldError(field, f"must be between 0.001 and 0.999, got {fraction!r}")
+    else:
+        assert memory is not None
+        memory_mib = _positive_int(memory, gpu_sharing.GPU_MEMORY)
+    if request[GPU] > 0:
+        name = gpu_sharing.GPU_FRACTION if fraction is not None else gpu_sharing.GPU_MEMORY
+        raise FieldError(
+            _annotation(name), "a shared GPU request must not be combined with nvidia.com/gpu"
+        )
+    raw_devices = annotations.get(gpu_sharing.NUM_DEVICES)
+    devices = 1 if raw_devices is None else _positive_int(raw_devices, gpu_sharing.NUM_DEVICES)
+    container = str(annotations.get(gpu_sharing.CONTAINER_NAME) or "")
+    return GpuShare(portion, memory_mib, devices, container)
+
+
+def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
+    """Shared GPU and MIG requests: share record, quota and a constraint key of their kind.
+
+    The node filters for GPU kinds (MIG strategy, memory label) depend on the
+    kind, and the session caches filter results per constraint key.
+    """
+    share = read_gpu_share(pod.annotations, pod.request)
+    if share is not None:
+        pod.gpu_share = share
+        pod.uses_gpu = True
+        pod.quota[0] = float(share.devices * share.portion)
+        pod.constraint_key = ("gpu-share", share.by_memory, pod.constraint_key)
+        return
+    mig_gpus = 0
+    for column in pod.request[GPU + 1 :].nonzero()[0]:
+        slices = gpu_sharing.mig_slice_gpus(space.names[int(column) + GPU + 1])
+        mig_gpus += slices * int(pod.request[int(column) + GPU + 1])
+    if mig_gpus:
+        pod.uses_gpu = True
+        pod.quota[0] += float(mig_gpus * GPU_UNIT)
+        pod.constraint_key = ("gpu-mig", pod.constraint_key)
+    elif pod.uses_gpu:
+        pod.constraint_key = ("gpu-whole", pod.constraint_key)
 
 
 def bind_request_pod_key(body: Mapping[str, Any]) -> str:
@@ -149,6 +234,14 @@ def bind_request_pod_key(body: Mapping[str, Any]) -> str:
     meta = meta_of(body)
     pod_name = (body.get("spec") or {}).get("podName") or meta.get("name")
     return f"{meta.get('namespace') or 'default'}/{pod_name}"
+
+
+def bind_request_gpu_groups(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The shared GPU groups a BindRequest selected (``spec.selectedGPUGroups``)."""
+    groups = (body.get("spec") or {}).get("selectedGPUGroups") or ()
+    if not isinstance(groups, list | tuple):
+        raise FieldError("spec.selectedGPUGroups", "expected a list of group ids")
+    return tuple(str(g) for g in groups if g)
 
 
 def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:

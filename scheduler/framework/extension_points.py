@@ -9,9 +9,11 @@ Extension points and their combine rules:
   those two nodes (and static data), and scores of different tiers must not
   cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9; while a topology-constrained
   gang is placed the session adds the preferred-level tier, multiples of 10,000,
-  fixed for the gang's domain). Then a gang's identical tasks can be placed
-  incrementally: only nodes changed since the last full evaluation and the best
-  unchanged node are re-scored (``context.nodes``).
+  fixed for the gang's domain; a fractional-GPU pod gets 1,000 on nodes with a
+  shared GPU group it fits into, and such pods are always evaluated in full).
+  Then a gang's identical tasks can be placed incrementally: only nodes changed
+  since the last full evaluation and the best unchanged node are re-scored
+  (``context.nodes``).
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
   the first difference wins, then creation time and uid. A job key may depend
   only on the job and its pods' statuses (the session memoises it until a
@@ -67,6 +69,8 @@ class TaskContext:
     # When set, the arrays above and the scores returned cover only these node
     # indices (ascending); see "order-stable" in the module docstring.
     nodes: npt.NDArray[np.intp] | None = None
+    # For a fractional-GPU pod: nodes having a shared GPU group the pod fits into.
+    shared_fit: Mask | None = None
 
 
 NodeScoreFn = Callable[[TaskContext], Scores | None]

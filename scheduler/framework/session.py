@@ -22,6 +22,7 @@ from scheduler.api.resources import PODS
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.config import SchedulerConfig
 from scheduler.framework import extension_points as ep
+from scheduler.framework import gpu_placement
 from scheduler.framework.statement import Statement
 
 
@@ -270,6 +271,10 @@ class Session:
             run.changed.add(node)
             run.unchanged_scores[node] = -np.inf
 
+    def score(self, context: ep.TaskContext) -> ep.Scores | None:
+        """The plugins' summed node scores for a task (None when no plugin scores)."""
+        return self._score(context, 0)
+
     def _score(self, context: ep.TaskContext, size: int) -> ep.Scores | None:
         total: ep.Scores | None = None
         for scorer in self.node_scorers:
@@ -292,6 +297,10 @@ class Session:
         order-stable). A column the pod does not request compares ``free >=
         0``, so a node already over-committed in some resource takes nothing.
         """
+        if pod.gpu_share is not None:
+            # fractional GPUs: devices and groups per node, always a full evaluation
+            found = gpu_placement.place_shared(self, pod, pipeline_only)
+            return None if found is None else Placement(found[0], found[1])
         nodes = self.snapshot.nodes
         static, _ = self.static_mask(pod)
         if self.node_subset is not None:

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler.api.gpu_sharing import ShareUndo
 from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
 from scheduler.api.resources import Vector
+from scheduler.framework import gpu_placement
 
 if TYPE_CHECKING:
     from scheduler.framework.session import Session
@@ -30,6 +32,7 @@ class _Op:
     from_releasing: Vector | None
     action: str = ""
     for_job: str | None = None
+    shared: ShareUndo | None = None  # what a fractional-GPU pod moved in shared groups
 
 
 class Statement:
@@ -44,11 +47,16 @@ class Statement:
     def allocate(self, pod: PodInfo, node: int) -> None:
         """Place ``pod`` on ``node``'s idle resources; it binds when committed."""
         nodes = self._session.snapshot.nodes
+        shared = (
+            gpu_placement.join(self._session, pod, node, pipelined=False)
+            if pod.gpu_share is not None
+            else None
+        )
         take = pod.request
         nodes.idle[:, node] -= take
         nodes.free[:, node] -= take
         self._session.note_node_change(node)
-        self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None))
+        self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None, shared=shared))
         pod.status = PodStatus.ALLOCATED
         pod.node = node
         self._session.fire_allocate(pod)
@@ -56,6 +64,11 @@ class Statement:
     def pipeline(self, pod: PodInfo, node: int) -> None:
         """Reserve ``pod`` on ``node``'s releasing resources (then idle); no bind this cycle."""
         nodes = self._session.snapshot.nodes
+        shared = (
+            gpu_placement.join(self._session, pod, node, pipelined=True)
+            if pod.gpu_share is not None
+            else None
+        )
         releasing = np.maximum(nodes.releasing[:, node], 0)
         from_releasing = np.minimum(pod.request, releasing)
         from_idle = pod.request - from_releasing
@@ -64,7 +77,9 @@ class Statement:
         nodes.idle[:, node] -= from_idle
         nodes.free[:, node] -= pod.request
         self._session.note_node_change(node)
-        self._ops.append(_Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing))
+        self._ops.append(
+            _Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing, shared=shared)
+        )
         pod.status = PodStatus.PIPELINED
         pod.node = node
         self._session.fire_allocate(pod)
@@ -78,7 +93,10 @@ class Statement:
             nodes.free[:, pod.node] += pod.request
             nodes.releasing_changed()
             self._session.note_node_change(pod.node)
-        self._ops.append(_Op("evict", pod, pod.status, pod.node, None, None, action, for_job))
+        op = _Op("evict", pod, pod.status, pod.node, None, None, action, for_job)
+        if was_using and pod.node >= 0 and pod.gpu_share is not None:
+            op.shared = gpu_placement.release(self._session, pod)
+        self._ops.append(op)
         pod.status = PodStatus.RELEASING
         if was_using:
             self._session.fire_deallocate(pod)
@@ -96,12 +114,16 @@ class Statement:
                 nodes.free[:, op.prev_node] -= pod.request
                 nodes.releasing_changed()
                 self._session.note_node_change(op.prev_node)
+            if op.shared is not None:
+                gpu_placement.undo(self._session, pod, op.shared)
             pod.status = op.prev_status
             pod.node = op.prev_node
             if was_using:
                 self._session.fire_allocate(pod)
             return
         self._session.fire_deallocate(pod)
+        if op.shared is not None:
+            gpu_placement.undo(self._session, pod, op.shared)
         self._session.note_node_change(pod.node)
         if op.from_idle is not None:
             nodes.idle[:, pod.node] += op.from_idle

@@ -55,8 +55,9 @@ from kubeapi import (
     event_body,
     owner_reference,
 )
+from scheduler.api.resources import GPU_UNIT
 from scheduler.cache.reading import POD_GROUP_ANNOTATION, read_bind_request
-from scheduler.cycle import CycleResult, Eviction
+from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
 
@@ -104,17 +105,38 @@ def binder_needed(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
-def bind_request(pod: Mapping[str, Any], node: str, backoff_limit: int) -> Object:
-    """The BindRequest for ``pod`` on ``node`` (KAI's shape, plus ``backoffLimit``)."""
+def bind_request(
+    pod: Mapping[str, Any], node: str, backoff_limit: int, decision: Bind | None = None
+) -> Object:
+    """The BindRequest for ``pod`` on ``node`` (KAI's shape, plus ``backoffLimit``).
+
+    ``decision`` carries what the engine chose for shared GPUs: the groups go to
+    ``selectedGPUGroups`` (the binder makes one reservation pod per group and
+    labels the pod with them) and the portion per device to ``receivedGPU``.
+    """
     meta = pod.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    fraction = annotations.get("gpu-fraction")
-    if fraction:
+    groups: list[str] = []
+    if decision is not None and decision.gpu_groups:
         resource_type = "Fraction"
-        count = int(annotations.get("gpu-fraction-num-devices") or 1)
+        groups = list(decision.gpu_groups)
+        count, portion = len(groups), f"{decision.gpu_portion / GPU_UNIT:.2f}"
+    elif decision is not None and decision.resource_type == "MigInstance":
+        resource_type, count, portion = "MigInstance", 0, "0.00"
+    elif fraction := (meta.get("annotations") or {}).get("gpu-fraction"):
+        resource_type = "Fraction"
+        count = int((meta.get("annotations") or {}).get("gpu-fraction-num-devices") or 1)
         portion = f"{float(fraction):.2f}"
     else:
         resource_type, count, portion = "Regular", _whole_gpus(pod), "0.00"
+    spec: dict[str, Any] = {
+        "podName": meta.get("name"),
+        "selectedNode": node,
+        "receivedResourceType": resource_type,
+        "receivedGPU": {"count": count, "portion": portion},
+        "backoffLimit": backoff_limit,
+    }
+    if groups:
+        spec["selectedGPUGroups"] = groups
     return {
         "apiVersion": BIND_REQUEST_API,
         "kind": "BindRequest",
@@ -124,13 +146,7 @@ def bind_request(pod: Mapping[str, Any], node: str, backoff_limit: int) -> Objec
             "labels": {SELECTED_NODE_LABEL: node},
             "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
-        "spec": {
-            "podName": meta.get("name"),
-            "selectedNode": node,
-            "receivedResourceType": resource_type,
-            "receivedGPU": {"count": count, "portion": portion},
-            "backoffLimit": backoff_limit,
-        },
+        "spec": spec,
     }
 
 
@@ -176,7 +192,7 @@ class Committer:
 
     async def commit(self, result: CycleResult) -> CommitReport:
         report = CommitReport()
-        writes: list[Awaitable[None]] = [self._bind(b.pod, b.node, report) for b in result.binds]
+        writes: list[Awaitable[None]] = [self._bind(b, report) for b in result.binds]
         evicted = [(e, self._group_of(e.pod)) for e in result.evictions]
         gang_sizes = Counter((group, e.action) for e, group in evicted)
         writes += [self._evict(e, gang_sizes[(group, e.action)], report) for e, group in evicted]
@@ -225,7 +241,8 @@ class Committer:
         """The cached pod's PodGroup key (``ns/name``), or '' when it names none."""
         return _group_key(self.informers.objects["Pod"].get(pod_key) or {})
 
-    async def _bind(self, pod_key: str, node: str, report: CommitReport) -> None:
+    async def _bind(self, decision: Bind, report: CommitReport) -> None:
+        pod_key, node = decision.pod, decision.node
         pod = self.informers.objects["Pod"].get(pod_key)
         if pod is None:
             return
@@ -241,7 +258,7 @@ class Committer:
             uid = str(existing["metadata"].get("uid") or "")
             delete = self.api.delete(BIND_REQUEST_API, "BindRequest", namespace, name, uid=uid)
             await self._guarded(f"delete failed BindRequest {pod_key}", delete, report)
-        body = bind_request(pod, node, self.backoff_limit)
+        body = bind_request(pod, node, self.backoff_limit, decision)
         async with self._limit:
             try:
                 created = await self.api.create(body)

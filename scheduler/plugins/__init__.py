@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Plugin
+from scheduler.plugins.gpusharing import GpuSharingPlugin
 from scheduler.plugins.minruntime import MinRuntimePlugin
 from scheduler.plugins.ordering import OrderingPlugin
 from scheduler.plugins.predicates import PredicatesPlugin
@@ -19,6 +20,7 @@ def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
     """The default plugin set, in KAI's order (predicates, proportion, ordering, scoring)."""
     return [
         PredicatesPlugin(),
+        GpuSharingPlugin(),
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

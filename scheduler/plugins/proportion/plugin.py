@@ -18,7 +18,7 @@ import numpy as np
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, COUNTS_TO_QUEUE, PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED, QueueVector
-from scheduler.api.resources import GPU_UNIT, QUEUE_COLUMNS
+from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
@@ -32,7 +32,6 @@ from scheduler.plugins.proportion.state import (
 )
 
 STATE_KEY = "proportion"
-_COLUMNS = list(QUEUE_COLUMNS)
 _RESOURCE_NAMES = ("gpu", "cpu", "memory")
 
 
@@ -79,10 +78,10 @@ def _queue_usage(
                 else:
                     continue
                 rows.append(leaf)
-                vectors.append(pod.request)
+                vectors.append(pod.quota)
     sums = np.zeros((3, len(names), 3))
     if vectors:
-        block = np.stack(vectors)[:, _COLUMNS].astype(np.float64)
+        block = np.array(vectors, dtype=np.float64)
         np.add.at(sums, (np.array(kinds), np.array(rows)), block)
     own = {name: sums[:, position[name], :] for name in names}
     allocated = {name: np.zeros(3) for name in names}
@@ -169,8 +168,7 @@ class ProportionPlugin:
             if job is None or job.queue not in states:
                 return
             job_requests.pop(job.key, None)
-            request = pod.request
-            amount = [float(request[c]) * sign for c in _COLUMNS]
+            amount = [value * sign for value in pod.quota]
             for name in paths[job.queue]:
                 states[name].add_allocated(amount, not job.preemptible)
                 key_cache.pop(name, None)

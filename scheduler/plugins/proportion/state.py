@@ -14,7 +14,7 @@ import numpy as np
 
 from scheduler.api.pods import PodInfo
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueVector
-from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY
+from scheduler.api.resources import GPU_UNIT
 
 # Engine units -> KAI units (GPU devices, CPU millicores, memory bytes), per queue resource.
 TO_KAI_UNITS = np.array([1.0 / GPU_UNIT, 1.0, 1.0])
@@ -69,9 +69,12 @@ class QueueState:
 
 
 def pod_amounts(pod: PodInfo) -> list[float]:
-    """A pod's GPU, CPU and memory request as plain floats (engine units, queue order)."""
-    request = pod.request
-    return [float(request[GPU]), float(request[CPU]), float(request[MEMORY])]
+    """What a pod counts in its queue: GPU, CPU and memory as plain floats (engine units).
+
+    This is the pod's quota vector, not its node request: a fractional GPU
+    counts its portion, a MIG slice its GPUs (kai-semantics §6).
+    """
+    return list(pod.quota)
 
 
 def format_queue_vector(vector: QueueVector) -> str:

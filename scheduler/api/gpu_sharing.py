@@ -1,0 +1,285 @@
+"""Shared GPUs: a pod's fractional request, and each node's shared GPU groups.
+
+Why: a fractional-GPU pod (annotation ``gpu-fraction`` or ``gpu-memory``,
+kai-semantics §6) does not take whole devices from the node's GPU column; it
+joins a *group*, one physical device shared by several pods. The first member
+of a group takes one whole GPU (``GPU_UNIT``) from the node, the last one to
+leave gives it back. Groups are kept per node in a small map beside the
+node table (only nodes that have groups appear), so pods that do not share
+GPUs never pay for them. Every change returns an :class:`ShareUndo` holding
+the exact previous group records and GPU-column deltas, so the Statement can
+roll back without copying anything.
+
+Units: portions are thousandths of a device (as the GPU column), memory is MiB.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.resources import GPU, GPU_UNIT
+
+GPU_FRACTION = "gpu-fraction"
+GPU_MEMORY = "gpu-memory"
+NUM_DEVICES = "gpu-fraction-num-devices"
+CONTAINER_NAME = "gpu-fraction-container-name"
+GROUP_LABEL = "runai-gpu-group"
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
+UNSYNCED_MEMORY = 100
+"""MiB per device assumed for a node without the memory label (gpu-memory pods refused there)."""
+
+
+MIG_ENABLED_LABEL = "node-role.kubernetes.io/mig-enabled"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+_MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
+
+# uuid5 namespace for group ids: same node, pod and device index -> same id (deterministic).
+_GROUP_NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4c1e-9a55-0c9d3e7f2b41")
+
+
+def mig_slice_gpus(resource_name: str) -> int:
+    """X for ``nvidia.com/mig-<X>g.<Y>gb`` (the GPUs one slice counts in quota), else 0."""
+    match = _MIG_RESOURCE.match(resource_name)
+    return int(match.group(1)) if match else 0
+
+
+def is_mig_resource(resource_name: str) -> bool:
+    return _MIG_RESOURCE.match(resource_name) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuShare:
+    """A pod's fractional request: a portion *or* an amount of memory, on ``devices`` devices."""
+
+    portion: int  # thousandths of a device; 0 when the request is memory
+    memory: int  # MiB per device; 0 when the request is a portion
+    devices: int = 1
+    container: str = ""
+
+    @property
+    def by_memory(self) -> bool:
+        return self.portion == 0
+
+    def portion_on(self, device_memory: int) -> int:
+        """Thousandths of one device on a node with ``device_memory`` MiB per device.
+
+        A memory request becomes ceil(memory / device memory, to hundredths) (§6).
+        """
+        if self.portion:
+            return self.portion
+        hundredths = math.ceil(self.memory * 100 / max(device_memory, 1))
+        return hundredths * (GPU_UNIT // 100)
+
+    def memory_on(self, device_memory: int) -> int:
+        """MiB of one device this request uses on a node with ``device_memory`` MiB per device."""
+        if self.memory:
+            return self.memory
+        return self.portion * device_memory // GPU_UNIT
+
+
+def group_id(node: str, pod_uid: str, device: int) -> str:
+    """A new group's id: deterministic for (node, pod, device index), unique across pods."""
+    return str(uuid.uuid5(_GROUP_NAMESPACE, f"{node}/{pod_uid}/{device}"))
+
+
+def groups_from_labels(labels: Mapping[str, str]) -> tuple[str, ...]:
+    """Group ids a bound pod carries: ``runai-gpu-group`` or ``runai-gpu-group/<id>`` keys."""
+    found = []
+    single = labels.get(GROUP_LABEL)
+    if single:
+        found.append(single)
+    prefix = GROUP_LABEL + "/"
+    for key, value in labels.items():
+        if key.startswith(prefix):
+            found.append(key[len(prefix) :] or value)
+    return tuple(dict.fromkeys(found))
+
+
+def device_memory(labels: Mapping[str, str]) -> tuple[int, bool]:
+    """(MiB per device rounded down to 100, whether the label is there) for a node."""
+    raw = labels.get(GPU_MEMORY_LABEL)
+    if raw is None:
+        return UNSYNCED_MEMORY, False
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return UNSYNCED_MEMORY, False
+    if value < UNSYNCED_MEMORY:
+        return UNSYNCED_MEMORY, False
+    return value - value % 100, True
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One shared device on a node: what its members hold (replaced, never mutated)."""
+
+    portion: int  # thousandths held by all members, releasing ones included
+    memory: int  # MiB held by all members
+    releasing: int  # thousandths held by releasing members
+    members: int
+    releasing_members: int = 0
+    pipelined_members: int = 0
+
+    @property
+    def all_releasing(self) -> bool:
+        return self.releasing_members >= self.members
+
+    @property
+    def only_pipelined(self) -> bool:
+        return self.pipelined_members >= self.members
+
+    def fits(self, portion: int) -> bool:
+        """The request fits once the releasing members are gone (a candidate group, §6)."""
+        return not self.all_releasing and self.portion - self.releasing + portion <= GPU_UNIT
+
+    def fits_now(self, portion: int) -> bool:
+        """The request fits without waiting for anyone (no pipelining needed)."""
+        return not self.only_pipelined and self.portion + portion <= GPU_UNIT
+
+
+@dataclass(slots=True)
+class ShareUndo:
+    """What one Statement operation changed: previous groups and the GPU-column deltas."""
+
+    node: int
+    groups: list[tuple[str, Group | None]] = field(default_factory=list)
+    idle_delta: int = 0
+    releasing_delta: int = 0
+    prev_groups: tuple[str, ...] = ()
+    prev_portion: int = 0
+    prev_quota_gpu: float = 0.0
+
+
+class SharedGpus:
+    """Shared GPU groups of every node, plus each node's device memory (see module docstring)."""
+
+    __slots__ = ("by_node", "memory", "min_memory", "synced")
+
+    def __init__(self, memory: npt.NDArray[np.int64], synced: npt.NDArray[np.bool_]) -> None:
+        self.memory = memory
+        self.synced = synced
+        labelled = memory[synced & (memory > UNSYNCED_MEMORY)]
+        self.min_memory = int(labelled.min()) if labelled.size else UNSYNCED_MEMORY
+        self.by_node: dict[int, dict[str, Group]] = {}
+
+    def groups(self, node: int) -> Mapping[str, Group]:
+        return self.by_node.get(node, {})
+
+    def _set(self, node: int, gid: str, group: Group | None) -> None:
+        groups = self.by_node.setdefault(node, {})
+        if group is None or group.members == 0:
+            groups.pop(gid, None)
+            if not groups:
+                del self.by_node[node]
+        else:
+            groups[gid] = group
+
+    def join(
+        self,
+        undo: ShareUndo,
+        gid: str,
+        portion: int,
+        memory: int,
+        *,
+        pipelined: bool,
+        device_from_releasing: bool,
+        idle: npt.NDArray[np.int64],
+        releasing: npt.NDArray[np.int64],
+        free: npt.NDArray[np.int64],
+    ) -> None:
+        """Add one member to group ``gid`` on ``undo.node``, opening it if new."""
+        node = undo.node
+        old = self.groups(node).get(gid)
+        undo.groups.append((gid, old))
+        if old is None:
+            if device_from_releasing:
+                releasing[GPU, node] -= GPU_UNIT
+                undo.releasing_delta -= GPU_UNIT
+            else:
+                idle[GPU, node] -= GPU_UNIT
+                undo.idle_delta -= GPU_UNIT
+            free[GPU, node] -= GPU_UNIT
+            old = Group(0, 0, 0, 0)
+        elif old.all_releasing:
+            # a member joins a device that was being given back: it is in use again
+            releasing[GPU, node] -= GPU_UNIT
+            free[GPU, node] -= GPU_UNIT
+            undo.releasing_delta -= GPU_UNIT
+        self._set(
+            node,
+            gid,
+            Group(
+                old.portion + portion,
+                old.memory + memory,
+                old.releasing,
+                old.members + 1,
+                old.releasing_members,
+                old.pipelined_members + (1 if pipelined else 0),
+            ),
+        )
+
+    def release(
+        self,
+        undo: ShareUndo,
+        gid: str,
+        portion: int,
+        *,
+        pipelined: bool,
+        releasing: npt.NDArray[np.int64],
+        free: npt.NDArray[np.int64],
+    ) -> None:
+        """Mark one member of ``gid`` releasing; its device is releasing once all members are."""
+        node = undo.node
+        old = self.groups(node).get(gid)
+        if old is None:
+            return
+        undo.groups.append((gid, old))
+        new = Group(
+            old.portion,
+            old.memory,
+            old.releasing + portion,
+            old.members,
+            old.releasing_members + 1,
+            old.pipelined_members - (1 if pipelined else 0),
+        )
+        if new.all_releasing and not old.all_releasing:
+            releasing[GPU, node] += GPU_UNIT
+            free[GPU, node] += GPU_UNIT
+            undo.releasing_delta += GPU_UNIT
+        self._set(node, gid, new)
+
+    def undo(
+        self,
+        undo: ShareUndo,
+        idle: npt.NDArray[np.int64],
+        releasing: npt.NDArray[np.int64],
+        free: npt.NDArray[np.int64],
+    ) -> None:
+        """Restore the groups and GPU columns exactly as they were before the operation."""
+        node = undo.node
+        for gid, old in reversed(undo.groups):
+            self._set(node, gid, old)
+        idle[GPU, node] -= undo.idle_delta
+        releasing[GPU, node] -= undo.releasing_delta
+        free[GPU, node] -= undo.idle_delta + undo.releasing_delta
+
+
+def share_quota(share: GpuShare, node_memory: int | None, min_memory: int) -> float:
+    """GPU thousandths a shared pod counts in its queue (§6 quota accounting).
+
+    A portion counts devices x portion; a memory request counts its portion on
+    its node once placed (``node_memory``), and devices x memory / the
+    smallest labelled device memory in the cluster while pending.
+    """
+    if not share.by_memory:
+        return float(share.devices * share.portion)
+    if node_memory is not None:
+        return float(share.devices * share.portion_on(node_memory))
+    return share.devices * share.memory * GPU_UNIT / max(min_memory, 1)
