@@ -24,7 +24,7 @@ import numpy as np
 from scheduler.actions.victims import iter_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
-from scheduler.api.resources import GPU
+from scheduler.api.resources import GPU, GPU_UNIT, Vector
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gang, gpu_placement
 from scheduler.framework.session import Session
@@ -38,6 +38,15 @@ def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
     nodes = session.snapshot.nodes
     static, _ = session.static_mask(pod)
     return bool(static[node]) and bool((nodes.free[:, node] >= pod.request).all())
+
+
+def _frees(pod: PodInfo) -> Vector:
+    """At most what evicting ``pod`` gives back (a shared pod: possibly its whole devices)."""
+    if pod.gpu_share is None:
+        return pod.request
+    frees = pod.request.copy()
+    frees[GPU] += GPU_UNIT * len(pod.gpu_groups)
+    return frees
 
 
 def _replace(
@@ -147,9 +156,10 @@ def solve(
             tried += 1
             recorded.append(chunk)
             for pod in chunk[1]:
-                available = available + pod.request
+                frees = _frees(pod)
+                available = available + frees
                 if pod.node >= 0:
-                    node_gpus[pod.node] += pod.request[GPU]
+                    node_gpus[pod.node] += frees[GPU]
             if (available < need).any():
                 continue
             if per_task_gpu > 0 and int((node_gpus // per_task_gpu).sum()) < len(tasks):

@@ -255,6 +255,25 @@ class SharedGpus:
             undo.releasing_delta += GPU_UNIT
         self._set(node, gid, new)
 
+    def settle_kept(self, node: int, gid: str, portion: int, memory: int) -> None:
+        """A victim put back on its own device stays: drop its releasing copy and its
+        pipelined copy, leaving the group as before the eviction (committed, no undo)."""
+        old = self.groups(node).get(gid)
+        if old is None or old.releasing_members == 0:
+            return
+        self._set(
+            node,
+            gid,
+            Group(
+                old.portion - portion,
+                old.memory - memory,
+                old.releasing - portion,
+                old.members - 1,
+                old.releasing_members - 1,
+                max(old.pipelined_members - 1, 0),
+            ),
+        )
+
     def undo(
         self,
         undo: ShareUndo,

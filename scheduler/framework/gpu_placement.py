@@ -62,6 +62,8 @@ def place_shared(session: Session, pod: PodInfo, pipeline_only: bool) -> tuple[i
     wanted = pod.request[:, None]
     feasible = (nodes.free >= wanted).all(axis=0)
     feasible &= static
+    if share.by_memory:  # more memory than one device has fits no device of that node
+        feasible &= shared.memory >= share.memory
     if not feasible.any():
         return None
     fitting = np.zeros(len(nodes), dtype=np.int64)
@@ -95,6 +97,32 @@ def place_shared(session: Session, pod: PodInfo, pipeline_only: bool) -> tuple[i
     return node, not (plan.pipeline or pipeline_only)
 
 
+def device_failures(
+    session: Session, pod: PodInfo, candidates: ep.Mask
+) -> list[tuple[str, ep.Mask]]:
+    """Why nodes that pass the filters and resources still cannot take the fractional pod."""
+    share = pod.gpu_share
+    assert share is not None
+    nodes = session.snapshot.nodes
+    room = np.zeros(len(nodes), dtype=bool)
+    slots = np.zeros(len(nodes), dtype=bool)
+    for found in np.flatnonzero(candidates):
+        node = int(found)
+        if plan_on(session, pod, node, True) is None:
+            continue
+        room[node] = True
+        portion = share.portion_on(int(nodes.shared.memory[node]))
+        fitting = [g for g in nodes.shared.groups(node).values() if g.fits(portion)]
+        slots[node] = len(fitting) >= share.devices or nodes.free[PODS, node] >= RESERVATION_SLOTS
+    amount = f"{share.portion / GPU_UNIT:g} GPU" if share.portion else f"{share.memory} MiB"
+    no_room = candidates & ~room
+    no_slot = candidates & room & ~slots
+    return [
+        (f"Insufficient shared GPU ({share.devices} device(s) with room for {amount})", no_room),
+        ("Too many pods (a new shared GPU group needs a slot for its reservation pod)", no_slot),
+    ]
+
+
 def plan_on(session: Session, pod: PodInfo, node: int, pipeline_only: bool) -> SharePlan | None:
     """The devices ``pod`` takes on ``node`` (§6 candidate list), or None if too few."""
     share = pod.gpu_share
@@ -103,12 +131,16 @@ def plan_on(session: Session, pod: PodInfo, node: int, pipeline_only: bool) -> S
     shared = nodes.shared
     device_memory = int(shared.memory[node])
     portion = share.portion_on(device_memory)
+    if portion > GPU_UNIT:
+        return None
     spread = session.config.gpu_placement == "spread"
     own = set(pod.gpu_groups) if pod.node == node else set()
     entries: list[tuple[int, int, str, bool]] = []  # (sort score, waits, group id, new)
     for gid, group in shared.groups(node).items():
-        if gid in own:  # a victim placed back where it runs: its own device first
-            if group.portion - group.releasing + portion <= GPU_UNIT:
+        if gid in own:  # a victim placed back where it runs: its own device first,
+            # unless the device is being given back and was promised to someone else
+            device_back = not group.all_releasing or nodes.releasing[GPU, node] >= GPU_UNIT
+            if device_back and group.portion - group.releasing + portion <= GPU_UNIT:
                 entries.append((-2 * GPU_UNIT, 1, gid, False))
             continue
         if group.fits(portion):
@@ -212,6 +244,16 @@ def release(session: Session, pod: PodInfo) -> ShareUndo:
     if undo.releasing_delta:
         nodes.releasing_changed()
     return undo
+
+
+def settle_kept(session: Session, pod: PodInfo) -> None:
+    """``pod`` was evicted and put back into its own groups: it simply keeps running."""
+    share = pod.gpu_share
+    assert share is not None
+    shared = session.snapshot.nodes.shared
+    device_memory = int(shared.memory[pod.node])
+    for gid in pod.gpu_groups:
+        shared.settle_kept(pod.node, gid, pod.gpu_portion, share.memory_on(device_memory))
 
 
 def undo(session: Session, pod: PodInfo, record: ShareUndo) -> None:

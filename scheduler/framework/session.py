@@ -399,6 +399,11 @@ class Session:
                 )
                 counts[label] = counts.get(label, 0) + int(failing.sum())
             remaining &= ~failing
+        if pod.gpu_share is not None:
+            for reason, failing in gpu_placement.device_failures(self, pod, remaining):
+                if failing.any():
+                    counts[reason] = counts.get(reason, 0) + int(failing.sum())
+                remaining &= ~failing
         if not counts:
             # Every node fits this pod on its own: the room went to the job's other pods
             # (a gang is placed together or not at all).

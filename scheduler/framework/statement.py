@@ -154,12 +154,20 @@ class Statement:
             self.pipeline(pod, node)
 
     def kept_victims(self) -> set[int]:
-        """Pods evicted here and then re-placed on their own node: they simply stay."""
-        evicted_from = {id(op.pod): op.prev_node for op in self._ops if op.kind == "evict"}
+        """Pods evicted here and then re-placed where they run: they simply stay.
+
+        A fractional pod stays only if it is back on its own shared devices too.
+        """
+        evicted_from = {
+            id(op.pod): (op.prev_node, op.shared.prev_groups if op.shared else ())
+            for op in self._ops
+            if op.kind == "evict"
+        }
         return {
             id(op.pod)
             for op in self._ops
-            if op.kind == "pipeline" and evicted_from.get(id(op.pod), -2) == op.pod.node
+            if op.kind == "pipeline"
+            and evicted_from.get(id(op.pod), (-2, ())) == (op.pod.node, op.pod.gpu_groups)
         }
 
     def commit(self) -> None:
@@ -178,6 +186,8 @@ class Statement:
             if id(op.pod) in kept:
                 if op.kind == "pipeline":
                     op.pod.status = restore[id(op.pod)]
+                    if op.pod.gpu_share is not None:
+                        gpu_placement.settle_kept(self._session, op.pod)
                 continue
             if op.kind == "allocate":
                 op.pod.status = PodStatus.BINDING

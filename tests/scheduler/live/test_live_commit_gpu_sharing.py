@@ -1,0 +1,41 @@
+"""The committer's BindRequest for shared GPUs and MIG (kai-semantics §2.4, §6).
+
+Why: the binder reads ``selectedGPUGroups`` to create one reservation pod per
+group and label the pod; ``receivedResourceType`` and ``receivedGPU`` say what
+the pod got. These must come from the engine's decision, not be re-derived.
+"""
+
+from __future__ import annotations
+
+from scheduler import testing as st
+from scheduler.cycle import Bind
+from scheduler.live.committing import bind_request
+
+
+def _pod(annotations: dict[str, str] | None = None) -> dict[str, object]:
+    (body,) = st.pod("p", "pg", annotations=annotations)
+    return body
+
+
+def test_fraction_bind_request_carries_groups_and_portion() -> None:
+    decision = Bind("default/p", "n0", ("g-1",), 500, "Fraction")
+    spec = bind_request(_pod({"gpu-fraction": "0.5"}), "n0", 3, decision)["spec"]
+    assert spec["receivedResourceType"] == "Fraction"
+    assert spec["receivedGPU"] == {"count": 1, "portion": "0.50"}
+    assert spec["selectedGPUGroups"] == ["g-1"]
+
+
+def test_multi_device_gpu_memory_bind_request() -> None:
+    decision = Bind("default/p", "n0", ("g-1", "g-2"), 250, "Fraction")
+    spec = bind_request(_pod({"gpu-memory": "10000"}), "n0", 3, decision)["spec"]
+    assert spec["receivedGPU"] == {"count": 2, "portion": "0.25"}
+    assert spec["selectedGPUGroups"] == ["g-1", "g-2"]
+
+
+def test_regular_and_mig_bind_requests_have_no_groups() -> None:
+    regular = bind_request(_pod(), "n0", 3, Bind("default/p", "n0"))["spec"]
+    assert regular["receivedResourceType"] == "Regular"
+    assert regular["receivedGPU"] == {"count": 0, "portion": "0.00"}
+    assert "selectedGPUGroups" not in regular
+    mig = bind_request(_pod(), "n0", 3, Bind("default/p", "n0", resource_type="MigInstance"))
+    assert mig["spec"]["receivedResourceType"] == "MigInstance"
