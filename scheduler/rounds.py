@@ -9,7 +9,8 @@ way (cli-contract §2, ``--rounds``):
 * **bind**: the pod runs on its node (``spec.nodeName``, phase ``Running``,
   ``status.startTime`` = ``now``). Binding and start are taken as instant. A
   fractional-GPU pod is labelled with its group(s) as the binder would
-  (``runai-gpu-group``, or ``runai-gpu-group/<id>`` for several devices).
+  (``runai-gpu-group=<first>``, plus ``runai-gpu-group/<id>`` per device when
+  it has several).
 * **eviction**: the pod is gone. A pod that is evicted *and* pipelined (a
   victim that consolidation or a disruption scenario re-placed) is the pod its
   controller re-creates: it is pending again, under the same name.
@@ -59,9 +60,8 @@ def _run_on(
     out.setdefault("spec", {})["nodeName"] = node
     if gpu_groups:  # what the binder does for a fractional pod: label it with its group(s)
         labels = out["metadata"].setdefault("labels", {})
-        if len(gpu_groups) == 1:
-            labels[GROUP_LABEL] = gpu_groups[0]
-        else:
+        labels[GROUP_LABEL] = gpu_groups[0]
+        if len(gpu_groups) > 1:
             for gid in gpu_groups:
                 labels[f"{GROUP_LABEL}/{gid}"] = gid
     out["metadata"].pop("deletionTimestamp", None)
