@@ -135,13 +135,19 @@ def plan_on(session: Session, pod: PodInfo, node: int, pipeline_only: bool) -> S
         return None
     spread = session.config.gpu_placement == "spread"
     own = set(pod.gpu_groups) if pod.node == node else set()
+    # whole devices being given back and not promised yet: each can be taken once
+    releasing_devices = int(_whole(nodes.releasing[GPU, node : node + 1])[0])
     entries: list[tuple[int, int, str, bool]] = []  # (sort score, waits, group id, new)
     for gid, group in shared.groups(node).items():
         if gid in own:  # a victim placed back where it runs: its own device first,
             # unless the device is being given back and was promised to someone else
-            device_back = not group.all_releasing or nodes.releasing[GPU, node] >= GPU_UNIT
-            if device_back and group.portion - group.releasing + portion <= GPU_UNIT:
-                entries.append((-2 * GPU_UNIT, 1, gid, False))
+            if group.portion - group.releasing + portion > GPU_UNIT:
+                continue
+            if group.all_releasing:
+                if releasing_devices <= 0:
+                    continue
+                releasing_devices -= 1
+            entries.append((-2 * GPU_UNIT, 1, gid, False))
             continue
         if group.fits(portion):
             score = GPU_UNIT - group.portion if spread else group.portion
@@ -149,7 +155,7 @@ def plan_on(session: Session, pod: PodInfo, node: int, pipeline_only: bool) -> S
     devices = share.devices
     whole_score = -GPU_UNIT if spread else 0
     idle_whole = min(int(_whole(nodes.idle[GPU, node : node + 1])[0]), devices)
-    releasing_whole = min(int(_whole(nodes.releasing[GPU, node : node + 1])[0]), devices)
+    releasing_whole = min(releasing_devices, devices)
     entries += [(whole_score, 0, "", True)] * idle_whole
     entries += [(whole_score, 1, "", True)] * releasing_whole
     if len(entries) < devices:
