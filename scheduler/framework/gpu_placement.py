@@ -52,13 +52,14 @@ def _whole(row: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return out
 
 
-def place_shared(session: Session, pod: PodInfo, pipeline_only: bool) -> tuple[int, bool] | None:
-    """(node, on idle) for a fractional pod, or None when no node has room."""
+def place_shared(
+    session: Session, pod: PodInfo, static: ep.Mask, pipeline_only: bool
+) -> tuple[int, bool] | None:
+    """(node, on idle) for a fractional pod among the ``static`` nodes, or None if none has room."""
     share = pod.gpu_share
     assert share is not None
     nodes = session.snapshot.nodes
     shared = nodes.shared
-    static, _ = session.static_mask(pod)
     wanted = pod.request[:, None]
     feasible = (nodes.free >= wanted).all(axis=0)
     feasible &= static

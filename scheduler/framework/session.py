@@ -297,14 +297,14 @@ class Session:
         order-stable). A column the pod does not request compares ``free >=
         0``, so a node already over-committed in some resource takes nothing.
         """
-        if pod.gpu_share is not None:
-            # fractional GPUs: devices and groups per node, always a full evaluation
-            found = gpu_placement.place_shared(self, pod, pipeline_only)
-            return None if found is None else Placement(found[0], found[1])
         nodes = self.snapshot.nodes
         static, _ = self.static_mask(pod)
         if self.node_subset is not None:
             static = static & self.node_subset
+        if pod.gpu_share is not None:
+            # fractional GPUs: devices and groups per node, always a full evaluation
+            found = gpu_placement.place_shared(self, pod, static, pipeline_only)
+            return None if found is None else Placement(found[0], found[1])
         request = pod.request
         wanted = request[:, None]
         any_releasing = nodes.has_releasing()
