@@ -17,6 +17,9 @@ SCHEDULER_NAME = "kai-scheduler"
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 NODES = ("gpu-node-1", "gpu-node-2", "gpu-node-3", "gpu-node-4")
 GPUS_PER_NODE = 8
+GPU_MEMORY_MIB = 81920
+RACK_LABEL = "topology.example.com/rack"
+TOPOLOGY_NAME = "datacenter"
 
 
 def stamp(minute: int) -> str:
@@ -45,11 +48,17 @@ QUEUES = (
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """Nodes (all alike) and queues of one simulated cluster."""
+    """Nodes (all alike but for their labels) and queues of one simulated cluster.
+
+    ``racks`` puts nodes into racks (node name -> rack name, labelled
+    ``RACK_LABEL``) and adds the ``Topology`` that names that level;
+    ``extra`` holds any further objects present from the start.
+    """
 
     nodes: tuple[str, ...] = NODES
     gpus_per_node: int = GPUS_PER_NODE
     queues: tuple[QueueSpec, ...] = field(default=QUEUES)
+    racks: tuple[tuple[str, str], ...] = ()
 
     @property
     def gpus(self) -> int:
@@ -59,14 +68,18 @@ class Cluster:
 MAIN = Cluster()
 
 
-def node(name: str, gpus: int = GPUS_PER_NODE) -> dict[str, Any]:
+def node(name: str, gpus: int = GPUS_PER_NODE, rack: str = "") -> dict[str, Any]:
+    labels = {
+        "kubernetes.io/hostname": name,
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.memory": str(GPU_MEMORY_MIB),  # as NVIDIA's GPU feature discovery says
+    }
+    if rack:
+        labels[RACK_LABEL] = rack
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-        },
+        "metadata": {"name": name, "labels": labels},
         "status": {
             "allocatable": {
                 "cpu": "96",
@@ -102,11 +115,24 @@ def queue(spec: QueueSpec) -> dict[str, Any]:
     return body
 
 
+def topology() -> dict[str, Any]:
+    """The ``kai.scheduler/v1alpha1`` Topology of the racked scene: rack, then host."""
+    return {
+        "apiVersion": "kai.scheduler/v1alpha1",
+        "kind": "Topology",
+        "metadata": {"name": TOPOLOGY_NAME, "creationTimestamp": stamp(-60)},
+        "spec": {"levels": [{"nodeLabel": RACK_LABEL}, {"nodeLabel": "kubernetes.io/hostname"}]},
+    }
+
+
 def infrastructure(cluster: Cluster = MAIN) -> list[dict[str, Any]]:
-    """Nodes and queues, present from the start."""
-    return [node(name, cluster.gpus_per_node) for name in cluster.nodes] + [
-        queue(spec) for spec in cluster.queues
-    ]
+    """Nodes, queues and (for a racked cluster) its Topology, present from the start."""
+    racks = dict(cluster.racks)
+    objects = [node(name, cluster.gpus_per_node, racks.get(name, "")) for name in cluster.nodes]
+    objects += [queue(spec) for spec in cluster.queues]
+    if racks:
+        objects.append(topology())
+    return objects
 
 
 def parse_stamp(text: str) -> float:

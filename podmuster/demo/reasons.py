@@ -20,7 +20,7 @@ class Ask:
 
     queue: str
     priority: str
-    gpus: int
+    gpus: float
     gang: bool  # minMember > 1: all of it at once
 
 
@@ -60,13 +60,13 @@ def explain(reason: str, ask: Ask, rows: Mapping[str, _Row]) -> tuple[str, str]:
         return (
             "NonPreemptibleOverQuota",
             f"non-preemptible ({ask.priority}) jobs must fit in the deserved quota: {queue} "
-            f"has {_num(row.deserved)}, {_used(reason)} in use, {ask.gpus} asked",
+            f"has {_num(row.deserved)}, {_used(reason)} in use, {ask.gpus:g} asked",
         )
     if match and match.group(1) == "OverLimit" and row is not None:
         return (
             "OverLimit",
             f"{queue} may hold at most {_num(row.limit)} GPUs and holds "
-            f"{_num(row.allocated)}; {ask.gpus} more would exceed it",
+            f"{_num(row.allocated)}; {ask.gpus:g} more would exceed it",
         )
     if match:
         return match.group(1), reason
@@ -74,13 +74,13 @@ def explain(reason: str, ask: Ask, rows: Mapping[str, _Row]) -> tuple[str, str]:
     if gang and ask.gang:
         return (
             "GangDoesNotFit",
-            f"the gang needs {ask.gpus} GPUs at once; only {gang.group(2)} of its "
+            f"the gang needs {ask.gpus:g} GPUs at once; only {gang.group(2)} of its "
             f"{gang.group(1)} pods could be placed, so none starts",
         )
     short = _NO_GPU_NODE.search(reason)
     if short:
         return (
             "Unschedulable",
-            f"none of the {short.group(1)} nodes has {ask.gpus} free GPUs; it waits for room",
+            f"none of the {short.group(1)} nodes has {ask.gpus:g} free GPUs; it waits for room",
         )
     return "Pending", reason

@@ -13,6 +13,7 @@ import textwrap
 from typing import Any
 
 from podmuster.demo.podgrouping import PodGroupView
+from podmuster.demo.takeaways import NEXT_STEPS, takeaways
 from podmuster.demo.timeline import (
     DemoRun,
     Evicted,
@@ -40,8 +41,12 @@ def _limit(value: float) -> str:
     return "-" if value < 0 else f"{value:g}"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def _count(n: float, noun: str) -> str:
+    """``1 pod``, ``3 pods``; a fraction of a GPU reads ``0.5 GPU``, ``1.5 GPUs``."""
+    return f"{n:g} {noun}" if 0 < n <= 1 else f"{n:g} {noun}s"
+
+
+_SCENE_COUNT = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six"}
 
 
 def _indent(row: QueueRow) -> str:
@@ -143,11 +148,22 @@ def text(run: DemoRun, color: bool = False) -> str:
         lines += [
             "",
             paint("title", "Making room: when every GPU is taken"),
-            "Three scenes, each on its own small cluster. Cycles run one second apart, and",
+            f"{_SCENE_COUNT.get(len(run.scenes), len(run.scenes))} scenes, each on its own"
+            " small cluster. Cycles run one second apart, and",
             "each cycle's decisions happen before the next, as with `schedule --rounds`.",
         ]
         for number, scene in enumerate(run.scenes, 1):
             lines += _scene_lines(number, scene, paint)
+    lines += ["", paint("title", "What you just saw")]
+    for item in takeaways(run):
+        lines += textwrap.wrap(
+            item.text,
+            width=92,
+            initial_indent=f"  {item.topic + ':':<17}",
+            subsequent_indent=" " * 19,
+        )
+    lines += ["", paint("title", "Next")]
+    lines += [f"  {step}" for step in NEXT_STEPS]
     return "\n".join(lines) + "\n"
 
 
@@ -300,6 +316,7 @@ def _step_lines(step: Step, run: DemoRun, paint: Painter) -> list[str]:
 def summary(run: DemoRun) -> dict[str, Any]:
     """The JSON document of ``podmuster demo -o json``: the main story, then ``scenes``."""
     document = _run_summary(run)
+    document["takeaways"] = [{"topic": t.topic, "text": t.text} for t in takeaways(run)]
     document["scenes"] = [
         {
             "name": scene.scene.name,

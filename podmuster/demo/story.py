@@ -119,6 +119,11 @@ def _nodes(count: int) -> tuple[str, ...]:
     return tuple(f"gpu-node-{i}" for i in range(1, count + 1))
 
 
+def _racks(nodes: tuple[str, ...], per_rack: int) -> tuple[tuple[str, str], ...]:
+    """Consecutive nodes share a rack: rack-a, rack-b, ..."""
+    return tuple((name, f"rack-{chr(ord('a') + i // per_rack)}") for i, name in enumerate(nodes))
+
+
 SCENES = (
     Scene(
         "preempt",
@@ -165,5 +170,39 @@ SCENES = (
         "4 GPUs were free, but 2 on each node. Rather than evict anyone, consolidation"
         " moved the 2-GPU job to the other node, and the 4-GPU job got the whole gap."
         " Every job that ran before still runs.",
+    ),
+    Scene(
+        "share",
+        "Notebooks share GPUs",
+        "1 node x 4 GPUs; one queue, notebooks, deserved 4 GPUs",
+        Cluster(_nodes(1), 4, (QueueSpec("notebooks", None, 4, -1, 1),)),
+        (
+            ("finetune-small", 0, None, "a Job with 2 whole GPUs"),
+            ("jupyter-carol", 0, None, "gpu-fraction 0.5: half of one GPU"),
+            ("jupyter-dan", 0, None, "gpu-fraction 0.25: packed next to carol on her GPU"),
+            ("jupyter-erin", 0, None, "gpu-fraction 0.25: fills that GPU exactly"),
+            ("jupyter-frank", 5, None, "gpu-fraction 0.5: the shared GPU is full, so a new one"),
+        ),
+        "Notebooks idle most of the time, so a whole GPU each is waste. Three notebooks"
+        " share one GPU (0.5 + 0.25 + 0.25), the fine-tuning Job keeps two whole GPUs, and"
+        " the queue is charged what was asked: 1 GPU for those three notebooks, not 3.",
+    ),
+    Scene(
+        "topology",
+        "A training gang kept inside one rack",
+        "4 nodes x 8 GPUs in 2 racks (nodes 1-2 in rack-a, 3-4 in rack-b); one queue, llm",
+        Cluster(_nodes(4), 8, (QueueSpec("llm", None, 32, -1, 1),), _racks(_nodes(4), 2)),
+        (
+            ("rack-filler", 0, None, "6 GPUs on one node of rack-a"),
+            (
+                "allreduce-train",
+                5,
+                None,
+                "4 pods x 4 GPUs that must share a rack (kai.scheduler/topology annotations)",
+            ),
+        ),
+        "rack-a still had 10 free GPUs, but only room for 2 of the 4 pods; bin-packing alone"
+        " would have split the gang across both racks. The required rack level kept all four"
+        " pods in rack-b, where the all-reduce traffic stays on one switch.",
     ),
 )

@@ -26,8 +26,7 @@ from podmuster.demo import cluster, podgrouping, reasons
 from podmuster.demo.cluster import Cluster
 from podmuster.demo.podgrouping import PodGroupView
 from podmuster.demo.story import RESCALES, SCENES, Rescale, Scene, Workload, workloads
-from scheduler.api.pods import ACTIVE_USED
-from scheduler.api.resources import GPU, GPU_UNIT
+from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
@@ -36,6 +35,9 @@ from scheduler.framework.session import Session
 from scheduler.plugins.proportion.plugin import STATE_KEY, ProportionPlugin
 from scheduler.rounds import ROUND_SECONDS, apply_result, made_decisions
 
+FRACTION_ANNOTATION = "gpu-fraction"
+DEVICES_ANNOTATION = "gpu-fraction-num-devices"
+GPU_GROUP_LABEL = "runai-gpu-group"
 MAX_MINUTES = 120
 MAX_CYCLES = 5  # per event time; a story that needs more is not converging
 
@@ -68,7 +70,7 @@ class GroupedEvent:
 class Started:
     workload: str
     pods: int
-    gpus: int
+    gpus: float
     nodes: tuple[str, ...]
     extras: int  # pods beyond their PodGroup's minMember (elastic), placed one per pop
     grew: bool  # the workload was already running: only elastic extras joined
@@ -82,7 +84,7 @@ class Evicted:
 
     workload: str
     pods: int
-    gpus: int
+    gpus: float
     nodes: tuple[str, ...]
     action: str
     for_workload: str | None
@@ -120,6 +122,7 @@ class Step:
     pipelined: list[Pipelined] = field(default_factory=list)
     cycles: int = 1  # cycles that decided something (at least 1)
     waiting: list[Waiting] = field(default_factory=list)
+    # GPU devices held per node: whole GPUs plus one per shared GPU group
     gpus_in_use: dict[str, int] = field(default_factory=dict)
     gpus_before: dict[str, int] = field(default_factory=dict)  # before the first cycle
     queues: list[QueueRow] = field(default_factory=list)
@@ -193,11 +196,17 @@ def queue_rows(
     return rows
 
 
-def _gpus(pod: dict[str, Any]) -> int:
-    return sum(
+def _gpus(pod: dict[str, Any]) -> float:
+    """Whole GPUs the pod's containers request, plus its share of GPUs (``gpu-fraction``)."""
+    whole = sum(
         int(c.get("resources", {}).get("requests", {}).get("nvidia.com/gpu", "0"))
         for c in pod["spec"]["containers"]
     )
+    annotations = pod["metadata"].get("annotations") or {}
+    fraction = annotations.get(FRACTION_ANNOTATION)
+    if not fraction:
+        return whole
+    return whole + float(fraction) * int(annotations.get(DEVICES_ANNOTATION, "1"))
 
 
 def _group_of(pod: dict[str, Any]) -> str:
@@ -268,10 +277,7 @@ class Simulation:
                 event = self._group(self.progress[rescale.workload], scaled, minute)
                 change = (rescale.group, old, rescale.replicas)
                 step.grouped.append(dataclasses.replace(event, rescale=change))
-        step.gpus_before = {name: 0 for name in self.cluster.nodes}
-        for pod in self.pods.values():
-            if pod["status"]["phase"] == "Running" and pod["spec"].get("nodeName"):
-                step.gpus_before[pod["spec"]["nodeName"]] += _gpus(pod)
+        step.gpus_before = self._devices_held()
         start = cluster.parse_stamp(cluster.stamp(minute))
         for cycle in range(1, MAX_CYCLES + 1):
             now = start + (cycle - 1) * ROUND_SECONDS
@@ -286,12 +292,27 @@ class Simulation:
             self._carry_out(objects, result, now)
         after = _snapshot(_sourced(self.objects()), now)
         step.queues = queue_rows(after, self.config, self.cluster)
-        step.gpus_in_use = {name: 0 for name in self.cluster.nodes}
-        for info in after.pods:
-            if info.node >= 0 and info.job and info.status in ACTIVE_USED:
-                step.gpus_in_use[after.nodes.names[info.node]] += int(info.request[GPU]) // GPU_UNIT
+        step.gpus_in_use = self._devices_held()
         self._waiting(step, result)
         self.steps.append(step)
+
+    def _devices_held(self) -> dict[str, int]:
+        """GPU devices in use per node: whole GPUs, plus each shared GPU group once."""
+        whole = dict.fromkeys(self.cluster.nodes, 0)
+        shares: dict[tuple[str, str], float] = {}
+        for key, pod in self.pods.items():
+            node = pod["spec"].get("nodeName")
+            if pod["status"]["phase"] != "Running" or not node:
+                continue
+            labels = pod["metadata"].get("labels") or {}
+            if FRACTION_ANNOTATION in (pod["metadata"].get("annotations") or {}):
+                group = labels.get(GPU_GROUP_LABEL, key)  # unlabelled: a device of its own
+                shares[(node, group)] = shares.get((node, group), 0.0) + _gpus(pod)
+            else:
+                whole[node] += int(_gpus(pod))
+        for node, _ in shares:
+            whole[node] += 1
+        return whole
 
     def _group(self, item: Progress, manifest: dict[str, Any], minute: int) -> GroupedEvent:
         """Run the adapters on ``manifest`` and add what they made to the cluster."""
