@@ -253,6 +253,10 @@ def _started_lines(s: Started, run: DemoRun, paint: Painter) -> list[str]:
     by_name = {item.workload.name: item.workload for item in run.workloads}
     where = ", ".join(n.removeprefix("gpu-") for n in s.nodes)
     placed = f"{_count(s.pods, 'pod')}, {_count(s.gpus, 'GPU')} on {where}"
+    if s.shares_with:
+        placed += f", sharing a GPU with {', '.join(s.shares_with)}"
+    elif s.opened_shared:
+        placed += ", on a GPU it opens for sharing"
     if s.moved:
         return [
             "  " + paint("start", f"start {s.workload}") + f": {placed} (moved here)",
@@ -366,6 +370,7 @@ def _run_summary(run: DemoRun) -> dict[str, Any]:
                         "grew": s.grew,
                         "moved": s.moved,
                         "cycle": s.cycle,
+                        "sharesGpuWith": list(s.shares_with),
                     }
                     for s in step.started
                 ],

@@ -76,6 +76,10 @@ class Started:
     grew: bool  # the workload was already running: only elastic extras joined
     cycle: int = 1
     moved: bool = False  # restarts on another node after consolidation moved it
+    # fractional pods: the workloads already on the shared GPU(s) it joined; empty when
+    # it opened a shared GPU of its own (see ``opened_shared``)
+    shares_with: tuple[str, ...] = ()
+    opened_shared: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +300,15 @@ class Simulation:
         self._waiting(step, result)
         self.steps.append(step)
 
+    def _workloads_on_gpu_groups(self) -> dict[str, set[str]]:
+        """Shared GPU group -> the workloads whose running pods use it."""
+        found: dict[str, set[str]] = {}
+        for key, pod in self.pods.items():
+            group = (pod["metadata"].get("labels") or {}).get(GPU_GROUP_LABEL)
+            if group and pod["status"]["phase"] == "Running":
+                found.setdefault(group, set()).add(self.owner[key])
+        return found
+
     def _devices_held(self) -> dict[str, int]:
         """GPU devices in use per node: whole GPUs, plus each shared GPU group once."""
         whole = dict.fromkeys(self.cluster.nodes, 0)
@@ -353,10 +366,18 @@ class Simulation:
         self._evictions(step, result, cycle)
         placed: dict[str, list[dict[str, Any]]] = {}
         nodes_of: dict[str, set[str]] = {}
+        on_group = self._workloads_on_gpu_groups()
+        shares: dict[str, tuple[tuple[str, ...], bool]] = {}
         for bind in result.binds:
             pod = self.pods[bind.pod]
-            placed.setdefault(self.owner[bind.pod], []).append(pod)
-            nodes_of.setdefault(self.owner[bind.pod], set()).add(bind.node)
+            owner = self.owner[bind.pod]
+            placed.setdefault(owner, []).append(pod)
+            nodes_of.setdefault(owner, set()).add(bind.node)
+            if bind.gpu_groups:
+                others = sorted({w for g in bind.gpu_groups for w in on_group.get(g, ())} - {owner})
+                shares[owner] = (tuple(others), not others)
+                for group in bind.gpu_groups:
+                    on_group.setdefault(group, set()).add(owner)
         for name in self.progress:
             pods = placed.get(name)
             if not pods:
@@ -374,7 +395,12 @@ class Simulation:
                 extras += new - max(0, minimum - before)
             nodes = tuple(sorted(nodes_of[name]))
             gpus = sum(_gpus(p) for p in pods)
-            step.started.append(Started(name, len(pods), gpus, nodes, extras, grew, cycle, moved))
+            shares_with, opened = shares.get(name, ((), False))
+            step.started.append(
+                Started(
+                    name, len(pods), gpus, nodes, extras, grew, cycle, moved, shares_with, opened
+                )
+            )
 
     def _evictions(self, step: Step, result: CycleResult, cycle: int) -> None:
         moved_to = {b.pod: b.node for b in result.pipelined}

@@ -44,11 +44,16 @@ def test_three_notebooks_share_one_gpu_beside_a_whole_gpu_job(summary: dict[str,
         "jupyter-erin": 0.25,
     }
     assert start["gpusInUse"] == {"gpu-node-1": 3}  # 2 whole + 1 shared by three notebooks
+    shares = {s["workload"]: s["sharesGpuWith"] for s in start["started"]}
+    assert shares["jupyter-erin"] == ["jupyter-carol", "jupyter-dan"]
+    assert shares["finetune-small"] == []
 
 
 def test_a_full_shared_gpu_makes_the_next_notebook_open_another(summary: dict[str, Any]) -> None:
     later = _step(_scene(summary, "share"), 5)
-    assert [(s["workload"], s["gpus"]) for s in later["started"]] == [("jupyter-frank", 0.5)]
+    assert [(s["workload"], s["gpus"], s["sharesGpuWith"]) for s in later["started"]] == [
+        ("jupyter-frank", 0.5, [])
+    ]
     assert later["gpusInUse"] == {"gpu-node-1": 4}
 
 
