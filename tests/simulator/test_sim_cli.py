@@ -249,3 +249,52 @@ def test_workload_without_duration(
 def test_csv_trace_needs_a_cluster(fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = _error(capsys, "--trace", str(fixtures / "three-jobs.csv"))
     assert "--cluster: a CSV trace needs --cluster CLUSTER.yaml" in err
+
+
+BARE_PODS = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: scratch-{i}
+  namespace: team-a
+  labels: {{kai.scheduler/queue: team-a}}
+  annotations:
+    simulate.podmuster.io/duration: 100s
+spec:
+  schedulerName: kai-scheduler
+  containers: [{{name: main, image: x, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]
+"""
+
+LATE_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: late
+  namespace: team-b
+  labels: {kai.scheduler/queue: team-b}
+  annotations:
+    simulate.podmuster.io/arrival: 10s
+    simulate.podmuster.io/duration: 10s
+spec:
+  template:
+    spec:
+      schedulerName: kai-scheduler
+      restartPolicy: Never
+      containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def test_an_evicted_bare_pod_is_gone(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two bare pods of team-a hold both GPUs; team-b's Job reclaims one at 10. A bare pod
+    # has no controller to re-create it: its job never completes.
+    (tmp_path / "pods.yaml").write_text("---".join(BARE_PODS.format(i=i) for i in range(2)))
+    (tmp_path / "late.yaml").write_text(LATE_JOB)
+    document = _json(
+        capsys, "--cluster", str(fixtures / "cluster.yaml"), "--workloads", str(tmp_path)
+    )
+    assert document["jobs"] == 3
+    assert document["reclaims"] == 1
+    assert document["completed"] == 2
+    assert document["queues"]["team-a"]["completed"] == 1

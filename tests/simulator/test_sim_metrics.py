@@ -98,3 +98,31 @@ def test_summary_and_jain_helpers() -> None:
     assert jain([]) is None
     assert jain([1.0, 1.0]) == 1.0
     assert jain([1.0, 0.0]) == 0.5
+
+
+def test_preemption_restarts_the_gang_and_counts_lost_gpu_hours(fixtures: Path) -> None:
+    # batch (gang of 2 x 1 GPU, train) runs from 1. urgent (build-preemptible, same queue)
+    # arrives at 10: the cycle at 10 preempts batch, applied at 11 (2 GPUs x 10 s lost).
+    # urgent is bound at 11 and runs 12..32; batch needs both GPUs again: 33..133.
+    figures = _run(fixtures, "preempt.csv")
+    assert figures["preemptions"] == 1
+    assert figures["reclaims"] == 0
+    assert figures["gpu_hours_lost"] == pytest.approx(20 / 3600, abs=1e-6)
+    assert figures["queues"]["team-a"]["gpu_hours_lost"] == pytest.approx(20 / 3600, abs=1e-6)
+    assert figures["wait_time_s"]["mean"] == 1.5  # first starts: batch at 1, urgent at 12
+    assert figures["jct_s"]["mean"] == (133 + 22) / 2
+    assert figures["makespan_s"] == 133.0
+
+
+def test_fractional_gpu_rows_carry_the_gpu_fraction_annotation(fixtures: Path) -> None:
+    scenario = csvtrace.load(
+        str(fixtures / "fraction.csv"), cluster.load(str(fixtures / "cluster.yaml"))
+    )
+    (job,) = scenario.jobs
+    assert job.pod_gpus == [0.5]
+    pod = job.pods[0]
+    assert pod["metadata"]["annotations"]["gpu-fraction"] == "0.5"
+    assert "nvidia.com/gpu" not in pod["spec"]["containers"][0]["resources"]["requests"]
+    figures = Simulation(scenario, SchedulerConfig()).run().figures
+    # half a GPU for 10 s (from 1 to 11) on a 2-GPU cluster over 11 s
+    assert figures["gpu_allocation_ratio"] == pytest.approx(0.5 * 10 / (2 * 11), abs=1e-6)
