@@ -243,12 +243,9 @@ class Simulation:
             run = self.pod_job.get(bind.pod)
             if run is None or bind.pod not in run.pending:
                 continue
-            manifest = self.pod_manifest[bind.pod]
-            bound = {
-                **manifest,
-                "spec": {**manifest["spec"], "nodeName": bind.node},
-                "status": {"phase": "Running", "startTime": objects.rfc3339(self.now)},
-            }
+            bound = objects.bound(
+                self.pod_manifest[bind.pod], bind.node, self.now, getattr(bind, "gpu_groups", ())
+            )
             self._upsert(bound, run.job.origin)
             run.pending.discard(bind.pod)
             self.pending_pods -= 1

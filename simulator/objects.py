@@ -20,6 +20,7 @@ GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
 POD_GROUP_ANNOTATION: Final = "pod-group-name"
 QUEUE_LABEL: Final = "kai.scheduler/queue"
 POOL_LABEL: Final = "simulate.podmuster.io/pool"
+GPU_GROUP_LABEL: Final = "runai-gpu-group"
 
 
 def rfc3339(seconds: float) -> str:
@@ -168,3 +169,27 @@ def node_gpus(manifest: dict[str, Any]) -> float:
     if raw is None:
         return 0.0
     return float(parse_quantity(str(raw)))
+
+
+def bound(
+    manifest: dict[str, Any], node: str, now: float, gpu_groups: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The pod once bound and started on ``node`` (a shallow copy; the pending one is kept).
+
+    A shared-GPU pod gets its group label(s), as the binder writes them
+    (cli-contract §1): ``runai-gpu-group=<first>``, and one
+    ``runai-gpu-group/<id>`` per device when it has several.
+    """
+    metadata = manifest["metadata"]
+    if gpu_groups:
+        labels = dict(metadata.get("labels") or {})
+        labels[GPU_GROUP_LABEL] = gpu_groups[0]
+        if len(gpu_groups) > 1:
+            labels.update({f"{GPU_GROUP_LABEL}/{group}": group for group in gpu_groups})
+        metadata = {**metadata, "labels": labels}
+    return {
+        **manifest,
+        "metadata": metadata,
+        "spec": {**manifest["spec"], "nodeName": node},
+        "status": {"phase": "Running", "startTime": rfc3339(now)},
+    }

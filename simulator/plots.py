@@ -110,7 +110,7 @@ def wait_cdf(runs: Sequence[tuple[str, RunMetrics]]) -> str:
         if len(waits) == 0:
             continue
         fraction = np.arange(1, len(waits) + 1) / len(waits)
-        axes.step(waits, fraction, where="post", label=name)
+        axes.step(np.r_[0.0, waits], np.r_[0.0, fraction], where="post", label=name)
     axes.set_xscale("symlog", linthresh=1.0)
     axes.set_xlabel("wait time (s)")
     axes.set_ylabel("fraction of jobs")
