@@ -243,9 +243,7 @@ class Simulation:
             run = self.pod_job.get(bind.pod)
             if run is None or bind.pod not in run.pending:
                 continue
-            bound = objects.bound(
-                self.pod_manifest[bind.pod], bind.node, self.now, getattr(bind, "gpu_groups", ())
-            )
+            bound = objects.bound(self.pod_manifest[bind.pod], bind.node, self.now, bind.gpu_groups)
             self._upsert(bound, run.job.origin)
             run.pending.discard(bind.pod)
             self.pending_pods -= 1

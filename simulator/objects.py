@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from crds.quantities import parse_quantity
+from scheduler.api.gpu_sharing import GROUP_LABEL
 
 SCHEDULER_NAME: Final = "kai-scheduler"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
@@ -20,7 +21,6 @@ GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
 POD_GROUP_ANNOTATION: Final = "pod-group-name"
 QUEUE_LABEL: Final = "kai.scheduler/queue"
 POOL_LABEL: Final = "simulate.podmuster.io/pool"
-GPU_GROUP_LABEL: Final = "runai-gpu-group"
 
 
 def rfc3339(seconds: float) -> str:
@@ -183,9 +183,9 @@ def bound(
     metadata = manifest["metadata"]
     if gpu_groups:
         labels = dict(metadata.get("labels") or {})
-        labels[GPU_GROUP_LABEL] = gpu_groups[0]
+        labels[GROUP_LABEL] = gpu_groups[0]
         if len(gpu_groups) > 1:
-            labels.update({f"{GPU_GROUP_LABEL}/{group}": group for group in gpu_groups})
+            labels.update({f"{GROUP_LABEL}/{group}": group for group in gpu_groups})
         metadata = {**metadata, "labels": labels}
     return {
         **manifest,

@@ -18,6 +18,7 @@ from scheduler.api import gpu_sharing
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
+from scheduler.plugins.node_memo import per_table
 
 SHARED_GROUP_SCORE = 1000.0
 
@@ -59,7 +60,9 @@ class GpuSharingPlugin:
     name = "gpusharing"
 
     def on_session_open(self, session: Session) -> None:
-        single, mixed = mig_strategies(session)
+        single, mixed = per_table(
+            session.snapshot.nodes, "mig-strategies", lambda: mig_strategies(session)
+        )
         mig_enabled = single | mixed
         any_mig = bool(mig_enabled.any())
         synced = session.snapshot.nodes.shared.synced

@@ -126,3 +126,15 @@ def test_fractional_gpu_rows_carry_the_gpu_fraction_annotation(fixtures: Path) -
     figures = Simulation(scenario, SchedulerConfig()).run().figures
     # half a GPU for 10 s (from 1 to 11) on a 2-GPU cluster over 11 s
     assert figures["gpu_allocation_ratio"] == pytest.approx(0.5 * 10 / (2 * 11), abs=1e-6)
+
+
+def test_half_gpu_pods_share_devices(fixtures: Path) -> None:
+    # five 0.5-GPU jobs on two 1-GPU nodes: four share the two devices from 1 to 11, the
+    # fifth waits for a half and runs 12..22 (each bound pod carries its runai-gpu-group
+    # label, so the next cycle sees the shared devices as the binder left them)
+    figures = _run(fixtures, "halves.csv")
+    assert figures["wait_time_s"]["mean"] == pytest.approx((4 * 1 + 12) / 5)
+    assert figures["makespan_s"] == 22.0
+    assert figures["gpu_allocation_ratio"] == pytest.approx(
+        (2 * 10 + 0.5 * 10) / (2 * 22), abs=1e-6
+    )
