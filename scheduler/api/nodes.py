@@ -63,8 +63,8 @@ class NodeTable:
         self.schedulable = np.array(
             [m.ready and not m.unschedulable for m in self.meta], dtype=bool
         )
-        # Pure functions of the node set (e.g. topology domain trees), built on first use;
-        # a table is rebuilt whenever a node changes, so these never go stale.
+        # Pure functions of the node set (topology domain trees, plugin set-up memos),
+        # built on first use; a table is rebuilt whenever a node changes.
         self.derived: dict[object, object] = {}
         memory = [device_memory(m.labels) for m in self.meta]
         # Shared GPU groups per node (fractional GPUs); the snapshot fills them each cycle.
