@@ -165,6 +165,8 @@ class Binder:
         }
         step = sharing.reserve(fraction, node, found, now - started, self.reservations)
         if step.kind == "fail":
+            if step.timed_out:
+                self.metrics.gpu_reservations.inc(event="timed_out")
             return Action("fail", node, step.reason)
         if step.kind in ("create", "wait"):
             for manifest in step.pods:
@@ -175,6 +177,7 @@ class Binder:
                     continue  # made meanwhile (another request of the same group)
                 except ApiError as exc:
                     return Action("retry", node, f"creating reservation pod {where}: {exc.message}")
+                self.metrics.gpu_reservations.inc(event="created")
                 if "Pod" in self.caches:
                     self.caches["Pod"].apply("ADDED", created)
                 log.info("reservation pod created", extra={"pod": where, "node": node})
@@ -292,6 +295,7 @@ class Binder:
         for pod in plan.reservations:
             group = str(pod["metadata"].get("labels", {}).get(names.GPU_GROUP_LABEL))
             if await self._delete_pod(pod):
+                self.metrics.gpu_reservations.inc(event="deleted")
                 log.info(
                     "reservation pod deleted: GPU group %s has no pod left",
                     group,
@@ -300,6 +304,7 @@ class Binder:
         for pod, group in plan.orphans:
             if not await self._delete_pod(pod):
                 continue
+            self.metrics.gpu_reservations.inc(event="orphan_deleted")
             message = (
                 f"pod {_where(pod)} deleted: its GPU group {group} lost its reservation pod "
                 f"(the GPU it shared is no longer held)"

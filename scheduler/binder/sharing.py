@@ -180,6 +180,7 @@ class Step:
     pods: tuple[dict[str, Any], ...] = ()
     uuids: tuple[str, ...] = ()
     reason: str = ""
+    timed_out: bool = False
 
 
 def _where(pod: Mapping[str, Any]) -> str:
@@ -235,7 +236,7 @@ def reserve(
             f"{names.RESERVED_GPU_ANNOTATION})"
         )
         if waited >= settings.timeout:
-            return Step("fail", reason=f"{what} within {settings.timeout:g}s")
+            return Step("fail", reason=f"{what} within {settings.timeout:g}s", timed_out=True)
         return Step("wait", reason=what)
     return Step("ready", uuids=tuple(uuids))
 

@@ -64,6 +64,13 @@ class Metrics:
             "counter",
             ("result",),
         )
+        self.gpu_reservations = add(
+            "podmuster_binder_gpu_reservation_pods_total",
+            "GPU reservation pods by event (created, deleted, timed_out); sharing pods "
+            "deleted because their reservation pod was gone (orphan_deleted)",
+            "counter",
+            ("event",),
+        )
         q = ("queue_name",)
         self.fair_share = {
             "gpu": add(f"{p}queue_fair_share_gpu", "Fair share in GPUs", "gauge", q),

@@ -145,6 +145,7 @@ def test_waits_until_every_gpu_is_reported_then_times_out() -> None:
     assert step.kind == "wait"
     step = reserve(TWO, "n1", found, 40.0, SETTINGS)
     assert step.kind == "fail"
+    assert step.timed_out
     name = reservation_name("n1", "g2")
     assert step.reason == (
         f"reservation pod(s) kai-resource-reservation/{name} did not report a GPU "

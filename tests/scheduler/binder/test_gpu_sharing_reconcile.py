@@ -172,6 +172,8 @@ def test_a_reservation_that_never_reports_fails_the_request_for_good() -> None:
     )
     assert not pod(kube, "p")["spec"].get("nodeName")
     assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
+    assert b.metrics.gpu_reservations.get(event="created") == 1
+    assert b.metrics.gpu_reservations.get(event="timed_out") == 1
 
 
 def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
@@ -231,6 +233,7 @@ def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+    assert b.metrics.gpu_reservations.get(event="deleted") == 1
 
 
 def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() -> None:
@@ -243,6 +246,7 @@ def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() ->
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", "ns", "p") is None
+    assert b.metrics.gpu_reservations.get(event="orphan_deleted") == 1
     [event] = kube.events
     assert event["reason"] == "GPUReservationLost"
     assert event["involvedObject"]["name"] == "p"
