@@ -49,13 +49,19 @@ def time_unit(runs: Sequence[tuple[str, RunMetrics]]) -> tuple[str, float]:
 
 
 def _thin(times: Sequence[float], unit: float, *values: Sequence[float]) -> tuple[np.ndarray, ...]:
-    """At most MAX_POINTS steps: keep every k-th point (the plots are for the eye)."""
-    t = np.asarray(times[:-1] if len(times) > len(values[0]) else times, dtype=np.float64)
+    """The steps up to the end of the run, thinned to about MAX_POINTS (every k-th step).
+
+    ``times`` has one more entry than the values (the end of the last step); the last
+    value is repeated there so the final step is drawn. The plots are for the eye.
+    """
+    t = np.asarray(times, dtype=np.float64)
     arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    if len(t) == len(arrays[0]) + 1:
+        arrays = [np.append(a, a[-1]) if len(a) else np.zeros(1) for a in arrays]
     if len(t) > MAX_POINTS:
-        step = int(np.ceil(len(t) / MAX_POINTS))
-        t = t[::step]
-        arrays = [a[::step] for a in arrays]
+        keep = np.unique(np.r_[np.arange(0, len(t), int(np.ceil(len(t) / MAX_POINTS))), len(t) - 1])
+        t = t[keep]
+        arrays = [a[keep] for a in arrays]
     return (t / unit, *arrays)
 
 
