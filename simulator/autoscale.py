@@ -102,6 +102,12 @@ class Autoscaler:
     def _maybe_remove(self, pool: AutoscaledPool, index: int, name: str) -> None:
         if self.sim.node_pool[index] != pool.name or self.sim.node_pods[index] > 0:
             return
+        if self.sim.in_flight:  # a decision on its way may bind to this node: look again later
+            self.sim.push_node_event(
+                self.sim.now + self.sim.period,
+                functools.partial(self._maybe_remove, pool, index, name),
+            )
+            return
         if self.size[pool.name] <= pool.min_nodes:
             return
         since = self.sim.empty_since[index]

@@ -128,10 +128,14 @@ def _pools(reader: _Reader, items: Any) -> tuple[list[dict[str, Any]], list[Auto
         raise reader.error("nodePools", None, "expected a list")
     nodes: list[dict[str, Any]] = []
     pools: list[AutoscaledPool] = []
+    seen: set[str] = set()
     for i, raw in enumerate(items):
         where = f"nodePools[{i}]"
         raw = reader.mapping(raw, where, _POOL)
         name = _name(reader, raw, where)
+        if name in seen:
+            raise reader.error(where, "name", f"duplicate pool {name!r}")
+        seen.add(name)
         labels = {**(raw.get("labels") or {}), objects.POOL_LABEL: name}
         shaped = {**raw, "labels": labels}
         if "autoscale" not in raw:
