@@ -16,6 +16,7 @@ from scheduler.actions import scale_hint
 from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
 from scheduler.actions.stale_gangs import StaleGangEvictionAction
+from scheduler.api import gpu_sharing
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
@@ -170,7 +171,7 @@ def run_cycle(
 def _bind(pod: PodInfo, node: str) -> Bind:
     if pod.gpu_share is not None:
         return Bind(pod.key, node, pod.gpu_groups, pod.gpu_portion, "Fraction")
-    if isinstance(pod.constraint_key, tuple) and pod.constraint_key[:1] == ("gpu-mig",):
+    if gpu_sharing.gpu_kind(pod.constraint_key) == gpu_sharing.MIG_KIND:
         return Bind(pod.key, node, resource_type="MigInstance")
     return Bind(pod.key, node)
 

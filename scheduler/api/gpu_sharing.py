@@ -44,6 +44,22 @@ _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
 _GROUP_NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4c1e-9a55-0c9d3e7f2b41")
 
 
+# A pod's GPU kind leads its constraint key: node filters differ per kind, and the
+# session caches filter results per constraint key.
+SHARED_KIND = "gpu-share"
+MIG_KIND = "gpu-mig"
+WHOLE_KIND = "gpu-whole"
+
+
+def gpu_kind(constraint_key: object) -> str | None:
+    """The GPU kind a pod's constraint key starts with (``SHARED_KIND``...), or None."""
+    if isinstance(constraint_key, tuple) and constraint_key:
+        kind = constraint_key[0]
+        if kind in (SHARED_KIND, MIG_KIND, WHOLE_KIND):
+            return str(kind)
+    return None
+
+
 def mig_slice_gpus(resource_name: str) -> int:
     """X for ``nvidia.com/mig-<X>g.<Y>gb`` (the GPUs one slice counts in quota), else 0."""
     match = _MIG_RESOURCE.match(resource_name)

@@ -215,7 +215,7 @@ def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
         pod.gpu_share = share
         pod.uses_gpu = True
         pod.quota[0] = float(share.devices * share.portion)
-        pod.constraint_key = ("gpu-share", share.by_memory, pod.constraint_key)
+        pod.constraint_key = (gpu_sharing.SHARED_KIND, share.by_memory, pod.constraint_key)
         return
     mig_gpus = 0
     for column in pod.request[GPU + 1 :].nonzero()[0]:
@@ -224,9 +224,9 @@ def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
     if mig_gpus:
         pod.uses_gpu = True
         pod.quota[0] += float(mig_gpus * GPU_UNIT)
-        pod.constraint_key = ("gpu-mig", pod.constraint_key)
+        pod.constraint_key = (gpu_sharing.MIG_KIND, pod.constraint_key)
     elif pod.uses_gpu:
-        pod.constraint_key = ("gpu-whole", pod.constraint_key)
+        pod.constraint_key = (gpu_sharing.WHOLE_KIND, pod.constraint_key)
 
 
 def bind_request_pod_key(body: Mapping[str, Any]) -> str:

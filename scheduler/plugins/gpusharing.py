@@ -68,10 +68,9 @@ class GpuSharingPlugin:
         synced = session.snapshot.nodes.shared.synced
 
         def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
-            key = pod.constraint_key
-            kind = key[0] if isinstance(key, tuple) and key else None
+            kind = gpu_sharing.gpu_kind(pod.constraint_key)
             parts: list[tuple[ep.Mask, str]] = []
-            if kind == "gpu-share":
+            if kind == gpu_sharing.SHARED_KIND:
                 if any_mig:
                     parts.append(
                         (~mig_enabled, "node(s) are MIG-enabled; fractional GPUs are not offered")
@@ -84,13 +83,13 @@ class GpuSharingPlugin:
                             "gpu-memory request",
                         )
                     )
-            elif kind == "gpu-mig":
+            elif kind == gpu_sharing.MIG_KIND:
                 parts.append((mig_enabled, "node(s) are not MIG-enabled"))
                 if any_mig:
                     parts.append(
                         (~single, "node(s) use the MIG single strategy (request nvidia.com/gpu)")
                     )
-            elif kind == "gpu-whole" and any_mig:
+            elif kind == gpu_sharing.WHOLE_KIND and any_mig:
                 parts.append(
                     (~mixed, "node(s) use the MIG mixed strategy (only MIG slices are offered)")
                 )
