@@ -210,7 +210,8 @@ def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
     The node filters for GPU kinds (MIG strategy, memory label) depend on the
     kind, and the session caches filter results per constraint key.
     """
-    share = read_gpu_share(pod.annotations, pod.request)
+    # only our pods' annotations are ours to read: another scheduler's pod counts what it requests
+    share = read_gpu_share(pod.annotations, pod.request) if pod.is_ours else None
     if share is not None:
         pod.gpu_share = share
         pod.uses_gpu = True

@@ -21,7 +21,7 @@ from scheduler.cache.reading import read_gpu_share
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
 from scheduler.rounds import play
-from scheduler.testing import ALLOCATE_ONLY, NOW, job, queue, run_objects, sourced
+from scheduler.testing import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
 
 NO_GPU = np.zeros(4, dtype=np.int64)
 
@@ -134,3 +134,23 @@ def test_rounds_label_every_group_of_a_multi_device_pod() -> None:
     assert {k for k in labels if k.startswith("runai-gpu-group/")} == {
         f"runai-gpu-group/{g}" for g in bind.gpu_groups
     }
+
+
+def test_other_schedulers_pods_keep_their_annotations_to_themselves() -> None:
+    """A pod of another scheduler is never read as fractional: it counts what it requests."""
+    objects = [
+        queue("q"),
+        gpu_node("n0", 1),
+        *pod(
+            "web",
+            gpus=1,
+            state="Running",
+            node="n0",
+            scheduler_name="other",
+            annotations={"gpu-fraction": "1.0"},
+        ),
+        job("a", "q", annotations=fraction(0.5)),
+    ]
+    built = build_snapshot(sourced(objects), now=NOW.timestamp(), strict=False)
+    assert built.errors == []
+    assert run_cycle(built.snapshot, ALLOCATE_ONLY).binds == []
