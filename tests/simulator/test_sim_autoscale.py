@@ -26,3 +26,17 @@ def test_pool_grows_to_max_and_shrinks_when_idle(fixtures: Path) -> None:
     # all four found no node at first; third then found both new nodes taken
     assert figures["pending_reasons"]["no nodes in the cluster"] == 4
     assert figures["pending_reasons"]["Insufficient nvidia.com/gpu"] == 1
+
+
+def test_no_scale_down_under_a_decision_on_its_way(fixtures: Path) -> None:
+    # first runs 11..41 on the only node. second arrives at 41: the cycle at 41 binds it
+    # to that node, applied at 42. The node has been empty since 41 and its scale-down
+    # check comes at 41.5, while that bind is on its way: the node must stay.
+    scenario = csvtrace.load(
+        str(fixtures / "back-to-back.csv"), cluster.load(str(fixtures / "quick-scale-down.yaml"))
+    )
+    simulation = Simulation(scenario, SchedulerConfig())
+    figures = simulation.run().figures
+    assert figures["completed"] == 2
+    assert [run.first_start for run in simulation.runs] == [11.0, 42.0]
+    assert figures["autoscaler"] == {"scale_ups": 1, "scale_downs": 0}
