@@ -176,7 +176,7 @@ class ShareUndo:
 class SharedGpus:
     """Shared GPU groups of every node, plus each node's device memory (see module docstring)."""
 
-    __slots__ = ("by_node", "memory", "min_memory", "synced")
+    __slots__ = ("by_node", "memory", "min_memory", "room", "room_now", "slots", "synced")
 
     def __init__(self, memory: npt.NDArray[np.int64], synced: npt.NDArray[np.bool_]) -> None:
         self.memory = memory
@@ -184,9 +184,54 @@ class SharedGpus:
         labelled = memory[synced & (memory > UNSYNCED_MEMORY)]
         self.min_memory = int(labelled.min()) if labelled.size else UNSYNCED_MEMORY
         self.by_node: dict[int, dict[str, Group]] = {}
+        # Per node and group slot, the room a request may take (thousandths; -1: no
+        # candidate): ``room`` once releasing members are gone (Group.fits), ``room_now``
+        # without waiting (Group.fits_now). One comparison per pod then counts the
+        # fitting groups of every node.
+        self.room = np.full((memory.shape[0], 0), -1, dtype=np.int64)
+        self.room_now = self.room.copy()
+        self.slots: dict[int, list[str | None]] = {}
+
+    def reset(self) -> None:
+        """Forget every group (the snapshot rebuilds them from the pods)."""
+        self.by_node = {}
+        self.slots = {}
+        self.room = np.full((self.memory.shape[0], 0), -1, dtype=np.int64)
+        self.room_now = self.room.copy()
 
     def groups(self, node: int) -> Mapping[str, Group]:
         return self.by_node.get(node, {})
+
+    def fitting(
+        self, portion: int | npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per node, how many groups fit ``portion`` (a number or one per node): eventually,
+        and without waiting."""
+        wanted = portion if isinstance(portion, int) else portion[:, None]
+        fits: npt.NDArray[np.int64] = (self.room >= wanted).sum(axis=1)
+        now: npt.NDArray[np.int64] = (self.room_now >= wanted).sum(axis=1)
+        return fits, now
+
+    def put(self, node: int, gid: str, group: Group | None) -> None:
+        """Set (or, with None or no members, remove) one group record."""
+        self._set(node, gid, group)
+
+    def _slot(self, node: int, gid: str, create: bool) -> int:
+        slots = self.slots.setdefault(node, [])
+        if gid in slots:
+            return slots.index(gid)
+        if not create:
+            return -1
+        if None in slots:
+            index = slots.index(None)
+            slots[index] = gid
+            return index
+        slots.append(gid)
+        if len(slots) > self.room.shape[1]:
+            pad = np.full((self.room.shape[0], len(slots) - self.room.shape[1]), -1, np.int64)
+            self.room = np.hstack([self.room, pad])
+            self.room_now = np.hstack([self.room_now, pad])
+        return len(slots) - 1
 
     def _set(self, node: int, gid: str, group: Group | None) -> None:
         groups = self.by_node.setdefault(node, {})
@@ -194,8 +239,17 @@ class SharedGpus:
             groups.pop(gid, None)
             if not groups:
                 del self.by_node[node]
+            slot = self._slot(node, gid, create=False)
+            if slot >= 0:
+                self.slots[node][slot] = None
+                self.room[node, slot] = self.room_now[node, slot] = -1
         else:
             groups[gid] = group
+            slot = self._slot(node, gid, create=True)
+            self.room[node, slot] = (
+                -1 if group.all_releasing else GPU_UNIT - group.portion + group.releasing
+            )
+            self.room_now[node, slot] = -1 if group.only_pipelined else GPU_UNIT - group.portion
 
     def join(
         self,

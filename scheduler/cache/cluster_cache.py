@@ -220,7 +220,7 @@ class ClusterCache:
                         used.append(pod.request)
         in_use = np.zeros((len(table), width), dtype=np.int64)
         being_released = np.zeros((len(table), width), dtype=np.int64)
-        table.shared.by_node = {}
+        table.shared.reset()
         if sharing or reservations:
             live = _shared_groups(table, sharing, bind_groups, in_use, being_released)
             for pod in reservations:
@@ -353,7 +353,7 @@ def _shared_groups(
             members=len(group_pods),
             releasing_members=releasing_count,
         )
-        shared.by_node.setdefault(node, {})[gid] = group
+        shared.put(node, gid, group)
         if group.all_releasing:
             being_released[node, GPU] += GPU_UNIT
         else:

@@ -67,17 +67,11 @@ def place_shared(
         feasible &= shared.memory >= share.memory
     if not feasible.any():
         return None
-    fitting = np.zeros(len(nodes), dtype=np.int64)
-    fitting_now = np.zeros(len(nodes), dtype=np.int64)
-    for node, groups in shared.by_node.items():
-        if not feasible[node]:
-            continue
-        portion = share.portion_on(int(shared.memory[node]))
-        for group in groups.values():
-            if group.fits(portion):
-                fitting[node] += 1
-                if group.fits_now(portion):
-                    fitting_now[node] += 1
+    if share.by_memory:  # the portion on each node: ceil(memory / device memory, hundredths)
+        hundredths = -((-share.memory * 100) // np.maximum(shared.memory, 1))
+        fitting, fitting_now = shared.fitting(hundredths * (GPU_UNIT // 100))
+    else:
+        fitting, fitting_now = shared.fitting(share.portion)
     devices = share.devices
     whole_idle = _whole(nodes.idle[GPU])
     opens = fitting < devices

@@ -106,6 +106,10 @@ def _snapshot(objects: list[Any]) -> ClusterSnapshot:
     return build_snapshot(sourced(objects), now=NOW.timestamp()).snapshot
 
 
+def _row(room: Any, node: int) -> list[int]:
+    return sorted(int(v) for v in room[node] if v >= 0)
+
+
 def _check_devices(snapshot: ClusterSnapshot) -> None:
     nodes = snapshot.nodes
     shared = nodes.shared
@@ -134,6 +138,13 @@ def _check_devices(snapshot: ClusterSnapshot) -> None:
         if g.members > g.releasing_members
     }
     assert tracked == {key: len(pods) for key, pods in holding.items()}
+    # the per-slot room arrays say what the group records say (negative: no room)
+    for n in range(len(nodes)):
+        groups = shared.groups(n).values()
+        room = [GPU_UNIT - g.portion + g.releasing for g in groups if not g.all_releasing]
+        assert _row(shared.room, n) == sorted(r for r in room if r >= 0)
+        room_now = [GPU_UNIT - g.portion for g in groups if not g.only_pipelined]
+        assert _row(shared.room_now, n) == sorted(r for r in room_now if r >= 0)
     groups_held = np.zeros(len(nodes), dtype=np.int64)
     for n, _ in holding:
         groups_held[n] += GPU_UNIT
@@ -159,6 +170,7 @@ def _state(session: Session) -> Any:
         nodes.releasing.copy(),
         nodes.free.copy(),
         {n: dict(groups) for n, groups in nodes.shared.by_node.items()},
+        [(_row(nodes.shared.room, n), _row(nodes.shared.room_now, n)) for n in range(len(nodes))],
         [
             (p.status, p.node, p.gpu_groups, p.gpu_portion, list(p.quota))
             for p in session.snapshot.pods
