@@ -14,7 +14,8 @@ two queues and several priorities. Properties:
 - (c) the groups the engine tracks are exactly those the pods' statuses say
   (every rollback in the disruption simulations restored them);
 - (d) a Statement rolled back restores node arrays, groups, pod fields and
-  queue accounting exactly.
+  queue accounting exactly;
+- (e) the same input gives the same decisions, group ids included.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from scheduler.api.resources import GPU, GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
-from scheduler.cycle import ACTIONS, open_session
+from scheduler.cycle import ACTIONS, open_session, run_cycle
 from scheduler.framework.session import Session
 from scheduler.testing import NOW, job, node, queue, sourced
 
@@ -206,3 +207,16 @@ def test_rollback_restores_everything(objects: list[Any], data: Any) -> None:
     _check_devices(session.snapshot)
     statement.discard()
     _same(before, _state(session))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds())
+def test_same_world_same_devices(objects: list[Any]) -> None:
+    """(e) the same input gives the same decisions, group ids and portions included."""
+    first = run_cycle(_snapshot(objects), SchedulerConfig())
+    second = run_cycle(_snapshot(objects), SchedulerConfig())
+    assert (first.binds, first.pipelined, first.evictions) == (
+        second.binds,
+        second.pipelined,
+        second.evictions,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node, memory, reservation, shared
+from topology_kit import RACK, TOPOLOGY, required, tnode
 
 from scheduler.testing import bind_request, job, node, pod, queue
 
@@ -322,6 +323,35 @@ CASES = [
         ],
         binds={f"g-{i}": "n0" for i in range(4)},
         groups={f"g-{i}": "x" for i in range(4)},
+    ),
+    # Control for the next case: unconstrained, the first half joins n0's group (+1000),
+    # the others open a device on n1.
+    GpuCase(
+        "halves-follow-fitting-group-across-racks",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=1),
+            tnode("n1", "z1", "r2", gpus=2),
+            shared("r", "q", "n0", 0.5, "g1"),
+            job("g", "q", 3, annotations=fraction(0.5)),
+        ],
+        binds={"g-0": "n0", "g-1": "n1", "g-2": "n1"},
+    ),
+    # A rack-constrained gang of halves: rack r1 has room for one half only, so the
+    # whole gang goes to rack r2, whatever the shared-group score says.
+    GpuCase(
+        "required-rack-keeps-halves-together",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=1),
+            tnode("n1", "z1", "r2", gpus=2),
+            shared("r", "q", "n0", 0.5, "g1"),
+            job("g", "q", 3, annotations=fraction(0.5), topology=required(RACK)),
+        ],
+        binds={"g-0": "n1", "g-1": "n1", "g-2": "n1"},
+        groups={"g-0": "x", "g-1": "x", "g-2": "y"},
     ),
 ]
 
