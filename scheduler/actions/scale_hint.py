@@ -29,6 +29,7 @@ Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest firs
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -162,9 +163,19 @@ def _eligible(session: Session, pod: PodInfo) -> ep.Mask:
     return mask
 
 
+def _need(task: PodInfo) -> Vector:
+    """What the task needs of a node. A fractional-GPU pod's request holds no GPU (its
+    group takes the device), so its GPUs are counted as in its queue: devices x portion."""
+    if task.gpu_share is None:
+        return task.request
+    need = task.request.copy()
+    need[GPU] = math.ceil(task.quota[0])
+    return need
+
+
 def _size(task: PodInfo) -> tuple[int, int, int, str]:
     """Sort key for first-fit decreasing: GPUs, then CPU, then memory, largest first."""
-    request = task.request
+    request = _need(task)
     return (-int(request[GPU]), -int(request[CPU]), -int(request[MEMORY]), task.key)
 
 
@@ -178,7 +189,7 @@ def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask])
     free = nodes.free[:, columns].copy()
     left = []
     for i in sorted(range(len(tasks)), key=lambda i: _size(tasks[i])):
-        request = tasks[i].request
+        request = _need(tasks[i])
         fits = (free >= request[:, None]).all(axis=0) & masks[i][columns]
         if fits.any():
             free[:, int(np.argmax(fits))] -= request
@@ -221,7 +232,7 @@ def scale_up_hint(
             {
                 i
                 for i in movable
-                if masks[i][members].any() and (shape.capacity >= tasks[i].request).all()
+                if masks[i][members].any() and (shape.capacity >= _need(tasks[i])).all()
             }
         )
     hostable = set().union(*hosts) if hosts else set()
@@ -242,7 +253,7 @@ def scale_up_hint(
     example = next(n for n in chosen.nodes if masks[first][n])  # an eligible node of it
     placed = sorted((tasks[i] for i in hosts[best]), key=_size)
     others = tuple(sorted(tasks[i].key for i in hostable - hosts[best]))
-    count = _pack(chosen.capacity, [task.request for task in placed])
+    count = _pack(chosen.capacity, [_need(task) for task in placed])
     described = {
         space.display_name(c): format_quantity(c, int(chosen.capacity[c]))
         for c in range(len(chosen.capacity))

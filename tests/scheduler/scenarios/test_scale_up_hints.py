@@ -55,6 +55,19 @@ WANT_ONE_NODE = {
 }
 
 CASES = [
+    # Fractional GPUs: four halves count 2 GPUs, so one more GPU node (not a CPU node,
+    # the more common shape, whose nodes have no GPU at all).
+    Case(
+        "fractional-gang-needs-a-gpu-node",
+        [
+            queue("q"),
+            *[node(f"c{i}", cpu="32", memory="256Gi", labels={POOL: "cpu"}) for i in range(3)],
+            gpu_node("n0"),
+            busy("busy", "n0"),
+            job("g", "q", 4, annotations={"gpu-fraction": "0.5"}),
+        ],
+        {"g": {**WANT_ONE_NODE, "pods": 4}},
+    ),
     # The task's example: 16 x 1-GPU pods, 8-GPU nodes, one node free: 8 fit, the other
     # 8 need exactly one more node like the existing ones.
     Case(
