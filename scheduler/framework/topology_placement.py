@@ -29,7 +29,7 @@ Jobs without any constraint take the plain loop: one ``Session.place`` per task.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,7 +127,8 @@ class _Capacity:
     """How much of a group's demand each domain of one level holds."""
 
     ratio: np.ndarray  # job-to-free ratio per domain (inf: nothing free); <= 1 fits
-    free: np.ndarray  # (resources, domains) summed free
+    columns: np.ndarray  # the resource columns the group requests
+    free: np.ndarray  # (len(columns), domains) summed free of those columns
     held: np.ndarray | None  # representative pods held per domain (identical tasks only)
 
 
@@ -186,7 +187,7 @@ class _Placer:
             return prefix + candidates
         last = ""
         tried = 0
-        for level, subset in candidates[:MAX_DOMAIN_TRIES]:
+        for level, subset in self._subsets(dtree, *candidates):
             tried += 1
             token = self.statement.checkpoint()
             own = self._preferred_score(dtree, level, preferred, subset, tasks)
@@ -289,20 +290,19 @@ class _Placer:
         usable = base & nodes.schedulable
         if rep is not None:
             usable = usable & self.session.static_mask(rep)[0]
-        free = np.maximum(nodes.free, 0).astype(np.float64)
-        summed = dtree.per_domain(level, free, usable)
         columns = np.flatnonzero(demand.need)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            parts = demand.need[columns, None] / summed[columns]
-        ratio = np.nan_to_num(parts, nan=0.0, posinf=np.inf).max(axis=0)
-        held = None
-        if rep is not None:
-            asked = np.flatnonzero(rep.request)
-            per_node = (free[asked] // rep.request[asked, None]).min(axis=0)
+        free = np.maximum(nodes.free[columns], 0).astype(np.float64)
+        summed = dtree.per_domain(level, free, usable)
+        if rep is not None:  # identical tasks: whole pods per node, the ratio in pods
+            per_node = (free // rep.request[columns, None]).min(axis=0)
             held = dtree.per_domain(level, per_node[None, :], usable)[0]
             with np.errstate(divide="ignore"):
                 ratio = np.where(held > 0, demand.count / np.maximum(held, 1), np.inf)
-        return _Capacity(ratio, summed, held)
+            return _Capacity(ratio, columns, summed, held)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts = demand.need[columns, None] / summed
+        ratio = np.nan_to_num(parts, nan=0.0, posinf=np.inf).max(axis=0)
+        return _Capacity(ratio, columns, summed, None)
 
     def _active_nodes(self, group: str, tasks: Sequence[PodInfo]) -> list[int]:
         """Nodes of the group's other pods that hold resources, Releasing ones included.
@@ -327,7 +327,8 @@ class _Placer:
         group: str,
         tasks: Sequence[PodInfo],
         allowed: ep.Mask | None,
-    ) -> list[tuple[int, ep.Mask]] | str:
+    ) -> tuple[ep.Mask, list[tuple[int, int]]] | str:
+        """The nodes in play and the candidate (level, domain) pairs in try order, or why none."""
         base = dtree.inside if allowed is None else dtree.inside & allowed
         name = dtree.topology.name
         if not base.any():
@@ -344,8 +345,7 @@ class _Placer:
             if active:
                 pinned = dtree.domains_of(required, active)
         demand = self._demand(tasks)
-        out: list[tuple[int, ep.Mask]] = []
-        seen: set[bytes] = set()
+        out: list[tuple[int, int]] = []
         top_capacity: _Capacity | None = None
         for level in range(deepest, top - 1, -1):
             capacity = self._capacity(dtree, level, demand, base)
@@ -356,19 +356,31 @@ class _Placer:
                 fits = capacity.held >= demand.count
             if pinned is not None and level != ROOT:
                 fits &= np.isin(self._ancestors(dtree, level, top), list(pinned))
-            for domain in sorted(np.flatnonzero(fits), key=lambda d: (-capacity.ratio[d], d)):
-                if len(out) >= MAX_DOMAIN_TRIES:
-                    return out  # enough candidates: the rest would never be tried
-                subset = base & dtree.domain_mask(level, int(domain))
-                packed = np.packbits(subset).tobytes()
-                if packed in seen or not subset.any():
-                    continue
-                seen.add(packed)
-                out.append((level, subset))
+            ratio = capacity.ratio
+            out.extend(
+                (level, int(d)) for d in sorted(np.flatnonzero(fits), key=lambda d: (-ratio[d], d))
+            )
         if out:
-            return out
+            return base, out
         assert top_capacity is not None
         return self._no_room(dtree, top, demand, top_capacity, pinned)
+
+    @staticmethod
+    def _subsets(
+        dtree: DomainTree, base: ep.Mask, pairs: list[tuple[int, int]]
+    ) -> Iterator[tuple[int, ep.Mask]]:
+        """Each candidate's nodes, built only when tried; a coarser domain holding exactly the
+        nodes of one tried before (the parent's domain, seen from a subgroup) is skipped."""
+        seen: set[bytes] = set()
+        for level, domain in pairs:
+            if len(seen) >= MAX_DOMAIN_TRIES:
+                return
+            subset = base & dtree.domain_mask(level, domain)
+            packed = np.packbits(subset).tobytes()
+            if packed in seen or not subset.any():
+                continue
+            seen.add(packed)
+            yield level, subset
 
     @staticmethod
     def _ancestors(dtree: DomainTree, level: int, top: int) -> np.ndarray:
@@ -391,11 +403,12 @@ class _Placer:
         if pinned is not None and top != ROOT:
             domains = np.array(sorted(pinned), dtype=np.intp)
         best = int(domains[np.argmin(capacity.ratio[domains])])
-        columns = np.flatnonzero(demand.need)
+        columns = capacity.columns
         with np.errstate(divide="ignore", invalid="ignore"):
-            parts = demand.need[columns] / capacity.free[columns, best]
-        column = int(columns[int(np.argmax(np.nan_to_num(parts, nan=0.0, posinf=math.inf)))])
-        free = _amount(column, float(capacity.free[column, best]))
+            parts = demand.need[columns] / capacity.free[:, best]
+        row = int(np.argmax(np.nan_to_num(parts, nan=0.0, posinf=math.inf)))
+        column = int(columns[row])
+        free = _amount(column, float(capacity.free[row, best]))
         need = _amount(column, float(demand.need[column]))
         held = "" if capacity.held is None else f", room for {int(capacity.held[best])} pods"
         subject = (
