@@ -169,6 +169,29 @@ SCENARIOS = [
         ],
         binds={"j-1": "n1"},
     ),
+    # A pod still being deleted pins too: j-0 is Releasing on n1, so j-1 replaces it in rack
+    # r2 rather than in the tighter r1.
+    Scenario(
+        "releasing-pods-pin-too",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=2),
+            tnode("n1", "z1", "r2", gpus=4),
+            used("u0", "n0", 1),
+            job(
+                "j",
+                "q",
+                2,
+                gpus=1,
+                min_member=1,
+                states=["Releasing", "Pending"],
+                nodes=["n1", None],
+                topology=required(RACK),
+            ),
+        ],
+        binds={"j-1": "n1"},
+    ),
     # ... and when the pinned rack is full the extra waits, with a reason naming it.
     Scenario(
         "pinned-domain-full",
