@@ -209,7 +209,7 @@ CONFIGS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(world=worlds(), config=CONFIGS)
 def test_constraints_hold_and_no_node_is_overcommitted(
     world: World, config: SchedulerConfig
