@@ -19,6 +19,7 @@ RUN /opt/podmuster/bin/pip install --upgrade pip \
     && /opt/podmuster/bin/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['live']))" > /tmp/requirements.txt \
     && /opt/podmuster/bin/pip install -r /tmp/requirements.txt
 COPY podmuster ./podmuster
+COPY simulator ./simulator
 COPY scheduler ./scheduler
 COPY podgrouper ./podgrouper
 COPY integrations ./integrations
