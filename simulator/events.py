@@ -21,8 +21,10 @@ Rules of simulated time (docs/simulate.md):
   controller would re-create it; the job's work restarts from zero and the
   GPU time it had run is counted as lost. An evicted bare Pod is gone: its job
   never completes;
-* time-based rules (minimum runtime, stale-gang grace) are evaluated at the
-  next cycle a change triggers, not on a timer of their own.
+* time-based rules (minimum runtime, stale-gang grace) wake the loop when they
+  can next change their answer (:mod:`simulator.timers`): a cycle runs at the
+  first tick after a victim's minimum runtime ends or a stale gang's grace
+  period runs out, if some pod is still pending.
 """
 
 from __future__ import annotations
@@ -39,17 +41,19 @@ import numpy as np
 
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
+from scheduler.api.queues import QueueTree
+from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.rounds import made_decisions
-from simulator import objects
+from simulator import objects, timers
 from simulator.autoscale import Autoscaler
 from simulator.metrics import Recorder, RunMetrics
 from simulator.model import Scenario, SimJob
 
 # Events at the same instant happen in this order: what frees resources first.
-_COMPLETE, _APPLY, _ARRIVE, _NODE, _CYCLE = range(5)
+_COMPLETE, _APPLY, _ARRIVE, _NODE, _WAKE, _CYCLE = range(6)
 
 
 @dataclass(slots=True)
@@ -110,6 +114,8 @@ class Simulation:
         self.engine_seconds = 0.0
         self.snapshot_seconds = 0.0
         self.cycles = 0
+        self._wakes: set[float] = set()  # pending wake-up instants (simulator.timers)
+        self._runtimes: tuple[QueueTree, tuple[float, ...]] | None = None
 
     # --- events -----------------------------------------------------------------------
     def push(self, at: float, kind: int, payload: Any = None) -> None:
@@ -291,11 +297,25 @@ class Simulation:
         self.snapshot_seconds += middle - started
         self.engine_seconds += time.perf_counter() - middle
         self.cycles += 1
+        self._arm_wake(built.snapshot, result)
         self.recorder.cycle(result)
         self.autoscaler.after_cycle(result)
         if made_decisions(result):
             self.in_flight = True
             self.push(self.now + self.period, _APPLY, result)
+
+    def _arm_wake(self, snapshot: ClusterSnapshot, result: CycleResult) -> None:
+        """Wake the loop when a minimum runtime or a stale gang's grace period ends."""
+        if self._runtimes is None or self._runtimes[0] is not snapshot.queues:
+            self._runtimes = (snapshot.queues, timers.min_runtimes(snapshot.queues, self.config))
+        at = timers.next_rule_change(snapshot, self.config, result.annotations, self._runtimes[1])
+        if math.isfinite(at) and at not in self._wakes:
+            self._wakes.add(at)
+            self.push(at, _WAKE)
+
+    def _wake(self) -> None:
+        self._wakes.discard(self.now)
+        self.dirty = True
 
     def _maybe_schedule_cycle(self) -> None:
         if not self.dirty or self.pending_pods == 0 or self.in_flight or self.cycle_at is not None:
@@ -348,6 +368,8 @@ class Simulation:
                 self._arrive(payload)
             elif kind == _NODE:
                 payload()
+            elif kind == _WAKE:
+                self._wake()
             else:
                 self._cycle()
             if not events or events[0][0] > self.now:

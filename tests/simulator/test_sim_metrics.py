@@ -138,3 +138,25 @@ def test_half_gpu_pods_share_devices(fixtures: Path) -> None:
     assert figures["gpu_allocation_ratio"] == pytest.approx(
         (2 * 10 + 0.5 * 10) / (2 * 22), abs=1e-6
     )
+
+
+def test_a_minimum_runtime_ending_wakes_the_loop_for_the_waiting_preemptor(
+    fixtures: Path,
+) -> None:
+    # As above, but batch is protected for 30 s from its start stamp (the cycle at 0).
+    # Nothing happens in the trace between urgent's arrival at 10 and batch's end at 101:
+    # the wake-up at 30 runs the cycle that preempts (applied at 31, 2 GPUs x 30 s lost);
+    # urgent is bound by the cycle at 31 and runs 32..52; batch again 53..153.
+    figures = _run(fixtures, "preempt.csv", default_preempt_min_runtime_s=30.0)
+    assert figures["preemptions"] == 1
+    assert figures["gpu_hours_lost"] == pytest.approx(60 / 3600, abs=1e-6)
+    assert figures["wait_time_s"]["mean"] == (1 + 22) / 2
+    assert figures["makespan_s"] == 153.0
+
+
+def test_a_minimum_runtime_longer_than_the_job_never_preempts(fixtures: Path) -> None:
+    # protected until 200, batch ends at 101 first: urgent starts at 102, no GPU time lost.
+    figures = _run(fixtures, "preempt.csv", default_preempt_min_runtime_s=200.0)
+    assert figures["preemptions"] == 0
+    assert figures["gpu_hours_lost"] == 0.0
+    assert figures["makespan_s"] == 122.0
