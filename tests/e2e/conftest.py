@@ -139,7 +139,7 @@ def kwok_node(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[str]
 class NodeFactory:
     """Fake nodes for one test, all labelled with one pool (``POOL_LABEL``: ``pool``).
 
-    ``add(cpu=..., gpus=...)`` makes a node and waits until it is Ready; every node
+    ``add(cpu=..., gpus=..., labels=...)`` makes a node and waits until it is Ready; every node
     is deleted when the test ends.
     """
 
@@ -148,13 +148,24 @@ class NodeFactory:
         self.pool = pool
         self.names: list[str] = []
 
-    def add(self, cpu: str = "32", gpus: int = 0, memory: str = "256Gi", pods: str = "110") -> str:
+    def add(
+        self,
+        cpu: str = "32",
+        gpus: int = 0,
+        memory: str = "256Gi",
+        pods: str = "110",
+        labels: dict[str, str] | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> str:
+        """One more node; ``labels`` are added to the pool label, ``extra`` to allocatable
+        (other extended resources, e.g. MIG profiles)."""
         name = f"{self.pool}-n{len(self.names)}"
-        allocatable = {"cpu": cpu, "memory": memory, "pods": pods}
+        allocatable = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
         if gpus:
             allocatable[GPU] = str(gpus)
         self.names.append(name)
-        return create_kwok_node(self.cluster, name, allocatable, {POOL_LABEL: self.pool})
+        node_labels = {**(labels or {}), POOL_LABEL: self.pool}
+        return create_kwok_node(self.cluster, name, allocatable, node_labels)
 
     def delete_all(self) -> None:
         if self.names:

@@ -136,13 +136,20 @@ def kai_template(
     labels: dict[str, str] | None = None,
     node: str = "",
     restart: str = "Never",
+    extended: dict[str, str] | None = None,
 ) -> Obj:
-    """A pod template for podmuster, kept on the test's own nodes (label ``POOL_LABEL``)."""
+    """A pod template for podmuster, kept on the test's own nodes (label ``POOL_LABEL``).
+
+    ``extended``: more extended resources (e.g. MIG slices), as requests and limits.
+    """
     requests: dict[str, str] = {"cpu": cpu, "memory": "64Mi"}
     resources: dict[str, Any] = {"requests": requests}
+    limits = dict(extended or {})
     if gpus:
-        requests[GPU] = str(gpus)
-        resources["limits"] = {GPU: str(gpus)}
+        limits[GPU] = str(gpus)
+    if limits:
+        requests.update(limits)
+        resources["limits"] = limits
     selector = {POOL_LABEL: pool}
     if node:
         selector["kubernetes.io/hostname"] = node
@@ -265,3 +272,51 @@ def pod_group(cluster: Cluster, namespace: str, name: str) -> Obj:
 def group_of(pod_obj: Obj) -> str:
     """The PodGroup the podgrouper gave the pod (its ``pod-group-name`` annotation)."""
     return str((pod_obj["metadata"].get("annotations") or {}).get("pod-group-name", ""))
+
+
+def kai_gang(
+    name: str, namespace: str, queue: str, template: Obj, pods: int, **spec: Any
+) -> list[Obj]:
+    """A user-managed PodGroup ``name`` (minMember ``pods``) and its owner-less pods
+    ``<name>-<i>`` (annotation ``pod-group-name``: the podgrouper leaves them alone).
+
+    ``spec`` adds PodGroup spec fields, e.g. ``topologyConstraint``.
+    """
+    group: Obj = {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"queue": queue, "minMember": pods, **spec},
+    }
+    members = []
+    for index in range(pods):
+        member = kai_bare_pod(f"{name}-{index}", namespace, queue, template)
+        member["metadata"]["annotations"] = {"pod-group-name": name}
+        members.append(member)
+    return [group, *members]
+
+
+def scheduling_reasons(cluster: Cluster, namespace: str, group: str) -> list[Any] | NotYet:
+    """The reasons of the PodGroup's scheduling condition, once the scheduler wrote one."""
+    status = pod_group(cluster, namespace, group).get("status") or {}
+    conditions = status.get("schedulingConditions") or []
+    return conditions[0]["reasons"] if conditions else NotYet(f"no condition on {group}")
+
+
+def unschedulable(cluster: Cluster, namespace: str, pod_name: str) -> Obj | NotYet:
+    """The pod's ``PodScheduled=False`` condition, once the scheduler wrote one."""
+    pod_obj = cluster.kubectl.get("pod", pod_name, "-n", namespace)
+    for condition in pod_obj.get("status", {}).get("conditions", []):
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return dict(condition)
+    return NotYet(f"no PodScheduled=False on {pod_name}")
+
+
+def kai_topology(name: str, levels: list[str]) -> Obj:
+    """A Topology (kai.scheduler/v1alpha1, cluster-scoped) with node-label ``levels``."""
+    return {
+        "apiVersion": "kai.scheduler/v1alpha1",
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": level} for level in levels]},
+    }

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any
 
 import pytest
 
@@ -34,18 +33,12 @@ from .objects import (
     kai_template,
     live_pods,
     pod_group,
+    scheduling_reasons,
     wait_running,
 )
 from .procs import ManagedProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-
-
-def scheduling_reasons(cluster: Cluster, namespace: str, group: str) -> list[Any] | NotYet:
-    """The reasons of the PodGroup's scheduling condition, once the scheduler wrote one."""
-    status = pod_group(cluster, namespace, group).get("status") or {}
-    conditions = status.get("schedulingConditions") or []
-    return conditions[0]["reasons"] if conditions else NotYet(f"no condition on {group}")
 
 
 def grouped_pod(cluster: Cluster, namespace: str, job: str) -> Obj | NotYet:
