@@ -23,6 +23,13 @@ pending although their queue would take them:
    shape; tasks no shape can host are named instead, and so are tasks that select
    one node by ``kubernetes.io/hostname`` (a new node has another name).
 
+A gang whose PodGroup requires a topology level fits only inside one domain of that
+level, so steps 1-4 run per candidate domain (``scale_hint_domains``): its free room
+only, new nodes joining it. The domain needing the fewest new nodes wins (fewest
+unhostable tasks first), ties to the first domain id; the hint names it
+(``topology``: name, level, domain) and its labels carry the domain's level labels.
+A constraint no node can meet (its Topology or level does not exist) gets no hint.
+
 Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest first.
 """
 
@@ -31,11 +38,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from scheduler.actions.scale_hint_domains import DomainScope, domain_scope, shortfalls
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY, PODS, Vector
@@ -79,6 +87,7 @@ class ScaleUpHint:
     shape: Mapping[str, str]
     labels: Mapping[str, str]
     unhostable: tuple[str, ...] = ()
+    topology: Mapping[str, str] | None = None  # name, level, domain: where the nodes go
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -89,6 +98,8 @@ class ScaleUpHint:
         }
         if self.unhostable:
             out["unhostable"] = list(self.unhostable)
+        if self.topology is not None:
+            out["topology"] = dict(self.topology)
         return out
 
     def to_json(self) -> str:
@@ -102,9 +113,15 @@ class ScaleUpHint:
             shape = ", ".join(f"{k}={v}" for k, v in self.shape.items())
             labels = ", ".join(f"{k}={v}" for k, v in self.labels.items())
             where = f" ({labels})" if labels else ""
+            inside = (
+                f" in {self.topology['level']} {self.topology['domain']} of topology"
+                f" {self.topology['name']}"
+                if self.topology is not None
+                else ""
+            )
             parts.append(
-                f"ScaleUpHint: {self.nodes} more node(s) of shape {{{shape}}}{where} would "
-                f"host the {self.pods} pod(s) that do not fit the current nodes"
+                f"ScaleUpHint: {self.nodes} more node(s) of shape {{{shape}}}{where}{inside}"
+                f" would host the {self.pods} pod(s) that do not fit the current nodes"
             )
         if self.unhostable:
             parts.append(
@@ -179,6 +196,11 @@ def _size(task: PodInfo) -> tuple[int, int, int, str]:
     return (-int(request[GPU]), -int(request[CPU]), -int(request[MEMORY]), task.key)
 
 
+def _order(tasks: Sequence[PodInfo]) -> list[int]:
+    """Task indices in first-fit-decreasing order."""
+    return sorted(range(len(tasks)), key=lambda i: _size(tasks[i]))
+
+
 def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask]) -> list[int]:
     """Indices of the tasks that do not fit what is free now (first-fit decreasing)."""
     nodes = session.snapshot.nodes
@@ -186,16 +208,15 @@ def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask])
     for mask in masks:
         union |= mask
     columns = np.flatnonzero(union & nodes.schedulable)
-    free = nodes.free[:, columns].copy()
-    left = []
-    for i in sorted(range(len(tasks)), key=lambda i: _size(tasks[i])):
-        request = _need(tasks[i])
-        fits = (free >= request[:, None]).all(axis=0) & masks[i][columns]
-        if fits.any():
-            free[:, int(np.argmax(fits))] -= request
-        else:
-            left.append(i)
-    return left
+    order = _order(tasks)
+    left = shortfalls(
+        nodes.free[:, columns],
+        [_need(tasks[i]) for i in order],
+        [masks[i][columns] for i in order],
+        np.zeros(len(columns), dtype=np.intp),
+        1,
+    )
+    return [order[t] for t in np.flatnonzero(left[0])]
 
 
 def _pack(capacity: Vector, requests: Sequence[Vector]) -> int:
@@ -211,30 +232,30 @@ def _pack(capacity: Vector, requests: Sequence[Vector]) -> int:
     return len(bins)
 
 
-def scale_up_hint(
-    session: Session, job: PodGroupInfo, shapes: list[_Shape] | None = None
-) -> ScaleUpHint | None:
-    """The hint for one pending gang, or None when its tasks fit the free room as is."""
-    tasks = gang.tasks_to_allocate(session, job)
-    if not tasks:
-        return None
-    masks = [_eligible(session, task) for task in tasks]
-    left = _shortfall(session, tasks, masks)
-    if not left:
-        return None
-    shapes = _shapes(session) if shapes is None else shapes
+def _hint_for(
+    session: Session,
+    tasks: Sequence[PodInfo],
+    masks: list[ep.Mask],
+    left: Sequence[int],
+    shapes: list[_Shape],
+) -> ScaleUpHint:
+    """How many nodes of which shape would host the shortfall tasks ``left``."""
     space = session.snapshot.space
     movable = [i for i in left if HOSTNAME_LABEL not in tasks[i].node_selector]
     hosts: list[set[int]] = []  # per shape: indices (into tasks) of shortfall tasks it hosts
     for shape in shapes:
         members = np.array(shape.nodes, dtype=np.intp)
-        hosts.append(
-            {
-                i
-                for i in movable
-                if masks[i][members].any() and (shape.capacity >= _need(tasks[i])).all()
-            }
-        )
+        known: dict[object, bool] = {}  # identical tasks (same constraints) are asked once
+        hosted = set()
+        for i in movable:
+            task = tasks[i]
+            fits = known.get(task.constraint_key)
+            if fits is None:
+                fits = bool(masks[i][members].any())
+                known[task.constraint_key] = fits
+            if fits and (shape.capacity >= _need(task)).all():
+                hosted.add(i)
+        hosts.append(hosted)
     hostable = set().union(*hosts) if hosts else set()
     unhostable = tuple(sorted(tasks[i].key for i in left if i not in hostable))
     if not hostable:
@@ -264,6 +285,76 @@ def scale_up_hint(
     for task in placed:  # the labels the pods select on name the pool too
         labels.update({k: node_labels[k] for k in task.node_selector if k in node_labels})
     return ScaleUpHint(count, len(placed), described, labels, (*unhostable, *others))
+
+
+def _in_one_domain(
+    session: Session,
+    tasks: Sequence[PodInfo],
+    masks: list[ep.Mask],
+    scope: DomainScope,
+    shapes: list[_Shape],
+) -> ScaleUpHint | None:
+    """The hint for a gang that must fit one domain: per candidate domain, its free room
+    and new nodes; the domain needing the fewest new nodes wins, ties by domain id.
+    None when some domain holds the gang as is (or no domain qualifies)."""
+    if not scope.ids:
+        return None
+    order = _order(tasks)
+    columns = scope.columns
+    left = shortfalls(
+        session.snapshot.nodes.free[:, columns],
+        [_need(tasks[i]) for i in order],
+        [masks[i][columns] for i in order],
+        scope.domain_of_column,
+        len(scope.ids),
+    )
+    if not left.any(axis=1).all():
+        return None  # some domain holds the whole gang now
+    # Domains that lack the same tasks up to identical ones (same constraints, same
+    # need) need the same nodes: each distinct shortfall is priced once.
+    signatures: dict[tuple[object, bytes], int] = {}
+    kinds = [
+        signatures.setdefault((tasks[i].constraint_key, _need(tasks[i]).tobytes()), len(signatures))
+        for i in order
+    ]
+    onehot = np.zeros((len(order), len(signatures)), dtype=np.int64)
+    onehot[np.arange(len(order)), kinds] = 1
+    _, first, inverse = np.unique(
+        left.astype(np.int64) @ onehot, axis=0, return_index=True, return_inverse=True
+    )
+    priced = [
+        _hint_for(session, tasks, masks, [order[t] for t in np.flatnonzero(left[d])], shapes)
+        for d in first
+    ]
+    ranks = np.array([(len(h.unhostable), h.nodes) for h in priced])[inverse.reshape(-1)]
+    # Stable: among the domains needing the fewest nodes the first id wins, which is the
+    # first domain of its shortfall kind, the one priced (with its own tasks named).
+    d = int(np.lexsort((ranks[:, 1], ranks[:, 0]))[0])
+    hint = priced[int(inverse.reshape(-1)[d])]
+    where = {"name": scope.topology, "level": scope.level, "domain": scope.ids[d]}
+    labels = {**hint.labels, **scope.labels(d)}
+    return replace(hint, labels=labels, topology=where)
+
+
+def scale_up_hint(
+    session: Session, job: PodGroupInfo, shapes: list[_Shape] | None = None
+) -> ScaleUpHint | None:
+    """The hint for one pending gang, or None when its tasks fit the free room as is
+    (or when new nodes cannot help: its required Topology or level does not exist)."""
+    tasks = gang.tasks_to_allocate(session, job)
+    if not tasks:
+        return None
+    masks = [_eligible(session, task) for task in tasks]
+    scope = domain_scope(session, job, tasks, masks) if job.topology_tree is not None else None
+    if isinstance(scope, str):
+        return None
+    shapes = _shapes(session) if shapes is None else shapes
+    if scope is not None:
+        return _in_one_domain(session, tasks, masks, scope, shapes)
+    left = _shortfall(session, tasks, masks)
+    if not left:
+        return None
+    return _hint_for(session, tasks, masks, left, shapes)
 
 
 def scale_up_hints(

@@ -10,16 +10,20 @@ and per-pod GPUs, optionally selecting one pool. After one cycle:
 - minimality: with one node fewer than the hint (when it asks for more than one), the
   gang still does not fit;
 - a gang that is scheduled carries no hint.
+
+The same for a gang that requires one rack (topology "topo": zone, rack; nodes in up to
+three racks): the hinted nodes, added with the hinted labels (which name the rack),
+let it be scheduled; one node fewer, in any rack, does not.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from scheduler.testing import job, node, queue, run_objects
+from scheduler.testing import job, node, queue, run_objects, topology, topology_constraint
 
 POOL = "karpenter.sh/nodepool"
 SHAPES = [(8, "64"), (4, "32"), (2, "16")]
@@ -32,9 +36,11 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
         gpus, cpu = draw(st.sampled_from(SHAPES))
         pool = draw(st.sampled_from(["a", "b"]))
         busy = draw(st.integers(0, gpus))
-        nodes.append((f"n{i}", gpus, cpu, pool, busy))
+        rack = draw(st.sampled_from(["r1", "r2", "r3"]))
+        nodes.append((f"n{i}", gpus, cpu, pool, busy, rack))
     return {
         "nodes": nodes,
+        "racks": draw(st.booleans()),
         "tasks": draw(st.integers(1, 12)),
         "gpus": draw(st.sampled_from([1, 2, 4])),
         "pool": draw(st.sampled_from([None, "a", "b"])),
@@ -42,9 +48,10 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[str, str]]]) -> list:  # type: ignore[type-arg]
-    out: list[Any] = [queue("q")]
-    for name, gpus, cpu, pool, busy in case["nodes"]:
-        out.append(node(name, gpus=gpus, cpu=cpu, memory="256Gi", labels={POOL: pool}))
+    out: list[Any] = [queue("q"), topology("topo", "zone", "rack")]
+    for name, gpus, cpu, pool, busy, rack in case["nodes"]:
+        labels = {POOL: pool, "zone": "z1", "rack": rack}
+        out.append(node(name, gpus=gpus, cpu=cpu, memory="256Gi", labels=labels))
         if busy:
             out.append(
                 job(
@@ -78,6 +85,7 @@ def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[st
             cpu="1",
             memory="1Gi",
             node_selector=selector,
+            topology=topology_constraint("topo", required="rack") if case["racks"] else None,
         )
     )
     return out
@@ -88,12 +96,13 @@ def gang_outcome(result: Any) -> Any:
     return outcome
 
 
-def with_new_nodes(case: dict[str, Any], hint: Any, count: int) -> Any:
-    extra = [(f"new-{i}", dict(hint.shape), dict(hint.labels)) for i in range(count)]
+def with_new_nodes(case: dict[str, Any], hint: Any, count: int, rack: str = "") -> Any:
+    labels = {**hint.labels, **({"rack": rack} if rack else {})}
+    extra = [(f"new-{i}", dict(hint.shape), labels) for i in range(count)]
     return gang_outcome(run_objects(objects(case, extra)))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(clusters())
 def test_hint_is_sufficient_and_minimal(case: dict[str, Any]) -> None:
     outcome = gang_outcome(run_objects(objects(case, [])))
@@ -103,6 +112,10 @@ def test_hint_is_sufficient_and_minimal(case: dict[str, Any]) -> None:
         return
     if hint is None or hint.unhostable or hint.nodes == 0:
         return
+    event(f"racks={case['racks']} nodes={min(hint.nodes, 3)}")
+    assert (hint.topology is not None) == case["racks"]
     assert with_new_nodes(case, hint, hint.nodes).outcome == "scheduled"
     if hint.nodes > 1:
-        assert with_new_nodes(case, hint, hint.nodes - 1).outcome == "pending"
+        racks = ["r1", "r2", "r3"] if case["racks"] else [""]
+        for rack in racks:  # the hinted rack needs the fewest: one fewer fits no rack
+            assert with_new_nodes(case, hint, hint.nodes - 1, rack).outcome == "pending"

@@ -16,7 +16,17 @@ from podmuster.schedule_command import render
 from scheduler.actions.scale_hint import MAX_JOBS_PER_CYCLE, format_quantity
 from scheduler.api.resources import CPU, GPU, MEMORY
 from scheduler.cycle import CycleResult
-from scheduler.testing import job, node, pod, pod_group, queue, run_objects, taint
+from scheduler.testing import (
+    job,
+    node,
+    pod,
+    pod_group,
+    queue,
+    run_objects,
+    taint,
+    topology,
+    topology_constraint,
+)
 
 HINT = "kai.scheduler/scale-up-hint"
 POOL = "karpenter.sh/nodepool"
@@ -29,6 +39,22 @@ def gpu_node(name: str, pool: str = "gpu", gpus: int = 8, **extra: Any) -> dict[
 def busy(name: str, node_name: str, gpus: int = 8) -> list[dict[str, Any]]:
     """A running gang filling ``gpus`` GPUs of one node."""
     return job(name, "q", gpus, gpus=1, states=["Running"] * gpus, nodes=[node_name] * gpus)
+
+
+def rack_node(name: str, rack: str, zone: str = "z1") -> dict[str, Any]:
+    """An 8-GPU node of pool "gpu" in ``zone``/``rack`` (topology "topo": zone, rack)."""
+    labels = {POOL: "gpu", "zone": zone, "rack": rack}
+    return node(name, gpus=8, cpu="32", memory="256Gi", labels=labels)
+
+
+RACK_REQUIRED = topology_constraint("topo", required="rack")
+
+
+def in_rack(hint: dict[str, Any], domain: str) -> dict[str, Any]:
+    """``hint`` for new nodes in rack ``domain`` ("z1/r2") of topology "topo"."""
+    zone, rack = domain.split("/")
+    where = {"name": "topo", "level": "rack", "domain": domain}
+    return {**hint, "labels": {**hint["labels"], "zone": zone, "rack": rack}, "topology": where}
 
 
 def hinted(group: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
@@ -241,6 +267,88 @@ CASES = [
         {"g": WANT_ONE_NODE},
         annotations={},
     ),
+    # Rack required: the new nodes must join one rack together with its free room. r1 has
+    # 2 GPUs free, r2 4: twelve 1-GPU pods need 2 more nodes in r1 but 1 in r2 (8 pods).
+    # (Unconstrained, the six free GPUs would count: 6 pods, 1 node anywhere.)
+    Case(
+        "required-rack-picks-the-rack-needing-fewest-nodes",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("a1", "r1"),
+            rack_node("b0", "r2"),
+            rack_node("b1", "r2"),
+            busy("busy-a0", "a0"),
+            busy("busy-a1", "a1", 6),
+            busy("busy-b0", "b0"),
+            busy("busy-b1", "b1", 4),
+            job("g", "q", 12, gpus=1, topology=RACK_REQUIRED),
+        ],
+        {"g": in_rack(WANT_ONE_NODE, "z1/r2")},
+    ),
+    # Eight GPUs free, four in each rack: the gang fits the cluster but no rack, so it
+    # gets a hint (none before topology counted); one node either way, the tie goes to
+    # the rack named first.
+    Case(
+        "required-rack-free-room-split-over-racks",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("b0", "r2", zone="z0"),
+            busy("busy-a0", "a0", 4),
+            busy("busy-b0", "b0", 4),
+            job("g", "q", 8, gpus=1, topology=RACK_REQUIRED),
+        ],
+        {"g": in_rack({**WANT_ONE_NODE, "pods": 4}, "z0/r2")},
+    ),
+    # Its running pods pin the gang to r2 (full); r1's free node does not count.
+    Case(
+        "required-rack-pinned-by-running-pods",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("b0", "r2"),
+            busy("busy-b0", "b0", 6),
+            job(
+                "g",
+                "q",
+                4,
+                gpus=1,
+                topology=RACK_REQUIRED,
+                states=["Running", "Running", "Pending", "Pending"],
+                nodes=["b0", "b0", None, None],
+            ),
+        ],
+        {"g": in_rack({**WANT_ONE_NODE, "pods": 2}, "z1/r2")},
+    ),
+    # A rack the pods' selector rules out is no candidate, although it has more room.
+    Case(
+        "required-rack-only-where-the-pods-may-go",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("b0", "r2"),
+            busy("busy-a0", "a0", 7),
+            busy("busy-b0", "b0", 4),
+            job("g", "q", 8, gpus=1, topology=RACK_REQUIRED, node_selector={"rack": "r1"}),
+        ],
+        {"g": in_rack({**WANT_ONE_NODE, "pods": 7}, "z1/r1")},
+    ),
+    # The Topology does not exist: no node would help, so no hint (the reason says why).
+    Case(
+        "required-rack-of-a-missing-topology-no-hint",
+        [
+            queue("q"),
+            rack_node("a0", "r1"),
+            busy("busy-a0", "a0"),
+            job("g", "q", 2, gpus=1, topology=topology_constraint("nope", required="rack")),
+        ],
+        {"g": None},
+    ),
     # An elastic gang already at its minimum: its extras wait one at a time, no hint.
     Case(
         "elastic-extras-no-hint",
@@ -365,3 +473,22 @@ def test_utility_pods_not_subtracted_from_fair_share(namespace: str) -> None:
     (summary,) = [q for q in result.queues if q.name == "q"]
     assert summary.fair_share[0] == 4
     assert len(result.binds) == 3
+
+
+def test_topology_hint_message_names_the_domain() -> None:
+    result = run_objects(
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            busy("busy-a0", "a0", 4),
+            job("g", "q", 8, gpus=1, topology=RACK_REQUIRED),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.message() == (
+        "ScaleUpHint: 1 more node(s) of shape {cpu=32, memory=256Gi, nvidia.com/gpu=8} "
+        f"({POOL}=gpu, zone=z1, rack=r1) in rack z1/r1 of topology topo would host the 4 "
+        "pod(s) that do not fit the current nodes"
+    )
