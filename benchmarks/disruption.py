@@ -43,6 +43,7 @@ from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, open_session, run_cycle
 from scheduler.framework.interfaces import Action
+from scheduler.framework.outcome import final_outcome
 from scheduler.framework.session import Session
 from scheduler.plugins.proportion.plugin import STATE_KEY
 
@@ -196,10 +197,11 @@ def pod_facts(snapshot: ClusterSnapshot) -> dict[str, PodFacts]:
 def from_session(session: Session) -> Decisions:
     names = session.snapshot.nodes.names
     states = session.plugin_state.get(STATE_KEY, {})
+    outcome = final_outcome(session.decisions)  # one decision per pod, as run_cycle reports
     return Decisions(
-        evicted={pod.key: action for pod, action, _ in session.decisions.evictions},
-        pipelined={pod.key: names[n] for pod, n in session.decisions.pipelined},
-        bound={pod.key: names[n] for pod, n in session.decisions.binds},
+        evicted={pod.key: action for pod, action, _ in outcome.evictions},
+        pipelined={pod.key: names[n] for pod, n in outcome.pipelined},
+        bound={pod.key: names[n] for pod, n in outcome.binds},
         fair_share_gpus={q: float(s.fair_share[0]) / GPU_UNIT for q, s in states.items()},
     )
 

@@ -24,6 +24,7 @@ from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Action
+from scheduler.framework.outcome import LoggedEviction, final_outcome
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
 from scheduler.plugins.proportion.plugin import STATE_KEY
@@ -121,46 +122,55 @@ def run_cycle(
             action_type().execute(session)
             result.action_ms[name] = (time.perf_counter() - started) * 1000.0
     names = snapshot.nodes.names
-    result.binds = sorted(
-        (_bind(p, names[n]) for p, n in session.decisions.binds), key=lambda b: b.pod
-    )
+    outcome = final_outcome(session.decisions)
+    result.binds = sorted((_bind(p, names[n]) for p, n in outcome.binds), key=lambda b: b.pod)
     result.pipelined = sorted(
-        (_bind(p, names[n]) for p, n in session.decisions.pipelined), key=lambda b: b.pod
+        (_bind(p, names[n]) for p, n in outcome.pipelined), key=lambda b: b.pod
     )
     result.evictions = sorted(
-        (Eviction(p.key, a, f) for p, a, f in session.decisions.evictions), key=lambda e: e.pod
+        (Eviction(p.key, a, f) for p, a, f in outcome.evictions), key=lambda e: e.pod
     )
-    bound_jobs = {p.job for p, _ in session.decisions.binds}
-    pipelined_jobs = {p.job for p, _ in session.decisions.pipelined}
-    evicted_jobs = {p.job for p, _, _ in session.decisions.evictions}
-    placed = bound_jobs | pipelined_jobs
+    bound_jobs = {p.job for p, _ in outcome.binds}
+    pipelined_jobs = {p.job for p, _ in outcome.pipelined}
+    evicted_jobs = {p.job for p, _, _ in outcome.evictions}
+    # Jobs that fit at some point of the cycle get no scale-up hint, even when a later
+    # action took the room back (their pods are Releasing in the session, not Pending).
+    placed = {p.job for p, _ in session.decisions.binds} | {
+        p.job for p, _ in session.decisions.pipelined
+    }
     hints = scale_hint.scale_up_hints(
         session, (snapshot.jobs[k] for k in session.considered if k not in placed)
     )
     for key, value in scale_hint.annotation_changes(session, hints, placed).items():
         session.annotations.setdefault(key, {})[scale_hint.SCALE_UP_HINT_ANNOTATION] = value
-    for key in sorted(session.considered | {k for k in evicted_jobs if k is not None}):
+    cancelled_jobs = _note_cancelled(session, outcome.cancelled)
+    considered = session.considered | {k for k in evicted_jobs | cancelled_jobs if k is not None}
+    for key in sorted(considered):
         job = snapshot.jobs[key]
         if key in evicted_jobs:
-            outcome = "evicted"
+            outcome_name = "evicted"
         elif key in pipelined_jobs:
-            outcome = "pipelined"
+            outcome_name = "pipelined"
         elif key in bound_jobs:
-            outcome = "scheduled"
+            outcome_name = "scheduled"
         else:
-            outcome = "pending"
-        still_pending = any(p.status == PodStatus.PENDING for p in job.iter_pods())
+            outcome_name = "pending"
+        still_pending = key in cancelled_jobs or any(
+            p.status == PodStatus.PENDING for p in job.iter_pods()
+        )
         reasons = (
-            tuple(session.job_reasons.get(key, ())) if still_pending or outcome == "pending" else ()
+            tuple(session.job_reasons.get(key, ()))
+            if still_pending or outcome_name == "pending"
+            else ()
         )
         if explain and still_pending:
             state = session.plugin_state.get("proportion", {}).get(job.queue)
             if state is not None:
                 reasons = (*reasons, state.describe())
-        hint = hints.get(key) if outcome == "pending" else None
-        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome, reasons, hint))
+        hint = hints.get(key) if outcome_name == "pending" else None
+        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome_name, reasons, hint))
     result.queues = _queue_summaries(session)
-    for key in _first_starts(session, bound_jobs - pipelined_jobs - evicted_jobs):
+    for key in _first_starts(session, outcome.binds, bound_jobs - pipelined_jobs - evicted_jobs):
         session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = _rfc3339(snapshot.now)
     result.annotations = {
         key: dict(changes) for key, changes in sorted(session.annotations.items())
@@ -179,13 +189,27 @@ def _bind(pod: PodInfo, node: str) -> Bind:
 _STARTED = frozenset({PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})
 
 
-def _first_starts(session: Session, bound_jobs: set[str | None]) -> list[str]:
+def _note_cancelled(session: Session, cancelled: list[LoggedEviction]) -> set[str | None]:
+    """Say why a pod placed this cycle stays pending; return the jobs of such pods."""
+    for pod, action, for_job in cancelled:
+        if pod.job is not None:
+            room = f" to make room for {for_job}" if for_job else ""
+            session.add_reason(
+                session.snapshot.jobs[pod.job],
+                f"{action}: placed earlier in this cycle, then evicted{room}; it stays pending",
+            )
+    return {pod.job for pod, _, _ in cancelled}
+
+
+def _first_starts(
+    session: Session, binds: list[tuple[PodInfo, int]], bound_jobs: set[str | None]
+) -> list[str]:
     """Jobs that start this cycle: bound, nothing pipelined, no pod started before (§5.2).
 
     KAI stamps these with ``kai.scheduler/last-start-timestamp`` at session
     close; minimum runtime protects a victim from that moment on.
     """
-    bound_now = {id(pod) for pod, _ in session.decisions.binds}
+    bound_now = {id(pod) for pod, _ in binds}
     return [
         key
         for key in sorted(k for k in bound_jobs if k is not None)

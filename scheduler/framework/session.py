@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
-from scheduler.api.pods import PodInfo
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import PODS
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.config import SchedulerConfig
@@ -28,11 +28,19 @@ from scheduler.framework.statement import Statement
 
 @dataclass(slots=True)
 class Decisions:
-    """What a cycle decided: committed binds, pipelined reservations and evictions."""
+    """What a cycle decided, as a log: committed binds, pipelined reservations and evictions.
+
+    A later action may evict a pod an earlier one placed, so a pod can appear
+    more than once; ``framework.outcome`` turns the log into one final
+    decision per pod. ``evicted_from`` keeps, per evicted pod (by ``id``), its
+    status, node and shared GPU groups just before its first committed
+    eviction: where it stood before the cycle unless the cycle had placed it.
+    """
 
     binds: list[tuple[PodInfo, int]] = field(default_factory=list)
     pipelined: list[tuple[PodInfo, int]] = field(default_factory=list)
     evictions: list[tuple[PodInfo, str, str | None]] = field(default_factory=list)
+    evicted_from: dict[int, tuple[PodStatus, int, tuple[str, ...]]] = field(default_factory=dict)
 
 
 _MAX_CHANGED = 64  # beyond this many changed nodes a full evaluation is cheaper

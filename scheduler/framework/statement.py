@@ -195,7 +195,11 @@ class Statement:
             elif op.kind == "pipeline":
                 self._session.decisions.pipelined.append((op.pod, op.pod.node))
             else:
-                self._session.decisions.evictions.append((op.pod, op.action, op.for_job))
+                decisions = self._session.decisions
+                decisions.evictions.append((op.pod, op.action, op.for_job))
+                if id(op.pod) not in decisions.evicted_from:
+                    groups = op.shared.prev_groups if op.shared is not None else ()
+                    decisions.evicted_from[id(op.pod)] = (op.prev_status, op.prev_node, groups)
         self._ops = []
 
     @property
