@@ -445,6 +445,44 @@ def describe_result(result: CycleResult) -> str:
     return "\n".join(lines)
 
 
+def conflicting_decisions(objects: Iterable[Item], result: CycleResult) -> list[str]:
+    """Every way ``result`` says two things about one pod (none: one final decision each).
+
+    A pod is listed at most once per list and is never both bound and
+    pipelined, nor bound and evicted. Evicted and pipelined means moved, so
+    only a pod that held a node before the cycle (``spec.nodeName`` or a
+    BindRequest) may be both; likewise only such a pod may be evicted, and
+    only a pod that held none may be bound.
+    """
+    held: set[str] = set()
+    for obj in flatten(objects):
+        meta = obj.get("metadata", {})
+        key = f"{meta.get('namespace', NAMESPACE)}/{meta.get('name')}"
+        if obj.get("kind") == "Pod" and obj.get("spec", {}).get("nodeName"):
+            held.add(key)
+        elif obj.get("kind") == "BindRequest":
+            held.add(f"{meta.get('namespace', NAMESPACE)}/{obj['spec']['podName']}")
+    lines: list[str] = []
+    lists = {
+        "bind": [b.pod for b in result.binds],
+        "pipelined": [b.pod for b in result.pipelined],
+        "eviction": [e.pod for e in result.evictions],
+    }
+    for label, keys in lists.items():
+        lines += [
+            f"{label} of {k} listed twice" for k in sorted({k for k in keys if keys.count(k) > 1})
+        ]
+    binds, pipelined, evicted = (set(keys) for keys in lists.values())
+    lines += [f"{k} both bound and pipelined" for k in sorted(binds & pipelined)]
+    lines += [f"{k} both bound and evicted" for k in sorted(binds & evicted)]
+    lines += [f"{k} bound though it held a node" for k in sorted(binds & held)]
+    lines += [f"{k} evicted though it held no node" for k in sorted(evicted - held)]
+    lines += [
+        f"{k} pipelined and evicted without a move" for k in sorted(pipelined & evicted - held)
+    ]
+    return lines
+
+
 def mismatches(scenario: Scenario, result: CycleResult) -> list[str]:
     """Every difference between the scenario's expectations and ``result``."""
     lines = _diff_map(
@@ -493,6 +531,7 @@ __all__ = [
     "Scenario",
     "bind_request",
     "check",
+    "conflicting_decisions",
     "describe_result",
     "flatten",
     "job",

@@ -2,7 +2,8 @@
 
 Covers: the document shape (``rounds`` of per-cycle documents, then ``pods``);
 a preemption played out (evict + pipeline, then bind, final states); a
-consolidation victim running again on another node; nothing changes once
+consolidation victim running again on another node; a pod allocated and then
+preempted in the same cycle neither bound nor deleted; nothing changes once
 converged; the clock advancing one second per round from ``--now``; JSON
 output; no ``--rounds`` keeps the one-cycle document; bad values exit 2 with
 one line naming the flag.
@@ -59,6 +60,15 @@ CONSOLIDATE = (
     + _pod("small", 2, "n0")
     + _pod("other", 2, "n1")
     + _pod("big", 4)
+)
+# allocate binds lo next to run; preempt then evicts both for hi (build), in the same cycle
+PLACED_THEN_PREEMPTED = (
+    "apiVersion: v1\nkind: List\nitems:\n"
+    + _node("n0", 4)
+    + QUEUE
+    + _pod("run", 2, "n0")
+    + _pod("hi", 4, priority="build")
+    + _pod("lo", 2)
 )
 NOW = "2025-01-01T00:00:00Z"
 
@@ -119,6 +129,24 @@ def test_consolidation_victim_runs_again_on_another_node(
         "ns/big": ("Running", "n1"),
         "ns/other": ("Running", "n0"),
         "ns/small": ("Running", "n0"),
+    }
+
+
+def test_a_pod_placed_then_preempted_in_one_cycle_is_neither_bound_nor_deleted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _schedule(tmp_path, capsys, PLACED_THEN_PREEMPTED, "--rounds", "2", "--output", "json")
+    first, second = out["rounds"]
+    assert _decided(first) == ([], ["ns/hi"], ["ns/run"])
+    lo = next(g for g in first["podGroups"] if g["podGroup"].startswith("ns/pg-lo-"))
+    assert lo["outcome"] == "pending"
+    assert any("placed earlier in this cycle, then evicted" in r for r in lo["reasons"])
+    assert _decided(second) == (["ns/hi"], [], [])
+    states = {p["pod"]: (p["state"], p["node"]) for p in out["pods"]}
+    assert states == {
+        "ns/hi": ("Running", "n0"),
+        "ns/lo": ("Pending", None),
+        "ns/run": ("Deleted", None),
     }
 
 

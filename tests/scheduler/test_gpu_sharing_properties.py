@@ -15,7 +15,8 @@ two queues and several priorities. Properties:
   (every rollback in the disruption simulations restored them);
 - (d) a Statement rolled back restores node arrays, groups, pod fields and
   queue accounting exactly;
-- (e) the same input gives the same decisions, group ids included.
+- (e) the same input gives the same decisions, group ids included, and one final
+  decision per pod.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import ACTIONS, open_session, run_cycle
 from scheduler.framework.session import Session
-from scheduler.testing import NOW, job, node, queue, sourced
+from scheduler.testing import NOW, conflicting_decisions, job, node, queue, sourced
 
 PORTIONS = (0.1, 0.25, 0.3, 0.5, 0.6, 0.75)
 CLASSES = ("train", "build-preemptible")
@@ -212,8 +213,11 @@ def test_rollback_restores_everything(objects: list[Any], data: Any) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_same_world_same_devices(objects: list[Any]) -> None:
-    """(e) the same input gives the same decisions, group ids and portions included."""
+    """(e) the same input gives the same decisions, group ids and portions included,
+    one final decision per pod (a fractional pod moved to other devices of its own
+    node is evicted and pipelined; one placed and then evicted gets neither)."""
     first = run_cycle(_snapshot(objects), SchedulerConfig())
+    assert conflicting_decisions(objects, first) == []
     second = run_cycle(_snapshot(objects), SchedulerConfig())
     assert (first.binds, first.pipelined, first.evictions) == (
         second.binds,

@@ -5,7 +5,8 @@ BindRequest; an evicted and re-placed victim is pending again; a pipelined pod
 stays pending; annotations are written and removed on the PodGroup; inputs
 are never mutated; a decision about an unknown pod is refused; ``play``
 advances the clock one second per round and a preemption plays out as
-evict + pipeline, then bind, then nothing.
+evict + pipeline, then bind, then nothing; a job placed and then preempted in
+the same cycle stays pending.
 """
 
 from __future__ import annotations
@@ -131,3 +132,26 @@ def test_preemption_plays_out_over_rounds_then_nothing_changes() -> None:
     assert not made_decisions(third)
     assert not made_decisions(fourth)
     assert rounds[3].objects == rounds[2].objects
+
+
+def test_a_job_placed_then_preempted_in_one_cycle_stays_pending() -> None:
+    """Allocate binds j next to r; preempt then evicts r and j for h: j was never started,
+    so it is neither run nor deleted, and waits while h takes the node."""
+    objects = sourced(
+        [
+            node("node0", gpus=4),
+            queue("q", gpu_quota=8),
+            job("r", "q", 1, gpus=2, states=["Running"], nodes=["node0"]),
+            job("h", "q", 1, gpus=4, priority_class="build"),
+            job("j", "q", 1, gpus=2),
+        ]
+    )
+    first, second = list(play(objects, SchedulerConfig(), now=T, rounds=2))
+    assert [e.pod for e in first.result.evictions] == ["default/r-0"]
+    assert not first.result.binds
+    pods = _by_key(first.objects, "Pod")
+    assert "default/r-0" not in pods
+    assert pods["default/j-0"]["status"] == {"phase": "Pending"}
+    assert "nodeName" not in pods["default/j-0"]["spec"]
+    assert second.result.binds == [Bind("default/h-0", "node0")]
+    assert {o.pod_group: o.outcome for o in second.result.pod_groups}["default/j"] == "pending"

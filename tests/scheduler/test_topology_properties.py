@@ -5,9 +5,10 @@ running jobs (some rack-constrained, placed inside one rack), and pending jobs
 with every kind of constraint: none, required rack or zone, preferred rack
 (within a zone or alone) and podgrouper-style segments with a required rack
 under an optional required zone. One cycle runs allocate alone or all five
-actions. Then, on the cluster as the cycle leaves it (running pods not evicted,
-binds, pipelined pods; a pod evicted is gone unless it was running, was evicted once
-and is pipelined elsewhere, i.e. moved):
+actions. The result gives every pod one final decision (checked first: a pod
+placed by one action and evicted by a later one is neither bound nor pipelined,
+and a pod both evicted and pipelined is a running pod that moved). Then, on the
+cluster as the cycle leaves it (running pods not evicted, binds, pipelined pods):
 
 - (a) every (sub)group with a required level has all its placed pods inside
   one domain of that level, on nodes that carry every level label up to it;
@@ -18,7 +19,6 @@ and is pipelined elsewhere, i.e. moved):
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from test_incremental_placement import _decide as decide
 
 from scheduler.config import SchedulerConfig
 from scheduler.testing import (
+    conflicting_decisions,
     job,
     node,
     pod,
@@ -218,13 +219,9 @@ def test_constraints_hold_and_no_node_is_overcommitted(
     evicted = {e.pod for e in result.evictions}
     binds = {b.pod: b.node for b in result.binds}
     pipelined = {b.pod: b.node for b in result.pipelined}
-    # A running pod evicted once and pipelined elsewhere moves there. A pod placed earlier in
-    # the cycle (bound, pipelined, or moved) may be evicted by a later action: then it is
-    # gone, though its placement stays listed (the engine reports every decision).
-    times = Counter(e.pod for e in result.evictions)
+    assert conflicting_decisions(world.objects, result) == []
     final = {k: n for k, n in world.running.items() if k not in evicted}
-    final.update({k: n for k, n in pipelined.items() if k in world.running and times[k] == 1})
-    final.update({k: n for k, n in [*binds.items(), *pipelined.items()] if k not in evicted})
+    final.update({**binds, **pipelined})  # a running pod evicted and pipelined moved
 
     # (a) every required constraint holds on the placed pods of its group
     for group in world.groups:

@@ -1,5 +1,6 @@
 """Committing a cycle: BindRequest shape, no duplicate on the next cycle, failed requests
-replaced, evictions delete the pod, pending gangs get PodScheduled=False and a PodGroup
+replaced, evictions delete the pod, no BindRequest for a pod placed and then preempted in
+the same cycle, pending gangs get PodScheduled=False and a PodGroup
 scheduling condition (written once), Warning/Pipelined/InvalidObject Events."""
 
 from __future__ import annotations
@@ -85,6 +86,33 @@ def test_eviction_deletes_the_pod_and_pipelined_gets_one_event() -> None:
     reasons = [e["reason"] for e in fake.events]
     assert reasons.count("Pipelined") == 1
     assert "Evict" in reasons
+
+
+def test_a_pod_placed_then_preempted_in_one_cycle_gets_no_bind_request_and_stays() -> None:
+    """Allocate places j next to r, preempt evicts both for h: the commit binds nothing,
+    deletes r only, and j is told why it waits."""
+    fake = api_with(
+        [
+            st.node("n0", gpus=4),
+            st.queue("q", gpu_quota=8),
+            st.job("r", "q", gpus=2, states=["Running"], nodes=["n0"]),
+            st.job("h", "q", gpus=4, priority_class="build"),
+            st.job("j", "q", gpus=2),
+        ]
+    )
+
+    async def scenario(informers: Informers) -> None:
+        report = await Committer(fake, informers).commit(cycle(informers))
+        assert (report.bind_requests, report.bound, report.evicted) == (0, 0, 1)
+
+    with_informers(fake, scenario)
+    assert fake.of_kind("BindRequest") == []
+    assert fake.stored("v1", "Pod", "default", "r-0") is None
+    j = fake.stored("v1", "Pod", "default", "j-0")
+    assert j is not None
+    assert not j["spec"].get("nodeName")
+    (condition,) = [c for c in j["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert "placed earlier in this cycle, then evicted" in condition["message"]
 
 
 def test_pending_gang_gets_conditions_once_and_a_warning() -> None:
