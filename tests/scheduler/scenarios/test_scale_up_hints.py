@@ -475,7 +475,7 @@ def test_utility_pods_not_subtracted_from_fair_share(namespace: str) -> None:
     assert len(result.binds) == 3
 
 
-def test_topology_hint_message_names_the_domain() -> None:
+def test_topology_hint_message_and_output_name_the_domain() -> None:
     result = run_objects(
         [
             queue("q"),
@@ -492,3 +492,7 @@ def test_topology_hint_message_names_the_domain() -> None:
         f"({POOL}=gpu, zone=z1, rack=r1) in rack z1/r1 of topology topo would host the 4 "
         "pod(s) that do not fit the current nodes"
     )
+    (entry,) = [
+        g for g in render(result, explain=True)["podGroups"] if g["podGroup"] == "default/g"
+    ]
+    assert entry["scaleUpHint"]["topology"] == {"name": "topo", "level": "rack", "domain": "z1/r1"}
