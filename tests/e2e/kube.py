@@ -94,6 +94,17 @@ def wait_for(
     raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 
+def saying(words: str, probe: Callable[[], Any]) -> Callable[[], Any]:
+    """``probe``, answering only once its answer's text contains ``words`` (an earlier
+    answer may be about something else, e.g. a gang whose pods are still being created)."""
+
+    def check() -> Any:
+        got = probe()
+        return got if got and words in str(got) else NotYet(f"no {words!r} in {got!r}")
+
+    return check
+
+
 class ApiError(RuntimeError):
     """The API server answered with a non-2xx status."""
 

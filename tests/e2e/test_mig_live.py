@@ -22,7 +22,7 @@ import pytest
 
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
-from .kube import wait_for
+from .kube import saying, wait_for
 from .objects import (
     bind_requests,
     kai_gang,
@@ -70,7 +70,8 @@ def test_mig_slices_bind_on_a_mixed_node_and_count_as_gpus_in_their_queue(
 
     # Three 1g slices are 3 GPUs of the queue's limit of 4: a 2g slice (2 GPUs) waits.
     submit("big", 1, MIG_2G)
-    reasons = wait_for("why big waits", partial(scheduling_reasons, cluster, namespace, "big"))
+    probe = saying("OverLimit", partial(scheduling_reasons, cluster, namespace, "big"))
+    reasons = wait_for("why big waits", probe)
     assert reasons[0]["reason"] == "OverLimit", reasons
     message = reasons[0]["message"]
     assert "request of gpu=2 " in message, message

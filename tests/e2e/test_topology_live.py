@@ -23,7 +23,7 @@ import pytest
 
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
-from .kube import Obj, wait_for
+from .kube import Obj, saying, wait_for
 from .objects import (
     bind_requests,
     kai_bare_pod,
@@ -135,9 +135,12 @@ def test_a_missing_topology_keeps_the_gang_pending_and_says_so(
     submit(cluster, kai_gang("lost", namespace, queue, template, 2, topologyConstraint=constraint))
 
     words = f"Requested topology {missing} does not exist"
-    reasons = wait_for("why lost waits", partial(scheduling_reasons, cluster, namespace, "lost"))
+    # The first condition may still say the gang is not complete (one pod created so far).
+    probe = saying(words, partial(scheduling_reasons, cluster, namespace, "lost"))
+    reasons = wait_for("why lost waits", probe)
     assert any(words in r["message"] for r in reasons), reasons
-    condition = wait_for("PodScheduled=False", partial(unschedulable, cluster, namespace, "lost-0"))
+    probe = saying(words, partial(unschedulable, cluster, namespace, "lost-0"))
+    condition = wait_for("PodScheduled=False", probe)
     assert condition["reason"] == "Unschedulable"
     assert words in condition["message"], condition
     assert not [p for p in live_pods(cluster, namespace, "app=lost") if p["spec"].get("nodeName")]
