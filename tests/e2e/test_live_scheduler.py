@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from .controlplane import Cluster
 from .kube import Obj, wait_for
 from .live import component
-from .objects import KWOK_TOLERATION
+from .objects import KWOK_TOLERATION, unschedulable
 from .procs import ManagedProcess
 
 pytestmark = pytest.mark.e2e
@@ -121,14 +122,9 @@ def test_gang_that_fits_gets_bind_requests_and_one_that_does_not_is_explained(
         assert request["spec"]["receivedGPU"] == {"count": 0, "portion": "0.00"}
     assert not {"big-0", "big-1"} & set(found)
 
-    def unschedulable() -> Obj | None:
-        pod = cluster.kubectl.get("pod", "big-0", "-n", namespace)
-        for condition in pod.get("status", {}).get("conditions", []):
-            if condition["type"] == "PodScheduled" and condition["status"] == "False":
-                return dict(condition)
-        return None
-
-    condition = wait_for("PodScheduled=False on big-0", unschedulable, timeout=30)
+    condition = wait_for(
+        "PodScheduled=False on big-0", partial(unschedulable, cluster, namespace, "big-0"), 30
+    )
     assert condition["reason"] == "Unschedulable"
     group = cluster.kubectl.get("podgroup.scheduling.run.ai", "big", "-n", namespace)
     (scheduling,) = group["status"]["schedulingConditions"]
