@@ -12,15 +12,16 @@ for a token of its :class:`~kubeapi.ratelimit.RateLimiter`, as client-go's clien
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
 
-from kubeapi import credentials, errors, objects, ratelimit, transport
+from kubeapi import credentials, errors, keepalive, objects, ratelimit, transport
 from kubeapi.objects import Object, ObjectRef
-from kubeapi.protocol import Listing, WatchEvent
+from kubeapi.protocol import Listing, PageHandler, WatchEvent
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 MERGE = "application/merge-patch+json"
@@ -45,12 +46,16 @@ class KubeHttp:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
         self._resources = dict(transport.BUILTIN)
+        self._keepalive: keepalive.KeepAlivePool | None = None
         self.component = component
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._keepalive is not None:
+            await self._keepalive.close()
+            self._keepalive = None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -166,22 +171,40 @@ class KubeHttp:
         await self.create(body)
 
     # --- KubeWatcher ----------------------------------------------------------------
-    async def list_all(self, api_version: str, kind: str, namespace: str = "") -> Listing:
+    async def list_all(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        on_page: PageHandler | None = None,
+    ) -> Listing:
         ref = ObjectRef(api_version, kind, namespace, "")
         path = await self.path(api_version, kind, namespace)
         items: list[Object] = []
-        params = {"limit": str(PAGE)}
         version = ""
-        while True:
-            page = await self._request("GET", path, ref, params=params)
-            meta = page.get("metadata") or {}
-            version = version or str(meta.get("resourceVersion") or "")
-            page_items = page.get("items") or []
-            items.extend({"apiVersion": api_version, "kind": kind, **i} for i in page_items)
-            token = str(meta.get("continue") or "")
-            if not token:
-                return Listing(items, version)
-            params = {"limit": str(PAGE), "continue": token}
+        # The next page is requested before this one is handed to ``on_page``: the
+        # server prepares it while the caller parses this one.
+        fetch = asyncio.ensure_future(self._request("GET", path, ref, params={"limit": str(PAGE)}))
+        try:
+            while True:
+                page = await fetch
+                meta = page.get("metadata") or {}
+                version = version or str(meta.get("resourceVersion") or "")
+                token = str(meta.get("continue") or "")
+                if token:
+                    params = {"limit": str(PAGE), "continue": token}
+                    fetch = asyncio.ensure_future(self._request("GET", path, ref, params=params))
+                    await asyncio.sleep(0)  # one turn of the loop sends it
+                page_items = [
+                    {"apiVersion": api_version, "kind": kind, **i} for i in page.get("items") or []
+                ]
+                items.extend(page_items)
+                if on_page is not None:
+                    on_page(page_items)
+                if not token:
+                    return Listing(items, version)
+        finally:
+            fetch.cancel()
 
     async def watch(
         self,
@@ -255,4 +278,23 @@ class KubeHttp:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         path = await self.path("v1", "Pod", namespace, pod) + "/binding"
-        await self._request("POST", path, ref, body=body)
+        await self._small_request("POST", path, ref, body)
+
+    async def _small_request(
+        self, method: str, path: str, ref: ObjectRef, body: Mapping[str, Any]
+    ) -> Object:
+        """A call with a small body and reply, on :mod:`kubeapi.keepalive` connections."""
+        if self._keepalive is None:
+            tls = transport.ssl_context(self._creds)
+            self._keepalive = keepalive.KeepAlivePool(
+                self._creds.server, tls, self._timeout.total or 30.0
+            )
+        headers = self._headers("application/json", "application/json")
+        data = json.dumps(body, separators=(",", ":")).encode()
+        if self.limiter is not None:
+            await self.limiter.wait()
+        try:
+            status, reason, raw = await self._keepalive.request(method, path, headers, data)
+        except keepalive.KeepAliveError as exc:
+            raise errors.TransientError(ref, str(exc)) from exc
+        return transport.decode(ref, f"{method} {path}", status, reason, raw)

@@ -18,7 +18,7 @@ Every method raises :mod:`kubeapi.errors` only.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -96,12 +96,24 @@ class Kube(KubeReader, KubeWriter, Protocol):
     """Both halves, as a reconciler needs them."""
 
 
+PageHandler = Callable[[list[Object]], None]
+"""Called with each page of a list as it arrives."""
+
+
 class KubeWatcher(Protocol):
     """List-then-watch, as an informer needs it."""
 
-    async def list_all(self, api_version: str, kind: str, namespace: str = "") -> Listing:
+    async def list_all(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        on_page: PageHandler | None = None,
+    ) -> Listing:
         """Every object of a kind (paged by the server) and the list's resourceVersion;
-        :class:`~kubeapi.errors.GoneError` if a page's continue token expired."""
+        :class:`~kubeapi.errors.GoneError` if a page's continue token expired.
+        ``on_page`` gets each page's objects as it arrives (the next page may be in
+        flight meanwhile), so a caller can work on them before the list is complete."""
         ...
 
     def watch(

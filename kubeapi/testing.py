@@ -17,7 +17,7 @@ from typing import Any
 
 from kubeapi import errors, objects
 from kubeapi.objects import Object, ObjectRef
-from kubeapi.protocol import Listing, WatchEvent
+from kubeapi.protocol import Listing, PageHandler, WatchEvent
 
 Key = tuple[str, str, str, str]
 """(apiVersion, kind, namespace, name)."""
@@ -198,8 +198,16 @@ class FakeKube:
         await self.create(objects.event_body(involved, event_type, reason, message))
 
     # --- KubeWatcher ----------------------------------------------------------------
-    async def list_all(self, api_version: str, kind: str, namespace: str = "") -> Listing:
+    async def list_all(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        on_page: PageHandler | None = None,
+    ) -> Listing:
         items = await self.list(api_version, kind, namespace)
+        if on_page is not None:
+            on_page(items)
         return Listing(items, str(self.version))
 
     async def watch(

@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name} [{res.mode}]: {res.bound}/{res.pods} pods bound on {res.nodes} nodes in "
                 f"{res.span_seconds:.1f}s = {res.pods_per_second:.1f} pods/s "
-                f"(steady {res.steady_pods_per_second:.1f}/s, p50 {res.latency_p50:.2f}s, "
+                f"(first bind at {res.first_bound_seconds:.1f}s, "
+                f"steady {res.steady_pods_per_second:.1f}/s, p50 {res.latency_p50:.2f}s, "
                 f"p99 {res.latency_p99:.2f}s; created at {res.create_rate:.0f}/s; "
                 f"client QPS {res.qps:g}, burst {res.burst}"
                 + (f"; gangs p50 {res.gang_p50:.2f}s p99 {res.gang_p99:.2f}s" if res.gangs else "")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import http.client
 import os
+import shutil
 import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.controlplane import Binaries, LocalControlPlane
@@ -76,6 +78,7 @@ class Result:
     span_seconds: float = 0.0  # first pod created (backlog: scheduler start) -> last bound
     pods_per_second: float = 0.0  # pods / span_seconds: the headline number
     steady_pods_per_second: float = 0.0  # between 10% and 90% bound
+    first_bound_seconds: float = 0.0  # clock start -> first pod bound (backlog: start-up)
     latency_p50: float = 0.0  # per pod, created -> bound
     latency_p99: float = 0.0
     gangs: int = 0  # gang workload only: gangs fully bound
@@ -278,7 +281,20 @@ def run(
         return result
     finally:
         cluster.stop()
+        _keep_logs(cluster.workdir, f"{sut.name}-{mode}-{limits.qps:g}")
         plane.cleanup()
+
+
+def _keep_logs(workdir: Path, label: str) -> None:
+    """With PODMUSTER_BENCH_LOGS set, copy the run's logs (and profiles) there first."""
+    target = os.environ.get("PODMUSTER_BENCH_LOGS")
+    if not target:
+        return
+    dest = Path(target) / f"{time.strftime('%H%M%S')}-{label}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in workdir.glob("*"):
+        if path.is_file() and path.suffix in (".log", ".prof"):
+            shutil.copy2(path, dest / path.name)
 
 
 def summarize(
@@ -289,6 +305,7 @@ def summarize(
         return
     times = sorted(bound_at.values())
     result.span_seconds = times[-1] - t0
+    result.first_bound_seconds = times[0] - t0
     result.pods_per_second = result.bound / result.span_seconds
     lo, hi = times[len(times) // 10], times[(len(times) * 9) // 10]
     if hi > lo:

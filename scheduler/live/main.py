@@ -56,6 +56,7 @@ def main(args: argparse.Namespace) -> int:
         lease_namespace=args.leader_elect_namespace or creds.namespace,
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
+        freeze_after_sync=True,
     )
 
     async def serve() -> int:

@@ -9,6 +9,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -52,6 +53,37 @@ def test_list_all_follows_continue_tokens_and_keeps_the_first_version() -> None:
     assert [i["metadata"]["name"] for i in listing.items] == ["a", "b"]
     assert listing.items[0]["kind"] == "Node"
     assert seen == [{"limit": "500"}, {"limit": "500", "continue": "next"}]
+
+
+def test_list_all_hands_each_page_over_once_the_next_one_is_sent() -> None:
+    sent: list[str] = []  # the continue token of each request, when its headers went out
+    handed: list[tuple[list[str], list[str]]] = []  # (page's names, requests sent by then)
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        page = request.query.get("continue", "p1")
+        following = {"p1": "p2", "p2": "p3"}.get(page)
+        meta = {"resourceVersion": "7", **({"continue": following} if following else {})}
+        items = [{"metadata": {"name": f"{page}-{i}"}} for i in range(2)]
+        return web.json_response({"metadata": meta, "items": items})
+
+    async def headers_sent(_: Any, __: Any, params: aiohttp.TraceRequestHeadersSentParams) -> None:
+        sent.append(params.url.query.get("continue", "p1"))
+
+    async def scenario(client: KubeHttp) -> Any:
+        trace = aiohttp.TraceConfig()
+        trace.on_request_headers_sent.append(headers_sent)
+        client._session = aiohttp.ClientSession(trace_configs=[trace])
+
+        def on_page(items: list[dict[str, Any]]) -> None:
+            handed.append(([i["metadata"]["name"] for i in items], list(sent)))
+
+        return await client.list_all("v1", "Pod", on_page=on_page)
+
+    listing = run(route, scenario)
+    assert [names for names, _ in handed] == [["p1-0", "p1-1"], ["p2-0", "p2-1"], ["p3-0", "p3-1"]]
+    assert [at for _, at in handed] == [["p1", "p2"], ["p1", "p2", "p3"], ["p1", "p2", "p3"]]
+    assert len(listing.items) == 6
+    assert listing.items[0]["kind"] == "Pod"
 
 
 def test_watch_reads_lines_across_chunks_and_passes_bookmarks() -> None:

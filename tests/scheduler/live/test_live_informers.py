@@ -4,10 +4,12 @@ reconciled, back off on errors, keep serving around a bad object (queued for an 
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from live_objects import api_with, until, with_informers
+from live_objects import api_with, informers_for, until, with_informers
 
 from kubeapi import TransientError
+from kubeapi.testing import FakeKube
 from scheduler import testing as st
 from scheduler.live.informers import Backoff, Informers
 
@@ -104,3 +106,44 @@ def test_a_queue_left_out_of_the_tree_is_reported_on_the_queue_once_per_reason()
     informers.note_dropped_queues({})  # repaired: forgotten, so a relapse is reported again
     informers.note_dropped_queues(dropped)
     assert len(informers.invalid) == 3
+
+
+def _versioned(obj: dict[str, Any], version: int) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(version)}}
+
+
+def test_deferred_changes_wait_for_the_block_and_keep_the_newest_copy() -> None:
+    informers = informers_for(FakeKube())
+    n1, n2 = (_versioned(st.node(name), 1) for name in ("n1", "n2"))
+    informers.observe("ADDED", n1)
+    with informers.deferred():
+        informers.observe("ADDED", n2)
+        informers.observe("MODIFIED", _versioned(n1, 5))
+        informers.observe("MODIFIED", _versioned(n1, 3))  # our older write, seen late
+        informers.observe("DELETED", _versioned(n2, 6))
+        informers.observe("MODIFIED", n2)  # older than its deletion
+        assert informers.held == 2
+        assert set(informers.objects["Node"]) == {"n1"}
+        assert informers.objects["Node"]["n1"]["metadata"]["resourceVersion"] == "1"
+    assert informers.held == 0
+    assert set(informers.objects["Node"]) == {"n1"}
+    assert informers.objects["Node"]["n1"]["metadata"]["resourceVersion"] == "5"
+    assert informers.cache.snapshot(0).snapshot.nodes.names == ["n1"]
+
+
+def test_a_relist_while_deferred_deletes_what_was_added_meanwhile_and_is_gone() -> None:
+    fake = api_with([st.node("n1"), st.queue("q")])
+
+    async def scenario(informers: Informers) -> None:
+        with informers.deferred():
+            fake.add(st.node("n2"))
+            await until(lambda: informers.held == 1)
+            fake.compact()
+            fake.remove("v1", "Node", "", "n2")  # its DELETED event is lost with the history
+            fake.compact()
+            fake.end_watches()
+            await until(lambda: informers.relists["Node"] == 2)
+            assert set(informers.objects["Node"]) == {"n1"}  # n2 was never applied
+        assert set(informers.objects["Node"]) == {"n1"}
+
+    with_informers(fake, scenario)
