@@ -47,6 +47,12 @@ class Outcome:
 _HELD_NODE = frozenset({PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})
 
 
+def _left_its_place(decisions: Decisions, key: int, pod: PodInfo) -> bool:
+    """The evicted pod is not back on the node (and GPU groups) it held before its eviction."""
+    _, node, groups = decisions.evicted_from[key]
+    return pod.node != node or pod.gpu_groups != groups
+
+
 def final_outcome(decisions: Decisions) -> Outcome:
     """Replay ``decisions`` to each pod's final state (see the module docstring)."""
     if not decisions.evictions:  # nothing undoes a committed placement: the log is final
@@ -68,19 +74,17 @@ def final_outcome(decisions: Decisions) -> Outcome:
         if pod.status != PodStatus.PIPELINED or key in seen:
             continue
         seen.add(key)
-        if held.get(key, False):
-            _, node, groups = decisions.evicted_from[key]
-            if pod.node == node and pod.gpu_groups == groups:
-                continue  # re-placed where it runs: it stays
+        if held.get(key, False) and not _left_its_place(decisions, key, pod):
+            continue  # re-placed where it runs: it stays
         out.pipelined.append((pod, pod.node))
     for key, eviction in last.items():
         pod = eviction[0]
         if pod.status == PodStatus.RELEASING:
             (out.evictions if held[key] else out.cancelled).append(eviction)
-        elif pod.status == PodStatus.PIPELINED and held[key]:
-            _, node, groups = decisions.evicted_from[key]
-            if pod.node != node or pod.gpu_groups != groups:
-                out.evictions.append(eviction)
+        elif (
+            pod.status == PodStatus.PIPELINED and held[key] and _left_its_place(decisions, key, pod)
+        ):
+            out.evictions.append(eviction)
     return out
 
 
