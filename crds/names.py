@@ -1,0 +1,104 @@
+"""The names of KAI's contract on ordinary objects: labels, annotations and defaults, once.
+
+Why this module exists: the podgrouper writes these names, the scheduler, the binder,
+the controllers, the webhooks, the simulator and the demo read them, and a name
+spelt twice is a name that can drift. Every component imports them from here; the
+GPU-sharing names (``gpu-fraction``, ``runai-gpu-group``, ...) live beside them in
+:mod:`crds.gpusharing`. The API group/version/kind of each KAI kind stays with its
+model (:mod:`crds.podgroup` and the others); :data:`KINDS` names them all.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "BUILTIN_PRIORITY_CLASSES",
+    "DEFAULT_QUEUE",
+    "DEFAULT_SCHEDULER_NAME",
+    "KINDS",
+    "LAST_START_ANNOTATION",
+    "NODE_POOL_LABEL",
+    "POD_GROUP_ANNOTATION",
+    "PREEMPTIBILITY_LABEL",
+    "PRIORITY_CLASS_LABEL",
+    "QUEUE_LABEL",
+    "SCALE_UP_HINT_ANNOTATION",
+    "SEGMENT_PREFERRED_ANNOTATION",
+    "SEGMENT_REQUIRED_ANNOTATION",
+    "SEGMENT_SIZE_ANNOTATION",
+    "STALE_ANNOTATION",
+    "SUBGROUP_LABEL",
+    "TASK_PRIORITY_LABEL",
+    "TOPOLOGY_ANNOTATION",
+    "TOPOLOGY_PREFERRED_ANNOTATION",
+    "TOPOLOGY_REQUIRED_ANNOTATION",
+    "TOP_OWNER_METADATA_ANNOTATION",
+    "UNSCHEDULABLE_POD_NAMESPACE_LABEL",
+    "UNSCHEDULABLE_POD_NAME_LABEL",
+    "GroupKind",
+]
+
+GroupKind = tuple[str, str]
+"""``(api group, kind)``: how an object's type is told apart (``""`` for the core group)."""
+
+DEFAULT_SCHEDULER_NAME: Final = "kai-scheduler"
+"""``spec.schedulerName`` of the pods podmuster schedules, unless configured otherwise."""
+
+# --- what the podgrouper writes and the scheduler reads --------------------------------
+POD_GROUP_ANNOTATION: Final = "pod-group-name"
+"""On a pod: the name of its PodGroup (same namespace)."""
+SUBGROUP_LABEL: Final = "kai.scheduler/subgroup-name"
+"""On a pod: the pod set (leaf subgroup) of its PodGroup it belongs to."""
+QUEUE_LABEL: Final = "kai.scheduler/queue"
+"""On a workload, a pod or a PodGroup: the Queue the work is charged to."""
+DEFAULT_QUEUE: Final = "default-queue"
+"""The queue of work whose workload names none."""
+NODE_POOL_LABEL: Final = "kai.scheduler/node-pool"
+"""On a PodGroup and on nodes: the node pool (scheduling shard) it belongs to."""
+PRIORITY_CLASS_LABEL: Final = "priorityClassName"
+"""On a workload or pod: the PriorityClass its PodGroup gets (KAI's label, not the spec field)."""
+PREEMPTIBILITY_LABEL: Final = "kai.scheduler/preemptibility"
+"""On a workload or pod: ``preemptible`` or ``non-preemptible``, overriding the priority's rule."""
+TASK_PRIORITY_LABEL: Final = "kai.scheduler/task-priority"
+"""On a pod: its order within its gang (higher first)."""
+TOP_OWNER_METADATA_ANNOTATION: Final = "kai.scheduler/top-owner-metadata"
+"""On a pod: the top owner's identity, as the podgrouper resolved it."""
+
+# --- topology ----------------------------------------------------------------------------
+TOPOLOGY_ANNOTATION: Final = "kai.scheduler/topology"
+TOPOLOGY_REQUIRED_ANNOTATION: Final = "kai.scheduler/topology-required-placement"
+TOPOLOGY_PREFERRED_ANNOTATION: Final = "kai.scheduler/topology-preferred-placement"
+SEGMENT_SIZE_ANNOTATION: Final = "kai.scheduler/segment-size"
+SEGMENT_REQUIRED_ANNOTATION: Final = "kai.scheduler/segment-topology-required-placement"
+SEGMENT_PREFERRED_ANNOTATION: Final = "kai.scheduler/segment-topology-preferred-placement"
+
+# --- what the scheduler writes -------------------------------------------------------------
+LAST_START_ANNOTATION: Final = "kai.scheduler/last-start-timestamp"
+"""On a PodGroup: when its gang last started (minimum runtime counts from it)."""
+STALE_ANNOTATION: Final = "kai.scheduler/stale-podgroup-timestamp"
+"""On a PodGroup: since when it has run below its gang size."""
+SCALE_UP_HINT_ANNOTATION: Final = "kai.scheduler/scale-up-hint"
+"""On a PodGroup: the nodes it needs that the cluster does not have."""
+
+# --- what the node-scale-adjuster writes on its stand-in pods ----------------------------
+UNSCHEDULABLE_POD_NAME_LABEL: Final = "kai.scheduler/unschedulable-pod-name"
+UNSCHEDULABLE_POD_NAMESPACE_LABEL: Final = "kai.scheduler/unschedulable-pod-namespace"
+
+# --- priorities --------------------------------------------------------------------------
+BUILTIN_PRIORITY_CLASSES: Final = MappingProxyType(
+    {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+)
+"""The PriorityClasses the chart installs; assumed present where a snapshot lists none."""
+
+# --- the KAI kinds, by group and kind ------------------------------------------------------
+KINDS: Final = MappingProxyType(
+    {
+        "PodGroup": ("scheduling.run.ai", "PodGroup"),
+        "Queue": ("scheduling.run.ai", "Queue"),
+        "BindRequest": ("scheduling.run.ai", "BindRequest"),
+        "Topology": ("kai.scheduler", "Topology"),
+    }
+)
+"""KAI's kinds as :data:`GroupKind`: a ``PodGroup`` of another group is not KAI's."""
