@@ -41,3 +41,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "e2e" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With ``PODMUSTER_NOOP_ACTIONS=1`` every scheduling action does nothing.
+
+    Used to show that the property suite is not safety-only: its liveness
+    properties must fail on a scheduler that never schedules.
+    """
+    if os.environ.get("PODMUSTER_NOOP_ACTIONS") != "1":
+        return
+    from scheduler.cycle import ACTIONS
+
+    def do_nothing(self: object, session: object) -> None:
+        return None
+
+    for action in ACTIONS.values():
+        action.execute = do_nothing  # type: ignore[method-assign]

@@ -41,7 +41,15 @@ from hypothesis import strategies as st
 from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
-from scheduler.testing import NOW, conflicting_decisions, job, node, queue, run_objects
+from scheduler.testing import (
+    NOW,
+    conflicting_decisions,
+    job,
+    node,
+    queue,
+    queue_path,
+    run_objects,
+)
 
 PRIORITIES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 DISRUPTIVE = ("consolidation", "reclaim", "preempt")
@@ -68,12 +76,7 @@ class World:
 
     def path(self, leaf: str) -> list[str]:
         """Top-level queue first, the leaf last."""
-        out: list[str] = []
-        current: str | None = leaf
-        while current is not None:
-            out.append(current)
-            current = self.parents[current]
-        return out[::-1]
+        return queue_path(self.parents, leaf)[::-1]
 
     def victim_side(self, reclaimer: str, victim: str) -> str:
         """The victim-side child of the lowest common ancestor of two leaves."""
