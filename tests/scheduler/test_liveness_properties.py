@@ -16,7 +16,12 @@ in doubt:
   pods (pipelined on the reclaimed GPUs);
 - (c) preempt: one queue, a full cluster of low-priority preemptible
   single-pod jobs, and a pending higher-priority gang no larger than them:
-  the gang gets its pods.
+  the gang gets its pods;
+- (d) consolidation: one queue, 1-GPU preemptible jobs scattered so that the
+  cluster's free GPUs add up to a pending preemptible pod's request (on a
+  node large enough), at the same priority (preempt may not help) and with
+  no other queue (reclaim may not either): the pod is placed after moves,
+  and every pod evicted for it lands elsewhere.
 
 ``tests/conftest.py`` can turn every action into a no-op
 (``PODMUSTER_NOOP_ACTIONS=1``); the last test runs this file so and expects
@@ -223,6 +228,7 @@ def test_allocate_places_a_gang_that_fits_in_free_room_within_its_queues(
 class DisruptionWorld:
     objects: list[Any]
     gang: Gang
+    free_gpus: int = 0  # idle GPUs in the whole cluster before the cycle
 
 
 @st.composite
@@ -297,10 +303,43 @@ def test_preempt_serves_a_higher_priority_gang_in_its_queue(world: DisruptionWor
     assert {e.action for e in result.evictions} <= {"preempt"}, result.evictions
 
 
+@st.composite
+def consolidation_worlds(draw: st.DrawFn) -> DisruptionWorld:
+    """Scattered 1-GPU jobs and one pending pod as large as the free GPUs together."""
+    objects: list[Any] = [queue("q", gpu_quota=draw(st.sampled_from([-1, 0, 2])))]
+    sizes = [draw(st.sampled_from([2, 4])) for _ in range(draw(st.integers(2, 3)))]
+    count = 0
+    for i, gpus in enumerate(sizes):
+        objects.append(node(f"n{i}", gpus=gpus, cpu="64", memory="256G"))
+        for _ in range(draw(st.integers(0, gpus))):
+            objects.extend(job(f"r{count}", "q", gpus=1, states=["Running"], nodes=[f"n{i}"]))
+            count += 1
+    free = sum(sizes) - count
+    wanted = max(1, min(free, max(sizes)))  # more than a full cluster's 0 free: nothing can help
+    gang = Gang("pending", "q", 1, (wanted, 1000, 1000), True)
+    objects.extend(job(gang.name, "q", gpus=wanted, priority_class="train"))
+    return DisruptionWorld(objects, gang, free)
+
+
+@PROPERTY
+@given(consolidation_worlds())
+def test_consolidation_places_a_pod_that_fits_after_moves(world: DisruptionWorld) -> None:
+    if world.free_gpus < world.gang.request[0]:
+        return  # a full cluster: no move frees anything
+    result = run_objects(world.objects, SchedulerConfig())
+    missing = sorted(world.gang.pods - _placed(result))
+    assert not missing, (world.gang, missing, [o for o in result.pod_groups])
+    pipelined = {b.pod for b in result.pipelined}
+    for eviction in result.evictions:
+        assert eviction.action == "consolidation", eviction
+        assert eviction.pod in pipelined, (eviction, "a moved pod must land elsewhere")
+
+
 LIVENESS = (
     "test_allocate_places_a_gang_that_fits_in_free_room_within_its_queues",
     "test_reclaim_serves_a_queue_below_its_share_from_an_over_share_queue",
     "test_preempt_serves_a_higher_priority_gang_in_its_queue",
+    "test_consolidation_places_a_pod_that_fits_after_moves",
 )
 
 
