@@ -396,6 +396,17 @@ class Scenario:
         return self.name
 
 
+def queue_path(parents: Mapping[str, str | None], leaf: str) -> list[str]:
+    """``leaf`` and its ancestors up to the top-level queue, leaf first (``parents``: name ->
+    parent name or None), for checks that walk a queue tree as the quota rules do."""
+    out: list[str] = []
+    current: str | None = leaf
+    while current is not None:
+        out.append(current)
+        current = parents[current]
+    return out
+
+
 def _key(name: str) -> str:
     return name if "/" in name else f"{NAMESPACE}/{name}"
 
@@ -540,6 +551,7 @@ __all__ = [
     "pod",
     "pod_group",
     "queue",
+    "queue_path",
     "run_objects",
     "run_scenario",
     "sourced",

@@ -4,7 +4,8 @@ Why: allocate is the first and most frequent action. For each job popped in
 fairness order it checks the queue path's capacity, places the job's tasks to
 allocate inside a Statement (within a topology domain when the PodGroup asks
 for one), and keeps them only if all fit (gang);
-a gang that would start on capacity still being released is pipelined whole.
+a gang that would start on capacity still being released is pipelined whole
+(the Statement's commit converts it).
 """
 
 from __future__ import annotations
@@ -70,7 +71,5 @@ class AllocateAction:
             statement.discard()
             session.add_reason(job, problem)
             return False
-        if gang.needs_pipelining(job):
-            statement.convert_to_pipelined()
-        statement.commit()
+        statement.commit()  # pipelines the whole gang if part of it must wait
         return True

@@ -16,7 +16,7 @@ import numpy as np
 from scheduler.api.gpu_sharing import ShareUndo
 from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
 from scheduler.api.resources import Vector
-from scheduler.framework import gpu_placement
+from scheduler.framework import gang, gpu_placement
 
 if TYPE_CHECKING:
     from scheduler.framework.session import Session
@@ -143,9 +143,24 @@ class Statement:
     def discard(self) -> None:
         self.rollback(0)
 
-    def convert_to_pipelined(self) -> None:
-        """Turn every allocation here into a pipelined reservation (no partial bind)."""
-        allocations = [op for op in self._ops if op.kind == "allocate"]
+    def _pipeline_gangs_below_minimum(self) -> None:
+        """Turn every allocation of a job that would start partly pipelined into a pipelined one.
+
+        A job whose pod set holds a pipelined pod with fewer other active
+        pods than its minimum (``gang.needs_pipelining``) binds nothing: all
+        its allocations in this statement become pipelined reservations on
+        the same nodes. Pods beyond a satisfied minimum (elastic extras) may
+        wait alone, as in KAI. Run at every commit, so no action can bind
+        part of a gang.
+        """
+        jobs = self._session.snapshot.jobs
+        allocated_jobs = {op.pod.job for op in self._ops if op.kind == "allocate"}
+        for key in sorted(k for k in allocated_jobs if k is not None):
+            if gang.needs_pipelining(jobs[key]):
+                self._convert_to_pipelined(key)
+
+    def _convert_to_pipelined(self, job_key: str) -> None:
+        allocations = [op for op in self._ops if op.kind == "allocate" and op.pod.job == job_key]
         targets = [(op.pod, op.pod.node) for op in allocations]
         for op in reversed(allocations):
             self._undo(op)
@@ -174,8 +189,10 @@ class Statement:
         """Hand the surviving operations to the session as decisions.
 
         A victim evicted and re-placed on the node it runs on (a simulation found
-        it can stay) is neither evicted nor pipelined: it keeps running.
+        it can stay) is neither evicted nor pipelined: it keeps running. A gang
+        that would start partly pipelined is pipelined whole first.
         """
+        self._pipeline_gangs_below_minimum()
         kept = self.kept_victims()
         restore = {
             id(op.pod): op.prev_status

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from scheduler.api.pods import ACTIVE_USED, PodStatus
 from scheduler.cache.snapshotting import build_snapshot
+from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
@@ -239,7 +240,7 @@ def _run(world: World) -> CycleResult:
     return run_objects(world.objects, ALLOCATE_ONLY)
 
 
-FAST = settings(max_examples=60, deadline=None)
+FAST = settings(deadline=None)
 
 
 # Worlds where much capacity is being released, so pipelining happens often.
@@ -416,3 +417,29 @@ def test_statement_rollback_restores_state(
     assert same(capture(), checkpoint_state)
     statement.discard()
     assert same(capture(), initial)
+
+
+ALL_ACTIONS = SchedulerConfig()
+
+
+@FAST
+@given(st.one_of(RELEASING_WORLDS, worlds(releasing=30)))
+def test_a_gang_pipelined_in_part_binds_nothing(world: World) -> None:
+    result = run_objects(world.objects, ALL_ACTIONS)
+    binds = {b.pod for b in result.binds}
+    pipelined = {b.pod for b in result.pipelined}
+    evicted = {e.pod for e in result.evictions}
+    for job_model in world.jobs.values():
+        pods = [p for p in world.pods if p.job == job_model.name]
+        bound = sorted(p.key for p in pods if p.key in binds)
+        if not bound:
+            continue
+        for pod_set, minimum in job_model.mins.items():
+            members = [p for p in pods if p.pod_set == pod_set]
+            settled = sum(
+                1
+                for p in members
+                if (p.state in SETTLED and p.key not in evicted) or p.key in binds
+            )
+            waiting = sorted(p.key for p in members if p.key in pipelined)
+            assert settled >= minimum, (job_model.name, pod_set, bound, waiting, minimum)

@@ -41,7 +41,15 @@ from hypothesis import strategies as st
 from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
-from scheduler.testing import NOW, conflicting_decisions, job, node, queue, run_objects
+from scheduler.testing import (
+    NOW,
+    conflicting_decisions,
+    job,
+    node,
+    queue,
+    queue_path,
+    run_objects,
+)
 
 PRIORITIES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 DISRUPTIVE = ("consolidation", "reclaim", "preempt")
@@ -55,6 +63,8 @@ class JobModel:
     preemptible: bool
     gpus: dict[str, int]  # pod key -> GPUs
     running: bool
+    minimum: int = 1
+    settled: frozenset[str] = frozenset()  # pod keys Running before the cycle (not Releasing)
 
 
 @dataclass
@@ -66,12 +76,7 @@ class World:
 
     def path(self, leaf: str) -> list[str]:
         """Top-level queue first, the leaf last."""
-        out: list[str] = []
-        current: str | None = leaf
-        while current is not None:
-            out.append(current)
-            current = self.parents[current]
-        return out[::-1]
+        return queue_path(self.parents, leaf)[::-1]
 
     def victim_side(self, reclaimer: str, victim: str) -> str:
         """The victim-side child of the lowest common ancestor of two leaves."""
@@ -86,9 +91,12 @@ class World:
 
 
 @st.composite
-def worlds(draw: st.DrawFn, *, sparse: bool = False, queued: bool = False) -> World:
+def worlds(
+    draw: st.DrawFn, *, sparse: bool = False, queued: bool = False, releasing: bool = False
+) -> World:
     """A random world; ``sparse`` ones have free but scattered GPUs (consolidation's case),
-    ``queued`` ones many small pending jobs (several reclaimers from one queue per cycle)."""
+    ``queued`` ones many small pending jobs (several reclaimers from one queue per cycle),
+    ``releasing`` ones some running pods already terminating (pipelining's case)."""
     objects: list[Any] = []
     free: dict[str, int] = {}
     for i in range(draw(st.integers(2 if sparse else 1, 3))):
@@ -158,12 +166,15 @@ def worlds(draw: st.DrawFn, *, sparse: bool = False, queued: bool = False) -> Wo
                 return
             size = len(nodes)
         min_member = draw(st.integers(1, size))
+        states = ["Running"] * size
+        if is_running and releasing:
+            states = [draw(st.sampled_from(["Running", "Running", "Releasing"])) for _ in nodes]
         objs = job(
             name,
             leaf,
             size,
             gpus=per_pod,
-            states=["Running"] * size if is_running else None,
+            states=states if is_running else None,
             nodes=nodes if is_running else None,
             min_member=min_member,
             priority_class=priority_class,
@@ -183,6 +194,10 @@ def worlds(draw: st.DrawFn, *, sparse: bool = False, queued: bool = False) -> Wo
             PRIORITIES[priority_class] < 100,
             {f"default/{name}-{i}": per_pod for i in range(size)},
             is_running,
+            min_member,
+            frozenset(
+                f"default/{name}-{i}" for i in range(size) if is_running and states[i] == "Running"
+            ),
         )
 
     for j in range(draw(st.integers(2, 4) if sparse else st.integers(2, 10))):
@@ -204,7 +219,7 @@ CONFIGS = st.builds(
     ACTION_SETS,
     st.sampled_from([-1, 16]),
 )
-FAST = settings(max_examples=100, deadline=None)
+FAST = settings(deadline=None)
 WORLDS = st.one_of(worlds(), worlds(sparse=True))
 
 
@@ -287,8 +302,34 @@ def test_reclaim_keeps_victim_queues_at_deserved(world: World, cap: int) -> None
         assert held + largest > world.quota[side], (side, held, largest, world.quota[side])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.one_of(WORLDS, worlds(queued=True)), st.sampled_from([-1, 16]))
 def test_every_pod_gets_one_final_decision(world: World, cap: int) -> None:
     result = run_objects(world.objects, SchedulerConfig(max_consolidation_preemptees=cap))
     assert conflicting_decisions(world.objects, result) == []
+
+
+@settings(deadline=None)
+@given(
+    st.one_of(worlds(releasing=True), worlds(sparse=True, releasing=True)),
+    st.sampled_from([-1, 16]),
+)
+def test_a_gang_pipelined_in_part_binds_nothing(world: World, cap: int) -> None:
+    """A job binds only if it ends the cycle with at least its minimum settled (kai §5.2).
+
+    Settled: running before the cycle and not evicted, or bound now. So a gang
+    with any pod pipelined below its minimum binds nothing: KAI converts all
+    of a job's allocations to pipelined then, and no later action of the cycle
+    may undo part of that.
+    """
+    result = run_objects(world.objects, SchedulerConfig(max_consolidation_preemptees=cap))
+    binds = {b.pod for b in result.binds}
+    pipelined = {b.pod for b in result.pipelined}
+    evicted = {e.pod for e in result.evictions}
+    for model in world.jobs.values():
+        bound = sorted(binds & set(model.gpus))
+        if not bound:
+            continue
+        settled = len(model.settled - evicted) + len(bound)
+        waiting = sorted(pipelined & set(model.gpus))
+        assert settled >= model.minimum, (model.name, bound, waiting, model.minimum)

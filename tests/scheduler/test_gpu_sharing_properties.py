@@ -153,7 +153,7 @@ def _check_devices(snapshot: ClusterSnapshot) -> None:
     assert (whole + groups_held <= nodes.allocatable[GPU]).all()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(), st.sampled_from(["binpack", "spread"]))
 def test_no_device_over_shared_after_a_cycle(objects: list[Any], strategy: str) -> None:
     snapshot = _snapshot(objects)
@@ -187,7 +187,7 @@ def _same(a: Any, b: Any) -> None:
     assert a[3:] == b[3:]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(), st.data())
 def test_rollback_restores_everything(objects: list[Any], data: Any) -> None:
     session = open_session(_snapshot(objects), SchedulerConfig())
@@ -210,7 +210,7 @@ def test_rollback_restores_everything(objects: list[Any], data: Any) -> None:
     _same(before, _state(session))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_same_world_same_devices(objects: list[Any]) -> None:
     """(e) the same input gives the same decisions, group ids and portions included,

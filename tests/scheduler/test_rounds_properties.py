@@ -132,7 +132,7 @@ def _overcommitted(objects: Sequence[SourcedObject], gpus: dict[str, int]) -> li
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(worlds())
 def test_ten_rounds_converge_without_oscillation_or_overcommit(world: World) -> None:
     played = list(play(sourced(world.objects), world.config, now=NOW.timestamp(), rounds=ROUNDS))

@@ -102,7 +102,7 @@ def with_new_nodes(case: dict[str, Any], hint: Any, count: int, rack: str = "") 
     return gang_outcome(run_objects(objects(case, extra)))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(deadline=None)
 @given(clusters())
 def test_hint_is_sufficient_and_minimal(case: dict[str, Any]) -> None:
     outcome = gang_outcome(run_objects(objects(case, [])))

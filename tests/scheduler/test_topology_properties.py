@@ -210,7 +210,7 @@ CONFIGS = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(world=worlds(), config=CONFIGS)
 def test_constraints_hold_and_no_node_is_overcommitted(
     world: World, config: SchedulerConfig
@@ -246,7 +246,7 @@ def test_constraints_hold_and_no_node_is_overcommitted(
         assert after.get(node_name, 0) <= capacity, (node_name, after)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(world=worlds(), config=CONFIGS)
 def test_incremental_placement_equals_full_with_topology(
     world: World, config: SchedulerConfig

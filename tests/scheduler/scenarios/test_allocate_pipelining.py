@@ -7,7 +7,27 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, queue
+from scheduler.cache.snapshotting import build_snapshot
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import open_session
+from scheduler.testing import ALLOCATE_ONLY, NOW, Scenario, check, job, node, pod, queue, sourced
+
+ALL_ACTIONS = SchedulerConfig()
+
+# Two GPUs idle on n1, one releasing on n0: a 3-pod gang fits only with n0's releasing GPU.
+TWO_IDLE_ONE_RELEASING = [
+    queue("q"),
+    node("n0", gpus=1),
+    node("n1", gpus=2),
+    job("leaving", "q", gpus=1, states=["Releasing"], nodes=["n0"]),
+]
+# One GPU idle on n1, one releasing on n0.
+ONE_IDLE_ONE_RELEASING = [
+    queue("q"),
+    node("n0", gpus=1),
+    node("n1", gpus=1),
+    job("leaving", "q", gpus=1, states=["Releasing"], nodes=["n0"]),
+]
 
 SCENARIOS = [
     # n0's only GPU is held by a Releasing pod: the new pod fits only on releasing, so it
@@ -117,9 +137,61 @@ SCENARIOS = [
         pipelined={"j1-0": "n0"},
         pending=["j2"],
     ),
+    # The shapes random states with Releasing pods produce, as gangs (minimum = size) and
+    # with all five actions: 3 pods on 2 idle + 1 releasing GPU, 2 pods on 1 + 1. Each gang
+    # is pipelined whole, never 2 bound + 1 pipelined or 1 + 1.
+    Scenario(
+        "gang-of-3-two-idle-one-releasing-pipelined-whole",
+        [*TWO_IDLE_ONE_RELEASING, job("g", "q", 3, gpus=1)],
+        pipelined={"g-0": "n1", "g-1": "n1", "g-2": "n0"},
+        config=ALL_ACTIONS,
+    ),
+    Scenario(
+        "gang-of-2-one-idle-one-releasing-pipelined-whole",
+        [*ONE_IDLE_ONE_RELEASING, job("g", "q", 2, gpus=1)],
+        pipelined={"g-0": "n1", "g-1": "n0"},
+        config=ALL_ACTIONS,
+    ),
+    # The same shapes as elastic jobs: the minimum (2 of 3, 1 of 2) binds on idle GPUs, and
+    # the extra pod, placed by a later pop once the minimum is settled, waits alone on the
+    # releasing GPU (KAI pipelines a job whole only while a pod set is below its minimum).
+    Scenario(
+        "elastic-3-min-2-core-bound-extra-pipelined",
+        [*TWO_IDLE_ONE_RELEASING, job("e", "q", 3, gpus=1, min_member=2)],
+        binds={"e-0": "n1", "e-1": "n1"},
+        pipelined={"e-2": "n0"},
+        config=ALL_ACTIONS,
+    ),
+    Scenario(
+        "elastic-2-min-1-core-bound-extra-pipelined",
+        [*ONE_IDLE_ONE_RELEASING, job("e", "q", 2, gpus=1, min_member=1)],
+        binds={"e-0": "n1"},
+        pipelined={"e-1": "n0"},
+        config=ALL_ACTIONS,
+    ),
 ]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=str)
 def test_allocate_pipelining(scenario: Scenario) -> None:
     check(scenario)
+
+
+def test_commit_pipelines_a_gang_that_would_start_partly_pipelined() -> None:
+    """Whoever fills the statement, its commit binds no part of a gang below its minimum."""
+    objects = [*TWO_IDLE_ONE_RELEASING, job("g", "q", 3, gpus=1)]
+    snapshot = build_snapshot(sourced(objects), now=NOW.timestamp()).snapshot
+    session = open_session(snapshot, ALLOCATE_ONLY)
+    pods = {pod.key: pod for pod in snapshot.pods}
+    n0, n1 = snapshot.nodes.names.index("n0"), snapshot.nodes.names.index("n1")
+    statement = session.statement()
+    statement.allocate(pods["default/g-0"], n1)
+    statement.allocate(pods["default/g-1"], n1)
+    statement.pipeline(pods["default/g-2"], n0)
+    statement.commit()
+    assert session.decisions.binds == []
+    assert sorted((p.key, n) for p, n in session.decisions.pipelined) == [
+        ("default/g-0", n1),
+        ("default/g-1", n1),
+        ("default/g-2", n0),
+    ]
