@@ -5,6 +5,7 @@ changes of a few kinds. Each needs the same loop: list, watch from the list's
 ``resourceVersion``, resume after the server ends a stream, list again when
 the version is too old (410 Gone), back off on transient errors, and tell the
 owner which objects changed. :class:`Store` keeps the latest object per key.
+Until its first list is in, a watch makes ``/readyz`` fail (:data:`READINESS`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from kubeapi import ApiError, GoneError, KubeWatcher, Object
+from scheduler.metrics_http import READINESS, Readiness
 
 __all__ = ["Store", "key_of", "run_together", "watch_kind"]
 
@@ -68,8 +70,26 @@ async def watch_kind(
     *,
     synced: asyncio.Event | None = None,
     retry_seconds: float = 1.0,
+    readiness: Readiness = READINESS,
 ) -> None:
     """Keep ``store`` current and call ``on_change``; runs until cancelled."""
+    listed = synced if synced is not None else asyncio.Event()
+    token = readiness.add(f"{kind} informer", lambda: None if listed.is_set() else "not listed")
+    try:
+        await _watch(api, api_version, kind, store, on_change, listed, retry_seconds)
+    finally:
+        readiness.remove(token)
+
+
+async def _watch(
+    api: KubeWatcher,
+    api_version: str,
+    kind: str,
+    store: Store,
+    on_change: OnChange,
+    synced: asyncio.Event,
+    retry_seconds: float,
+) -> None:
     version = ""
     while True:
         try:
@@ -82,8 +102,7 @@ async def watch_kind(
                     if old is not new:
                         on_change(old, new)
                 version = listing.resource_version
-                if synced is not None:
-                    synced.set()
+                synced.set()
             async for event in api.watch(api_version, kind, version):
                 if event.resource_version:
                     version = event.resource_version

@@ -49,9 +49,5 @@ def test_run_scheduler_flags() -> None:
     args = build_parser().parse_args(
         ["run", "scheduler", "--leader-elect", "--schedule-period", "0.5", "--log-format", "json"]
     )
-    assert (args.leader_elect, args.schedule_period, args.scheduler_name) == (
-        True,
-        0.5,
-        "kai-scheduler",
-    )
+    assert (args.leader_elect, args.schedule_period, args.scheduler_name) == (True, 0.5, None)
     assert args.handler.__module__ == "scheduler.live.flags"
