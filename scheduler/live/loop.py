@@ -212,16 +212,18 @@ def log_tasks() -> None:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message and any ``extra`` fields."""
+    """One JSON object per line: ``ts``, ``level``, ``logger``, ``msg`` (the names KAI's
+    JSON logs use) and any ``extra`` fields; docs/metrics.md lists them."""
 
     _standard = set(vars(logging.makeLogRecord({})))
 
     def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "ts": f"{stamp}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "msg": record.getMessage(),
         }
         entry.update({k: v for k, v in vars(record).items() if k not in self._standard})
         if record.exc_info:

@@ -201,7 +201,7 @@ def test_a_replica_paused_past_its_lease_writes_nothing_after_it_resumes(
             assert leads(second)
     lines = first.log_path.read_text().splitlines()[paused_at:]
     resumed = [json.loads(line) for line in lines if line.startswith("{")]
-    messages = [entry["message"] for entry in resumed]
+    messages = [entry["msg"] for entry in resumed]
     assert "bind request created" not in messages
-    assert all(e.get("bind_requests", 0) == 0 for e in resumed if e["message"] == "cycle")
+    assert all(e.get("bind_requests", 0) == 0 for e in resumed if e["msg"] == "cycle")
     assert {"lost the lease", "cycle not committed: the lease may have been lost"} & set(messages)
