@@ -226,3 +226,46 @@ def test_a_components_watch_is_not_ready_until_listed() -> None:
             await watching
 
     asyncio.run(main())
+
+
+def test_a_leader_elected_component_writes_through_the_fence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``controllers.runtime.serve`` (binder, controllers, scale adjuster) hands its body
+    a fenced client while it holds the lease, and ``/readyz`` then carries the lease."""
+    import argparse
+
+    import kubeapi
+    import kubeapi.http
+    from scheduler.controllers import runtime
+    from scheduler.metrics_http import READINESS
+
+    fake = FakeKube()
+    monkeypatch.setattr(kubeapi, "load_credentials", lambda *args: object())
+    monkeypatch.setattr(kubeapi.http, "KubeHttp", lambda *args, **kwargs: _Closing(fake))
+    seen: list[Any] = []
+
+    async def body(api: Any) -> None:
+        seen.append((type(api), READINESS.failing()))
+        await api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+
+    args = argparse.Namespace(kubeconfig="", context="", kube_api_qps=None, kube_api_burst=None,
+                              leader_elect=True, leader_elect_namespace="ns", metrics_port=-1)  # fmt: skip
+    monkeypatch.setattr(runtime.ratelimit, "from_arguments", lambda args: None)
+    assert asyncio.run(runtime.serve("binder", body, args)) == 1  # the body ended
+    assert seen == [(FencedWrites, [])]
+    assert fake.stored("v1", "ConfigMap", "", "x") is not None
+    assert fake.stored(LEASE_API, "Lease", "ns", "podmuster-binder") is not None
+
+
+class _Closing:
+    """A FakeKube with the ``close()`` a real client has."""
+
+    def __init__(self, fake: FakeKube) -> None:
+        self.fake = fake
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fake, name)
+
+    async def close(self) -> None:
+        pass
