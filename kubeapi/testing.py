@@ -1,4 +1,5 @@
-"""An in-memory :class:`~kubeapi.protocol.KubeController` for tests: :class:`FakeKube`.
+"""An in-memory :class:`~kubeapi.protocol.KubeController` for tests: :class:`FakeKube`
+(and :class:`FakeClock`, for the clocks the rate limiter and leader election take).
 
 Why this module exists: components built on :mod:`kubeapi` (the scheduler's informers,
 its commit step, leader election, the binder) need an API server in unit tests that
@@ -21,6 +22,16 @@ from kubeapi.protocol import Listing, PageHandler, WatchEvent
 
 Key = tuple[str, str, str, str]
 """(apiVersion, kind, namespace, name)."""
+
+
+class FakeClock:
+    """A clock that stands still until a test moves ``now``."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def key_of(ref: ObjectRef) -> Key:

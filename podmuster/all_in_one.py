@@ -4,7 +4,8 @@
 Why this module exists: one event loop runs the four components side by side, each
 with its own client (so one component's burst of writes does not queue behind
 another's), one ``/metrics`` endpoint and, with ``--leader-elect``, one Lease
-(``podmuster-all``) guarding all of them. Shutdown is graceful: SIGTERM sets one
+(``podmuster-all``) guarding all of them: every component's writes are fenced by it
+(:mod:`scheduler.live.fencing`). Shutdown is graceful: SIGTERM sets one
 stop event; the scheduler finishes its cycle, kopf stops its watches, the binder and
 the controllers are cancelled, the Lease is released and the clients closed. If any
 component ends on its own (a bug, a lost Lease), the others are stopped and the
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from kubeapi import ratelimit
+from kubeapi import KubeController, ratelimit
 from kubeapi.http import KubeHttp
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
@@ -29,6 +30,7 @@ from scheduler.binder.reconciler import Binder
 from scheduler.config import ConfigError
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.live import loop
+from scheduler.live.fencing import FencedWrites
 from scheduler.live.leader import LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics import METRICS
@@ -57,6 +59,8 @@ def main(args: argparse.Namespace) -> int:
         if args.debounce < 0:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
+        # The podgrouper groups the pods the scheduler schedules: the file's name, if any.
+        args = argparse.Namespace(**{**vars(args), "scheduler_name": config.scheduler_name})
         scaling = settings_from(args) if args.cluster_autoscaling else None
         try:
             reservation_settings(args)  # validated now; used by _run_components
@@ -97,6 +101,7 @@ async def serve(
     }
     server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
     elector: LeaderElector | None = None
+    check: int | None = None
     code = 0
     try:
         if args.leader_elect:
@@ -104,12 +109,15 @@ async def serve(
             elector = LeaderElector(
                 clients["controllers"], namespace, loop.identity(), name="podmuster-all"
             )
+            check = metrics_http.READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
                 return 0
         code = await _run_components(args, options, prepared, clients, stop, elector, scaling)
     finally:
         if elector is not None:
             await elector.release()
+        if check is not None:
+            metrics_http.READINESS.remove(check)
         await server.stop()
         for client in clients.values():
             await client.close()
@@ -127,18 +135,21 @@ async def _run_components(
     scaling: Settings | None,
 ) -> int:
     kopf_ready = asyncio.Event()
+    writers: dict[str, KubeController] = dict(clients)
+    if elector is not None:
+        writers = {name: FencedWrites(client, elector.leading) for name, client in clients.items()}
     work: dict[str, Coroutine[Any, Any, Any]] = {
-        "scheduler": loop.run(clients["scheduler"], options, stop),
+        "scheduler": loop.run(writers["scheduler"], options, stop),
         "binder": Binder(
-            clients["binder"],
+            writers["binder"],
             workers=args.binder_workers,
             reservations=reservation_settings(args),
         ).run(),
-        "controllers": StatusControllers(clients["controllers"], debounce=args.debounce).run(),
+        "controllers": StatusControllers(writers["controllers"], debounce=args.debounce).run(),
         "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
     }
     if scaling is not None:
-        adjuster = ScaleAdjuster(clients["node-scale-adjuster"], scaling)
+        adjuster = ScaleAdjuster(writers["node-scale-adjuster"], scaling)
         work["node-scale-adjuster"] = adjuster.run()
     if elector is not None:
         work["lease"] = elector.hold(stop)

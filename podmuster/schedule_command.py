@@ -199,15 +199,6 @@ def render_rounds(rounds: list[Round], final: ClusterSnapshot, explain: bool) ->
     return {"rounds": documents, "pods": pods}
 
 
-def _warn_skipped(result: CycleResult, args: argparse.Namespace) -> None:
-    if result.skipped_actions and args.actions:
-        skipped = ", ".join(result.skipped_actions)
-        print(
-            f"podmuster: warning: not available in this version, skipped: {skipped}",
-            file=sys.stderr,
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     config_path = args.config or "--config"
     try:
@@ -223,7 +214,6 @@ def run(args: argparse.Namespace) -> int:
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
-    _warn_skipped(first.result, args)
     if rounds is None:
         output.write(render(first.result, args.explain), args.output)
         return 0

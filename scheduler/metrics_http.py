@@ -1,26 +1,70 @@
-"""A tiny HTTP server for ``/metrics`` (Prometheus text format) and ``/healthz``.
+"""A tiny HTTP server for ``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz``.
 
 Why this module exists: every live component (scheduler, binder, controllers)
 must be scrapeable, and one GET handler does not justify a web framework. It
 runs on asyncio streams inside the component's event loop and stops with it.
+
+``/healthz`` is liveness: 200 while the process serves at all.  ``/readyz`` is
+readiness: 200 while no check of :data:`READINESS` fails, else 503 with one line per
+failing check.  Informers register "not listed yet" until their first list is in, and
+a leader-elected component registers a check that fails once it lost its lease; a
+standby waiting for the lease is ready (as kube-scheduler's standbys are), so a rolling
+update is not held up by replicas that are, by design, not leading.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["CONTENT_TYPE", "MetricsServer", "respond", "start_for"]
+__all__ = ["CONTENT_TYPE", "READINESS", "MetricsServer", "Readiness", "respond", "start_for"]
 
 log = logging.getLogger("podmuster.metrics")
 
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def respond(request_line: str, render: Callable[[], str]) -> tuple[int, str, bytes]:
+Check = Callable[[], str | None]
+"""A readiness check: None while fine, else why the component is not ready."""
+
+
+class Readiness:
+    """The checks ``/readyz`` runs; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._checks: dict[int, tuple[str, Check]] = {}
+        self._ids = itertools.count()
+
+    def add(self, name: str, check: Check) -> int:
+        """Register ``check``; returns the token :meth:`remove` takes."""
+        token = next(self._ids)
+        self._checks[token] = (name, check)
+        return token
+
+    def waiting(self, name: str, reason: str) -> int:
+        """A check that fails with ``reason`` until :meth:`remove` (e.g. a first list)."""
+        return self.add(name, lambda: reason)
+
+    def remove(self, token: int) -> None:
+        self._checks.pop(token, None)
+
+    def failing(self) -> list[str]:
+        """``name: reason`` of every failing check, sorted."""
+        found = ((name, check()) for name, check in list(self._checks.values()))
+        return sorted(f"{name}: {reason}" for name, reason in found if reason is not None)
+
+
+READINESS: Final = Readiness()
+"""The process's checks (one process, one ``/readyz``; ``podmuster run all`` shares it)."""
+
+
+def respond(
+    request_line: str, render: Callable[[], str], readiness: Readiness = READINESS
+) -> tuple[int, str, bytes]:
     """Status, content type and body for one request line (``GET /metrics HTTP/1.1``)."""
     parts = request_line.split()
     if len(parts) < 2 or parts[0] not in ("GET", "HEAD"):
@@ -29,12 +73,22 @@ def respond(request_line: str, render: Callable[[], str]) -> tuple[int, str, byt
     if path == "/metrics":
         body = render().encode()
         return 200, CONTENT_TYPE, b"" if parts[0] == "HEAD" else body
-    if path in ("/healthz", "/readyz"):
+    if path == "/healthz":
+        return 200, "text/plain", b"ok\n"
+    if path == "/readyz":
+        failing = readiness.failing()
+        if failing:
+            return 503, "text/plain", "".join(f"{line}\n" for line in failing).encode()
         return 200, "text/plain", b"ok\n"
     return 404, "text/plain", b"not found\n"
 
 
-_REASONS: Final = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}
+_REASONS: Final = {
+    200: "OK",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    503: "Service Unavailable",
+}
 
 
 class MetricsServer:

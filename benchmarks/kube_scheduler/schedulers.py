@@ -122,7 +122,7 @@ def _limit_flags(limits: Limits) -> list[str]:
 
 
 def _started(proc: ManagedProcess, message: str) -> Callable[[], bool]:
-    return lambda: f'"message": "{message}"' in proc.tail(200)
+    return lambda: f'"msg": "{message}"' in proc.tail(200)
 
 
 def start_podmuster(cluster: Cluster, limits: Limits, *, direct: bool = True) -> ManagedProcess:

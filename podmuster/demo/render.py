@@ -115,15 +115,7 @@ def text(run: DemoRun, color: bool = False) -> str:
         ),
         f"{len(where.nodes)} nodes x {where.gpus_per_node} GPUs = {where.gpus} GPUs; "
         "2 departments with 2 teams each; bin-packing placement.",
-    ]
-    skipped = run.steps[0].skipped_actions if run.steps else []
-    if skipped:
-        lines.append(f"Actions: allocate (not in this version yet: {', '.join(skipped)}).")
-    else:
-        lines.append(
-            "Actions each cycle: allocate, consolidation, reclaim, preempt, stalegangeviction."
-        )
-    lines += [
+        "Actions each cycle: allocate, consolidation, reclaim, preempt, stalegangeviction.",
         "",
         paint("title", "Timeline") + "  (workload -> the PodGroups the podgrouper made of it)",
     ]
@@ -352,7 +344,6 @@ def _run_summary(run: DemoRun) -> dict[str, Any]:
         "cluster": {
             "nodes": list(run.cluster.nodes),
             "gpusPerNode": run.cluster.gpus_per_node,
-            "skippedActions": run.steps[0].skipped_actions if run.steps else [],
         },
         "timeline": [
             {

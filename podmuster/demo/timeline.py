@@ -130,7 +130,6 @@ class Step:
     gpus_in_use: dict[str, int] = field(default_factory=dict)
     gpus_before: dict[str, int] = field(default_factory=dict)  # before the first cycle
     queues: list[QueueRow] = field(default_factory=list)
-    skipped_actions: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -287,8 +286,6 @@ class Simulation:
             now = start + (cycle - 1) * ROUND_SECONDS
             objects = _sourced(self.objects())
             result = run_cycle(_snapshot(objects, now), self.config, explain=True)
-            if cycle == 1:
-                step.skipped_actions = list(result.skipped_actions)
             if not made_decisions(result):
                 break
             step.cycles = cycle

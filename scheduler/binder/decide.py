@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED
+from kubeapi.backoff import exponential
 
 __all__ = [
     "DEFAULT_BACKOFF_LIMIT",
@@ -82,7 +83,7 @@ def failed_attempts(request: Mapping[str, Any]) -> int:
 
 def retry_delay(failed: int) -> float:
     """Seconds to wait after the ``failed``-th failure: 1, 2, 4, ... capped."""
-    return min(float(2 ** max(failed - 1, 0)), MAX_DELAY)
+    return exponential(failed - 1, 1.0, MAX_DELAY)
 
 
 def _owner_uid(request: Mapping[str, Any]) -> str:

@@ -3,9 +3,11 @@
 Why this module exists: the binder and the status controllers start and stop
 the same way. Structured logs (``--log-format json``: one JSON object a line,
 with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
-replica acts (the live scheduler's ``LeaderElector`` and log set-up, reused),
-and a graceful shutdown: SIGTERM (or SIGINT) cancels the work, releases the
-Lease so a standby takes over at once, and closes the client.
+replica acts (the live scheduler's ``LeaderElector`` and log set-up, reused;
+the body's writes are fenced by it, :mod:`scheduler.live.fencing`), a ``/readyz``
+that fails once the lease is lost, and a graceful shutdown: SIGTERM (or SIGINT)
+cancels the work, releases the Lease so a standby takes over at once, and closes
+the client.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Any
 
 import kubeapi
 from kubeapi import ratelimit
+from scheduler.live.fencing import FencedWrites
 from scheduler.live.leader import LeaderElector
 from scheduler.live.loop import configure_logging, identity, install_signal_handlers
 from scheduler.metrics import METRICS
-from scheduler.metrics_http import start_for
+from scheduler.metrics_http import READINESS, start_for
 
 __all__ = ["run", "serve"]
 
@@ -41,16 +44,20 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     rate_limit = ratelimit.from_arguments(args)
     api = KubeHttp(creds, component=f"podmuster-{component}", rate_limit=rate_limit)
     elector: LeaderElector | None = None
+    check: int | None = None
     code = 0
     server = await start_for(METRICS.registry.render, args.metrics_port)
     try:
+        writer: kubeapi.KubeController = api
         if args.leader_elect:
             namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
             elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")
+            check = READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
                 return 0
+            writer = FencedWrites(api, elector.leading)
         log.info("started", extra={"component": component})
-        tasks: set[asyncio.Task[Any]] = {asyncio.create_task(body(api))}
+        tasks: set[asyncio.Task[Any]] = {asyncio.create_task(body(writer))}
         tasks.add(asyncio.create_task(stop.wait()))
         if elector is not None:
             tasks.add(asyncio.create_task(elector.hold(stop)))
@@ -66,6 +73,8 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     finally:
         if elector is not None:
             await elector.release()
+        if check is not None:
+            READINESS.remove(check)
         await server.stop()
         await api.close()
         log.info("stopped", extra={"component": component})

@@ -1,24 +1,25 @@
-"""List-then-watch one kind into an in-memory store, forever.
+"""One kind kept in an in-memory store, with a callback per changed object.
 
-Why this module exists: the binder and the status controllers react to
-changes of a few kinds. Each needs the same loop: list, watch from the list's
-``resourceVersion``, resume after the server ends a stream, list again when
-the version is too old (410 Gone), back off on transient errors, and tell the
-owner which objects changed. :class:`Store` keeps the latest object per key.
+Why this module exists: the binder, the status controllers and the node-scale-adjuster
+react to changes of a few kinds. The list-then-watch loop is
+:func:`kubeapi.informer.list_and_watch` (the scheduler's informers use it too); this is
+what these components do with it: :class:`Store` keeps the latest object per key, and
+the owner hears which objects changed (after a relist, every key that differs).
+Until its first list is in, a watch makes ``/readyz`` fail (:data:`READINESS`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
-from kubeapi import ApiError, GoneError, KubeWatcher, Object
+from kubeapi import KubeWatcher, Listing, Object
+from kubeapi.backoff import Backoff
+from kubeapi.informer import list_and_watch
+from scheduler.metrics_http import READINESS, Readiness
 
 __all__ = ["Store", "key_of", "run_together", "watch_kind"]
-
-log = logging.getLogger("podmuster.watch")
 
 Key = tuple[str, str]
 """(namespace, name); namespace is empty for cluster-scoped kinds."""
@@ -67,35 +68,40 @@ async def watch_kind(
     on_change: OnChange,
     *,
     synced: asyncio.Event | None = None,
-    retry_seconds: float = 1.0,
+    backoff: Backoff | None = None,
+    readiness: Readiness = READINESS,
 ) -> None:
     """Keep ``store`` current and call ``on_change``; runs until cancelled."""
-    version = ""
-    while True:
-        try:
-            if not version:
-                listing = await api.list_all(api_version, kind)
-                before = dict(store.objects)
-                store.replace(listing.items)
-                for key in set(before) | set(store.objects):
-                    old, new = before.get(key), store.objects.get(key)
-                    if old is not new:
-                        on_change(old, new)
-                version = listing.resource_version
-                if synced is not None:
-                    synced.set()
-            async for event in api.watch(api_version, kind, version):
-                if event.resource_version:
-                    version = event.resource_version
-                if event.type == "BOOKMARK":
-                    continue
-                old = store.apply(event.type, event.object)
-                on_change(old, None if event.type == "DELETED" else event.object)
-        except GoneError:
-            version = ""  # too old: list again
-        except ApiError as exc:
-            log.warning("watch %s: %s", kind, exc)
-            await asyncio.sleep(retry_seconds)
+    listed = synced if synced is not None else asyncio.Event()
+    token = readiness.add(f"{kind} informer", lambda: None if listed.is_set() else "not listed")
+    try:
+        feed = _StoreFeed(store, on_change, listed)
+        await list_and_watch(api, api_version, kind, feed, backoff=backoff)
+    finally:
+        readiness.remove(token)
+
+
+class _StoreFeed:
+    """A :class:`~kubeapi.informer.Handler` into a :class:`Store` and its owner."""
+
+    def __init__(self, store: Store, on_change: OnChange, synced: asyncio.Event) -> None:
+        self.store, self.on_change, self.synced = store, on_change, synced
+
+    def page(self, items: list[Object]) -> None:
+        pass  # the store is replaced whole once the list is complete
+
+    def listed(self, listing: Listing) -> None:
+        before = dict(self.store.objects)
+        self.store.replace(listing.items)
+        for key in set(before) | set(self.store.objects):
+            old, new = before.get(key), self.store.objects.get(key)
+            if old is not new:
+                self.on_change(old, new)
+        self.synced.set()
+
+    def event(self, event_type: str, obj: Object) -> None:
+        old = self.store.apply(event_type, obj)
+        self.on_change(old, None if event_type == "DELETED" else obj)
 
 
 async def run_together(*work: Coroutine[Any, Any, None]) -> None:

@@ -21,7 +21,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
-    parser.add_argument("--scheduler-name", default="kai-scheduler")
+    parser.add_argument(
+        "--scheduler-name",
+        default=None,
+        help="pods to schedule (default: the --config file's schedulerName, else kai-scheduler)",
+    )
     ratelimit.add_arguments(parser)
     add_cycle_arguments(parser)
     add_bind_arguments(parser)

@@ -1,10 +1,10 @@
-"""List-then-watch of the kinds the engine reads, into one :class:`ClusterCache`.
+"""The kinds the engine reads, listed and watched into one :class:`ClusterCache`.
 
 Why this module exists: the cache parses each object once, on upsert, so the live
-scheduler must feed it every change exactly as KAI's informers feed its cache: list
-(with the list's resourceVersion), watch from there, resume from the last seen version
-when the server ends a stream, relist on 410 Gone and delete what disappeared meanwhile,
-and back off (jittered exponential, capped) on any other failure.  One kind failing
+scheduler must feed it every change exactly as KAI's informers feed its cache.  The
+list-then-watch loop is :func:`kubeapi.informer.list_and_watch` (resume, 410 relist,
+back-off); this module is what the scheduler does with it: pages parsed as they arrive,
+what disappeared meanwhile deleted after a relist, sync tracked per kind.  One kind failing
 never stops the others, and a bad object never stops its kind: the cache keeps the
 error (``strict=False``) and :attr:`Informers.invalid` queues it to be reported as a
 Warning Event on the object.  The latest raw object per key is kept for the commit step
@@ -24,14 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError, object_error
-from kubeapi import ApiError, GoneError, KubeWatcher, Object
+from kubeapi import KubeWatcher, Listing, Object
+from kubeapi.backoff import Backoff
+from kubeapi.informer import list_and_watch
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.reading import key_of
 
@@ -49,24 +49,6 @@ WATCHED: tuple[tuple[str, str], ...] = (
 """(apiVersion, kind) of everything the engine reads."""
 
 SOURCE = "apiserver"
-
-
-@dataclass(slots=True)
-class Backoff:
-    """Exponential back-off, jittered: ``uniform(c/2, c)`` with ``c = min(cap, base * 2**n)``."""
-
-    base: float = 0.5
-    cap: float = 30.0
-    attempts: int = 0
-    rng: random.Random = field(default_factory=random.Random)
-
-    def next_delay(self) -> float:
-        ceiling = min(self.cap, self.base * 2**self.attempts)
-        self.attempts += 1
-        return self.rng.uniform(ceiling / 2, ceiling)
-
-    def reset(self) -> None:
-        self.attempts = 0
 
 
 class Informers:
@@ -180,39 +162,26 @@ class Informers:
             self.invalid.append((dict(obj), error))
 
     async def run_kind(self, api_version: str, kind: str) -> None:
-        """List, then watch, forever; relist on 410, back off on other errors."""
-        backoff = Backoff(self._backoff.base, self._backoff.cap, 0, self._backoff.rng)
-        version = ""
-        while True:
-            try:
-                if not version:
-                    version = await self._relist(api_version, kind)
-                async for event in self.api.watch(
-                    api_version, kind, version, timeout_seconds=self._watch_timeout
-                ):
-                    if event.type != "BOOKMARK":
-                        self.observe(event.type, event.object)
-                    version = event.resource_version or version
-                backoff.reset()
-            except GoneError:
-                log.info("watch of %s expired at version %s; listing again", kind, version)
-                version = ""
-            except ApiError as exc:
-                delay = backoff.next_delay()
-                log.warning("%s informer: %s; retrying in %.1fs", kind, exc, delay)
-                await asyncio.sleep(delay)
+        """List, then watch, forever (:func:`~kubeapi.informer.list_and_watch`)."""
+        await list_and_watch(
+            self.api,
+            api_version,
+            kind,
+            _KindFeed(self, kind),
+            backoff=self._backoff.fresh(),
+            watch_timeout=self._watch_timeout,
+        )
 
     def _observe_page(self, items: list[Object]) -> None:
         """A page of a list, parsed while the next page is on its way."""
         for obj in items:
             self.observe("MODIFIED", obj)
 
-    async def _relist(self, api_version: str, kind: str) -> str:
-        listing = await self.api.list_all(api_version, kind, on_page=self._observe_page)
+    def _listed(self, kind: str, listing: Listing) -> None:
+        """A complete list: delete what it lacks (held changes included); ``kind`` synced."""
         self.relists[kind] += 1
-        store = self.objects[kind]
         present = {key_of(obj) for obj in listing.items}
-        known = dict(store)
+        known = dict(self.objects[kind])
         for (held_kind, key), (event_type, obj) in (self._held or {}).items():
             if held_kind == kind and event_type != "DELETED":
                 known[key] = obj  # added while deferred: not in the store yet
@@ -222,7 +191,22 @@ class Informers:
         log.info(
             "listed %d %s objects at version %s", len(listing.items), kind, listing.resource_version
         )
-        return listing.resource_version
+
+
+class _KindFeed:
+    """One kind's :class:`~kubeapi.informer.Handler`: everything goes to :class:`Informers`."""
+
+    def __init__(self, informers: Informers, kind: str) -> None:
+        self.informers, self.kind = informers, kind
+
+    def page(self, items: list[Object]) -> None:
+        self.informers._observe_page(items)
+
+    def listed(self, listing: Listing) -> None:
+        self.informers._listed(self.kind, listing)
+
+    def event(self, event_type: str, obj: Object) -> None:
+        self.informers.observe(event_type, obj)
 
 
 def _version(obj: Mapping[str, Any]) -> int:

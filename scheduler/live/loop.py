@@ -2,9 +2,11 @@
 
 Why this module exists: KAI runs ``runOnce`` every ``schedulePeriod`` once its informers
 have synced (§5.1); this is that loop around the pure engine, plus what a process in a
-cluster needs: optional Lease leader election (a replica that loses the lease stops),
-graceful shutdown on SIGTERM/SIGINT (the current commit finishes, the lease is
-released), and one log line per cycle (JSON objects with ``--log-format json``).
+cluster needs: optional Lease leader election (a replica that loses the lease stops, and
+writes nothing once the lease may be lost), the cycle in a worker thread (the event loop
+keeps renewing the lease), ``/readyz`` checks (informers synced, lease held), graceful
+shutdown on SIGTERM/SIGINT (the current commit finishes, the lease is released), and one
+log line per cycle (JSON objects with ``--log-format json``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from dataclasses import dataclass
 from crds.documents import gc_paused
 from kubeapi import KubeController
 from scheduler import metrics
-from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig
-from scheduler.cycle import run_cycle
+from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
+from scheduler.live.fencing import FencedWrites
 from scheduler.live.informers import Informers
 from scheduler.live.leader import LeaderElector
+from scheduler.metrics_http import READINESS, Readiness
 
 log = logging.getLogger("podmuster.scheduler")
 
@@ -56,22 +60,52 @@ def identity() -> str:
     return f"{socket.gethostname()}_{os.getpid()}"
 
 
-async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int:
-    """Run until ``stop`` is set (0) or the lease is lost (1)."""
+async def run(
+    api: KubeController,
+    options: Options,
+    stop: asyncio.Event,
+    *,
+    elector: LeaderElector | None = None,
+    readiness: Readiness = READINESS,
+) -> int:
+    """Run until ``stop`` is set (0) or the lease is lost (1).
+
+    With ``options.leader_elect`` (or an ``elector`` given), cycles run only while the
+    lease is held and every write goes through :class:`FencedWrites`.  The snapshot and
+    the cycle run in a worker thread, so the event loop keeps renewing the lease (and
+    reading watch events, held until the commit is done) however long a cycle takes.
+    """
+    if elector is None and options.leader_elect:
+        elector = LeaderElector(api, options.lease_namespace, options.identity or identity())
     cache = ClusterCache(options.config.scheduler_name, strict=False)
     informers = Informers(api, cache)
+    writer: KubeController = api if elector is None else FencedWrites(api, elector.leading)
     committer = Committer(
-        api, informers, backoff_limit=options.backoff_limit, direct_bind=options.direct_bind
+        writer, informers, backoff_limit=options.backoff_limit, direct_bind=options.direct_bind
     )
-    elector = None
     lost = asyncio.Event()
     holding: asyncio.Task[None] | None = None
-    if options.leader_elect:
-        elector = LeaderElector(api, options.lease_namespace, options.identity or identity())
+    checks: list[int] = []
+    if elector is not None:
+        checks.append(readiness.add("leader election", elector.readiness))
         if not await elector.acquire(stop):
+            _remove(readiness, checks)
             return 0
         holding = asyncio.create_task(_hold(elector, stop, lost))
+    checks.append(readiness.add("informers", lambda: None if informers.synced else "not synced"))
     watching = asyncio.create_task(informers.run(), name="informers")
+
+    def decide() -> tuple[SnapshotResult, CycleResult, float]:
+        snapshot = cache.snapshot(time.time())
+        decided = time.monotonic()
+        return snapshot, run_cycle(snapshot.snapshot, options.config, explain=True), decided
+
+    def may_write() -> bool:
+        if elector is None or elector.leading():
+            return True
+        lost.set()
+        return False
+
     try:
         with gc_paused():  # the lists build tens of thousands of fresh, acyclic objects
             await _until(informers.wait_synced(), stop)
@@ -82,16 +116,19 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
             if watching.done():  # an informer died of a bug: stop rather than serve stale
                 watching.result()
             started = time.monotonic()
-            snapshot = cache.snapshot(time.time())
-            informers.note_dropped_queues(snapshot.snapshot.queues.dropped)
-            decided = time.monotonic()
-            result = run_cycle(snapshot.snapshot, options.config, explain=True)
-            committing = time.monotonic()
-            # The writes first, the cache after them; the collector waits too: the writes'
-            # garbage is freed by reference counting, and a full collection would walk
-            # every held change again and again (about 40% of the commit's CPU).
-            with gc_paused(), informers.deferred():
-                report = await committer.commit(result)
+            # Changes arriving while the cycle decides and its writes are in flight are
+            # held and applied after them; the collector waits too: the writes' garbage
+            # is freed by reference counting, and a full collection would walk every
+            # held change again and again (about 40% of the commit's CPU).
+            with informers.deferred():
+                snapshot, result, decided = await asyncio.to_thread(decide)
+                informers.note_dropped_queues(snapshot.snapshot.queues.dropped)
+                committing = time.monotonic()
+                if not may_write():  # fenced: the lease may be another replica's now
+                    log.error("cycle not committed: the lease may have been lost")
+                    break
+                with gc_paused():
+                    report = await committer.commit(result)
             metrics.observe_result(
                 result,
                 (time.monotonic() - started) * 1000,
@@ -114,11 +151,11 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
                 },
             )
             remaining = options.schedule_period - (time.monotonic() - started)
-            if committer.pending_annotations and remaining > 0:
+            if committer.pending_annotations and remaining > 0 and may_write():
                 await _until(_flush(committer, remaining), stop, lost)
                 remaining = options.schedule_period - (time.monotonic() - started)
             await _until(asyncio.sleep(max(remaining, 0.0)), stop, lost)
-        if committer.pending_annotations and not lost.is_set():
+        if committer.pending_annotations and may_write():
             await _flush(committer, FLUSH_GRACE_SECONDS)
     finally:
         watching.cancel()
@@ -129,7 +166,13 @@ async def run(api: KubeController, options: Options, stop: asyncio.Event) -> int
             await holding
         if elector is not None and not lost.is_set():
             await elector.release()
+        _remove(readiness, checks)
     return 1 if lost.is_set() else 0
+
+
+def _remove(readiness: Readiness, tokens: list[int]) -> None:
+    for token in tokens:
+        readiness.remove(token)
 
 
 async def _flush(committer: Committer, seconds: float) -> None:
@@ -169,16 +212,18 @@ def log_tasks() -> None:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message and any ``extra`` fields."""
+    """One JSON object per line: ``ts``, ``level``, ``logger``, ``msg`` (the names KAI's
+    JSON logs use) and any ``extra`` fields; docs/metrics.md lists them."""
 
     _standard = set(vars(logging.makeLogRecord({})))
 
     def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "ts": f"{stamp}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "msg": record.getMessage(),
         }
         entry.update({k: v for k, v in vars(record).items() if k not in self._standard})
         if record.exc_info:

@@ -23,7 +23,13 @@ from scheduler.metrics import METRICS
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
-    config = SchedulerConfig()
+    """The ``--config`` file's configuration, with ``--scheduler-name`` when given.
+
+    The flag wins only when given: left out (None), or at its built-in default in
+    ``podmuster run all`` (whose flag, the podgrouper's, always has a value), the file's
+    ``schedulerName`` stays.
+    """
+    config, data = SchedulerConfig(), None
     if args.config:
         try:
             with open(args.config, encoding="utf-8") as handle:
@@ -34,7 +40,11 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
             config = load_config(data)
         except ConfigError as exc:
             raise ConfigError(f"{args.config}: {exc}") from exc
-    return dataclasses.replace(config, scheduler_name=args.scheduler_name)
+    flag = getattr(args, "scheduler_name", None)
+    in_file = isinstance(data, dict) and "schedulerName" in data
+    if flag and not (in_file and flag == SchedulerConfig().scheduler_name):
+        config = dataclasses.replace(config, scheduler_name=flag)
+    return config
 
 
 def main(args: argparse.Namespace) -> int:

@@ -180,6 +180,6 @@ def test_binder_stops_on_sigterm(cluster: Cluster, binder: tuple[ManagedProcess,
     proc, _ = binder
     binder[0].check_alive()
     proc.stop()
-    assert '"message": "stopped"' in proc.tail(50)
+    assert '"msg": "stopped"' in proc.tail(50)
     lease = cluster.kubectl.get("lease", "podmuster-binder", "-n", "default")
     assert not lease["spec"].get("holderIdentity")  # released for a standby

@@ -13,18 +13,11 @@ from aiohttp.test_utils import TestServer
 from kubeapi import credentials, ratelimit
 from kubeapi.http import KubeHttp
 from kubeapi.ratelimit import RateLimit, RateLimiter, TokenBucket
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from kubeapi.testing import FakeClock
 
 
 def test_burst_goes_at_once_then_one_token_per_interval() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     bucket = TokenBucket(RateLimit(qps=10, burst=3), clock)
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
     # Reservations queue up behind each other: 0.1 s, 0.2 s, 0.3 s.
@@ -35,7 +28,7 @@ def test_burst_goes_at_once_then_one_token_per_interval() -> None:
 
 
 def test_idle_time_refills_up_to_burst_only() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     bucket = TokenBucket(RateLimit(qps=2, burst=4), clock)
     for _ in range(4):
         bucket.reserve()
@@ -46,7 +39,7 @@ def test_idle_time_refills_up_to_burst_only() -> None:
 
 
 def test_long_run_rate_is_qps() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     bucket = TokenBucket(RateLimit(qps=50, burst=100), clock)
     started = clock.now
     for _ in range(1100):  # each caller sleeps its delay, as RateLimiter does
@@ -56,7 +49,7 @@ def test_long_run_rate_is_qps() -> None:
 
 
 def test_limiter_sleeps_the_reserved_delay() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:

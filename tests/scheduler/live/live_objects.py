@@ -8,10 +8,11 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from kubeapi.backoff import Backoff
 from kubeapi.testing import FakeKube
 from scheduler import testing as st
 from scheduler.cache.cluster_cache import ClusterCache
-from scheduler.live.informers import Backoff, Informers
+from scheduler.live.informers import Informers
 
 
 def api_with(objects: Iterable[Any]) -> FakeKube:

@@ -3,7 +3,6 @@ reconciled, back off on errors, keep serving around a bad object (queued for an 
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from live_objects import api_with, informers_for, until, with_informers
@@ -11,7 +10,7 @@ from live_objects import api_with, informers_for, until, with_informers
 from kubeapi import TransientError
 from kubeapi.testing import FakeKube
 from scheduler import testing as st
-from scheduler.live.informers import Backoff, Informers
+from scheduler.live.informers import Informers
 
 PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
 
@@ -57,15 +56,6 @@ def test_errors_back_off_and_recover() -> None:
     with_informers(fake, scenario)
     lists = [ref for verb, ref in fake.calls if verb == "list" and ref.kind == "Node"]
     assert len(lists) == 4
-
-
-def test_backoff_grows_jittered_and_capped() -> None:
-    backoff = Backoff(base=1, cap=8, rng=random.Random(1))
-    delays = [backoff.next_delay() for _ in range(6)]
-    for delay, ceiling in zip(delays, [1, 2, 4, 8, 8, 8], strict=True):
-        assert ceiling / 2 <= delay <= ceiling
-    backoff.reset()
-    assert backoff.next_delay() <= 1
 
 
 def test_a_bad_object_is_queued_once_and_the_rest_is_served() -> None:

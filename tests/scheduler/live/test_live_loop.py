@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+from pathlib import Path
 
 from live_objects import api_with, until
 
@@ -42,16 +44,55 @@ def test_leader_runs_cycles_and_releases_the_lease_on_stop() -> None:
 def test_json_log_lines_carry_extra_fields() -> None:
     record = logging.makeLogRecord({"msg": "cycle", "levelname": "INFO", "binds": 3})
     line = json.loads(loop.JsonFormatter().format(record))
-    assert (line["message"], line["level"], line["binds"]) == ("cycle", "info", 3)
+    assert (line["msg"], line["level"], line["binds"]) == ("cycle", "info", 3)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line["ts"])
+
+
+def documented_log_fields() -> tuple[set[str], set[str]]:
+    """(the JSON line's own fields, the cycle line's fields) as docs/metrics.md lists them."""
+    text = (Path(__file__).parents[3] / "docs" / "metrics.md").read_text()
+    logs = text.split("## Logs", 1)[1].split("\n## ", 1)[0]
+    cycle, json_format = logs.strip().split("\n\n")[:2]
+    cycle_fields = set(re.findall(r"`([a-z_]+)`", cycle.split("with the fields", 1)[1]))
+    own = json_format.split("with the fields", 1)[1].split("plus", 1)[0]
+    return set(re.findall(r"`([a-z_]+)`", own)), cycle_fields - {"run_cycle"}
+
+
+def test_the_log_fields_are_the_documented_ones() -> None:
+    """A cycle's JSON line, from the loop itself, against docs/metrics.md."""
+    fake = api_with([st.node("n1"), st.queue("q"), st.job("a", "q", tasks=2)])
+    lines: list[dict[str, object]] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(json.loads(loop.JsonFormatter().format(record)))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        running = asyncio.create_task(loop.run(fake, loop.Options(SchedulerConfig(), 0.01), stop))
+        await until(lambda: any(line["msg"] == "cycle" for line in lines))
+        stop.set()
+        await asyncio.wait_for(running, 2)
+
+    handler, logger = Capture(), logging.getLogger("podmuster.scheduler")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        asyncio.run(main())
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    own, cycle = documented_log_fields()
+    line = next(line for line in lines if line["msg"] == "cycle")
+    assert own == {"ts", "level", "logger", "msg"}
+    assert set(line) - own == cycle
+    assert own <= set(line)
 
 
 def test_run_scheduler_flags() -> None:
     args = build_parser().parse_args(
         ["run", "scheduler", "--leader-elect", "--schedule-period", "0.5", "--log-format", "json"]
     )
-    assert (args.leader_elect, args.schedule_period, args.scheduler_name) == (
-        True,
-        0.5,
-        "kai-scheduler",
-    )
+    assert (args.leader_elect, args.schedule_period, args.scheduler_name) == (True, 0.5, None)
     assert args.handler.__module__ == "scheduler.live.flags"
