@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
+from crds.names import DEFAULT_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+
 PODGROUP_KIND = "PodGroup"
 
 RawObject = Mapping[str, Any]
@@ -191,9 +193,9 @@ class DefaultPriority:
 class GroupingSettings:
     """Podgrouper settings the adapters read."""
 
-    queue_label_key: str = "kai.scheduler/queue"
-    nodepool_label_key: str = "kai.scheduler/node-pool"
-    default_queue: str = "default-queue"
+    queue_label_key: str = QUEUE_LABEL
+    nodepool_label_key: str = NODE_POOL_LABEL
+    default_queue: str = DEFAULT_QUEUE
     knative_gang_schedule: bool = True
     default_priorities_configmap: str = ""
     """``namespace/name`` of the default-priorities ConfigMap (offline grouping reads it

@@ -11,15 +11,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from crds.gpusharing import FRACTION, GPU_GROUP_LABEL, GPU_RESOURCE
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, QUEUE_LABEL
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.quantities import parse_quantity
-from scheduler.api.gpu_sharing import GROUP_LABEL
+from crds.queue import API_VERSION as QUEUE_API_VERSION
 
-SCHEDULER_NAME: Final = "kai-scheduler"
-GPU_RESOURCE: Final = "nvidia.com/gpu"
 GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
-GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
-POD_GROUP_ANNOTATION: Final = "pod-group-name"
-QUEUE_LABEL: Final = "kai.scheduler/queue"
 POOL_LABEL: Final = "simulate.podmuster.io/pool"
 
 
@@ -89,9 +87,9 @@ def pod(
         resources["limits"] = {GPU_RESOURCE: str(whole)}
     annotations = {POD_GROUP_ANNOTATION: pod_group}
     if fraction is not None:
-        annotations[GPU_FRACTION_ANNOTATION] = fraction
+        annotations[FRACTION] = fraction
     spec: dict[str, Any] = {
-        "schedulerName": SCHEDULER_NAME,
+        "schedulerName": DEFAULT_SCHEDULER_NAME,
         "priorityClassName": priority_class,
         "containers": [{"name": "main", "resources": resources}],
     }
@@ -123,7 +121,7 @@ def pod_group(
     created: float,
 ) -> dict[str, Any]:
     return {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "apiVersion": PODGROUP_API_VERSION,
         "kind": "PodGroup",
         "metadata": {
             "name": name,
@@ -156,7 +154,7 @@ def queue(
     if priority is not None:
         spec["priority"] = priority
     return {
-        "apiVersion": "scheduling.run.ai/v2",
+        "apiVersion": QUEUE_API_VERSION,
         "kind": "Queue",
         "metadata": {"name": name},
         "spec": spec,
@@ -183,9 +181,9 @@ def bound(
     metadata = manifest["metadata"]
     if gpu_groups:
         labels = dict(metadata.get("labels") or {})
-        labels[GROUP_LABEL] = gpu_groups[0]
+        labels[GPU_GROUP_LABEL] = gpu_groups[0]
         if len(gpu_groups) > 1:
-            labels.update({f"{GROUP_LABEL}/{group}": group for group in gpu_groups})
+            labels.update({f"{GPU_GROUP_LABEL}/{group}": group for group in gpu_groups})
         metadata = {**metadata, "labels": labels}
     return {
         **manifest,

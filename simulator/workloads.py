@@ -21,9 +21,10 @@ from typing import Any
 
 from crds.documents import SourcedObject, load_documents
 from crds.errors import InputError, object_error
+from crds.gpusharing import FRACTION, GPU_RESOURCE
+from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
 from integrations.grouping import group_workloads
-from integrations.updates import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
 from simulator.model import Scenario, SimJob
@@ -69,7 +70,7 @@ def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
 def pod_gpus(pod: Mapping[str, Any]) -> float:
     """GPUs one pod asks for: its containers' ``nvidia.com/gpu``, or its ``gpu-fraction``."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    fraction = annotations.get(objects.GPU_FRACTION_ANNOTATION)
+    fraction = annotations.get(FRACTION)
     if fraction is not None:
         try:
             return float(fraction)
@@ -78,9 +79,9 @@ def pod_gpus(pod: Mapping[str, Any]) -> float:
     total = 0.0
     for container in (pod.get("spec") or {}).get("containers") or ():
         resources = container.get("resources") or {}
-        raw = (resources.get("limits") or {}).get(objects.GPU_RESOURCE) or (
+        raw = (resources.get("limits") or {}).get(GPU_RESOURCE) or (
             resources.get("requests") or {}
-        ).get(objects.GPU_RESOURCE)
+        ).get(GPU_RESOURCE)
         if raw is not None:
             try:
                 total += float(parse_quantity(str(raw)))

@@ -24,13 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crds.gpusharing import GPU_GROUP_LABEL
 from scheduler.api.resources import GPU, GPU_UNIT
 
-GPU_FRACTION = "gpu-fraction"
-GPU_MEMORY = "gpu-memory"
-NUM_DEVICES = "gpu-fraction-num-devices"
-CONTAINER_NAME = "gpu-fraction-container-name"
-GROUP_LABEL = "runai-gpu-group"
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
 UNSYNCED_MEMORY = 100
 """MiB per device assumed for a node without the memory label (gpu-memory pods refused there)."""
@@ -108,10 +104,10 @@ def group_id(node: str, pod_uid: str, device: int) -> str:
 def groups_from_labels(labels: Mapping[str, str]) -> tuple[str, ...]:
     """Group ids a bound pod carries: ``runai-gpu-group`` or ``runai-gpu-group/<id>`` keys."""
     found = []
-    single = labels.get(GROUP_LABEL)
+    single = labels.get(GPU_GROUP_LABEL)
     if single:
         found.append(single)
-    prefix = GROUP_LABEL + "/"
+    prefix = GPU_GROUP_LABEL + "/"
     for key, value in labels.items():
         if key.startswith(prefix):
             found.append(key[len(prefix) :] or value)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.gpusharing import CONTAINER_NAME, FRACTION, MEMORY, NUM_DEVICES
 from scheduler.api import gpu_sharing
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.nodes import NodeMeta
@@ -169,13 +170,13 @@ def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare 
     a positive integer (default 1). A shared request may not be combined with
     whole ``nvidia.com/gpu``.
     """
-    fraction = annotations.get(gpu_sharing.GPU_FRACTION)
-    memory = annotations.get(gpu_sharing.GPU_MEMORY)
+    fraction = annotations.get(FRACTION)
+    memory = annotations.get(MEMORY)
     if fraction is None and memory is None:
         return None
     portion = memory_mib = 0
     if fraction is not None:
-        field = _annotation(gpu_sharing.GPU_FRACTION)
+        field = _annotation(FRACTION)
         try:
             value = float(str(fraction).strip())
         except ValueError:
@@ -192,15 +193,15 @@ def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare 
             raise FieldError(field, f"must be between 0.001 and 0.999, got {fraction!r}")
     else:
         assert memory is not None
-        memory_mib = _positive_int(memory, gpu_sharing.GPU_MEMORY)
+        memory_mib = _positive_int(memory, MEMORY)
     if request[GPU] > 0:
-        name = gpu_sharing.GPU_FRACTION if fraction is not None else gpu_sharing.GPU_MEMORY
+        name = FRACTION if fraction is not None else MEMORY
         raise FieldError(
             _annotation(name), "a shared GPU request must not be combined with nvidia.com/gpu"
         )
-    raw_devices = annotations.get(gpu_sharing.NUM_DEVICES)
-    devices = 1 if raw_devices is None else _positive_int(raw_devices, gpu_sharing.NUM_DEVICES)
-    container = str(annotations.get(gpu_sharing.CONTAINER_NAME) or "")
+    raw_devices = annotations.get(NUM_DEVICES)
+    devices = 1 if raw_devices is None else _positive_int(raw_devices, NUM_DEVICES)
+    container = str(annotations.get(CONTAINER_NAME) or "")
     return GpuShare(portion, memory_mib, devices, container)
 
 

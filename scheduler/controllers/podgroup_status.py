@@ -30,20 +30,18 @@ from typing import Any, Final
 
 from crds import podgroup as pg_api
 from crds import quantities
+from crds.gpusharing import FRACTION, GPU_RESOURCE, NUM_DEVICES
 
 __all__ = [
-    "GPU_FRACTION_ANNOTATION",
-    "GPU_FRACTION_DEVICES_ANNOTATION",
+    "FRACTION",
     "GPU_RESOURCE",
+    "NUM_DEVICES",
     "format_resources",
     "is_non_preemptible",
     "pod_request",
     "podgroup_status",
 ]
 
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
-GPU_FRACTION_DEVICES_ANNOTATION: Final = "gpu-fraction-num-devices"
 _GPU_NAMES: Final = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 _SKIPPED: Final = frozenset({"pods", "ephemeral-storage"})
 _FINISHED: Final = frozenset({"Succeeded", "Failed"})
@@ -94,11 +92,11 @@ def pod_request(pod: Mapping[str, Any]) -> Resources:
         if name not in _SKIPPED:
             _add(total, name, _unit(name, raw))
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    fraction = annotations.get(GPU_FRACTION_ANNOTATION)
+    fraction = annotations.get(FRACTION)
     if fraction:
         try:
             portion = Fraction(str(fraction))
-            devices = Fraction(str(annotations.get(GPU_FRACTION_DEVICES_ANNOTATION) or 1))
+            devices = Fraction(str(annotations.get(NUM_DEVICES) or 1))
         except (ValueError, ZeroDivisionError):
             portion, devices = Fraction(0), Fraction(0)
         if 0 < portion <= 1 and devices > 0:

@@ -17,6 +17,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from crds.names import POD_GROUP_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.queue import API_VERSION as QUEUE_API_VERSION
 from kubeapi import ApiError, KubeController, NotFoundError, Object
 from scheduler.controllers.podgroup_status import GPU_RESOURCE, is_non_preemptible
 from scheduler.controllers.podgroup_status import podgroup_status as compute_podgroup
@@ -29,9 +32,8 @@ __all__ = ["StatusControllers", "merge_diff"]
 
 log = logging.getLogger("podmuster.controllers")
 
-POD_GROUP_ANNOTATION = "pod-group-name"
-PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
-QUEUE = ("scheduling.run.ai/v2", "Queue")
+PODGROUP = (PODGROUP_API_VERSION, "PodGroup")
+QUEUE = (QUEUE_API_VERSION, "Queue")
 PRIORITY_CLASS = ("scheduling.k8s.io/v1", "PriorityClass")
 QUEUES: tuple[str, str, str] = ("queues", "", "")
 _RESOURCES = ("gpu", "cpu", "memory")

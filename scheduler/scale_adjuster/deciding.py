@@ -29,13 +29,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY, NUM_DEVICES
+from crds.names import (
+    DEFAULT_SCHEDULER_NAME,
+    UNSCHEDULABLE_POD_NAME_LABEL,
+    UNSCHEDULABLE_POD_NAMESPACE_LABEL,
+)
 from crds.quantities import QuantityError, milli_value, value
 
 __all__ = [
     "APP_LABEL",
-    "ORIGINAL_NAME",
-    "ORIGINAL_NAMESPACE",
     "SCALING_APP",
+    "UNSCHEDULABLE_POD_NAMESPACE_LABEL",
+    "UNSCHEDULABLE_POD_NAME_LABEL",
     "Plan",
     "Settings",
     "devices_of",
@@ -47,12 +53,6 @@ __all__ = [
 
 APP_LABEL = "app"
 SCALING_APP = "scaling-pod"
-ORIGINAL_NAME = "kai.scheduler/unschedulable-pod-name"
-ORIGINAL_NAMESPACE = "kai.scheduler/unschedulable-pod-namespace"
-GPU_RESOURCE = "nvidia.com/gpu"
-FRACTION = "gpu-fraction"
-MEMORY = "gpu-memory"
-NUM_DEVICES = "gpu-fraction-num-devices"
 MAX_NAME = 63
 
 Object = dict[str, Any]
@@ -61,7 +61,7 @@ Key = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    scheduler_name: str = "kai-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
     namespace: str = "kai-scale-adjust"
     gpu_memory_to_fraction_ratio: float = 0.1
     cool_down: float = 60.0
@@ -201,10 +201,13 @@ def scaling_pod(original: Mapping[str, Any], devices: int, settings: Settings) -
             "namespace": settings.namespace,
             "labels": {
                 APP_LABEL: SCALING_APP,
-                ORIGINAL_NAME: _label_value(name),
-                ORIGINAL_NAMESPACE: _label_value(namespace),
+                UNSCHEDULABLE_POD_NAME_LABEL: _label_value(name),
+                UNSCHEDULABLE_POD_NAMESPACE_LABEL: _label_value(namespace),
             },
-            "annotations": {ORIGINAL_NAME: name, ORIGINAL_NAMESPACE: namespace},
+            "annotations": {
+                UNSCHEDULABLE_POD_NAME_LABEL: name,
+                UNSCHEDULABLE_POD_NAMESPACE_LABEL: namespace,
+            },
         },
         "spec": pod_spec,
     }
@@ -220,7 +223,9 @@ def _is_scaling_pod(pod: Mapping[str, Any], settings: Settings) -> bool:
 
 def _original_of(pod: Mapping[str, Any]) -> Key:
     annotations = _meta(pod).get("annotations") or {}
-    return str(annotations.get(ORIGINAL_NAMESPACE) or ""), str(annotations.get(ORIGINAL_NAME) or "")
+    return str(annotations.get(UNSCHEDULABLE_POD_NAMESPACE_LABEL) or ""), str(
+        annotations.get(UNSCHEDULABLE_POD_NAME_LABEL) or ""
+    )
 
 
 def _is_candidate(pod: Mapping[str, Any], settings: Settings) -> bool:
