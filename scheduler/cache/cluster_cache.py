@@ -25,6 +25,7 @@ from crds import errors
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
 from crds.gpusharing import GPU_GROUP_LABEL
+from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
@@ -243,7 +244,7 @@ class ClusterCache:
         if self._tree is None:
             self._tree = queue_tree.build_tree(list(self._queues.values()))
         classes = dict(reading.BUILTIN_PRIORITY_CLASSES)
-        default_priority = reading.DEFAULT_PRIORITY
+        default_priority = DEFAULT_PRIORITY
         for name, (value, is_default) in self._classes.items():
             classes[name] = value
             if is_default:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from podmuster.cli import main
 from crds.gpusharing import FRACTION
+from podmuster.cli import main
 from simulator import alibaba, objects
 
 
