@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from crds.gpusharing import FRACTION, GPU_GROUP_LABEL, GPU_RESOURCE
+from crds.meta import ObjectMeta
 from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, QUEUE_LABEL
-from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import PodGroup, PodGroupSpec
 from crds.quantities import parse_quantity
-from crds.queue import API_VERSION as QUEUE_API_VERSION
+from crds.queue import Queue, QueueResource, QueueResources, QueueSpec
 
 GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
 POOL_LABEL: Final = "simulate.podmuster.io/pool"
@@ -120,17 +121,15 @@ def pod_group(
     min_member: int,
     created: float,
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": PODGROUP_API_VERSION,
-        "kind": "PodGroup",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"{namespace}/{name}-pg",
-            "creationTimestamp": rfc3339(created),
-        },
-        "spec": {"minMember": min_member, "queue": queue, "priorityClassName": priority_class},
-    }
+    return PodGroup(
+        metadata=ObjectMeta(
+            name=name,
+            namespace=namespace,
+            uid=f"{namespace}/{name}-pg",
+            creation_timestamp=rfc3339(created),
+        ),
+        spec=PodGroupSpec(min_member=min_member, queue=queue, priority_class_name=priority_class),
+    ).to_manifest()
 
 
 def queue(
@@ -142,23 +141,14 @@ def queue(
     over_quota_weight: float = 1,
     priority: int | None = None,
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "resources": {
-            "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": over_quota_weight},
-            "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
-            "memory": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
-        }
-    }
-    if parent:
-        spec["parentQueue"] = parent
-    if priority is not None:
-        spec["priority"] = priority
-    return {
-        "apiVersion": QUEUE_API_VERSION,
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    unlimited = QueueResource(quota=-1, limit=-1, over_quota_weight=over_quota_weight)
+    resources = QueueResources(
+        gpu=QueueResource(quota=gpu_quota, limit=gpu_limit, over_quota_weight=over_quota_weight),
+        cpu=unlimited,
+        memory=unlimited,
+    )
+    spec = QueueSpec(parent_queue=parent or None, priority=priority, resources=resources)
+    return Queue(metadata=ObjectMeta(name=name), spec=spec).to_manifest()
 
 
 def node_gpus(manifest: dict[str, Any]) -> float:
