@@ -11,6 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.queue import API_VERSION as QUEUE_API_VERSION
+
 GPUS_PER_NODE = 8
 NODE_CPU = 96
 NODE_MEMORY_GI = 768
@@ -38,7 +42,7 @@ def queue_object(
     if parent:
         spec["parentQueue"] = parent
     return {
-        "apiVersion": "scheduling.run.ai/v2",
+        "apiVersion": QUEUE_API_VERSION,
         "kind": "Queue",
         "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": _ts(created)},
         "spec": spec,
@@ -105,10 +109,10 @@ def pod_object(
             "namespace": ns,
             "uid": f"uid-{ns}-{name}",
             "creationTimestamp": _ts(created),
-            "annotations": {"pod-group-name": group},
+            "annotations": {POD_GROUP_ANNOTATION: group},
         },
         "spec": {
-            "schedulerName": "kai-scheduler",
+            "schedulerName": DEFAULT_SCHEDULER_NAME,
             "containers": [{"name": "main", "resources": {"requests": limits, "limits": limits}}],
         },
         "status": {"phase": "Pending"},
@@ -123,7 +127,7 @@ def group_object(
     name: str, ns: str, queue: str, size: int, created: int, priority: str
 ) -> dict[str, Any]:
     return {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "apiVersion": PODGROUP_API_VERSION,
         "kind": "PodGroup",
         "metadata": {
             "name": name,

@@ -23,6 +23,7 @@ __all__ = [
     "MEMORY",
     "MPS",
     "MULTI_GROUP_LABEL_PREFIX",
+    "NODE_GPU_MEMORY_LABEL",
     "NUM_DEVICES",
     "RECEIVED_RESOURCE_TYPE_ANNOTATION",
     "RESERVATION_APP",
@@ -47,6 +48,8 @@ MPS: Final = "mps"
 """``"true"`` runs the pod's GPU work through the node's MPS daemon."""
 SHARING_ANNOTATIONS: Final = (FRACTION, MEMORY, NUM_DEVICES, CONTAINER_NAME, MPS)
 GPU_RESOURCE: Final = "nvidia.com/gpu"
+NODE_GPU_MEMORY_LABEL: Final = "nvidia.com/gpu.memory"
+"""On a GPU node (set by the GPU operator): MiB of memory per GPU."""
 
 # --- what the admission mutation and the binder write -------------------------------
 CONFIGMAP_ANNOTATION: Final = "runai/shared-gpu-configmap"

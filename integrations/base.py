@@ -5,9 +5,10 @@ owner, the pod being grouped, the owner chain and a few read-only lookups) to a
 PodGroup description.  Keeping the input (:class:`GroupingContext`) and the
 output (:class:`PodGroupSpec`) as small frozen values here lets the podgrouper,
 the ``podmuster group`` CLI and the simulator share every adapter without any of
-them importing a Kubernetes client.  The output types are our own on purpose:
-``to_manifest`` writes the exact ``scheduling.run.ai/v2alpha2`` PodGroup body that
-KAI's podgrouper writes (kai-semantics §4.1 ApplyToCluster).
+them importing a Kubernetes client.  The description carries what only the podgrouper
+needs (which pods belong to which subgroup); the PodGroup itself is built through the
+one model, :class:`crds.podgroup.PodGroup`, and ``to_manifest`` writes the exact
+``scheduling.run.ai/v2alpha2`` body KAI's podgrouper writes.
 
 Error tree::
 
@@ -18,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-PODGROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
-PODGROUP_KIND = "PodGroup"
+from crds import meta
+from crds import podgroup as pg_api
+from crds.names import DEFAULT_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
 
 RawObject = Mapping[str, Any]
 """A Kubernetes object as decoded JSON/YAML."""
@@ -72,15 +74,12 @@ class TopologyConstraint:
     required_level: str = ""
     preferred_level: str = ""
 
-    def to_manifest(self) -> dict[str, str]:
-        body: dict[str, str] = {}
-        if self.preferred_level:
-            body["preferredTopologyLevel"] = self.preferred_level
-        if self.required_level:
-            body["requiredTopologyLevel"] = self.required_level
-        if self.topology:
-            body["topology"] = self.topology
-        return body
+    def to_model(self) -> pg_api.TopologyConstraint:
+        return pg_api.TopologyConstraint(
+            topology=self.topology or None,
+            required_topology_level=self.required_level or None,
+            preferred_topology_level=self.preferred_level or None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +91,10 @@ class OwnerReference:
     name: str
     uid: str
 
-    def to_manifest(self) -> dict[str, str]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "name": self.name,
-            "uid": self.uid,
-        }
+    def to_model(self) -> meta.OwnerReference:
+        return meta.OwnerReference(
+            api_version=self.api_version, kind=self.kind, name=self.name, uid=self.uid
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +111,13 @@ class SubGroupSpec:
     topology: TopologyConstraint | None = None
     pod_names: tuple[str, ...] = ()
 
-    def to_manifest(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"name": self.name}
-        if self.min_member:
-            body["minMember"] = self.min_member
-        if self.parent is not None:
-            body["parent"] = self.parent
-        if self.topology is not None:
-            body["topologyConstraint"] = self.topology.to_manifest()
-        return body
+    def to_model(self) -> pg_api.SubGroup:
+        return pg_api.SubGroup(
+            name=self.name,
+            min_member=self.min_member or None,
+            parent=self.parent,
+            topology_constraint=self.topology.to_model() if self.topology is not None else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,32 +143,41 @@ class PodGroupSpec:
                 return subgroup.name
         return None
 
+    def to_model(self) -> pg_api.PodGroup:
+        """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes."""
+        preemptibility = cast("pg_api.Preemptibility | None", self.preemptibility or None)
+        return pg_api.PodGroup(
+            metadata=meta.ObjectMeta(
+                name=self.name,
+                namespace=self.namespace,
+                labels=dict(sorted(self.labels.items())) or None,
+                annotations=dict(sorted(self.annotations.items())) or None,
+                owner_references=[self.owner.to_model()],
+            ),
+            spec=pg_api.PodGroupSpec(
+                min_member=self.min_member or None,
+                queue=self.queue or None,
+                priority_class_name=self.priority_class_name or None,
+                preemptibility=preemptibility,
+                topology_constraint=self.topology.to_model(),
+                sub_groups=[s.to_model() for s in self.subgroups] or None,
+            ),
+        )
+
     def to_manifest(self) -> dict[str, Any]:
-        """The PodGroup object exactly as KAI's podgrouper writes it."""
-        metadata: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
-        if self.labels:
-            metadata["labels"] = dict(sorted(self.labels.items()))
-        if self.annotations:
-            metadata["annotations"] = dict(sorted(self.annotations.items()))
-        metadata["ownerReferences"] = [self.owner.to_manifest()]
-        spec: dict[str, Any] = {}
-        if self.min_member:
-            spec["minMember"] = self.min_member
-        if self.queue:
-            spec["queue"] = self.queue
-        if self.priority_class_name:
-            spec["priorityClassName"] = self.priority_class_name
-        if self.preemptibility:
-            spec["preemptibility"] = self.preemptibility
-        spec["topologyConstraint"] = self.topology.to_manifest()
-        if self.subgroups:
-            spec["subGroups"] = [s.to_manifest() for s in self.subgroups]
-        return {
-            "apiVersion": PODGROUP_API_VERSION,
-            "kind": PODGROUP_KIND,
-            "metadata": metadata,
-            "spec": spec,
-        }
+        """The PodGroup object exactly as KAI's podgrouper writes it (KAI's key order)."""
+        body = self.to_model().to_manifest()
+        spec = body["spec"]
+        spec["topologyConstraint"] = _kai_order(spec["topologyConstraint"])
+        for subgroup in spec.get("subGroups") or ():
+            if "topologyConstraint" in subgroup:
+                subgroup["topologyConstraint"] = _kai_order(subgroup["topologyConstraint"])
+        return body
+
+
+def _kai_order(constraint: dict[str, Any]) -> dict[str, Any]:
+    """A topology constraint's keys in the order KAI writes them (alphabetical)."""
+    return dict(sorted(constraint.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +194,9 @@ class DefaultPriority:
 class GroupingSettings:
     """Podgrouper settings the adapters read."""
 
-    queue_label_key: str = "kai.scheduler/queue"
-    nodepool_label_key: str = "kai.scheduler/node-pool"
-    default_queue: str = "default-queue"
+    queue_label_key: str = QUEUE_LABEL
+    nodepool_label_key: str = NODE_POOL_LABEL
+    default_queue: str = DEFAULT_QUEUE
     knative_gang_schedule: bool = True
     default_priorities_configmap: str = ""
     """``namespace/name`` of the default-priorities ConfigMap (offline grouping reads it

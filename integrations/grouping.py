@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from integrations import (
     base,
     default,
@@ -25,7 +26,6 @@ from integrations import (
     resolution,
     synthesis,
     templates,
-    updates,
 )
 
 CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
@@ -205,10 +205,10 @@ class _Run:
         for pod in pods:
             top: base.RawObject = pod
             ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
-            user_group = fields.annotations_of(pod).get(updates.POD_GROUP_ANNOTATION)
+            user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
             if user_group and not fields.owner_references(pod):
                 # an owner-less pod that names its PodGroup is left alone (user-managed)
-                subgroup = fields.labels(pod).get(updates.SUBGROUP_LABEL)
+                subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
                 assignments.append(PodAssignment(ref, str(user_group), subgroup))
                 continue
             try:

@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from crds.names import SEGMENT_SIZE_ANNOTATION
 from integrations import base, default, fields, resolution, templates
 
 GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
@@ -54,11 +55,11 @@ def segment_size(lws: base.RawObject) -> int | None:
         (fields.annotations_of(lws), "metadata.annotations"),
         (template, _WORKER_ANNOTATIONS),
     ):
-        if resolution.SEGMENT_SIZE in source:
+        if SEGMENT_SIZE_ANNOTATION in source:
             return fields.as_int(
-                source[resolution.SEGMENT_SIZE],
+                source[SEGMENT_SIZE_ANNOTATION],
                 obj=lws,
-                path=f"{path}[{resolution.SEGMENT_SIZE}]",
+                path=f"{path}[{SEGMENT_SIZE_ANNOTATION}]",
                 minimum=None,
                 text=True,
             )

@@ -13,19 +13,20 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 
+from crds.names import (
+    PREEMPTIBILITY_LABEL,
+    PRIORITY_CLASS_LABEL,
+    SEGMENT_PREFERRED_ANNOTATION,
+    SEGMENT_REQUIRED_ANNOTATION,
+    TOP_OWNER_METADATA_ANNOTATION,
+    TOPOLOGY_ANNOTATION,
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_REQUIRED_ANNOTATION,
+)
 from integrations import base, fields
 
-PRIORITY_LABEL = "priorityClassName"
-PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
 PROJECT_LABEL = "project"
 USER_KEY = "user"
-TOP_OWNER_METADATA = "kai.scheduler/top-owner-metadata"
-TOPOLOGY = "kai.scheduler/topology"
-TOPOLOGY_REQUIRED = "kai.scheduler/topology-required-placement"
-TOPOLOGY_PREFERRED = "kai.scheduler/topology-preferred-placement"
-SEGMENT_SIZE = "kai.scheduler/segment-size"
-SEGMENT_REQUIRED = "kai.scheduler/segment-topology-required-placement"
-SEGMENT_PREFERRED = "kai.scheduler/segment-topology-preferred-placement"
 
 PREEMPTIBLE = "preemptible"
 NON_PREEMPTIBLE = "non-preemptible"
@@ -71,10 +72,10 @@ def resolve_priority(
     pod's label, else ``pod.spec.priorityClassName``.  The fallback is not checked.
     """
     owners = tuple(chain)
-    pod_label = fields.labels(ctx.pod).get(PRIORITY_LABEL)
+    pod_label = fields.labels(ctx.pod).get(PRIORITY_CLASS_LABEL)
     pod_spec = fields.get(ctx.pod, "spec.priorityClassName")
     for owner in owners:
-        candidate = fields.labels(owner).get(PRIORITY_LABEL) or pod_label or pod_spec
+        candidate = fields.labels(owner).get(PRIORITY_CLASS_LABEL) or pod_label or pod_spec
         if candidate and candidate in ctx.priority_classes:
             return str(candidate)
     for owner in owners:
@@ -101,9 +102,9 @@ def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawOb
 def topology_of(annotations: Mapping[str, str]) -> base.TopologyConstraint:
     """The three ``kai.scheduler/topology*`` annotations, copied verbatim."""
     return base.TopologyConstraint(
-        topology=str(annotations.get(TOPOLOGY, "")),
-        required_level=str(annotations.get(TOPOLOGY_REQUIRED, "")),
-        preferred_level=str(annotations.get(TOPOLOGY_PREFERRED, "")),
+        topology=str(annotations.get(TOPOLOGY_ANNOTATION, "")),
+        required_level=str(annotations.get(TOPOLOGY_REQUIRED_ANNOTATION, "")),
+        preferred_level=str(annotations.get(TOPOLOGY_PREFERRED_ANNOTATION, "")),
     )
 
 
@@ -135,7 +136,7 @@ def pod_group_annotations(ctx: base.GroupingContext, subject: base.RawObject) ->
     pod_user = fields.annotations_of(ctx.pod).get(USER_KEY)
     if pod_user is not None:
         result[USER_KEY] = str(pod_user)
-    result[TOP_OWNER_METADATA] = top_owner_metadata(subject)
+    result[TOP_OWNER_METADATA_ANNOTATION] = top_owner_metadata(subject)
     result.update({str(k): str(v) for k, v in fields.annotations_of(subject).items()})
     return result
 
@@ -154,9 +155,9 @@ def segment_topology(
     owner.  No constraint unless a level is set and a topology name resolves.
     """
     sources = (fields.annotations_of(pod), template)
-    required = _first(sources, SEGMENT_REQUIRED)
-    preferred = _first(sources, SEGMENT_PREFERRED)
-    topology = _first((*sources, fields.annotations_of(top_owner)), TOPOLOGY)
+    required = _first(sources, SEGMENT_REQUIRED_ANNOTATION)
+    preferred = _first(sources, SEGMENT_PREFERRED_ANNOTATION)
+    topology = _first((*sources, fields.annotations_of(top_owner)), TOPOLOGY_ANNOTATION)
     if not topology or not (required or preferred):
         return None
     return base.TopologyConstraint(topology, required, preferred)

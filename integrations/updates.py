@@ -15,10 +15,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from integrations import base
 
-POD_GROUP_ANNOTATION = "pod-group-name"
-SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
 _STICKY_SPEC = ("queue", "markUnschedulable", "schedulingBackoff")
 
 

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, fields, updates
 from podgrouper import kube
 
@@ -86,7 +88,7 @@ async def _write_once(
     desired = spec.to_manifest()
     try:
         existing: kube.Object | None = await kube_.get(
-            base.PODGROUP_API_VERSION, base.PODGROUP_KIND, spec.namespace, spec.name
+            PODGROUP_API_VERSION, PODGROUP_KIND, spec.namespace, spec.name
         )
     except kube.NotFoundError:
         existing = None

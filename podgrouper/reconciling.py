@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from integrations import base, fields, registry, resolution, updates
+from crds.names import POD_GROUP_ANNOTATION
+from integrations import base, fields, registry, resolution
 from podgrouper import applying, kube, lookups, owners, settings
 
 WARNING = "Warning"
@@ -55,9 +56,7 @@ def ignored(pod: Mapping[str, Any], config: settings.PodGrouperSettings) -> str:
         return f"scheduler {scheduler or '(default)'} is not {config.scheduler_name}"
     if not config.pod_selector.matches(fields.labels(pod)):
         return f"labels do not match {config.pod_selector}"
-    if not fields.owner_references(pod) and updates.POD_GROUP_ANNOTATION in (
-        fields.annotations_of(pod)
-    ):
+    if not fields.owner_references(pod) and POD_GROUP_ANNOTATION in (fields.annotations_of(pod)):
         return "owner-less pod with pod-group-name: user-managed PodGroup"
     return ""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crds.names import DEFAULT_SCHEDULER_NAME, NODE_POOL_LABEL, QUEUE_LABEL
 from integrations import base
 from podgrouper import selectors
 
@@ -17,9 +18,9 @@ from podgrouper import selectors
 class PodGrouperSettings:
     """What ``podmuster run podgrouper`` is told; defaults are KAI's."""
 
-    scheduler_name: str = "kai-scheduler"
-    queue_label_key: str = "kai.scheduler/queue"
-    nodepool_label_key: str = "kai.scheduler/node-pool"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    queue_label_key: str = QUEUE_LABEL
+    nodepool_label_key: str = NODE_POOL_LABEL
     namespace_selector: selectors.LabelSelector = field(default_factory=selectors.LabelSelector)
     pod_selector: selectors.LabelSelector = field(default_factory=selectors.LabelSelector)
     default_priorities_configmap_name: str = ""

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from crds.documents import load_documents
+from crds.names import DEFAULT_QUEUE, QUEUE_LABEL
 from podmuster import output
 
 
@@ -26,8 +27,8 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("files", nargs="+", help="workload manifests (YAML/JSON); - for stdin")
     parser.add_argument("--pods", action="store_true", help="also print every pod's assignment")
-    parser.add_argument("--queue-label-key", default="kai.scheduler/queue")
-    parser.add_argument("--default-queue", default="default-queue")
+    parser.add_argument("--queue-label-key", default=QUEUE_LABEL)
+    parser.add_argument("--default-queue", default=DEFAULT_QUEUE)
     parser.add_argument(
         "--no-knative-gang",
         action="store_true",

@@ -15,10 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from crds.documents import SourcedObject
-
-QUEUE_LABEL = "kai.scheduler/queue"
-DEFAULT_QUEUE = "default-queue"
-POD_GROUP_ANNOTATION = "pod-group-name"
+from crds.names import DEFAULT_QUEUE, POD_GROUP_ANNOTATION, PREEMPTIBILITY_LABEL, QUEUE_LABEL
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 
 
 def add_implicit_pod_groups(
@@ -40,7 +38,7 @@ def add_implicit_pod_groups(
         name = f"pg-{meta.get('name')}-{meta.get('uid')}"
         labels = meta.get("labels") or {}
         pod_group: dict[str, Any] = {
-            "apiVersion": "scheduling.run.ai/v2alpha2",
+            "apiVersion": PODGROUP_API_VERSION,
             "kind": "PodGroup",
             "metadata": {
                 "name": name,
@@ -56,8 +54,8 @@ def add_implicit_pod_groups(
                 or "",
             },
         }
-        if labels.get("kai.scheduler/preemptibility") in ("preemptible", "non-preemptible"):
-            pod_group["spec"]["preemptibility"] = labels["kai.scheduler/preemptibility"]
+        if labels.get(PREEMPTIBILITY_LABEL) in ("preemptible", "non-preemptible"):
+            pod_group["spec"]["preemptibility"] = labels[PREEMPTIBILITY_LABEL]
         new_annotations = dict(annotations)
         new_annotations[POD_GROUP_ANNOTATION] = name
         new_meta = dict(meta)

@@ -37,7 +37,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from crds.documents import SourcedObject
-from scheduler.api.gpu_sharing import GROUP_LABEL
+from crds.gpusharing import GPU_GROUP_LABEL
+from crds.names import KINDS
 from scheduler.cache.reading import bind_request_pod_key, key_of
 from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
 from scheduler.config import SchedulerConfig
@@ -46,7 +47,7 @@ from scheduler.cycle import CycleResult, run_cycle
 ROUND_SECONDS: Final = 1.0
 """Simulated time between two rounds: the live scheduler's default cycle period."""
 
-_BIND_REQUEST_API: Final = "scheduling.run.ai/"
+_BIND_REQUEST_API: Final = KINDS["BindRequest"][0] + "/"
 
 
 def _rfc3339(seconds: float) -> str:
@@ -60,10 +61,10 @@ def _run_on(
     out.setdefault("spec", {})["nodeName"] = node
     if gpu_groups:  # what the binder does for a fractional pod: label it with its group(s)
         labels = out["metadata"].setdefault("labels", {})
-        labels[GROUP_LABEL] = gpu_groups[0]
+        labels[GPU_GROUP_LABEL] = gpu_groups[0]
         if len(gpu_groups) > 1:
             for gid in gpu_groups:
-                labels[f"{GROUP_LABEL}/{gid}"] = gid
+                labels[f"{GPU_GROUP_LABEL}/{gid}"] = gid
     out["metadata"].pop("deletionTimestamp", None)
     status = out.setdefault("status", {})
     status["phase"] = "Running"
@@ -77,7 +78,7 @@ def _pending_again(pod: dict[str, Any]) -> dict[str, Any]:
     out.get("spec", {}).pop("nodeName", None)
     out["metadata"].pop("deletionTimestamp", None)
     labels = out["metadata"].get("labels") or {}
-    for key in [k for k in labels if k == GROUP_LABEL or k.startswith(GROUP_LABEL + "/")]:
+    for key in [k for k in labels if k == GPU_GROUP_LABEL or k.startswith(GPU_GROUP_LABEL + "/")]:
         del labels[key]  # a re-created pod has no shared GPU group yet
     out["status"] = {"phase": "Pending"}
     return out

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
 from crds.documents import SourcedObject
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, SUBGROUP_LABEL
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.queue import API_VERSION as QUEUE_API_VERSION
+from crds.topology import API_VERSION as TOPOLOGY_API_VERSION
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
@@ -33,13 +38,9 @@ from scheduler.cycle import CycleResult, run_cycle
 Obj = dict[str, Any]
 Item = Obj | Sequence[Obj]
 
-SCHEDULER_NAME = "kai-scheduler"
 NAMESPACE = "default"
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = EPOCH + timedelta(days=1)
-QUEUE_LABEL = "kai.scheduler/queue"
-SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
-POD_GROUP_ANNOTATION = "pod-group-name"
 ALLOCATE_ONLY = SchedulerConfig(actions=("allocate",))
 POD_STATES = ("Pending", "Gated", "Running", "Releasing", "Bound", "Binding", "Succeeded", "Failed")
 
@@ -135,7 +136,7 @@ def queue(
     if priority is not None:
         spec["priority"] = priority
     return {
-        "apiVersion": "scheduling.run.ai/v2",
+        "apiVersion": QUEUE_API_VERSION,
         "kind": "Queue",
         "metadata": _metadata(name),
         "spec": spec,
@@ -145,7 +146,7 @@ def queue(
 def topology(name: str, *levels: str) -> Obj:
     """A Topology CR with node-label ``levels``, coarsest first."""
     return {
-        "apiVersion": "kai.scheduler/v1alpha1",
+        "apiVersion": TOPOLOGY_API_VERSION,
         "kind": "Topology",
         "metadata": _metadata(name),
         "spec": {"levels": [{"nodeLabel": level} for level in levels]},
@@ -191,7 +192,7 @@ def pod_group(
             for sub in sub_groups
         ]
     return {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "apiVersion": PODGROUP_API_VERSION,
         "kind": "PodGroup",
         "metadata": _metadata(name, namespace),
         "spec": spec,
@@ -201,7 +202,7 @@ def pod_group(
 def bind_request(pod_name: str, node_name: str, *, namespace: str = NAMESPACE) -> Obj:
     """The BindRequest the scheduler writes for a pod it placed on ``node_name``."""
     return {
-        "apiVersion": "scheduling.run.ai/v1alpha2",
+        "apiVersion": BINDREQUEST_API_VERSION,
         "kind": "BindRequest",
         "metadata": _metadata(pod_name, namespace, labels={"selected-node": node_name}),
         "spec": {"podName": pod_name, "selectedNode": node_name},
@@ -224,7 +225,7 @@ def pod(
     tolerations: Sequence[Mapping[str, Any]] = (),
     sub_group: str | None = None,
     namespace: str = NAMESPACE,
-    scheduler_name: str = SCHEDULER_NAME,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     gpu_resource: str = "nvidia.com/gpu",
     extended: Mapping[str, str] | None = None,
     limits_only: bool = False,

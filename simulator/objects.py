@@ -11,15 +11,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from crds.gpusharing import FRACTION, GPU_GROUP_LABEL, GPU_RESOURCE
+from crds.meta import ObjectMeta
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, QUEUE_LABEL
+from crds.podgroup import PodGroup, PodGroupSpec
 from crds.quantities import parse_quantity
-from scheduler.api.gpu_sharing import GROUP_LABEL
+from crds.queue import Queue, QueueResource, QueueResources, QueueSpec
 
-SCHEDULER_NAME: Final = "kai-scheduler"
-GPU_RESOURCE: Final = "nvidia.com/gpu"
 GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
-GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
-POD_GROUP_ANNOTATION: Final = "pod-group-name"
-QUEUE_LABEL: Final = "kai.scheduler/queue"
 POOL_LABEL: Final = "simulate.podmuster.io/pool"
 
 
@@ -89,9 +88,9 @@ def pod(
         resources["limits"] = {GPU_RESOURCE: str(whole)}
     annotations = {POD_GROUP_ANNOTATION: pod_group}
     if fraction is not None:
-        annotations[GPU_FRACTION_ANNOTATION] = fraction
+        annotations[FRACTION] = fraction
     spec: dict[str, Any] = {
-        "schedulerName": SCHEDULER_NAME,
+        "schedulerName": DEFAULT_SCHEDULER_NAME,
         "priorityClassName": priority_class,
         "containers": [{"name": "main", "resources": resources}],
     }
@@ -122,17 +121,15 @@ def pod_group(
     min_member: int,
     created: float,
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
-        "kind": "PodGroup",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"{namespace}/{name}-pg",
-            "creationTimestamp": rfc3339(created),
-        },
-        "spec": {"minMember": min_member, "queue": queue, "priorityClassName": priority_class},
-    }
+    return PodGroup(
+        metadata=ObjectMeta(
+            name=name,
+            namespace=namespace,
+            uid=f"{namespace}/{name}-pg",
+            creation_timestamp=rfc3339(created),
+        ),
+        spec=PodGroupSpec(min_member=min_member, queue=queue, priority_class_name=priority_class),
+    ).to_manifest()
 
 
 def queue(
@@ -144,23 +141,14 @@ def queue(
     over_quota_weight: float = 1,
     priority: int | None = None,
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "resources": {
-            "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": over_quota_weight},
-            "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
-            "memory": {"quota": -1, "limit": -1, "overQuotaWeight": over_quota_weight},
-        }
-    }
-    if parent:
-        spec["parentQueue"] = parent
-    if priority is not None:
-        spec["priority"] = priority
-    return {
-        "apiVersion": "scheduling.run.ai/v2",
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    unlimited = QueueResource(quota=-1, limit=-1, over_quota_weight=over_quota_weight)
+    resources = QueueResources(
+        gpu=QueueResource(quota=gpu_quota, limit=gpu_limit, over_quota_weight=over_quota_weight),
+        cpu=unlimited,
+        memory=unlimited,
+    )
+    spec = QueueSpec(parent_queue=parent or None, priority=priority, resources=resources)
+    return Queue(metadata=ObjectMeta(name=name), spec=spec).to_manifest()
 
 
 def node_gpus(manifest: dict[str, Any]) -> float:
@@ -183,9 +171,9 @@ def bound(
     metadata = manifest["metadata"]
     if gpu_groups:
         labels = dict(metadata.get("labels") or {})
-        labels[GROUP_LABEL] = gpu_groups[0]
+        labels[GPU_GROUP_LABEL] = gpu_groups[0]
         if len(gpu_groups) > 1:
-            labels.update({f"{GROUP_LABEL}/{group}": group for group in gpu_groups})
+            labels.update({f"{GPU_GROUP_LABEL}/{group}": group for group in gpu_groups})
         metadata = {**metadata, "labels": labels}
     return {
         **manifest,

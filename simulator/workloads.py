@@ -17,13 +17,16 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
+from crds import rules
 from crds.documents import SourcedObject, load_documents
 from crds.errors import InputError, object_error
+from crds.gpusharing import GPU_RESOURCE
+from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
 from integrations.grouping import group_workloads
-from integrations.updates import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
 from simulator.model import Scenario, SimJob
@@ -66,27 +69,25 @@ def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
     return value
 
 
+def _gpu_amount(name: str, raw: Any) -> Fraction:
+    if name != GPU_RESOURCE:
+        return Fraction(0)
+    try:
+        return parse_quantity(str(raw))
+    except QuantityError:
+        return Fraction(0)  # the engine reports the bad quantity naming the pod
+
+
 def pod_gpus(pod: Mapping[str, Any]) -> float:
-    """GPUs one pod asks for: its containers' ``nvidia.com/gpu``, or its ``gpu-fraction``."""
+    """GPUs one pod asks for (:func:`crds.rules.pod_gpus`): its ``nvidia.com/gpu``, or its
+    ``gpu-fraction`` times its devices; a gpu-memory pod counts 0 here (no node sizes it)."""
+    whole = rules.pod_resources(pod.get("spec") or {}, _gpu_amount).get(GPU_RESOURCE, 0)
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    fraction = annotations.get(objects.GPU_FRACTION_ANNOTATION)
-    if fraction is not None:
-        try:
-            return float(fraction)
-        except ValueError:
-            return 0.0
-    total = 0.0
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        resources = container.get("resources") or {}
-        raw = (resources.get("limits") or {}).get(objects.GPU_RESOURCE) or (
-            resources.get("requests") or {}
-        ).get(objects.GPU_RESOURCE)
-        if raw is not None:
-            try:
-                total += float(parse_quantity(str(raw)))
-            except QuantityError:
-                continue  # the engine reports the bad quantity naming the pod
-    return total
+    try:
+        shared = rules.shared_gpu(annotations)
+    except rules.RuleError:
+        return 0.0  # the engine reports the bad annotation naming the pod
+    return rules.pod_gpus(float(whole), shared, None, on_node=False)
 
 
 def _jobs_of(item: SourcedObject, scheduler_name: str) -> list[SimJob]:

@@ -7,12 +7,11 @@ stored, then stay pending or be placed wrongly. The admission webhook refuses su
 at creation; the rules live here, apart from the HTTP edge (:mod:`webhooks.server`).
 Each problem is one :class:`~crds.errors.InputError` naming the pod and the annotation.
 
-Rules (KAI's annotation contract, ``kai-semantics.md`` §3 and §6), for pods whose
-``spec.schedulerName`` is ours only:
+Rules (KAI's annotation contract), for pods whose ``spec.schedulerName`` is ours only:
 
-* ``gpu-fraction``: a number with 0 < x < 1 (admission is stricter than the scheduler,
-  which also takes 1: a whole GPU is asked for with ``nvidia.com/gpu``);
-* ``gpu-memory``: a positive integer of MiB;
+* ``gpu-fraction``: a number with 0 < x < 1, and ``gpu-memory``: a positive integer of
+  MiB, as :mod:`crds.rules` says for every component (a whole GPU is asked for with
+  ``nvidia.com/gpu``);
 * not both ``gpu-fraction`` and ``gpu-memory``;
 * neither together with a whole-GPU ``nvidia.com/gpu`` request or limit on any
   container or init container;
@@ -26,11 +25,11 @@ Rules (KAI's annotation contract, ``kai-semantics.md`` §3 and §6), for pods wh
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from crds import rules
 from crds.errors import InputError, object_error
 from crds.gpusharing import (
     CONTAINER_NAME,
@@ -45,7 +44,6 @@ from crds.gpusharing import (
 __all__ = ["SHARING_ANNOTATIONS", "validate_pod"]
 
 _NUMBER = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
-_POSITIVE_INTEGER = re.compile(r"[0-9]+")
 
 Problems = list[InputError]
 
@@ -58,20 +56,12 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _field(key: str) -> str:
-    return f"metadata.annotations[{key}]"
-
-
 def _named(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """``obj`` with ``generateName`` standing in for a name not chosen yet."""
     metadata = _mapping(obj.get("metadata"))
     if metadata.get("name") or not metadata.get("generateName"):
         return obj
     return {**obj, "metadata": {**metadata, "name": f"{metadata['generateName']}*"}}
-
-
-def _positive_integer(raw: str) -> bool:
-    return bool(_POSITIVE_INTEGER.fullmatch(raw)) and int(raw) > 0
 
 
 def _whole_gpu(value: Any) -> bool:
@@ -100,20 +90,15 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
 
     fraction = annotations.get(FRACTION)
     memory = annotations.get(MEMORY)
-    if fraction is not None:
-        text = str(fraction).strip()
-        value = float(text) if _NUMBER.fullmatch(text) else math.nan
-        if not 0 < value < 1:
-            problem(
-                _field(FRACTION),
-                f"must be a number with 0 < x < 1 (a whole GPU is asked for with "
-                f"{GPU_RESOURCE}), got {fraction!r}",
-            )
-    if memory is not None and not _positive_integer(str(memory).strip()):
-        problem(_field(MEMORY), f"must be a positive integer of MiB, got {memory!r}")
+    for name, rule in ((FRACTION, rules.gpu_fraction), (MEMORY, rules.gpu_memory)):
+        if annotations.get(name) is not None:
+            try:
+                rule(annotations[name])
+            except rules.RuleError as exc:
+                problem(exc.field, exc.message)
     if fraction is not None and memory is not None:
         problem(
-            _field(MEMORY),
+            rules.annotation_field(MEMORY),
             f"cannot be combined with {FRACTION}: ask for a portion or for memory, not both",
         )
     sharing = [key for key in (FRACTION, MEMORY) if key in annotations]
@@ -137,23 +122,31 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
             index[kind] += 1
     devices = annotations.get(NUM_DEVICES)
     if devices is not None:
-        if not _positive_integer(str(devices).strip()):
-            problem(_field(NUM_DEVICES), f"must be a positive integer, got {devices!r}")
+        try:
+            rules.gpu_devices(devices)
+        except rules.RuleError as exc:
+            problem(exc.field, exc.message)
         if not sharing:
-            problem(_field(NUM_DEVICES), f"applies only together with {FRACTION} or {MEMORY}")
+            problem(
+                rules.annotation_field(NUM_DEVICES),
+                f"applies only together with {FRACTION} or {MEMORY}",
+            )
     mps = annotations.get(MPS)
     if mps is not None:
         if mps not in ("true", "false"):
-            problem(_field(MPS), f'must be "true" or "false", got {mps!r}')
+            problem(rules.annotation_field(MPS), f'must be "true" or "false", got {mps!r}')
         elif mps == "true" and not sharing:
-            problem(_field(MPS), f'"true" applies only together with {FRACTION} or {MEMORY}')
+            problem(
+                rules.annotation_field(MPS),
+                f'"true" applies only together with {FRACTION} or {MEMORY}',
+            )
     target = annotations.get(CONTAINER_NAME)
     if target is not None:
         names = [n for _, c in containers if isinstance(n := _mapping(c).get("name"), str)]
         if target not in names:
             listed = ", ".join(repr(n) for n in names) or "none"
             problem(
-                _field(CONTAINER_NAME),
+                rules.annotation_field(CONTAINER_NAME),
                 f"no container or init container named {target!r} (the pod has {listed})",
             )
     return problems

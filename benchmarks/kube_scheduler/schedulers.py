@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, QUEUE_LABEL
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.queue import API_VERSION as QUEUE_API_VERSION
 from tests.e2e.controlplane import PODMUSTER_CRDS, Cluster, http_ok
 from tests.e2e.frameworks import apply_crds
 from tests.e2e.kube import RestClient
@@ -36,8 +39,6 @@ from tests.e2e.procs import ManagedProcess, free_port, wait_until
 Obj = dict[str, Any]
 REPO = Path(__file__).resolve().parents[2]
 QUEUE = "bench"
-POD_GROUP_ANNOTATION = "pod-group-name"
-QUEUE_LABEL = "kai.scheduler/queue"
 BINDER_WORKERS = 32
 
 
@@ -151,7 +152,7 @@ def prepare_podmuster(
     rest.post(
         "/apis/scheduling.run.ai/v2/queues",
         {
-            "apiVersion": "scheduling.run.ai/v2",
+            "apiVersion": QUEUE_API_VERSION,
             "kind": "Queue",
             "metadata": {"name": QUEUE},
             "spec": {"resources": {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}},
@@ -162,7 +163,7 @@ def prepare_podmuster(
         rest.post(
             f"/apis/scheduling.run.ai/v2alpha2/namespaces/{namespace}/podgroups",
             {
-                "apiVersion": "scheduling.run.ai/v2alpha2",
+                "apiVersion": PODGROUP_API_VERSION,
                 "kind": "PodGroup",
                 "metadata": {"name": group[0], "namespace": namespace},
                 "spec": {"queue": QUEUE, "minMember": group[1]},
@@ -187,7 +188,7 @@ SCHEDULERS: dict[str, SchedulerUnderTest] = {
     ),
     "podmuster": SchedulerUnderTest(
         name="podmuster",
-        scheduler_name="kai-scheduler",
+        scheduler_name=DEFAULT_SCHEDULER_NAME,
         start=start_podmuster,
         describe="podmuster run scheduler --direct-bind + run binder, default five actions",
         gangs=True,
@@ -196,7 +197,7 @@ SCHEDULERS: dict[str, SchedulerUnderTest] = {
     ),
     "podmuster-bindrequest": SchedulerUnderTest(
         name="podmuster-bindrequest",
-        scheduler_name="kai-scheduler",
+        scheduler_name=DEFAULT_SCHEDULER_NAME,
         start=lambda cluster, limits: start_podmuster(cluster, limits, direct=False),
         describe="podmuster run scheduler (a BindRequest per pod, as KAI) + run binder",
         gangs=True,

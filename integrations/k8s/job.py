@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields
 
 
@@ -22,9 +24,7 @@ def job_pod_group_name(ctx: base.GroupingContext, job: base.RawObject) -> str:
     parallelism = fields.get_int(job, "spec.parallelism", minimum=None)
     if parallelism is None or parallelism <= 1:
         ns = fields.namespace(ctx.pod) or fields.namespace(job)
-        existing = ctx.lookup.get(
-            base.PODGROUP_API_VERSION, base.PODGROUP_KIND, ns, legacy_name(job)
-        )
+        existing = ctx.lookup.get(PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy_name(job))
         if existing is not None:
             return legacy_name(job)
     return f"pg-{fields.name(ctx.pod)}-{fields.uid(job)}"
@@ -38,9 +38,7 @@ class JobGrouper:
         """The legacy per-Job PodGroup."""
         job = ctx.top_owner
         ns = fields.namespace(ctx.pod) or fields.namespace(job)
-        return (
-            base.ObjectQuery(base.PODGROUP_API_VERSION, base.PODGROUP_KIND, ns, legacy_name(job)),
-        )
+        return (base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy_name(job)),)
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         job = ctx.top_owner

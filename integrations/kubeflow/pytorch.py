@@ -13,6 +13,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from crds.names import SEGMENT_SIZE_ANNOTATION
 from integrations import base, default, fields, resolution
 from integrations.kubeflow import distributed
 
@@ -37,11 +38,11 @@ def _segment_size(ctx: base.GroupingContext) -> int | None:
         (ctx.pod, fields.annotations_of(ctx.pod), "metadata.annotations"),
         (job, template, WORKER_TEMPLATE_ANNOTATIONS),
     ):
-        if resolution.SEGMENT_SIZE in source:
+        if SEGMENT_SIZE_ANNOTATION in source:
             return fields.as_int(
-                source[resolution.SEGMENT_SIZE],
+                source[SEGMENT_SIZE_ANNOTATION],
                 obj=obj,
-                path=f"{path}[{resolution.SEGMENT_SIZE}]",
+                path=f"{path}[{SEGMENT_SIZE_ANNOTATION}]",
                 minimum=1,
                 text=True,
             )

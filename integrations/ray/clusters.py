@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.names import TOPOLOGY_ANNOTATION
 from integrations import base, fields, resolution
 
 GROUP_LABEL = "ray.io/group"
@@ -40,7 +41,7 @@ def template_topology(
             raise base.GroupingError(
                 fields.describe(obj),
                 f"{path}.template.metadata.annotations",
-                f"a placement annotation needs {resolution.TOPOLOGY}",
+                f"a placement annotation needs {TOPOLOGY_ANNOTATION}",
             )
         return None
     return constraint

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields
 from integrations.ray import clusters
 
@@ -75,7 +77,7 @@ class RayGrouper:
             if isinstance(n, str) and n
         )
         name = f"pg-{fields.name(top)}-{fields.uid(top)}"
-        legacy = base.ObjectQuery(base.PODGROUP_API_VERSION, base.PODGROUP_KIND, ns, name)
+        legacy = base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, name)
         return (*clusters_, legacy)
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
@@ -94,7 +96,5 @@ class RayGrouper:
 
 def _is_legacy(ctx: base.GroupingContext, spec: base.PodGroupSpec) -> bool:
     """A PodGroup of this name already exists without subgroups: keep it so (KAI, until v0.14)."""
-    existing = ctx.lookup.get(
-        base.PODGROUP_API_VERSION, base.PODGROUP_KIND, spec.namespace, spec.name
-    )
+    existing = ctx.lookup.get(PODGROUP_API_VERSION, PODGROUP_KIND, spec.namespace, spec.name)
     return existing is not None and not fields.get(existing, "spec.subGroups")

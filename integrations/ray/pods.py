@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.names import QUEUE_LABEL
 from integrations import base, fields, templates
 from integrations.ray import clusters, grouper
 
 CLUSTER_LABEL = "ray.io/cluster"
 NODE_TYPE_LABEL = "ray.io/node-type"
-QUEUE_LABEL = "kai.scheduler/queue"
 
 
 def _pod_labels(cluster: base.RawObject, group: str, node_type: str) -> dict[str, str]:

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-SCHEDULER_NAME = "kai-scheduler"
+from crds.queue import API_VERSION as QUEUE_API_VERSION
+from crds.topology import API_VERSION as TOPOLOGY_API_VERSION
+
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 NODES = ("gpu-node-1", "gpu-node-2", "gpu-node-3", "gpu-node-4")
 GPUS_PER_NODE = 8
@@ -95,7 +97,7 @@ def node(name: str, gpus: int = GPUS_PER_NODE, rack: str = "") -> dict[str, Any]
 def queue(spec: QueueSpec) -> dict[str, Any]:
     unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
     body: dict[str, Any] = {
-        "apiVersion": "scheduling.run.ai/v2",
+        "apiVersion": QUEUE_API_VERSION,
         "kind": "Queue",
         "metadata": {"name": spec.name, "creationTimestamp": stamp(-60)},
         "spec": {
@@ -118,7 +120,7 @@ def queue(spec: QueueSpec) -> dict[str, Any]:
 def topology() -> dict[str, Any]:
     """The ``kai.scheduler/v1alpha1`` Topology of the racked scene: rack, then host."""
     return {
-        "apiVersion": "kai.scheduler/v1alpha1",
+        "apiVersion": TOPOLOGY_API_VERSION,
         "kind": "Topology",
         "metadata": {"name": TOPOLOGY_NAME, "creationTimestamp": stamp(-60)},
         "spec": {"levels": [{"nodeLabel": RACK_LABEL}, {"nodeLabel": "kubernetes.io/hostname"}]},

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from integrations.grouping import group_workloads
-from integrations.updates import POD_GROUP_ANNOTATION, SUBGROUP_LABEL, merged_podgroup
+from integrations.updates import merged_podgroup
 from podmuster.demo.cluster import stamp
 
 

@@ -15,9 +15,8 @@ from typing import Any
 
 import yaml
 
+from crds.names import QUEUE_LABEL
 from podmuster.demo.cluster import Cluster, QueueSpec
-
-QUEUE_LABEL = "kai.scheduler/queue"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crds.documents import SourcedObject
-from integrations.updates import POD_GROUP_ANNOTATION
+from crds.gpusharing import FRACTION, GPU_GROUP_LABEL, NUM_DEVICES
+from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION
 from podmuster.demo import cluster, podgrouping, reasons
 from podmuster.demo.cluster import Cluster
 from podmuster.demo.podgrouping import PodGroupView
@@ -35,9 +36,6 @@ from scheduler.framework.session import Session
 from scheduler.plugins.proportion.plugin import STATE_KEY, ProportionPlugin
 from scheduler.rounds import ROUND_SECONDS, apply_result, made_decisions
 
-FRACTION_ANNOTATION = "gpu-fraction"
-DEVICES_ANNOTATION = "gpu-fraction-num-devices"
-GPU_GROUP_LABEL = "runai-gpu-group"
 MAX_MINUTES = 120
 MAX_CYCLES = 5  # per event time; a story that needs more is not converging
 
@@ -166,7 +164,7 @@ def _sourced(objects: Sequence[dict[str, Any]]) -> list[SourcedObject]:
 
 
 def _snapshot(objects: Sequence[SourcedObject], now: float) -> ClusterSnapshot:
-    return build_snapshot(objects, scheduler_name=cluster.SCHEDULER_NAME, now=now).snapshot
+    return build_snapshot(objects, scheduler_name=DEFAULT_SCHEDULER_NAME, now=now).snapshot
 
 
 def queue_rows(
@@ -206,10 +204,10 @@ def _gpus(pod: dict[str, Any]) -> float:
         for c in pod["spec"]["containers"]
     )
     annotations = pod["metadata"].get("annotations") or {}
-    fraction = annotations.get(FRACTION_ANNOTATION)
+    fraction = annotations.get(FRACTION)
     if not fraction:
         return whole
-    return whole + float(fraction) * int(annotations.get(DEVICES_ANNOTATION, "1"))
+    return whole + float(fraction) * int(annotations.get(NUM_DEVICES, "1"))
 
 
 def _group_of(pod: dict[str, Any]) -> str:
@@ -315,7 +313,7 @@ class Simulation:
             if pod["status"]["phase"] != "Running" or not node:
                 continue
             labels = pod["metadata"].get("labels") or {}
-            if FRACTION_ANNOTATION in (pod["metadata"].get("annotations") or {}):
+            if FRACTION in (pod["metadata"].get("annotations") or {}):
                 group = labels.get(GPU_GROUP_LABEL, key)  # unlabelled: a device of its own
                 shares[(node, group)] = shares.get((node, group), 0.0) + _gpus(pod)
             else:

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from crds.names import NODE_POOL_LABEL
 from scheduler.actions.scale_hint_domains import DomainScope, domain_scope, shortfalls
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
@@ -64,7 +65,7 @@ MAX_JOBS_PER_CYCLE = 16
 """Gangs examined per cycle; later ones keep the hint they have until their turn."""
 
 POOL_LABELS = (
-    "kai.scheduler/node-pool",
+    NODE_POOL_LABEL,
     "karpenter.sh/nodepool",
     "cloud.google.com/gke-nodepool",
     "eks.amazonaws.com/nodegroup",

@@ -15,7 +15,6 @@ Units: portions are thousandths of a device (as the GPU column), memory is MiB.
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -24,15 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crds.gpusharing import GPU_GROUP_LABEL
+from crds.rules import UNSYNCED_GPU_MEMORY, gpu_memory_portion
 from scheduler.api.resources import GPU, GPU_UNIT
 
-GPU_FRACTION = "gpu-fraction"
-GPU_MEMORY = "gpu-memory"
-NUM_DEVICES = "gpu-fraction-num-devices"
-CONTAINER_NAME = "gpu-fraction-container-name"
-GROUP_LABEL = "runai-gpu-group"
-GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
-UNSYNCED_MEMORY = 100
 """MiB per device assumed for a node without the memory label (gpu-memory pods refused there)."""
 
 
@@ -90,8 +84,7 @@ class GpuShare:
         """
         if self.portion:
             return self.portion
-        hundredths = math.ceil(self.memory * 100 / max(device_memory, 1))
-        return hundredths * (GPU_UNIT // 100)
+        return round(gpu_memory_portion(self.memory, max(device_memory, 1)) * GPU_UNIT)
 
     def memory_on(self, device_memory: int) -> int:
         """MiB of one device this request uses on a node with ``device_memory`` MiB per device."""
@@ -108,28 +101,14 @@ def group_id(node: str, pod_uid: str, device: int) -> str:
 def groups_from_labels(labels: Mapping[str, str]) -> tuple[str, ...]:
     """Group ids a bound pod carries: ``runai-gpu-group`` or ``runai-gpu-group/<id>`` keys."""
     found = []
-    single = labels.get(GROUP_LABEL)
+    single = labels.get(GPU_GROUP_LABEL)
     if single:
         found.append(single)
-    prefix = GROUP_LABEL + "/"
+    prefix = GPU_GROUP_LABEL + "/"
     for key, value in labels.items():
         if key.startswith(prefix):
             found.append(key[len(prefix) :] or value)
     return tuple(dict.fromkeys(found))
-
-
-def device_memory(labels: Mapping[str, str]) -> tuple[int, bool]:
-    """(MiB per device rounded down to 100, whether the label is there) for a node."""
-    raw = labels.get(GPU_MEMORY_LABEL)
-    if raw is None:
-        return UNSYNCED_MEMORY, False
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        return UNSYNCED_MEMORY, False
-    if value < UNSYNCED_MEMORY:
-        return UNSYNCED_MEMORY, False
-    return value - value % 100, True
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +160,8 @@ class SharedGpus:
     def __init__(self, memory: npt.NDArray[np.int64], synced: npt.NDArray[np.bool_]) -> None:
         self.memory = memory
         self.synced = synced
-        labelled = memory[synced & (memory > UNSYNCED_MEMORY)]
-        self.min_memory = int(labelled.min()) if labelled.size else UNSYNCED_MEMORY
+        labelled = memory[synced & (memory > UNSYNCED_GPU_MEMORY)]
+        self.min_memory = int(labelled.min()) if labelled.size else UNSYNCED_GPU_MEMORY
         self.by_node: dict[int, dict[str, Group]] = {}
         # Per node and group slot, the room a request may take (thousandths; -1: no
         # candidate): ``room`` once releasing members are gone (Group.fits), ``room_now``

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.gpu_sharing import SharedGpus, device_memory
+from crds.rules import node_gpu_memory
+from scheduler.api.gpu_sharing import SharedGpus
 from scheduler.api.resources import GPU
 
 
@@ -66,7 +67,7 @@ class NodeTable:
         # Pure functions of the node set (topology domain trees, plugin set-up memos),
         # built on first use; a table is rebuilt whenever a node changes.
         self.derived: dict[object, object] = {}
-        memory = [device_memory(m.labels) for m in self.meta]
+        memory = [node_gpu_memory(m.labels) for m in self.meta]
         # Shared GPU groups per node (fractional GPUs); the snapshot fills them each cycle.
         self.shared = SharedGpus(
             np.array([m for m, _ in memory], dtype=np.int64),

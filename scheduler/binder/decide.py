@@ -16,9 +16,10 @@ Rules (KAI §1.2 step 5, §2.4), and where podmuster differs:
   binder retries while ``failedAttempts < backoffLimit``, the n-th retry
   ``2**(n-1)`` seconds after the failure (1 s, 2 s, 4 s, ... as KAI's
   ``2^failedAttempts`` counted before the increment).
-- ``backoffLimit`` unset: KAI makes a single attempt (its scheduler never sets
-  the field). podmuster uses :data:`DEFAULT_BACKOFF_LIMIT` (3) attempts. The
-  scheduler's ``BindRequest.is_failed`` still reads an unset limit as 0.
+- ``backoffLimit`` unset: a single attempt, as KAI's binder makes (its scheduler
+  never sets the field); podmuster's scheduler sets it (``--bind-backoff-limit``).
+  When a request has finally failed is :func:`crds.rules.bind_request_finally_failed`,
+  the one rule the scheduler, the binder and its sync share.
 """
 
 from __future__ import annotations
@@ -27,22 +28,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from crds import rules
 from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED
 from kubeapi.backoff import exponential
 
 __all__ = [
-    "DEFAULT_BACKOFF_LIMIT",
     "Action",
     "after_failure",
     "backoff_limit",
     "decide",
     "failed_attempts",
+    "finally_failed",
     "retry_delay",
     "succeeded_status",
 ]
-
-DEFAULT_BACKOFF_LIMIT: Final = 3
-"""Attempts when ``spec.backoffLimit`` is unset (KAI: one attempt)."""
 
 MAX_DELAY: Final = 300.0
 """No back-off is longer than five minutes, whatever the count."""
@@ -72,9 +71,13 @@ def _status(request: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def backoff_limit(request: Mapping[str, Any]) -> int:
-    """``spec.backoffLimit``, or :data:`DEFAULT_BACKOFF_LIMIT` when unset."""
-    limit = (request.get("spec") or {}).get("backoffLimit")
-    return DEFAULT_BACKOFF_LIMIT if limit is None else int(limit)
+    """``spec.backoffLimit`` (:func:`crds.rules.backoff_limit`: unset is one attempt)."""
+    return rules.backoff_limit(request.get("spec") or {})
+
+
+def finally_failed(request: Mapping[str, Any]) -> bool:
+    """No attempt is left (:func:`crds.rules.bind_request_finally_failed`)."""
+    return rules.bind_request_finally_failed(request.get("spec") or {}, _status(request))
 
 
 def failed_attempts(request: Mapping[str, Any]) -> int:
@@ -109,7 +112,7 @@ def decide(
     phase = status.get("phase")
     if phase == PHASE_SUCCEEDED:
         return Action("done")
-    if phase == PHASE_FAILED and failed_attempts(request) >= backoff_limit(request):
+    if finally_failed(request):
         return Action("done")
     spec = request.get("spec") or {}
     node = str(spec.get("selectedNode") or "")

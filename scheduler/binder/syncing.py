@@ -29,7 +29,7 @@ from typing import Any
 
 from crds import gpusharing as names
 from crds.bindrequest import PHASE_SUCCEEDED, RESOURCE_TYPE_FRACTION
-from scheduler.binder.decide import backoff_limit, failed_attempts
+from scheduler.binder.decide import finally_failed
 
 __all__ = ["Plan", "groups_of", "plan"]
 
@@ -82,7 +82,7 @@ def _live_request_groups(requests: Iterable[Object]) -> set[str]:
         if spec.get("receivedResourceType") != RESOURCE_TYPE_FRACTION:
             continue
         phase = (request.get("status") or {}).get("phase")
-        if phase == PHASE_SUCCEEDED or failed_attempts(request) >= backoff_limit(request):
+        if phase == PHASE_SUCCEEDED or finally_failed(request):
             continue
         groups.update(str(g) for g in spec.get("selectedGPUGroups") or ())
     return groups

@@ -24,6 +24,8 @@ import numpy.typing as npt
 from crds import errors
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
+from crds.gpusharing import GPU_GROUP_LABEL
+from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
@@ -225,7 +227,7 @@ class ClusterCache:
             live = _shared_groups(table, sharing, bind_groups, in_use, being_released)
             for pod in reservations:
                 request = pod.request
-                if (pod.node, pod.labels.get(gpu_sharing.GROUP_LABEL)) in live:
+                if (pod.node, pod.labels.get(GPU_GROUP_LABEL)) in live:
                     request = request.copy()
                     request[GPU] = 0  # the group's device is counted once, by its fraction pods
                 rows = releasing_rows if pod.status == PodStatus.RELEASING else used_rows
@@ -242,7 +244,7 @@ class ClusterCache:
         if self._tree is None:
             self._tree = queue_tree.build_tree(list(self._queues.values()))
         classes = dict(reading.BUILTIN_PRIORITY_CLASSES)
-        default_priority = reading.DEFAULT_PRIORITY
+        default_priority = DEFAULT_PRIORITY
         for name, (value, is_default) in self._classes.items():
             classes[name] = value
             if is_default:

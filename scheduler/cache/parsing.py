@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from crds import quantities
+from crds import quantities, rules
 from scheduler.api.resources import (
     CPU,
     GPU,
@@ -100,20 +100,35 @@ def _grow(a: Vector, b: Vector) -> tuple[Vector, Vector]:
     return a, b
 
 
+def _sum(a: Vector, b: Vector) -> Vector:
+    if a.shape[0] != b.shape[0]:
+        a, b = _grow(a, b)
+    return a + b
+
+
+def _max(a: Vector, b: Vector) -> Vector:
+    if a.shape[0] != b.shape[0]:
+        a, b = _grow(a, b)
+    return np.maximum(a, b)
+
+
 def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
-    """What kube-scheduler counts for a pod: max(containers sum, each init) + overhead + 1 pod."""
-    total = space.zeros()
-    for i, container in enumerate(spec.get("containers") or ()):
-        total, part = _grow(total, _container_request(container, f"spec.containers[{i}]", space))
-        total += part
-    for i, container in enumerate(spec.get("initContainers") or ()):
-        part = _container_request(container, f"spec.initContainers[{i}]", space)
-        total, part = _grow(total, part)
-        np.maximum(total, part, out=total)
+    """What kube-scheduler counts for a pod (:func:`crds.rules.pod_request`), + 1 pod."""
+    containers = [
+        _container_request(c, f"spec.containers[{i}]", space)
+        for i, c in enumerate(spec.get("containers") or ())
+    ]
+    inits = (
+        [
+            (_container_request(c, f"spec.initContainers[{i}]", space), restartable)
+            for i, (c, restartable) in enumerate(rules.init_containers_of(spec))
+        ]
+        if spec.get("initContainers")
+        else ()
+    )
     overhead = spec.get("overhead")
-    if overhead:
-        total, part = _grow(total, resource_list(overhead, "spec.overhead", space))
-        total += part
+    extra = resource_list(overhead, "spec.overhead", space) if overhead else None
+    total = rules.pod_request(containers, inits, extra, add=_sum, maximum=_max, zero=space.zeros())
     total[PODS] = 1
     return total
 

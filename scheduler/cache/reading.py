@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds import rules
+from crds.gpusharing import FRACTION, MEMORY
 from scheduler.api import gpu_sharing
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.nodes import NodeMeta
@@ -22,8 +24,6 @@ from scheduler.cache import parsing
 from scheduler.cache.parsing import FieldError
 from scheduler.cache.topologies import read_topology_tree
 
-DEFAULT_PRIORITY = 50
-NON_PREEMPTIBLE_FROM = 100
 # PriorityClasses the chart installs; assumed present when a snapshot does not list them.
 BUILTIN_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -147,61 +147,32 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     return pod
 
 
-def _annotation(name: str) -> str:
-    return f"metadata.annotations[{name}]"
-
-
-def _positive_int(raw: str, name: str) -> int:
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise FieldError(_annotation(name), f"expected a positive integer, got {raw!r}") from None
-    if value <= 0:
-        raise FieldError(_annotation(name), f"must be a positive integer, got {raw!r}")
-    return value
-
-
 def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare | None:
-    """The pod's fractional GPU request from its annotations (kai-semantics §3, §6), or None.
+    """The pod's fractional GPU request from its annotations (:func:`crds.rules.shared_gpu`).
 
-    ``gpu-fraction`` must be strictly between 0 and 1; ``gpu-memory`` a positive
-    number of MiB (a fraction wins if both are set); ``gpu-fraction-num-devices``
-    a positive integer (default 1). A shared request may not be combined with
-    whole ``nvidia.com/gpu``.
+    A shared request may not be combined with whole ``nvidia.com/gpu``.
     """
-    fraction = annotations.get(gpu_sharing.GPU_FRACTION)
-    memory = annotations.get(gpu_sharing.GPU_MEMORY)
-    if fraction is None and memory is None:
+    try:
+        shared = rules.shared_gpu(annotations)
+    except rules.RuleError as exc:
+        raise FieldError(exc.field, exc.message) from None
+    if shared is None:
         return None
-    portion = memory_mib = 0
-    if fraction is not None:
-        field = _annotation(gpu_sharing.GPU_FRACTION)
-        try:
-            value = float(str(fraction).strip())
-        except ValueError:
-            raise FieldError(
-                field, f"expected a number between 0 and 1, got {fraction!r}"
-            ) from None
-        if not 0 < value < 1:
-            raise FieldError(
-                field,
-                f"must be strictly between 0 and 1 (whole GPUs: nvidia.com/gpu), got {fraction!r}",
-            )
-        portion = round(value * GPU_UNIT)
+    portion = 0
+    if shared.fraction is not None:
+        portion = round(shared.fraction * GPU_UNIT)
         if portion <= 0 or portion >= GPU_UNIT:
-            raise FieldError(field, f"must be between 0.001 and 0.999, got {fraction!r}")
-    else:
-        assert memory is not None
-        memory_mib = _positive_int(memory, gpu_sharing.GPU_MEMORY)
+            raise FieldError(
+                rules.annotation_field(FRACTION),
+                f"must be between 0.001 and 0.999, got {annotations.get(FRACTION)!r}",
+            )
     if request[GPU] > 0:
-        name = gpu_sharing.GPU_FRACTION if fraction is not None else gpu_sharing.GPU_MEMORY
+        name = FRACTION if shared.fraction is not None else MEMORY
         raise FieldError(
-            _annotation(name), "a shared GPU request must not be combined with nvidia.com/gpu"
+            rules.annotation_field(name),
+            "a shared GPU request must not be combined with nvidia.com/gpu",
         )
-    raw_devices = annotations.get(gpu_sharing.NUM_DEVICES)
-    devices = 1 if raw_devices is None else _positive_int(raw_devices, gpu_sharing.NUM_DEVICES)
-    container = str(annotations.get(gpu_sharing.CONTAINER_NAME) or "")
-    return GpuShare(portion, memory_mib, devices, container)
+    return GpuShare(portion, shared.memory_mib, shared.devices, shared.container)
 
 
 def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
@@ -248,12 +219,10 @@ def bind_request_gpu_groups(body: Mapping[str, Any]) -> tuple[str, ...]:
 def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
     """(pod key, selected node) for a BindRequest that has not finally failed, else None."""
     spec = body.get("spec") or {}
-    status = body.get("status") or {}
-    limit = spec.get("backoffLimit")
-    attempts = status.get("failedAttempts") or 0
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-        raise FieldError("spec.backoffLimit", f"expected an integer, got {limit!r}")
-    failed = status.get("phase") == "Failed" and (limit is None or int(attempts) >= limit)
+    try:
+        failed = rules.bind_request_finally_failed(spec, body.get("status") or {})
+    except rules.RuleError as exc:
+        raise FieldError(exc.field, exc.message) from None
     node = spec.get("selectedNode")
     if failed or not node:
         return None
@@ -286,12 +255,8 @@ class PodGroupRecord:
     topology_tree: TopologyTree | None = None
 
     def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
-        priority = classes.get(self.priority_class, default_priority)
-        preemptible = (
-            self.preemptibility == "preemptible"
-            if self.preemptibility
-            else priority < NON_PREEMPTIBLE_FROM
-        )
+        priority = rules.priority_of(self.priority_class, classes, default_priority)
+        preemptible = rules.is_preemptible(self.preemptibility, priority)
         return PodGroupInfo(
             namespace=self.namespace,
             name=self.name,

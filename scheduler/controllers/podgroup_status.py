@@ -15,10 +15,10 @@ extended resource keeps its own unit. A pod counts as follows:
 - ``allocatedNonPreemptible``: ``allocated`` when the PodGroup is
   non-preemptible, else empty.
 
-A pod's request is what kube-scheduler counts: max(sum of containers, each init
-container) plus overhead; ``gpu-fraction`` (times ``gpu-fraction-num-devices``)
-adds fractional GPUs. ``gpu-memory`` pods are counted as 0 GPUs here: their
-portion depends on the node's GPU memory, which this controller does not read.
+A pod's request is what kube-scheduler counts (:func:`crds.rules.pod_request`:
+containers, sidecars, init containers, overhead); its GPUs are
+:func:`crds.rules.pod_gpus`: a fraction times its devices, and a gpu-memory pod
+its share of its node's GPU memory (a pending one: of the smallest in the cluster).
 Also returned: KAI's ``running`` / ``pending`` / ``succeeded`` / ``failed`` counts.
 """
 
@@ -28,22 +28,17 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from crds import podgroup as pg_api
-from crds import quantities
+from crds import quantities, rules
+from crds.gpusharing import GPU_RESOURCE
 
 __all__ = [
-    "GPU_FRACTION_ANNOTATION",
-    "GPU_FRACTION_DEVICES_ANNOTATION",
-    "GPU_RESOURCE",
+    "GpuMemory",
     "format_resources",
     "is_non_preemptible",
     "pod_request",
     "podgroup_status",
 ]
 
-GPU_RESOURCE: Final = "nvidia.com/gpu"
-GPU_FRACTION_ANNOTATION: Final = "gpu-fraction"
-GPU_FRACTION_DEVICES_ANNOTATION: Final = "gpu-fraction-num-devices"
 _GPU_NAMES: Final = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 _SKIPPED: Final = frozenset({"pods", "ephemeral-storage"})
 _FINISHED: Final = frozenset({"Succeeded", "Failed"})
@@ -67,52 +62,57 @@ def _add(into: Resources, name: str, amount: Fraction) -> None:
         into[name] = into.get(name, Fraction(0)) + amount
 
 
-def _container(container: Mapping[str, Any]) -> Resources:
-    resources = container.get("resources") or {}
-    merged = dict(resources.get("limits") or {})
-    merged.update(resources.get("requests") or {})  # a missing request defaults to the limit
-    out: Resources = {}
-    for name, raw in merged.items():
-        if name in _SKIPPED:
-            continue
-        _add(out, GPU_RESOURCE if name in _GPU_NAMES else name, _unit(name, raw))
-    return out
+def _amount(name: str, raw: Any) -> Fraction:
+    return Fraction(0) if name in _SKIPPED else _unit(name, raw)
 
 
-def pod_request(pod: Mapping[str, Any]) -> Resources:
-    """One pod's request in status units (see the module docstring)."""
-    spec = pod.get("spec") or {}
+def pod_request(pod: Mapping[str, Any], gpu_memory: GpuMemory | None = None) -> Resources:
+    """One pod's request in status units (see the module docstring).
+
+    ``gpu_memory`` sizes a gpu-memory pod's GPUs: its node's GPU memory when it holds
+    one, else the smallest in the cluster; without it such a pod counts 0 GPUs.
+    """
     total: Resources = {}
-    for container in spec.get("containers") or ():
-        for name, amount in _container(container).items():
-            _add(total, name, amount)
-    for container in spec.get("initContainers") or ():
-        for name, amount in _container(container).items():
-            if amount > total.get(name, 0):
-                total[name] = amount
-    for name, raw in (spec.get("overhead") or {}).items():
-        if name not in _SKIPPED:
-            _add(total, name, _unit(name, raw))
+    for name, amount in rules.pod_resources(pod.get("spec") or {}, _amount).items():
+        _add(total, GPU_RESOURCE if name in _GPU_NAMES else name, amount)
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    fraction = annotations.get(GPU_FRACTION_ANNOTATION)
-    if fraction:
-        try:
-            portion = Fraction(str(fraction))
-            devices = Fraction(str(annotations.get(GPU_FRACTION_DEVICES_ANNOTATION) or 1))
-        except (ValueError, ZeroDivisionError):
-            portion, devices = Fraction(0), Fraction(0)
-        if 0 < portion <= 1 and devices > 0:
-            _add(total, GPU_RESOURCE, portion * devices)
+    try:
+        shared = rules.shared_gpu(annotations)
+    except rules.RuleError:
+        shared = None  # refused at admission; the scheduler never places it
+    if shared is not None:
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        memory = gpu_memory.of(node) if gpu_memory is not None else None
+        gpus = rules.pod_gpus(0.0, shared, memory, on_node=bool(node))
+        _add(total, GPU_RESOURCE, Fraction(gpus).limit_denominator(10**6))
     return total
 
 
-def is_non_preemptible(podgroup: Mapping[str, Any], priority: int | None) -> bool:
-    """``spec.preemptibility``, else KAI's rule on the priority (unknown: the default)."""
+class GpuMemory:
+    """GPU memory per device of the cluster's nodes, from their ``nvidia.com/gpu.memory`` label."""
+
+    def __init__(self, nodes: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.by_node: dict[str, int] = {}
+        known = []
+        for node in nodes:
+            meta = node.get("metadata") or {}
+            memory, synced = rules.node_gpu_memory(meta.get("labels") or {})
+            self.by_node[str(meta.get("name") or "")] = memory
+            if synced and memory > rules.UNSYNCED_GPU_MEMORY:
+                known.append(memory)
+        self.smallest = min(known) if known else rules.UNSYNCED_GPU_MEMORY
+
+    def of(self, node: str) -> int:
+        """A node's GPU memory (unknown node: as unsynced); no node: the cluster's smallest."""
+        if not node:
+            return self.smallest
+        return self.by_node.get(node, rules.UNSYNCED_GPU_MEMORY)
+
+
+def is_non_preemptible(podgroup: Mapping[str, Any], priority: int) -> bool:
+    """``spec.preemptibility``, else KAI's rule on the priority (crds.rules)."""
     explicit = (podgroup.get("spec") or {}).get("preemptibility")
-    if explicit:
-        return bool(explicit == pg_api.NON_PREEMPTIBLE)
-    value = pg_api.DEFAULT_PRIORITY_VALUE if priority is None else priority
-    return pg_api.derive_preemptibility(value) == pg_api.NON_PREEMPTIBLE
+    return not rules.is_preemptible(str(explicit or ""), priority)
 
 
 def _number(amount: Fraction) -> str:
@@ -129,7 +129,11 @@ def format_resources(resources: Mapping[str, Fraction]) -> dict[str, str]:
 
 
 def podgroup_status(
-    podgroup: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], *, non_preemptible: bool
+    podgroup: Mapping[str, Any],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    non_preemptible: bool,
+    gpu_memory: GpuMemory | None = None,
 ) -> dict[str, Any]:
     """The status fields this controller owns: ``resourcesStatus`` and the pod counts.
 
@@ -146,7 +150,7 @@ def podgroup_status(
             counts[counts_key] += 1
         if phase in _FINISHED or (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
-        request = pod_request(pod)
+        request = pod_request(pod, gpu_memory)
         for name, amount in request.items():
             _add(requested, name, amount)
         if (pod.get("spec") or {}).get("nodeName"):

@@ -17,8 +17,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from crds import rules
+from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY
+from crds.names import POD_GROUP_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.queue import API_VERSION as QUEUE_API_VERSION
 from kubeapi import ApiError, KubeController, NotFoundError, Object
-from scheduler.controllers.podgroup_status import GPU_RESOURCE, is_non_preemptible
+from scheduler.controllers.podgroup_status import GpuMemory, is_non_preemptible
 from scheduler.controllers.podgroup_status import podgroup_status as compute_podgroup
 from scheduler.controllers.queue_status import queue_statuses, queue_totals
 from scheduler.controllers.watching import Key, Store, key_of, run_together, watch_kind
@@ -29,9 +34,8 @@ __all__ = ["StatusControllers", "merge_diff"]
 
 log = logging.getLogger("podmuster.controllers")
 
-POD_GROUP_ANNOTATION = "pod-group-name"
-PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
-QUEUE = ("scheduling.run.ai/v2", "Queue")
+PODGROUP = (PODGROUP_API_VERSION, "PodGroup")
+QUEUE = (QUEUE_API_VERSION, "Queue")
 PRIORITY_CLASS = ("scheduling.k8s.io/v1", "PriorityClass")
 QUEUES: tuple[str, str, str] = ("queues", "", "")
 _RESOURCES = ("gpu", "cpu", "memory")
@@ -81,6 +85,7 @@ class StatusControllers:
         self.queue: WorkQueue[tuple[str, str, str]] = WorkQueue(clock)
         self.pods, self.podgroups = Store(), Store()
         self.queues, self.priority_classes = Store(), Store()
+        self.nodes = Store()
         self.members: dict[Key, set[Key]] = {}
 
     # --- events -------------------------------------------------------------------
@@ -105,20 +110,35 @@ class StatusControllers:
     def on_queue(self, old: Object | None, new: Object | None) -> None:
         self.queue.add(QUEUES, self.debounce)
 
+    def on_node(self, old: Object | None, new: Object | None) -> None:
+        """A node's GPU memory sizes its gpu-memory pods: their groups are due again."""
+        labels = [((o or {}).get("metadata") or {}).get("labels") or {} for o in (old, new)]
+        if rules.node_gpu_memory(labels[0]) == rules.node_gpu_memory(labels[1]):
+            return
+        for group, members in self.members.items():
+            if any(self._uses_gpu_memory(self.pods.objects.get(k)) for k in members):
+                self._mark(group)
+
+    @staticmethod
+    def _uses_gpu_memory(pod: Object | None) -> bool:
+        annotations = ((pod or {}).get("metadata") or {}).get("annotations") or {}
+        return MEMORY in annotations and FRACTION not in annotations
+
     def on_priority_class(self, old: Object | None, new: Object | None) -> None:
         for group in self.podgroups.objects:
             self._mark(group)
 
     # --- reconcile ----------------------------------------------------------------
-    def priority_of(self, name: str) -> int | None:
-        classes = self.priority_classes.values()
-        for pc in classes:
-            if name and (pc.get("metadata") or {}).get("name") == name:
-                return int(pc.get("value") or 0)
-        for pc in classes:
+    def priority_of(self, name: str) -> int:
+        """The priority of class ``name`` (:func:`crds.rules.priority_of`)."""
+        classes: dict[str, int] = {}
+        global_default = None
+        for pc in self.priority_classes.values():
+            value = int(pc.get("value") or 0)
+            classes[str((pc.get("metadata") or {}).get("name") or "")] = value
             if pc.get("globalDefault"):
-                return int(pc.get("value") or 0)
-        return None
+                global_default = value
+        return rules.priority_of(name, classes, global_default)
 
     async def _patch_status(
         self, kind: tuple[str, str], obj: Mapping[str, Any], desired: Mapping[str, Any]
@@ -142,7 +162,12 @@ class StatusControllers:
         pods = [self.pods.objects[k] for k in sorted(keys) if k in self.pods.objects]
         spec = group.get("spec") or {}
         priority = self.priority_of(str(spec.get("priorityClassName") or ""))
-        desired = compute_podgroup(group, pods, non_preemptible=is_non_preemptible(group, priority))
+        desired = compute_podgroup(
+            group,
+            pods,
+            non_preemptible=is_non_preemptible(group, priority),
+            gpu_memory=GpuMemory(self.nodes.values()),
+        )
         return await self._patch_status(PODGROUP, group, desired)
 
     async def reconcile_queues(self) -> int:
@@ -201,6 +226,7 @@ class StatusControllers:
             (QUEUE, self.queues, self.on_queue),
             (PODGROUP, self.podgroups, self.on_podgroup),
             (("v1", "Pod"), self.pods, self.on_pod),
+            (("v1", "Node"), self.nodes, self.on_node),
         )
         await run_together(
             *(watch_kind(self.api, *kind, store, handler) for kind, store, handler in watches),

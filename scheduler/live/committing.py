@@ -46,6 +46,11 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
+from crds.bindrequest import SELECTED_NODE_LABEL
+from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
+from crds.names import POD_GROUP_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from kubeapi import (
     ApiError,
     ConflictError,
@@ -56,20 +61,17 @@ from kubeapi import (
     owner_reference,
 )
 from scheduler.api.resources import GPU_UNIT
-from scheduler.cache.reading import POD_GROUP_ANNOTATION, read_bind_request
+from scheduler.cache.reading import read_bind_request
 from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
 
 log = logging.getLogger("podmuster.scheduler.commit")
 
-BIND_REQUEST_API = "scheduling.run.ai/v1alpha2"
-PODGROUP_API = "scheduling.run.ai/v2alpha2"
-SELECTED_NODE_LABEL = "selected-node"
 PARALLEL_WRITES = 32
 """Writes in flight at once (the client's rate limit, if any, still applies)."""
 
-GPU_SHARING_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+GPU_SHARING_ANNOTATIONS = (FRACTION, MEMORY)
 EVICTED_GANG_SIZE = "num-evicted-pods"
 EVICTOR_ACTION = "evictor-action-type"
 EVICTOR_GROUP_NAME = "evictor-pod-group-name"
@@ -122,9 +124,9 @@ def bind_request(
         count, portion = len(groups), f"{decision.gpu_portion / GPU_UNIT:.2f}"
     elif decision is not None and decision.resource_type == "MigInstance":
         resource_type, count, portion = "MigInstance", 0, "0.00"
-    elif fraction := (meta.get("annotations") or {}).get("gpu-fraction"):
+    elif fraction := (meta.get("annotations") or {}).get(FRACTION):
         resource_type = "Fraction"
-        count = int((meta.get("annotations") or {}).get("gpu-fraction-num-devices") or 1)
+        count = int((meta.get("annotations") or {}).get(NUM_DEVICES) or 1)
         portion = f"{float(fraction):.2f}"
     else:
         resource_type, count, portion = "Regular", _whole_gpus(pod), "0.00"
@@ -138,7 +140,7 @@ def bind_request(
     if groups:
         spec["selectedGPUGroups"] = groups
     return {
-        "apiVersion": BIND_REQUEST_API,
+        "apiVersion": BINDREQUEST_API_VERSION,
         "kind": "BindRequest",
         "metadata": {
             "name": meta.get("name"),
@@ -256,7 +258,9 @@ class Committer:
             return
         if existing is not None:  # finally failed: replace it with a fresh request
             uid = str(existing["metadata"].get("uid") or "")
-            delete = self.api.delete(BIND_REQUEST_API, "BindRequest", namespace, name, uid=uid)
+            delete = self.api.delete(
+                BINDREQUEST_API_VERSION, "BindRequest", namespace, name, uid=uid
+            )
             await self._guarded(f"delete failed BindRequest {pod_key}", delete, report)
         body = bind_request(pod, node, self.backoff_limit, decision)
         async with self._limit:
@@ -342,7 +346,9 @@ class Committer:
         namespace, name = group_key.split("/", 1)
         patch = {"metadata": {"annotations": dict(changes)}}
         try:  # the caller holds a write slot
-            stored = await self.api.merge_patch(PODGROUP_API, "PodGroup", namespace, name, patch)
+            stored = await self.api.merge_patch(
+                PODGROUP_API_VERSION, "PodGroup", namespace, name, patch
+            )
         except NotFoundError:
             self.pending_annotations.pop(group_key, None)
             return
@@ -421,7 +427,7 @@ class Committer:
             return
         namespace, name = group_key.split("/", 1)
         write = self.api.patch(
-            PODGROUP_API, "PodGroup", namespace, name, patch, subresource="status"
+            PODGROUP_API_VERSION, "PodGroup", namespace, name, patch, subresource="status"
         )
         stored = await self._guarded(f"status of PodGroup {group_key}", write, report)
         if stored is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from crds.gpusharing import NODE_GPU_MEMORY_LABEL
 from scheduler.api import gpu_sharing
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
@@ -79,7 +80,7 @@ class GpuSharingPlugin:
                     parts.append(
                         (
                             synced,
-                            f"node(s) had no {gpu_sharing.GPU_MEMORY_LABEL} label to size a "
+                            f"node(s) had no {NODE_GPU_MEMORY_LABEL} label to size a "
                             "gpu-memory request",
                         )
                     )

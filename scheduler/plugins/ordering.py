@@ -8,13 +8,13 @@ registered on the session (combine rule: first difference wins).
 
 from __future__ import annotations
 
+from crds.names import TASK_PRIORITY_LABEL
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.framework.session import Session
 
 KUBEFLOW_ROLE_LABEL = "training.kubeflow.org/job-role"
 RAY_NODE_TYPE_LABEL = "ray.io/node-type"
-TASK_PRIORITY_LABEL = "kai.scheduler/task-priority"
 
 
 def priority_key(job: PodGroupInfo) -> int:

@@ -27,15 +27,23 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
+from crds import rules
+from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY, NUM_DEVICES
+from crds.names import (
+    DEFAULT_SCHEDULER_NAME,
+    UNSCHEDULABLE_POD_NAME_LABEL,
+    UNSCHEDULABLE_POD_NAMESPACE_LABEL,
+)
 from crds.quantities import QuantityError, milli_value, value
 
 __all__ = [
     "APP_LABEL",
-    "ORIGINAL_NAME",
-    "ORIGINAL_NAMESPACE",
     "SCALING_APP",
+    "UNSCHEDULABLE_POD_NAMESPACE_LABEL",
+    "UNSCHEDULABLE_POD_NAME_LABEL",
     "Plan",
     "Settings",
     "devices_of",
@@ -47,12 +55,6 @@ __all__ = [
 
 APP_LABEL = "app"
 SCALING_APP = "scaling-pod"
-ORIGINAL_NAME = "kai.scheduler/unschedulable-pod-name"
-ORIGINAL_NAMESPACE = "kai.scheduler/unschedulable-pod-namespace"
-GPU_RESOURCE = "nvidia.com/gpu"
-FRACTION = "gpu-fraction"
-MEMORY = "gpu-memory"
-NUM_DEVICES = "gpu-fraction-num-devices"
 MAX_NAME = 63
 
 Object = dict[str, Any]
@@ -61,7 +63,7 @@ Key = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    scheduler_name: str = "kai-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
     namespace: str = "kai-scale-adjust"
     gpu_memory_to_fraction_ratio: float = 0.1
     cool_down: float = 60.0
@@ -108,26 +110,12 @@ def devices_of(pod: Mapping[str, Any], ratio: float) -> tuple[float, int]:
     """(GPU fraction per device rounded to 0.01, number of devices) of a sharing pod."""
     annotations = _meta(pod).get("annotations") or {}
     name = "/".join(_key(pod))
-    raw_count = annotations.get(NUM_DEVICES) or "1"
     try:
-        count = int(raw_count)
-    except ValueError:
-        raise DeviceError(
-            f"pod {name}: annotation {NUM_DEVICES}: expected a whole number, got {raw_count!r}"
-        ) from None
-    if count < 1:
-        raise DeviceError(f"pod {name}: annotation {NUM_DEVICES}: must be >= 1, got {count}")
-    if annotations.get(FRACTION):
-        raw = annotations[FRACTION]
-        try:
-            fraction = float(raw)
-        except ValueError:
-            raise DeviceError(
-                f"pod {name}: annotation {FRACTION}: expected a number, got {raw!r}"
-            ) from None
-        if not 0 < fraction <= 1:
-            raise DeviceError(f"pod {name}: annotation {FRACTION}: must be in (0, 1], got {raw}")
-        return round(fraction, 2), count
+        count = rules.gpu_devices(annotations.get(NUM_DEVICES) or "1")
+        if annotations.get(FRACTION):
+            return round(rules.gpu_fraction(annotations[FRACTION]), 2), count
+    except rules.RuleError as exc:
+        raise DeviceError(f"pod {name}: {exc}") from None
     return ratio, count
 
 
@@ -154,15 +142,16 @@ def _label_value(text: str) -> str:
     return f"{text[: MAX_NAME - len(digest) - 1].rstrip('-._')}-{digest}"
 
 
+def _cpu_and_memory(name: str, raw: Any) -> Fraction:
+    if name == "cpu":
+        return Fraction(milli_value(raw))
+    return Fraction(value(raw)) if name == "memory" else Fraction(0)
+
+
 def _summed_requests(pod: Mapping[str, Any]) -> dict[str, str]:
-    """The CPU (millicores) and memory (bytes) requests of the pod's containers, summed."""
-    cpu = memory = 0
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        requests = (container.get("resources") or {}).get("requests") or {}
-        if "cpu" in requests:
-            cpu += milli_value(requests["cpu"])
-        if "memory" in requests:
-            memory += value(requests["memory"])
+    """The CPU (millicores) and memory (bytes) the pod requests (:func:`crds.rules.pod_request`)."""
+    request = rules.pod_resources(pod.get("spec") or {}, _cpu_and_memory)
+    cpu, memory = int(request.get("cpu", 0)), int(request.get("memory", 0))
     out: dict[str, str] = {}
     if cpu:
         out["cpu"] = f"{cpu}m"
@@ -201,10 +190,13 @@ def scaling_pod(original: Mapping[str, Any], devices: int, settings: Settings) -
             "namespace": settings.namespace,
             "labels": {
                 APP_LABEL: SCALING_APP,
-                ORIGINAL_NAME: _label_value(name),
-                ORIGINAL_NAMESPACE: _label_value(namespace),
+                UNSCHEDULABLE_POD_NAME_LABEL: _label_value(name),
+                UNSCHEDULABLE_POD_NAMESPACE_LABEL: _label_value(namespace),
             },
-            "annotations": {ORIGINAL_NAME: name, ORIGINAL_NAMESPACE: namespace},
+            "annotations": {
+                UNSCHEDULABLE_POD_NAME_LABEL: name,
+                UNSCHEDULABLE_POD_NAMESPACE_LABEL: namespace,
+            },
         },
         "spec": pod_spec,
     }
@@ -220,7 +212,9 @@ def _is_scaling_pod(pod: Mapping[str, Any], settings: Settings) -> bool:
 
 def _original_of(pod: Mapping[str, Any]) -> Key:
     annotations = _meta(pod).get("annotations") or {}
-    return str(annotations.get(ORIGINAL_NAMESPACE) or ""), str(annotations.get(ORIGINAL_NAME) or "")
+    return str(annotations.get(UNSCHEDULABLE_POD_NAMESPACE_LABEL) or ""), str(
+        annotations.get(UNSCHEDULABLE_POD_NAME_LABEL) or ""
+    )
 
 
 def _is_candidate(pod: Mapping[str, Any], settings: Settings) -> bool:

@@ -77,7 +77,7 @@ BINDER: Grants = (
     | grants("", "events", "create")
 )
 CONTROLLERS: Grants = (
-    grants("", "pods", "list watch")
+    grants("", "pods nodes", "list watch")
     | grants("scheduling.k8s.io", "priorityclasses", "list watch")
     | grants("scheduling.run.ai", "podgroups queues", "list watch")
     | grants("scheduling.run.ai", "podgroups/status queues/status", "patch")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from crds.gpusharing import FRACTION
 from podmuster.cli import main
 from simulator import alibaba, objects
 
@@ -25,7 +26,7 @@ def test_rows_become_nodes_and_one_pod_jobs(fixtures: Path) -> None:
     jobs = {job.key: job for job in scenario.jobs}
     shared = jobs["openb/pg-openb-pod-0001"]
     pod = shared.pods[0]
-    assert pod["metadata"]["annotations"][objects.GPU_FRACTION_ANNOTATION] == "0.46"
+    assert pod["metadata"]["annotations"][FRACTION] == "0.46"
     assert "nvidia.com/gpu" not in pod["spec"]["containers"][0]["resources"]["requests"]
     assert shared.pod_gpus == [0.46]
     assert (shared.queue, shared.arrival, shared.duration) == ("be", 10.0, 58.0)

@@ -139,8 +139,9 @@ separately, in the release namespace only (rbac.yaml).
 {{- end -}}
 
 {{- define "podmuster.rules.controllers" -}}
+# Nodes: their GPU memory sizes the GPUs of gpu-memory pods in a PodGroup's status.
 - apiGroups: [""]
-  resources: [pods]
+  resources: [pods, nodes]
   verbs: [list, watch]
 - apiGroups: [scheduling.k8s.io]
   resources: [priorityclasses]

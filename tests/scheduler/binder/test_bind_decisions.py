@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from crds.rules import DEFAULT_BACKOFF_LIMIT
 from scheduler.binder.decide import (
-    DEFAULT_BACKOFF_LIMIT,
     Action,
     after_failure,
     backoff_limit,
@@ -84,7 +84,7 @@ def test_decide(
 
 
 def test_retry_waits_until_due() -> None:
-    req = request(phase="Failed", failed=1)
+    req = request(phase="Failed", failed=1, limit=3)
     assert decide(req, pod(), 100.0, retry_at=101.0) == Action("wait", "n1", at=101.0)
     assert decide(req, pod(), 101.0, retry_at=101.0).kind == "bind"
 
@@ -105,13 +105,13 @@ def test_backoff_is_two_to_the_n_and_every_attempt_is_persisted() -> None:
     assert decide(req, pod(), 1000.0).kind == "done"
 
 
-def test_default_limit_when_unset() -> None:
-    assert backoff_limit(request()) == DEFAULT_BACKOFF_LIMIT == 3
+def test_unset_limit_is_one_attempt_as_in_kai() -> None:
+    assert backoff_limit(request()) == DEFAULT_BACKOFF_LIMIT == 0
     req = request()
-    for _ in range(DEFAULT_BACKOFF_LIMIT):
-        req["status"], retry_at = after_failure(req, "boom", now=0.0)
+    req["status"], retry_at = after_failure(req, "boom", now=0.0)
     assert retry_at is None
-    assert req["status"]["failedAttempts"] == 3
+    assert req["status"]["failedAttempts"] == 1
+    assert decide(req, pod(), 1000.0).kind == "done"
 
 
 def test_permanent_failure_exhausts_the_limit() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from scheduler.controllers.podgroup_status import (
+    GpuMemory,
     is_non_preemptible,
     pod_request,
     podgroup_status,
@@ -60,6 +62,52 @@ def test_fractional_gpu_annotation() -> None:
     assert "nvidia.com/gpu" not in pod_request(pod(fraction="1.5"))  # invalid: ignored
 
 
+def test_a_fraction_of_one_is_not_a_fraction() -> None:
+    # one rule everywhere: 0 < x < 1; a whole GPU is nvidia.com/gpu
+    assert "nvidia.com/gpu" not in pod_request(pod(fraction="1"))
+
+
+def gpu_node(name: str, memory_mib: str | None) -> dict[str, Any]:
+    labels = {} if memory_mib is None else {"nvidia.com/gpu.memory": memory_mib}
+    return {"metadata": {"name": name, "labels": labels}}
+
+
+def memory_pod(mib: str, *, devices: str | None = None, node: str = "") -> dict[str, Any]:
+    body = pod(devices=devices, node=node)
+    body["metadata"]["annotations"]["gpu-memory"] = mib
+    return body
+
+
+def test_gpu_memory_pods_count_their_share_of_a_gpu_not_zero() -> None:
+    nodes = GpuMemory([gpu_node("big", "81920"), gpu_node("small", "40960")])
+    # on a node: ceil(mem / node memory, to hundredths) per device
+    on_big = pod_request(memory_pod("20000", devices="2", node="big"), nodes)
+    assert on_big["nvidia.com/gpu"] == Fraction(50, 100)  # 2 x ceil(24.4)/100
+    # pending: mem / the smallest GPU memory (labels round down to 100 MiB: 40900)
+    pending = pod_request(memory_pod("20450"), nodes)
+    assert pending["nvidia.com/gpu"] == Fraction(1, 2)
+    # through the status: requested counts both, allocated the bound one
+    status = podgroup_status(
+        {"spec": {}},
+        [memory_pod("20000", devices="2", node="big"), memory_pod("20450")],
+        non_preemptible=False,
+        gpu_memory=nodes,
+    )["resourcesStatus"]
+    assert status["allocated"]["nvidia.com/gpu"] == "0.5"
+    assert status["requested"]["nvidia.com/gpu"] == "1"
+
+
+def test_sidecars_run_beside_the_containers_and_init_containers() -> None:
+    body = pod(cpu="1", memory="1M")
+    body["spec"]["initContainers"] = [
+        {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "2"}}},
+        {"name": "init", "resources": {"requests": {"cpu": "2500m"}}},
+    ]
+    body["spec"]["overhead"] = {"cpu": "100m"}
+    # containers + sidecar = 3; the init container beside the sidecar = 4.5; + overhead
+    assert pod_request(body)["cpu"] == 4600
+
+
 def test_init_container_counts_as_max() -> None:
     got = pod_request(pod(cpu="1", memory="1M", init={"cpu": "3", "memory": "500k"}))
     assert got["cpu"] == 3000
@@ -97,4 +145,4 @@ def test_preemptibility_rule() -> None:
     assert is_non_preemptible({"spec": {"preemptibility": "non-preemptible"}}, 10)
     assert not is_non_preemptible({"spec": {"preemptibility": "preemptible"}}, 1000)
     assert is_non_preemptible({"spec": {}}, 100)
-    assert not is_non_preemptible({"spec": {}}, None)  # default priority 50
+    assert not is_non_preemptible({"spec": {}}, 99)

@@ -190,6 +190,16 @@ def test_fraction_rounded_and_memory_ratio() -> None:
     assert devices_of(user_pod("m", fraction=None, memory="4000", devices=3), 0.25) == (0.25, 3)
 
 
+FRACTION_FIELD = "metadata.annotations[gpu-fraction]"
+FRACTION_RULE = "must be a number with 0 < x < 1 (a whole GPU is asked for with nvidia.com/gpu)"
+
+
+def test_a_fraction_of_one_is_refused_as_everywhere() -> None:
+    decided = plan([user_pod("one", fraction="1")], now=0)
+    assert decided.create == []
+    assert decided.errors == [f"pod team/one: {FRACTION_FIELD}: {FRACTION_RULE}, got '1'"]
+
+
 def test_bad_annotations_are_named_and_skipped() -> None:
     pods = [
         user_pod("bad", fraction="half"),
@@ -200,9 +210,10 @@ def test_bad_annotations_are_named_and_skipped() -> None:
     decided = plan(pods, now=0)
     assert [p["metadata"]["name"] for p in decided.create] == ["team-good"]
     assert decided.errors == [
-        "pod team/bad: annotation gpu-fraction: expected a number, got 'half'",
-        "pod team/n: annotation gpu-fraction-num-devices: must be >= 1, got 0",
-        "pod team/zero: annotation gpu-fraction: must be in (0, 1], got 0",
+        f"pod team/bad: {FRACTION_FIELD}: {FRACTION_RULE}, got 'half'",
+        "pod team/n: metadata.annotations[gpu-fraction-num-devices]: must be a positive"
+        " integer, got '0'",
+        f"pod team/zero: {FRACTION_FIELD}: {FRACTION_RULE}, got '0'",
     ]
 
 

@@ -29,11 +29,11 @@ NO_GPU = np.zeros(4, dtype=np.int64)
 @pytest.mark.parametrize(
     ("annotations", "field", "message"),
     [
-        ({"gpu-fraction": "1"}, "gpu-fraction", "strictly between 0 and 1"),
-        ({"gpu-fraction": "1.5"}, "gpu-fraction", "strictly between 0 and 1"),
-        ({"gpu-fraction": "0"}, "gpu-fraction", "strictly between 0 and 1"),
-        ({"gpu-fraction": "-0.25"}, "gpu-fraction", "strictly between 0 and 1"),
-        ({"gpu-fraction": "half"}, "gpu-fraction", "expected a number"),
+        ({"gpu-fraction": "1"}, "gpu-fraction", "a number with 0 < x < 1"),
+        ({"gpu-fraction": "1.5"}, "gpu-fraction", "a number with 0 < x < 1"),
+        ({"gpu-fraction": "0"}, "gpu-fraction", "a number with 0 < x < 1"),
+        ({"gpu-fraction": "-0.25"}, "gpu-fraction", "a number with 0 < x < 1"),
+        ({"gpu-fraction": "half"}, "gpu-fraction", "a number with 0 < x < 1"),
         ({"gpu-fraction": "0.0001"}, "gpu-fraction", "between 0.001 and 0.999"),
         ({"gpu-memory": "0"}, "gpu-memory", "positive integer"),
         ({"gpu-memory": "4Gi"}, "gpu-memory", "positive integer"),

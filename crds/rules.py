@@ -1,0 +1,338 @@
+"""KAI's contract rules, one function each, for every component that applies them.
+
+Why this module exists: the webhooks, the scheduler's reader, the binder, the
+status controllers, the node-scale-adjuster and the simulator all decide the same
+questions about the same objects (is this GPU fraction valid, has this BindRequest
+finally failed, what does this pod ask for, what priority does this PodGroup get).
+Each question answered twice is a question answered two ways; here it is answered
+once, and ``tests/crds/test_rules_table.py`` checks that every component agrees.
+
+The functions take plain values (annotation strings, raw ``spec`` mappings) and
+raise :class:`RuleError` naming the field, so each caller wraps the error in its
+own kind (a webhook denial, a ``FieldError``, a controller's log line).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Final, TypeVar
+
+from crds.bindrequest import PHASE_FAILED
+from crds.gpusharing import CONTAINER_NAME, FRACTION, MEMORY, NODE_GPU_MEMORY_LABEL, NUM_DEVICES
+
+__all__ = [
+    "DEFAULT_BACKOFF_LIMIT",
+    "DEFAULT_PRIORITY",
+    "NON_PREEMPTIBLE_FROM",
+    "UNSYNCED_GPU_MEMORY",
+    "RuleError",
+    "SharedGpu",
+    "annotation_field",
+    "backoff_limit",
+    "bind_request_finally_failed",
+    "container_resources",
+    "gpu_devices",
+    "gpu_fraction",
+    "gpu_memory",
+    "gpu_memory_portion",
+    "init_containers_of",
+    "is_preemptible",
+    "node_gpu_memory",
+    "pod_gpus",
+    "pod_request",
+    "pod_resources",
+    "priority_of",
+    "shared_gpu",
+]
+
+DEFAULT_BACKOFF_LIMIT: Final = 0
+"""``spec.backoffLimit`` when unset. KAI's scheduler never sets the field and its binder
+then makes a single attempt (it retries only while ``failedAttempts < backoffLimit``),
+and KAI's scheduler counts any ``Failed`` BindRequest without a limit as final: both
+are a limit of 0 retries beyond the first attempt."""
+
+DEFAULT_PRIORITY: Final = 50
+"""A PodGroup's priority when its class is unknown and no PriorityClass is ``globalDefault``."""
+
+NON_PREEMPTIBLE_FROM: Final = 100
+"""A priority at or above this is non-preemptible unless ``preemptibility`` says otherwise."""
+
+_GPU_MEMORY_STEP: Final = 100
+"""A gpu-memory request's portion of a device is rounded up to whole hundredths."""
+
+_DECIMAL: Final = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+"""A plain decimal number, as a user writes one in an annotation (no ``nan``, ``0x1``, ``1_0``)."""
+
+T = TypeVar("T")
+
+
+class RuleError(ValueError):
+    """A value that breaks a contract rule: ``field`` is its path, ``message`` why."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def annotation_field(name: str) -> str:
+    """The field path of annotation ``name``, as errors name it."""
+    return f"metadata.annotations[{name}]"
+
+
+# --- GPU sharing --------------------------------------------------------------------------
+
+
+def gpu_fraction(raw: Any) -> float:
+    """The ``gpu-fraction`` annotation as a number: KAI admits strictly 0 < x < 1.
+
+    A whole GPU is asked for with ``nvidia.com/gpu``, never with a fraction of 1;
+    KAI's admission webhook rejects 1 and more, so no component may accept it.
+    """
+    text = str(raw).strip()
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
+    if not 0 < value < 1:  # nan: not a plain decimal number
+        raise RuleError(
+            annotation_field(FRACTION),
+            f"must be a number with 0 < x < 1 (a whole GPU is asked for with "
+            f"nvidia.com/gpu), got {raw!r}",
+        )
+    return value
+
+
+def _positive_int(raw: Any, name: str, what: str) -> int:
+    text = str(raw).strip()
+    if not text.isdigit() or int(text) <= 0:
+        raise RuleError(annotation_field(name), f"must be a positive integer{what}, got {raw!r}")
+    return int(text)
+
+
+def gpu_memory(raw: Any) -> int:
+    """The ``gpu-memory`` annotation: MiB per device, a positive integer."""
+    return _positive_int(raw, MEMORY, " of MiB")
+
+
+def gpu_devices(raw: Any) -> int:
+    """The ``gpu-fraction-num-devices`` annotation: a positive integer (unset: 1)."""
+    return _positive_int(raw, NUM_DEVICES, "")
+
+
+@dataclass(frozen=True, slots=True)
+class SharedGpu:
+    """A pod's shared-GPU request: ``fraction`` of, or ``memory_mib`` on, each of ``devices``."""
+
+    fraction: float | None
+    memory_mib: int
+    devices: int
+    container: str = ""
+
+    @property
+    def by_memory(self) -> bool:
+        return self.fraction is None
+
+
+def shared_gpu(annotations: Mapping[str, Any]) -> SharedGpu | None:
+    """The pod's shared-GPU request from its annotations, or None when it has none.
+
+    ``gpu-fraction`` as :func:`gpu_fraction`; ``gpu-memory`` a positive integer of MiB
+    (a fraction wins if both are set, as KAI's scheduler reads them);
+    ``gpu-fraction-num-devices`` a positive integer, default 1.
+    """
+    fraction = annotations.get(FRACTION)
+    memory = annotations.get(MEMORY)
+    if fraction is None and memory is None:
+        return None
+    portion = gpu_fraction(fraction) if fraction is not None else None
+    memory_mib = 0 if portion is not None else gpu_memory(memory)
+    raw_devices = annotations.get(NUM_DEVICES)
+    devices = 1 if raw_devices is None else gpu_devices(raw_devices)
+    return SharedGpu(portion, memory_mib, devices, str(annotations.get(CONTAINER_NAME) or ""))
+
+
+def gpu_memory_portion(memory_mib: int, device_memory_mib: int) -> float:
+    """The portion of one device a gpu-memory request takes: ceil to the hundredth (KAI §6)."""
+    return math.ceil(memory_mib * _GPU_MEMORY_STEP / device_memory_mib) / _GPU_MEMORY_STEP
+
+
+UNSYNCED_GPU_MEMORY: Final = 100
+"""MiB assumed per device of a node without a usable ``nvidia.com/gpu.memory`` label."""
+
+
+def node_gpu_memory(labels: Mapping[str, Any]) -> tuple[int, bool]:
+    """(MiB per GPU, whether it is known) of a node, from its ``nvidia.com/gpu.memory`` label:
+    rounded down to a multiple of 100; missing, unreadable or below 100, KAI assumes 100 and
+    the node is not synced (gpu-memory pods are not placed there)."""
+    raw = labels.get(NODE_GPU_MEMORY_LABEL)
+    text = str(raw).strip() if raw is not None else ""
+    if not text.isdigit() or int(text) < UNSYNCED_GPU_MEMORY:
+        return UNSYNCED_GPU_MEMORY, False
+    value = int(text)
+    return value - value % UNSYNCED_GPU_MEMORY, True
+
+
+def pod_gpus(
+    whole: float, shared: SharedGpu | None, device_memory_mib: int | None, *, on_node: bool
+) -> float:
+    """The GPUs KAI counts for a pod: its whole devices, plus fraction x devices, or for a
+    gpu-memory request devices x its share of one GPU of ``device_memory_mib``.
+
+    A pod on a node (``on_node``) takes :func:`gpu_memory_portion` of that node's GPU; a
+    pod still pending is counted against the smallest GPU memory of the cluster, not
+    rounded (KAI's queue ``request``). Without a known GPU memory a gpu-memory pod counts 0.
+    """
+    if shared is None:
+        return whole
+    if shared.fraction is not None:
+        return whole + shared.fraction * shared.devices
+    if not device_memory_mib:
+        return whole
+    if on_node:
+        portion = gpu_memory_portion(shared.memory_mib, device_memory_mib)
+    else:
+        portion = shared.memory_mib / device_memory_mib
+    return whole + portion * shared.devices
+
+
+# --- a pod's resource request ---------------------------------------------------------------
+
+
+def pod_request(
+    containers: Iterable[T],
+    init_containers: Iterable[tuple[T, bool]],
+    overhead: T | None,
+    *,
+    add: Callable[[T, T], T],
+    maximum: Callable[[T, T], T],
+    zero: T,
+) -> T:
+    """What kube-scheduler counts for a pod, over any amount type (a vector, a resource map).
+
+    ``init_containers`` are ``(request, restartable)`` in spec order; a restartable init
+    container (``restartPolicy: Always``) is a sidecar. The rule:
+
+    - the regular containers run together: their requests add up, and every sidecar runs
+      beside them, so sidecars add to that sum;
+    - an ordinary init container runs alone beside the sidecars started before it: it needs
+      its own request plus theirs; a sidecar at its start needs the sidecars so far;
+    - the pod needs the largest of these, and ``spec.overhead`` on top.
+
+    The result may be one of the given amounts (``add`` and ``maximum`` must not change
+    their arguments).
+    """
+    total: T | None = None  # the first container's request as is: no addition to copy
+    for request in containers:
+        total = request if total is None else add(total, request)
+    if total is None:
+        total = zero
+    sidecars = init_peak = zero
+    any_init = False
+    for request, restartable in init_containers:
+        any_init = True
+        if restartable:
+            total = add(total, request)
+            sidecars = add(sidecars, request)
+            init_peak = maximum(init_peak, sidecars)
+        else:
+            init_peak = maximum(init_peak, add(request, sidecars))
+    if any_init:
+        total = maximum(total, init_peak)
+    return add(total, overhead) if overhead is not None else total
+
+
+def init_containers_of(spec: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], bool]]:
+    """``spec.initContainers`` as ``(container, restartable)`` for :func:`pod_request`."""
+    return [
+        (c, isinstance(c, Mapping) and c.get("restartPolicy") == "Always")
+        for c in spec.get("initContainers") or ()
+    ]
+
+
+def container_resources(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A container's requests as written, each missing request defaulting to its limit."""
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
+    return merged
+
+
+def _add_maps(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    out = dict(a)
+    for name, amount in b.items():
+        out[name] = out.get(name, Fraction(0)) + amount
+    return out
+
+
+def _max_maps(a: Mapping[str, Fraction], b: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    out = dict(a)
+    for name, amount in b.items():
+        out[name] = max(out.get(name, Fraction(0)), amount)
+    return out
+
+
+def pod_resources(
+    spec: Mapping[str, Any], amount: Callable[[str, Any], Fraction]
+) -> dict[str, Fraction]:
+    """:func:`pod_request` of a pod ``spec`` as a resource map; ``amount(name, raw)`` reads
+    one quantity in the caller's unit (and may raise on a bad one)."""
+
+    def read(resources: Mapping[str, Any]) -> dict[str, Fraction]:
+        return {name: amount(name, raw) for name, raw in resources.items()}
+
+    containers = (read(container_resources(c)) for c in spec.get("containers") or ())
+    inits = ((read(container_resources(c)), r) for c, r in init_containers_of(spec))
+    overhead = spec.get("overhead")
+    return pod_request(
+        containers,
+        inits,
+        read(overhead) if overhead else None,
+        add=_add_maps,
+        maximum=_max_maps,
+        zero={},
+    )
+
+
+# --- BindRequests ---------------------------------------------------------------------------
+
+
+def backoff_limit(spec: Mapping[str, Any]) -> int:
+    """``spec.backoffLimit`` of a BindRequest, or :data:`DEFAULT_BACKOFF_LIMIT` when unset."""
+    limit = spec.get("backoffLimit")
+    if limit is None:
+        return DEFAULT_BACKOFF_LIMIT
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise RuleError("spec.backoffLimit", f"expected an integer, got {limit!r}")
+    return limit
+
+
+def bind_request_finally_failed(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """KAI's rule: phase ``Failed`` and ``failedAttempts`` >= ``backoffLimit`` (default 0).
+
+    A finally failed BindRequest no longer holds its pod on the node: the scheduler
+    places the pod again and the binder makes no more attempts.
+    """
+    if status.get("phase") != PHASE_FAILED:
+        return False
+    return int(status.get("failedAttempts") or 0) >= backoff_limit(spec)
+
+
+# --- priorities -----------------------------------------------------------------------------
+
+
+def priority_of(class_name: str, classes: Mapping[str, int], global_default: int | None) -> int:
+    """A PodGroup's priority: its class's value; unknown or empty, the ``globalDefault``
+    class's value, else :data:`DEFAULT_PRIORITY` (50)."""
+    value = classes.get(class_name) if class_name else None
+    if value is not None:
+        return value
+    return DEFAULT_PRIORITY if global_default is None else global_default
+
+
+def is_preemptible(preemptibility: str | None, priority: int) -> bool:
+    """``preemptibility`` when set (``preemptible`` / ``non-preemptible``), else priority < 100."""
+    if preemptibility:
+        return preemptibility == "preemptible"
+    return priority < NON_PREEMPTIBLE_FROM
