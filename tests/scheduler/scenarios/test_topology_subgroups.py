@@ -31,13 +31,13 @@ def segments(
     """
     constraint = TopologyConstraint(TOPO, required_level=level)
     count = -(-workers // size)
-    subs = [SubGroupSpec("worker", workers).to_manifest()] + [
+    subs = [SubGroupSpec("worker", workers).to_model().to_manifest()] + [
         SubGroupSpec(
             f"worker-{i}",
             size if i < count - 1 else workers - size * (count - 1),
             parent="worker",
             topology=constraint,
-        ).to_manifest()
+        ).to_model().to_manifest()
         for i in range(count)
     ]
     group = pod_group(name, "q", min_member=workers, sub_groups=subs, topology=root)
