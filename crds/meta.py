@@ -25,6 +25,7 @@ compares with the CRD manifests.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Final, Self
@@ -46,6 +47,7 @@ __all__ = [
     "QuantityMarker",
     "ResourceList",
     "SchemaFormat",
+    "rfc3339_seconds",
 ]
 
 _INT32_MIN: Final = -(2**31)
@@ -73,9 +75,19 @@ def _check_int32(number: int) -> int:
     return number
 
 
+@functools.lru_cache(maxsize=65536)
+def rfc3339_seconds(text: str) -> float:
+    """Seconds since the epoch of an RFC 3339 timestamp (``ValueError`` if it is none).
+
+    Memoized: the model checks a timestamp and the scheduler then reads the same
+    string, and objects created in the same second share theirs.
+    """
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def _check_datetime(text: str) -> str:
     try:
-        datetime.fromisoformat(text)
+        rfc3339_seconds(text)
     except ValueError:
         raise ValueError(f"{text!r} is not an RFC 3339 date-time") from None
     return text

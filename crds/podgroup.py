@@ -55,6 +55,7 @@ __all__ = [
     "UnschedulableDetails",
     "UnschedulableReason",
     "derive_preemptibility",
+    "subgroup_problems",
 ]
 
 API_VERSION: Final = "scheduling.run.ai/v2alpha2"
@@ -137,6 +138,57 @@ class PodGroupSpec(KaiModel):
     def preemptibility_for(self, priority: int) -> Preemptibility:
         """The explicit ``preemptibility``, else the one derived from ``priority``."""
         return self.preemptibility or derive_preemptibility(priority)
+
+
+def subgroup_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:
+    """``(field, message)`` for each way ``spec.subGroups`` fails to form a tree.
+
+    Names are unique; every ``parent`` names a subgroup of the same PodGroup
+    (compared without case, as the scheduler links them); following parents never
+    comes back to a subgroup. The CRD schema cannot say this; the webhook and the
+    scheduler both apply it.
+    """
+    problems: list[tuple[str, str]] = []
+    first_index: dict[str, int] = {}
+    for index, sub in enumerate(spec.sub_groups or ()):
+        if sub.name in first_index:
+            also = f"spec.subGroups[{first_index[sub.name]}]"
+            message = f"duplicate subgroup name {sub.name!r} (also {also})"
+            problems.append((f"spec.subGroups[{index}].name", message))
+        else:
+            first_index[sub.name] = index
+    by_lower = {name.lower(): index for name, index in first_index.items()}
+    parents: dict[str, str] = {}
+    for name, index in first_index.items():
+        parent = (spec.sub_groups or [])[index].parent
+        if not parent:
+            continue
+        if parent.lower() not in by_lower:
+            problems.append((f"spec.subGroups[{index}].parent", f"no subgroup named {parent!r}"))
+        else:
+            parents[name.lower()] = parent.lower()
+    reported: set[str] = set()
+    names = {name.lower(): name for name in first_index}
+    for start in parents:
+        cycle = _cycle_from(start, parents)
+        if cycle and not reported & set(cycle):
+            reported |= set(cycle)
+            path = " -> ".join(names[n] for n in [*cycle, cycle[0]])
+            field = f"spec.subGroups[{by_lower[cycle[0]]}].parent"
+            problems.append((field, f"subgroup parents form a cycle: {path}"))
+    return problems
+
+
+def _cycle_from(start: str, parents: dict[str, str]) -> list[str]:
+    """The cycle reached by following parents from ``start`` (in order), or []."""
+    seen: list[str] = []
+    node: str | None = start
+    while node is not None and node not in seen:
+        seen.append(node)
+        node = parents.get(node)
+    if node is None:
+        return []
+    return seen[seen.index(node) :]
 
 
 class PodGroupCondition(KaiModel):

@@ -12,7 +12,7 @@ helpers below apply them, dumps never contain them):
 ``priority``              :data:`DEFAULT_QUEUE_PRIORITY` (100)
 ``quota`` unset           0 (no guarantee); :data:`UNLIMITED` (-1) = unlimited deserved
 ``limit`` unset           **0, a hard cap of zero**; :data:`UNLIMITED` (-1) = no limit
-``limit`` memory < 0      clamped to -1 (unlimited); cpu/gpu negatives taken literally
+below -1, or in (-1, 0)   refused (KAI clamps memory to -1 and takes cpu/gpu literally)
 ``overQuotaWeight`` unset 0
 ``resources`` absent      KAI's webhook rejects the queue; without the webhook it
                           behaves as all-zero
@@ -22,9 +22,9 @@ helpers below apply them, dumps never contain them):
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from crds import quantities
 from crds.meta import DateTime, KaiModel, Number, ObjectMeta, ResourceList
@@ -57,6 +57,17 @@ CONDITION_ORPHAN: Final = "Orphan"
 CONDITION_OVER_QUOTA: Final = "OverQuota"
 
 
+def _unlimited_or_not_negative(number: Number) -> Number:
+    if UNLIMITED < number < 0:
+        raise ValueError(f"must be {UNLIMITED} (unlimited) or >= 0")
+    return number
+
+
+QuotaOrLimit = Annotated[Number, Field(ge=UNLIMITED), AfterValidator(_unlimited_or_not_negative)]
+"""A quota or limit: :data:`UNLIMITED` (-1) or >= 0. The CRD can say only ``minimum: -1``."""
+Weight = Annotated[Number, Field(ge=0)]
+
+
 def _number(raw: Number | None) -> Fraction:
     return Fraction(0) if raw is None else quantities.parse_quantity(raw)
 
@@ -64,9 +75,9 @@ def _number(raw: Number | None) -> Fraction:
 class QueueResource(KaiModel):
     """``quota`` / ``overQuotaWeight`` / ``limit`` of one resource (Go float64)."""
 
-    quota: Number | None = None
-    over_quota_weight: Number | None = None
-    limit: Number | None = None
+    quota: QuotaOrLimit | None = None
+    over_quota_weight: Weight | None = None
+    limit: QuotaOrLimit | None = None
 
     def quota_or_default(self) -> Fraction:
         """Deserved amount; 0 when unset, :data:`UNLIMITED` stays -1."""
@@ -91,11 +102,8 @@ class QueueResources(KaiModel):
         return entry if entry is not None else QueueResource()
 
     def limit_or_default(self, resource: Literal["gpu", "cpu", "memory"]) -> Fraction:
-        """Limit with KAI's memory rule: any negative memory limit means unlimited."""
-        limit = self.get(resource).limit_or_default()
-        if resource == "memory" and limit < 0:
-            return Fraction(UNLIMITED)
-        return limit
+        """The limit of ``resource``: 0 when unset, :data:`UNLIMITED` stays -1."""
+        return self.get(resource).limit_or_default()
 
 
 class QueueSpec(KaiModel):

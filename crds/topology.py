@@ -53,10 +53,13 @@ class TopologySpec(KaiModel):
     @model_validator(mode="after")
     def _check_levels(self) -> Self:
         labels = self.node_labels()
-        if len(set(labels)) != len(labels):
-            raise ValueError("levels must be unique")
-        if HOSTNAME_LABEL in labels[:-1]:
-            raise ValueError(f"the {HOSTNAME_LABEL} label can only be used at the lowest level")
+        for index, label in enumerate(labels):
+            if label in labels[:index]:
+                raise ValueError(f"duplicate level {label!r} at levels[{index}]")
+            if label == HOSTNAME_LABEL and index != len(labels) - 1:
+                raise ValueError(
+                    f"{HOSTNAME_LABEL} may only be the last level, not levels[{index}]"
+                )
         return self
 
     def node_labels(self) -> list[str]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import pydantic
 
-from crds import quantities
+from crds import errors, quantities
+from crds.meta import rfc3339_seconds
 from scheduler.api.resources import (
     CPU,
     GPU,
@@ -118,6 +120,23 @@ def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     return total
 
 
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+
+
+def validated(model: type[_Model], body: Mapping[str, Any]) -> _Model:
+    """``body`` checked by its KAI model (unknown fields, types, ranges), else ``FieldError``.
+
+    The KAI kinds (PodGroup, Queue, BindRequest, Topology) are read through their
+    :mod:`crds` models, so the engine accepts exactly what the CRDs describe.
+    """
+    try:
+        checked: _Model = model.__pydantic_validator__.validate_python(body)
+    except pydantic.ValidationError as exc:
+        field, message = errors.first_problem(exc)
+        raise FieldError(field, message) from None
+    return checked
+
+
 def timestamp(raw: Any, field: str) -> float:
     """An RFC 3339 timestamp as seconds since the epoch."""
     if isinstance(raw, datetime):
@@ -125,7 +144,7 @@ def timestamp(raw: Any, field: str) -> float:
     if not isinstance(raw, str):
         raise FieldError(field, f"expected an RFC 3339 timestamp, got {raw!r}")
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        return rfc3339_seconds(raw)
     except ValueError:
         raise FieldError(field, f"invalid RFC 3339 timestamp {raw!r}") from None
 
@@ -139,4 +158,5 @@ __all__ = [
     "pod_request",
     "resource_list",
     "timestamp",
+    "validated",
 ]

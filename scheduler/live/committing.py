@@ -46,6 +46,7 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.names import POD_GROUP_ANNOTATION
 from kubeapi import (
     ApiError,
     ConflictError,
@@ -56,7 +57,7 @@ from kubeapi import (
     owner_reference,
 )
 from scheduler.api.resources import GPU_UNIT
-from scheduler.cache.reading import POD_GROUP_ANNOTATION, read_bind_request
+from scheduler.cache.reading import read_bind_request
 from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
