@@ -37,9 +37,12 @@ from crds import quantities
 
 __all__ = [
     "QUANTITY",
+    "QUANTITY_PATTERN",
+    "CelRule",
     "DateTime",
     "Int32",
     "KaiModel",
+    "ListType",
     "Number",
     "ObjectMeta",
     "OwnerReference",
@@ -67,6 +70,31 @@ class QuantityMarker:
 
 
 QUANTITY: Final = QuantityMarker()
+
+QUANTITY_PATTERN: Final = (
+    r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)))?$"
+)
+"""The schema pattern of an int-or-string quantity (the API server's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    """``Annotated`` marker: the list's ``x-kubernetes-list-type`` (``atomic``, ``set``)."""
+
+    list_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class CelRule:
+    """``Annotated`` marker: a CEL rule the API server applies (``x-kubernetes-validations``).
+
+    The rules that need no previous version are also checked by the model itself,
+    so offline input gets the same errors.
+    """
+
+    rule: str
+    message: str
 
 
 def _check_int32(number: int) -> int:
@@ -123,6 +151,7 @@ class KaiModel(BaseModel):
         serialize_by_alias=True,
         extra="forbid",
         strict=True,
+        use_attribute_docstrings=True,
     )
 
     def to_manifest(self) -> dict[str, Any]:

@@ -91,17 +91,24 @@ class TopologyConstraint(KaiModel):
     """Placement constraint; applied only when ``topology`` names a Topology."""
 
     topology: str | None = None
+    """Name of the Topology object to place against; the constraint applies only when set."""
     required_topology_level: str | None = None
+    """Node-label key of the level all pods must share a domain of."""
     preferred_topology_level: str | None = None
+    """Node-label key of the level the scheduler tries to keep pods within."""
 
 
 class SubGroup(KaiModel):
     """A node of the subgroup tree: a pod set when it has no children."""
 
     name: str = Field(min_length=1)
+    """Unique subgroup name; pods join a leaf subgroup with label kai.scheduler/subgroup-name."""
     min_member: MinMember | None = None
+    """Gang size of this subgroup when it has no children."""
     parent: str | None = None
+    """Name of the parent subgroup; unset means under the PodGroup root."""
     topology_constraint: TopologyConstraint | None = None
+    """Placement constraint for this subgroup."""
 
     def min_available(self) -> int:
         """Gang size of this subgroup when it is a pod set: ``max(minMember, 1)``."""
@@ -112,16 +119,28 @@ class PodGroupSpec(KaiModel):
     """``spec``: all fields optional, as in KAI's schema."""
 
     min_member: MinMember | None = None
+    """Gang size; read only when there are no subGroups (min-available max(minMember,1))."""
     queue: str | None = None
+    """Leaf queue name; a missing queue leaves the PodGroup unscheduled."""
     priority_class_name: str | None = None
+    """PriorityClass name; unknown or empty means the globalDefault class, else 50."""
     preemptibility: Preemptibility | None = None
+    """preemptible or non-preemptible; unset means derived from the priority (< 100 is
+    preemptible)."""
     parallelism: Int32 | None = None
+    """Informational; not read by the scheduler."""
     completions: Int32 | None = None
+    """Informational; not read by the scheduler."""
     backoff_limit: Int32 | None = None
+    """Informational; not read by the scheduler."""
     mark_unschedulable: bool | None = None
+    """Set PodScheduled=False on pods that cannot be scheduled (code default true)."""
     scheduling_backoff: Int32 | None = None
+    """-1 (code default): retry every cycle; 1: skip once marked unschedulable on this node pool."""
     topology_constraint: TopologyConstraint | None = None
+    """Placement constraint for the whole PodGroup."""
     sub_groups: list[SubGroup] | None = None
+    """Tree of subgroups; leaves are pod sets with their own gang size."""
 
     def mark_unschedulable_or_default(self) -> bool:
         return True if self.mark_unschedulable is None else self.mark_unschedulable
@@ -206,6 +225,7 @@ class QueueDetails(KaiModel):
     """Queue accounting at the time a PodGroup was found unschedulable."""
 
     name: str | None = None
+    """Queue name."""
     queue_requested_resources: ResourceList | None = None
     queue_deserved_resources: ResourceList | None = None
     queue_allocated_resources: ResourceList | None = None
@@ -219,12 +239,14 @@ class UnschedulableDetails(KaiModel):
     """``reasons[].details``: structured data for specific reasons."""
 
     queue_details: QueueDetails | None = None
+    """Queue accounting when the PodGroup was found unschedulable."""
 
 
 class UnschedulableReason(KaiModel):
     """One ``reasons[]`` entry of a scheduling condition."""
 
     reason: str | None = None
+    """NonPreemptibleOverQuota, OverLimit, QueueDoesNotExist or a fit error."""
     message: str | None = None
     details: UnschedulableDetails | None = None
 
@@ -233,9 +255,13 @@ class SchedulingCondition(KaiModel):
     """``status.schedulingConditions[]``, type :data:`CONDITION_UNSCHEDULABLE_ON_NODE_POOL`."""
 
     type: str | None = None
+    """UnschedulableOnNodePool."""
     node_pool: str | None = None
+    """Node pool the condition was observed on."""
     reason: str | None = None
+    """Deprecated: use reasons."""
     message: str | None = None
+    """Deprecated: use reasons."""
     reasons: list[UnschedulableReason] | None = None
     transition_id: str | None = Field(default=None, alias="transitionID")
     last_transition_time: DateTime | None = None
@@ -246,8 +272,11 @@ class PodGroupResourcesStatus(KaiModel):
     """GPU in fractions, CPU in millicores, memory in MB (KAI's units)."""
 
     allocated: ResourceList | None = None
+    """GPU in fractions, CPU in millicores, memory in MB."""
     allocated_non_preemptible: ResourceList | None = None
+    """Allocated resources of a non-preemptible PodGroup."""
     requested: ResourceList | None = None
+    """Requested resources of the PodGroup's pods."""
 
 
 class PodGroupStatus(KaiModel):
@@ -265,10 +294,14 @@ class PodGroup(KaiModel):
     """A KAI PodGroup object."""
 
     api_version: Literal["scheduling.run.ai/v2alpha2"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["PodGroup"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: PodGroupSpec = Field(default_factory=PodGroupSpec)
+    """Desired state of the PodGroup. Every field is optional."""
     status: PodGroupStatus | None = None
+    """Observed state, written by podmuster's controllers and scheduler."""
 
     def has_subgroups(self) -> bool:
         return bool(self.spec.sub_groups)

@@ -76,8 +76,11 @@ class QueueResource(KaiModel):
     """``quota`` / ``overQuotaWeight`` / ``limit`` of one resource (Go float64)."""
 
     quota: QuotaOrLimit | None = None
+    """Deserved amount; -1 unlimited, unset 0."""
     over_quota_weight: Weight | None = None
+    """Share of surplus capacity; unset 0."""
     limit: QuotaOrLimit | None = None
+    """Hard cap; -1 no limit, unset 0 (a cap of zero)."""
 
     def quota_or_default(self) -> Fraction:
         """Deserved amount; 0 when unset, :data:`UNLIMITED` stays -1."""
@@ -93,8 +96,11 @@ class QueueResource(KaiModel):
 
 class QueueResources(KaiModel):
     gpu: QueueResource | None = None
+    """GPU devices; fractions allowed."""
     cpu: QueueResource | None = None
+    """CPU in millicores (1000 = 1 CPU)."""
     memory: QueueResource | None = None
+    """Memory in MB (1 = 10^6 bytes)."""
 
     def get(self, resource: Literal["gpu", "cpu", "memory"]) -> QueueResource:
         """The entry for ``resource``; an empty one (all defaults) when absent."""
@@ -108,11 +114,17 @@ class QueueResources(KaiModel):
 
 class QueueSpec(KaiModel):
     display_name: str | None = None
+    """Display only."""
     parent_queue: str | None = None
+    """Parent queue name; unset for a top-level queue."""
     priority: int | None = None
+    """Higher gets over-quota first and is reclaimed last (code default 100)."""
     preempt_min_runtime: str | None = None
+    """Minimum runtime before a job of this queue may be preempted."""
     reclaim_min_runtime: str | None = None
+    """Minimum runtime before a job of this queue may be reclaimed."""
     resources: QueueResources | None = None
+    """Quotas per resource."""
 
     def priority_or_default(self) -> int:
         return DEFAULT_QUEUE_PRIORITY if self.priority is None else self.priority
@@ -136,19 +148,27 @@ class QueueStatus(KaiModel):
 
     conditions: list[QueueCondition] | None = None
     child_queues: list[str] | None = None
+    """Queues naming this queue as parent."""
     allocated: ResourceList | None = None
+    """Allocated by this queue and its children."""
     allocated_non_preemptible: ResourceList | None = None
+    """Allocated by non-preemptible jobs of this queue and its children."""
     requested: ResourceList | None = None
+    """Requested by this queue and its children."""
 
 
 class Queue(KaiModel):
     """A KAI Queue object."""
 
     api_version: Literal["scheduling.run.ai/v2"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["Queue"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: QueueSpec = Field(default_factory=QueueSpec)
+    """Desired state of the Queue."""
     status: QueueStatus | None = None
+    """Observed state, written by the queue controller."""
 
     def parent(self) -> str | None:
         """The parent queue's name, or ``None`` for a top-level queue."""

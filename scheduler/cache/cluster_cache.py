@@ -15,7 +15,6 @@ first error is raised.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,10 +61,9 @@ def _classify(body: Mapping[str, Any]) -> tuple[str, str]:
     return "", f"{kind_name} ({group})" if assumed else kind_name
 
 
-@functools.lru_cache(maxsize=1024)
-def _cache_kind(api_version: str | None, kind: str | None) -> tuple[str, str]:
-    """:func:`_classify` memoized: every object of an ingest asks, with few distinct answers."""
-    return _classify({"apiVersion": api_version, "kind": kind})
+_CLASSIFIED: dict[tuple[Any, Any], tuple[str, str]] = {}
+_CLASSIFIED_MAX = 4096
+""":func:`_classify` by ``(apiVersion, kind)``: asked for every object, with few answers."""
 
 
 @dataclass(slots=True)
@@ -104,10 +102,14 @@ class ClusterCache:
     def upsert(self, raw: SourcedObject) -> None:
         """Add or replace one object; a bad object is raised (strict) or recorded."""
         body = raw.obj
-        api_version, raw_kind = body.get("apiVersion"), body.get("kind")
-        if isinstance(api_version, str | None) and isinstance(raw_kind, str | None):
-            kind, ignored = _cache_kind(api_version, raw_kind)
-        else:
+        type_key = (body.get("apiVersion"), body.get("kind"))
+        try:
+            kind, ignored = _CLASSIFIED[type_key]
+        except KeyError:
+            kind, ignored = _classify(body)
+            if len(_CLASSIFIED) < _CLASSIFIED_MAX:
+                _CLASSIFIED[type_key] = (kind, ignored)
+        except TypeError:  # an unhashable apiVersion or kind: bad input, not memoized
             kind, ignored = _classify(body)
         if not kind:
             self.ignored_kinds.add(ignored)
