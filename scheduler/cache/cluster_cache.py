@@ -62,8 +62,8 @@ def _classify(body: Mapping[str, Any]) -> tuple[str, str]:
 
 
 _CLASSIFIED: dict[tuple[Any, Any], tuple[str, str]] = {}
-_CLASSIFIED_MAX = 4096
 """:func:`_classify` by ``(apiVersion, kind)``: asked for every object, with few answers."""
+_CLASSIFIED_MAX = 4096
 
 
 @dataclass(slots=True)

@@ -120,6 +120,21 @@ def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     return total
 
 
+def string_map(raw: Any, field: str) -> dict[str, str]:
+    """Labels, annotations or a node selector: a map of strings (unset is empty).
+
+    A number or a boolean where a string belongs is an error, as the API server makes it.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise FieldError(field, f"expected a map of strings, got {raw!r}")
+    for key, value in raw.items():
+        if type(value) is not str or type(key) is not str:
+            raise FieldError(f"{field}[{key}]", f"expected a string, got {value!r}")
+    return dict(raw)
+
+
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 
 
@@ -157,6 +172,7 @@ __all__ = [
     "amount",
     "pod_request",
     "resource_list",
+    "string_map",
     "timestamp",
     "validated",
 ]

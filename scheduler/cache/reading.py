@@ -72,16 +72,28 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     taints = spec.get("taints") or ()
     if not isinstance(taints, list | tuple):
         raise FieldError("spec.taints", "expected a list")
+    for i, taint in enumerate(taints):
+        if not isinstance(taint, Mapping):
+            raise FieldError(f"spec.taints[{i}]", f"expected a map, got {taint!r}")
     return (
         NodeMeta(
             name=str(meta.get("name")),
-            labels=dict(meta.get("labels") or {}),
-            taints=tuple(t for t in taints if isinstance(t, Mapping)),
-            unschedulable=bool(spec.get("unschedulable", False)),
+            labels=parsing.string_map(meta.get("labels"), "metadata.labels"),
+            taints=tuple(taints),
+            unschedulable=_flag(spec.get("unschedulable"), "spec.unschedulable"),
             ready=ready,
         ),
         allocatable,
     )
+
+
+def _flag(raw: Any, field: str) -> bool:
+    """A boolean field: unset is false; ``"false"`` (a string) is an error, not true."""
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise FieldError(field, f"expected true or false, got {raw!r}")
+    return raw
 
 
 def _base_status(meta: Mapping[str, Any], spec: Mapping[str, Any], phase: str) -> PodStatus:
@@ -109,7 +121,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     if not isinstance(spec, Mapping):
         raise FieldError("spec", "expected a map")
     phase = str(status.get("phase", "Pending")) if isinstance(status, Mapping) else "Pending"
-    labels = dict(meta.get("labels") or {})
+    labels = parsing.string_map(meta.get("labels"), "metadata.labels")
     task_priority = None
     if TASK_PRIORITY_LABEL in labels:
         try:
@@ -120,7 +132,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, Mapping) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     tolerations = tuple(spec.get("tolerations") or ())
-    selector = dict(spec.get("nodeSelector") or {})
+    selector = parsing.string_map(spec.get("nodeSelector"), "spec.nodeSelector")
     base = _base_status(meta, spec, phase)
     pod = PodInfo(
         namespace=str(meta.get("namespace") or "default"),
@@ -130,7 +142,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         request=parsing.pod_request(spec, space),
         status=base,
         labels=labels,
-        annotations=dict(meta.get("annotations") or {}),
+        annotations=parsing.string_map(meta.get("annotations"), "metadata.annotations"),
         node_selector=selector,
         node_affinity=required,
         tolerations=tolerations,

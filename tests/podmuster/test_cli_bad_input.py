@@ -1,7 +1,7 @@
 """``podmuster schedule`` on bad input (cli-contract "Bad input").
 
 Each broken object is checked as the API server checks it (unknown fields, wrong
-types, out-of-range values), gets one stderr line naming ``Kind namespace/name``,
+types, out-of-range values; for pods and nodes what the scheduler reads), gets one stderr line naming ``Kind namespace/name``,
 the field and the value, and is left out; everything else is still decided and
 printed on stdout, and the exit status is 2. A missing queue is not an input
 error but the group's reason. PodGroups of other API groups (Volcano, the
@@ -165,6 +165,28 @@ CASES = {
     "bad-fraction": (
         _replace(_objects(), 6, _pod("other-0", "other", gpus="0", **{"gpu-fraction": "1.5"})),
         "Pod ns/other-0: metadata.annotations[gpu-fraction]: must be strictly between 0 and 1",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "node-flag-as-string": (
+        [*_objects(), {**_node(), "metadata": {"name": "n1"}, "spec": {"unschedulable": "false"}}],
+        "Node n1: spec.unschedulable: expected true or false, got 'false'",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "label-not-a-string": (
+        _replace(
+            _objects(),
+            6,
+            {
+                **_pod("other-0", "other"),
+                "metadata": {
+                    "name": "other-0",
+                    "namespace": "ns",
+                    "labels": {"tier": 3},
+                    "annotations": {"pod-group-name": "other"},
+                },
+            },
+        ),
+        "Pod ns/other-0: metadata.labels[tier]: expected a string, got 3",
         {"ns/good-0", "ns/good-1"},
     ),
 }
