@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint e2e bench bench-disruption bench-simulate venv clean
+.PHONY: demo test lint e2e bench bench-disruption bench-simulate crds venv clean
 
 venv: $(STAMP)
 
@@ -38,6 +38,11 @@ chart-test: $(STAMP)
 	@bin="$$(PODMUSTER_CP_OPTIONAL="kwok helm" bash tests/controlplane/build.sh)" && test -x "$$bin/helm" \
 		|| { echo "chart-test: helm did not build; see the log above" >&2; exit 1; }
 	$(BIN)/python -m pytest -q --e2e tests/chart
+
+# The CRD manifests (crds/*.yaml and the chart's copies), written from the pydantic
+# models in crds/; tests/crds/test_generated_manifests.py fails when they drift.
+crds: $(STAMP)
+	$(BIN)/python -m crds.generate
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine

@@ -58,42 +58,60 @@ class ReceivedGPU(KaiModel):
     """GPUs given to the pod: ``count`` devices, each with ``portion`` (e.g. ``"0.50"``)."""
 
     count: int | None = None
+    """Number of GPU devices."""
     portion: str | None = None
+    """Portion of each device, a decimal such as "0.50"."""
 
 
 class ResourceClaimAllocation(KaiModel):
     """A DRA claim to bind: ``allocation`` is a ``resource.k8s.io`` AllocationResult, kept raw."""
 
     name: str | None = None
+    """Name of the pod's resource claim entry."""
     allocation: dict[str, Any] | None = None
+    """A resource.k8s.io AllocationResult, passed through unchanged."""
 
 
 class BindRequestSpec(KaiModel):
     pod_name: str | None = None
+    """Pod to bind (same namespace)."""
     selected_node: str | None = None
+    """Node to bind the pod to."""
     received_resource_type: ReceivedResourceType | None = None
+    """How GPUs were received."""
     received_gpu: ReceivedGPU | None = Field(default=None, alias="receivedGPU")
+    """GPUs given to the pod."""
     selected_gpu_groups: list[str] | None = Field(default=None, alias="selectedGPUGroups")
+    """GPU-sharing groups, for Fraction."""
     resource_claim_allocations: list[ResourceClaimAllocation] | None = None
+    """DRA claims to allocate before binding."""
     backoff_limit: Int32 | None = None
+    """Failed attempts allowed before the request is failed for good."""
 
 
 class BindRequestStatus(KaiModel):
     """Written by the binder: ``phase`` is Pending/Succeeded/Failed, ``reason`` the error."""
 
     phase: str | None = None
+    """Pending, Succeeded or Failed."""
     reason: str | None = None
+    """Error text of the last failure."""
     failed_attempts: Int32 | None = None
+    """Number of failed attempts so far."""
 
 
 class BindRequest(KaiModel):
     """A KAI BindRequest object."""
 
     api_version: Literal["scheduling.run.ai/v1alpha2"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["BindRequest"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: BindRequestSpec = Field(default_factory=BindRequestSpec)
+    """What the scheduler decided for one pod."""
     status: BindRequestStatus | None = None
+    """Observed state, written by the binder."""
 
     def is_failed(self) -> bool:
         """Failed for good: phase Failed and no retries left (``backoffLimit`` unset counts as 0).

@@ -24,6 +24,7 @@ prints one line).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # pydantic loads only where models are used (CLI start-up sta
 __all__ = [
     "InputError",
     "describe_object",
+    "first_problem",
     "format_field_path",
     "from_validation_error",
     "object_error",
@@ -124,9 +126,44 @@ def from_validation_error(
     original exception's text for value errors (e.g. a quantity) and pydantic's
     wording otherwise.
     """
-    first = error.errors(include_url=False)[0]
-    cause = (first.get("ctx") or {}).get("error")
-    message = str(cause) if isinstance(cause, Exception) else first["msg"]
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    return object_error(source, obj, [p for p in first["loc"] if isinstance(p, str | int)], message)
+    path, message = first_problem(error)
+    return object_error(source, obj, path, message)
+
+
+def first_problem(error: pydantic.ValidationError) -> tuple[str, str]:
+    """``(field path, message naming the value)`` of the first problem of ``error``.
+
+    For example ``("spec.minMemeber", "unknown field, got 3")``.
+    """
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    path = _field_path(first["loc"])
+    # a value that fits no member of a union (int | float) fails once per member
+    messages = [_message(p) for p in problems if _field_path(p["loc"]) == path]
+    message = "; ".join(dict.fromkeys(messages))
+    if first["type"] != "missing":
+        message = f"{message}, got {_shown(first.get('input'))}"
+    return path, message
+
+
+_UNION_MEMBER = re.compile(r"^(int|float|str|bool|(function-\w+|list|dict|literal)\[.*\])$")
+
+
+def _field_path(loc: tuple[str | int, ...]) -> str:
+    """The manifest path of a pydantic location, without union member tags (``int``)."""
+    return format_field_path(
+        [p for p in loc if not (isinstance(p, str) and _UNION_MEMBER.match(p))]
+    )
+
+
+def _message(problem: Any) -> str:
+    cause = (problem.get("ctx") or {}).get("error")
+    if problem["type"] == "extra_forbidden":
+        return "unknown field"
+    return str(cause) if isinstance(cause, Exception) else str(problem["msg"])
+
+
+def _shown(value: Any) -> str:
+    """A value as the error line shows it: short, on one line."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -25,6 +25,7 @@ compares with the CRD manifests.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Final, Self
@@ -36,9 +37,12 @@ from crds import quantities
 
 __all__ = [
     "QUANTITY",
+    "QUANTITY_PATTERN",
+    "CelRule",
     "DateTime",
     "Int32",
     "KaiModel",
+    "ListType",
     "Number",
     "ObjectMeta",
     "OwnerReference",
@@ -46,6 +50,7 @@ __all__ = [
     "QuantityMarker",
     "ResourceList",
     "SchemaFormat",
+    "rfc3339_seconds",
 ]
 
 _INT32_MIN: Final = -(2**31)
@@ -66,6 +71,31 @@ class QuantityMarker:
 
 QUANTITY: Final = QuantityMarker()
 
+QUANTITY_PATTERN: Final = (
+    r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)))?$"
+)
+"""The schema pattern of an int-or-string quantity (the API server's own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    """``Annotated`` marker: the list's ``x-kubernetes-list-type`` (``atomic``, ``set``)."""
+
+    list_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class CelRule:
+    """``Annotated`` marker: a CEL rule the API server applies (``x-kubernetes-validations``).
+
+    The rules that need no previous version are also checked by the model itself,
+    so offline input gets the same errors.
+    """
+
+    rule: str
+    message: str
+
 
 def _check_int32(number: int) -> int:
     if not _INT32_MIN <= number <= _INT32_MAX:
@@ -73,9 +103,19 @@ def _check_int32(number: int) -> int:
     return number
 
 
+@functools.lru_cache(maxsize=65536)
+def rfc3339_seconds(text: str) -> float:
+    """Seconds since the epoch of an RFC 3339 timestamp (``ValueError`` if it is none).
+
+    Memoized: the model checks a timestamp and the scheduler then reads the same
+    string, and objects created in the same second share theirs.
+    """
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def _check_datetime(text: str) -> str:
     try:
-        datetime.fromisoformat(text)
+        rfc3339_seconds(text)
     except ValueError:
         raise ValueError(f"{text!r} is not an RFC 3339 date-time") from None
     return text
@@ -111,6 +151,7 @@ class KaiModel(BaseModel):
         serialize_by_alias=True,
         extra="forbid",
         strict=True,
+        use_attribute_docstrings=True,
     )
 
     def to_manifest(self) -> dict[str, Any]:

@@ -10,11 +10,13 @@ model (:mod:`crds.podgroup` and the others); :data:`KINDS` names them all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "BUILTIN_PRIORITY_CLASSES",
+    "CORE_KINDS",
     "DEFAULT_QUEUE",
     "DEFAULT_SCHEDULER_NAME",
     "KINDS",
@@ -38,6 +40,7 @@ __all__ = [
     "UNSCHEDULABLE_POD_NAMESPACE_LABEL",
     "UNSCHEDULABLE_POD_NAME_LABEL",
     "GroupKind",
+    "group_kind",
 ]
 
 GroupKind = tuple[str, str]
@@ -102,3 +105,30 @@ KINDS: Final = MappingProxyType(
     }
 )
 """KAI's kinds as :data:`GroupKind`: a ``PodGroup`` of another group is not KAI's."""
+
+CORE_KINDS: Final = MappingProxyType(
+    {
+        "Node": ("", "Node"),
+        "Pod": ("", "Pod"),
+        "PriorityClass": ("scheduling.k8s.io", "PriorityClass"),
+    }
+)
+"""The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""
+
+
+def group_kind(body: Mapping[str, Any], *, assumed: GroupKind | None = None) -> GroupKind:
+    """``(group, kind)`` of an object from its ``apiVersion`` and ``kind``.
+
+    ``apiVersion: v1`` is the core group ``""``. An object without ``apiVersion``
+    (a short hand-written snapshot) takes the group of ``assumed`` when its kind
+    matches, else the core group.
+    """
+    kind = body.get("kind")
+    kind = kind if isinstance(kind, str) else ""
+    api_version = body.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version:
+        if assumed is not None and assumed[1] == kind:
+            return assumed
+        return ("", kind)
+    group, slash, _version = api_version.rpartition("/")
+    return (group if slash else "", kind)

@@ -55,6 +55,7 @@ __all__ = [
     "UnschedulableDetails",
     "UnschedulableReason",
     "derive_preemptibility",
+    "subgroup_problems",
 ]
 
 API_VERSION: Final = "scheduling.run.ai/v2alpha2"
@@ -90,17 +91,24 @@ class TopologyConstraint(KaiModel):
     """Placement constraint; applied only when ``topology`` names a Topology."""
 
     topology: str | None = None
+    """Name of the Topology object to place against; the constraint applies only when set."""
     required_topology_level: str | None = None
+    """Node-label key of the level all pods must share a domain of."""
     preferred_topology_level: str | None = None
+    """Node-label key of the level the scheduler tries to keep pods within."""
 
 
 class SubGroup(KaiModel):
     """A node of the subgroup tree: a pod set when it has no children."""
 
     name: str = Field(min_length=1)
+    """Unique subgroup name; pods join a leaf subgroup with label kai.scheduler/subgroup-name."""
     min_member: MinMember | None = None
+    """Gang size of this subgroup when it has no children."""
     parent: str | None = None
+    """Name of the parent subgroup; unset means under the PodGroup root."""
     topology_constraint: TopologyConstraint | None = None
+    """Placement constraint for this subgroup."""
 
     def min_available(self) -> int:
         """Gang size of this subgroup when it is a pod set: ``max(minMember, 1)``."""
@@ -111,16 +119,28 @@ class PodGroupSpec(KaiModel):
     """``spec``: all fields optional, as in KAI's schema."""
 
     min_member: MinMember | None = None
+    """Gang size; read only when there are no subGroups (min-available max(minMember,1))."""
     queue: str | None = None
+    """Leaf queue name; a missing queue leaves the PodGroup unscheduled."""
     priority_class_name: str | None = None
+    """PriorityClass name; unknown or empty means the globalDefault class, else 50."""
     preemptibility: Preemptibility | None = None
+    """preemptible or non-preemptible; unset means derived from the priority (< 100 is
+    preemptible)."""
     parallelism: Int32 | None = None
+    """Informational; not read by the scheduler."""
     completions: Int32 | None = None
+    """Informational; not read by the scheduler."""
     backoff_limit: Int32 | None = None
+    """Informational; not read by the scheduler."""
     mark_unschedulable: bool | None = None
+    """Set PodScheduled=False on pods that cannot be scheduled (code default true)."""
     scheduling_backoff: Int32 | None = None
+    """-1 (code default): retry every cycle; 1: skip once marked unschedulable on this node pool."""
     topology_constraint: TopologyConstraint | None = None
+    """Placement constraint for the whole PodGroup."""
     sub_groups: list[SubGroup] | None = None
+    """Tree of subgroups; leaves are pod sets with their own gang size."""
 
     def mark_unschedulable_or_default(self) -> bool:
         return True if self.mark_unschedulable is None else self.mark_unschedulable
@@ -139,6 +159,57 @@ class PodGroupSpec(KaiModel):
         return self.preemptibility or derive_preemptibility(priority)
 
 
+def subgroup_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:
+    """``(field, message)`` for each way ``spec.subGroups`` fails to form a tree.
+
+    Names are unique; every ``parent`` names a subgroup of the same PodGroup
+    (compared without case, as the scheduler links them); following parents never
+    comes back to a subgroup. The CRD schema cannot say this; the webhook and the
+    scheduler both apply it.
+    """
+    problems: list[tuple[str, str]] = []
+    first_index: dict[str, int] = {}
+    for index, sub in enumerate(spec.sub_groups or ()):
+        if sub.name in first_index:
+            also = f"spec.subGroups[{first_index[sub.name]}]"
+            message = f"duplicate subgroup name {sub.name!r} (also {also})"
+            problems.append((f"spec.subGroups[{index}].name", message))
+        else:
+            first_index[sub.name] = index
+    by_lower = {name.lower(): index for name, index in first_index.items()}
+    parents: dict[str, str] = {}
+    for name, index in first_index.items():
+        parent = (spec.sub_groups or [])[index].parent
+        if not parent:
+            continue
+        if parent.lower() not in by_lower:
+            problems.append((f"spec.subGroups[{index}].parent", f"no subgroup named {parent!r}"))
+        else:
+            parents[name.lower()] = parent.lower()
+    reported: set[str] = set()
+    names = {name.lower(): name for name in first_index}
+    for start in parents:
+        cycle = _cycle_from(start, parents)
+        if cycle and not reported & set(cycle):
+            reported |= set(cycle)
+            path = " -> ".join(names[n] for n in [*cycle, cycle[0]])
+            field = f"spec.subGroups[{by_lower[cycle[0]]}].parent"
+            problems.append((field, f"subgroup parents form a cycle: {path}"))
+    return problems
+
+
+def _cycle_from(start: str, parents: dict[str, str]) -> list[str]:
+    """The cycle reached by following parents from ``start`` (in order), or []."""
+    seen: list[str] = []
+    node: str | None = start
+    while node is not None and node not in seen:
+        seen.append(node)
+        node = parents.get(node)
+    if node is None:
+        return []
+    return seen[seen.index(node) :]
+
+
 class PodGroupCondition(KaiModel):
     """``status.conditions[]`` (in the API; KAI writes none at the reference HEAD)."""
 
@@ -154,6 +225,7 @@ class QueueDetails(KaiModel):
     """Queue accounting at the time a PodGroup was found unschedulable."""
 
     name: str | None = None
+    """Queue name."""
     queue_requested_resources: ResourceList | None = None
     queue_deserved_resources: ResourceList | None = None
     queue_allocated_resources: ResourceList | None = None
@@ -167,12 +239,14 @@ class UnschedulableDetails(KaiModel):
     """``reasons[].details``: structured data for specific reasons."""
 
     queue_details: QueueDetails | None = None
+    """Queue accounting when the PodGroup was found unschedulable."""
 
 
 class UnschedulableReason(KaiModel):
     """One ``reasons[]`` entry of a scheduling condition."""
 
     reason: str | None = None
+    """NonPreemptibleOverQuota, OverLimit, QueueDoesNotExist or a fit error."""
     message: str | None = None
     details: UnschedulableDetails | None = None
 
@@ -181,9 +255,13 @@ class SchedulingCondition(KaiModel):
     """``status.schedulingConditions[]``, type :data:`CONDITION_UNSCHEDULABLE_ON_NODE_POOL`."""
 
     type: str | None = None
+    """UnschedulableOnNodePool."""
     node_pool: str | None = None
+    """Node pool the condition was observed on."""
     reason: str | None = None
+    """Deprecated: use reasons."""
     message: str | None = None
+    """Deprecated: use reasons."""
     reasons: list[UnschedulableReason] | None = None
     transition_id: str | None = Field(default=None, alias="transitionID")
     last_transition_time: DateTime | None = None
@@ -194,8 +272,11 @@ class PodGroupResourcesStatus(KaiModel):
     """GPU in fractions, CPU in millicores, memory in MB (KAI's units)."""
 
     allocated: ResourceList | None = None
+    """GPU in fractions, CPU in millicores, memory in MB."""
     allocated_non_preemptible: ResourceList | None = None
+    """Allocated resources of a non-preemptible PodGroup."""
     requested: ResourceList | None = None
+    """Requested resources of the PodGroup's pods."""
 
 
 class PodGroupStatus(KaiModel):
@@ -213,10 +294,14 @@ class PodGroup(KaiModel):
     """A KAI PodGroup object."""
 
     api_version: Literal["scheduling.run.ai/v2alpha2"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["PodGroup"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: PodGroupSpec = Field(default_factory=PodGroupSpec)
+    """Desired state of the PodGroup. Every field is optional."""
     status: PodGroupStatus | None = None
+    """Observed state, written by podmuster's controllers and scheduler."""
 
     def has_subgroups(self) -> bool:
         return bool(self.spec.sub_groups)

@@ -12,7 +12,7 @@ helpers below apply them, dumps never contain them):
 ``priority``              :data:`DEFAULT_QUEUE_PRIORITY` (100)
 ``quota`` unset           0 (no guarantee); :data:`UNLIMITED` (-1) = unlimited deserved
 ``limit`` unset           **0, a hard cap of zero**; :data:`UNLIMITED` (-1) = no limit
-``limit`` memory < 0      clamped to -1 (unlimited); cpu/gpu negatives taken literally
+below -1, or in (-1, 0)   refused (KAI clamps memory to -1 and takes cpu/gpu literally)
 ``overQuotaWeight`` unset 0
 ``resources`` absent      KAI's webhook rejects the queue; without the webhook it
                           behaves as all-zero
@@ -22,9 +22,9 @@ helpers below apply them, dumps never contain them):
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from crds import quantities
 from crds.meta import DateTime, KaiModel, Number, ObjectMeta, ResourceList
@@ -57,6 +57,17 @@ CONDITION_ORPHAN: Final = "Orphan"
 CONDITION_OVER_QUOTA: Final = "OverQuota"
 
 
+def _unlimited_or_not_negative(number: Number) -> Number:
+    if UNLIMITED < number < 0:
+        raise ValueError(f"must be {UNLIMITED} (unlimited) or >= 0")
+    return number
+
+
+QuotaOrLimit = Annotated[Number, Field(ge=UNLIMITED), AfterValidator(_unlimited_or_not_negative)]
+"""A quota or limit: :data:`UNLIMITED` (-1) or >= 0. The CRD can say only ``minimum: -1``."""
+Weight = Annotated[Number, Field(ge=0)]
+
+
 def _number(raw: Number | None) -> Fraction:
     return Fraction(0) if raw is None else quantities.parse_quantity(raw)
 
@@ -64,9 +75,12 @@ def _number(raw: Number | None) -> Fraction:
 class QueueResource(KaiModel):
     """``quota`` / ``overQuotaWeight`` / ``limit`` of one resource (Go float64)."""
 
-    quota: Number | None = None
-    over_quota_weight: Number | None = None
-    limit: Number | None = None
+    quota: QuotaOrLimit | None = None
+    """Deserved amount; -1 unlimited, unset 0."""
+    over_quota_weight: Weight | None = None
+    """Share of surplus capacity; unset 0."""
+    limit: QuotaOrLimit | None = None
+    """Hard cap; -1 no limit, unset 0 (a cap of zero)."""
 
     def quota_or_default(self) -> Fraction:
         """Deserved amount; 0 when unset, :data:`UNLIMITED` stays -1."""
@@ -82,8 +96,11 @@ class QueueResource(KaiModel):
 
 class QueueResources(KaiModel):
     gpu: QueueResource | None = None
+    """GPU devices; fractions allowed."""
     cpu: QueueResource | None = None
+    """CPU in millicores (1000 = 1 CPU)."""
     memory: QueueResource | None = None
+    """Memory in MB (1 = 10^6 bytes)."""
 
     def get(self, resource: Literal["gpu", "cpu", "memory"]) -> QueueResource:
         """The entry for ``resource``; an empty one (all defaults) when absent."""
@@ -91,20 +108,23 @@ class QueueResources(KaiModel):
         return entry if entry is not None else QueueResource()
 
     def limit_or_default(self, resource: Literal["gpu", "cpu", "memory"]) -> Fraction:
-        """Limit with KAI's memory rule: any negative memory limit means unlimited."""
-        limit = self.get(resource).limit_or_default()
-        if resource == "memory" and limit < 0:
-            return Fraction(UNLIMITED)
-        return limit
+        """The limit of ``resource``: 0 when unset, :data:`UNLIMITED` stays -1."""
+        return self.get(resource).limit_or_default()
 
 
 class QueueSpec(KaiModel):
     display_name: str | None = None
+    """Display only."""
     parent_queue: str | None = None
+    """Parent queue name; unset for a top-level queue."""
     priority: int | None = None
+    """Higher gets over-quota first and is reclaimed last (code default 100)."""
     preempt_min_runtime: str | None = None
+    """Minimum runtime before a job of this queue may be preempted."""
     reclaim_min_runtime: str | None = None
+    """Minimum runtime before a job of this queue may be reclaimed."""
     resources: QueueResources | None = None
+    """Quotas per resource."""
 
     def priority_or_default(self) -> int:
         return DEFAULT_QUEUE_PRIORITY if self.priority is None else self.priority
@@ -128,19 +148,27 @@ class QueueStatus(KaiModel):
 
     conditions: list[QueueCondition] | None = None
     child_queues: list[str] | None = None
+    """Queues naming this queue as parent."""
     allocated: ResourceList | None = None
+    """Allocated by this queue and its children."""
     allocated_non_preemptible: ResourceList | None = None
+    """Allocated by non-preemptible jobs of this queue and its children."""
     requested: ResourceList | None = None
+    """Requested by this queue and its children."""
 
 
 class Queue(KaiModel):
     """A KAI Queue object."""
 
     api_version: Literal["scheduling.run.ai/v2"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["Queue"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: QueueSpec = Field(default_factory=QueueSpec)
+    """Desired state of the Queue."""
     status: QueueStatus | None = None
+    """Observed state, written by the queue controller."""
 
     def parent(self) -> str | None:
         """The parent queue's name, or ``None`` for a top-level queue."""

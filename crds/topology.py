@@ -16,7 +16,7 @@ from typing import Annotated, Final, Literal, Self
 
 from pydantic import Field, model_validator
 
-from crds.meta import KaiModel, ObjectMeta
+from crds.meta import CelRule, KaiModel, ListType, ObjectMeta
 
 __all__ = [
     "API_VERSION",
@@ -45,18 +45,35 @@ NodeLabel = Annotated[str, Field(min_length=1, max_length=316, pattern=LABEL_KEY
 
 class TopologyLevel(KaiModel):
     node_label: NodeLabel
+    """Node-label key of this level, e.g. cloud.example.com/rack."""
 
 
 class TopologySpec(KaiModel):
-    levels: list[TopologyLevel] = Field(min_length=1, max_length=MAX_LEVELS)
+    levels: Annotated[
+        list[TopologyLevel],
+        ListType("atomic"),
+        CelRule("self == oldSelf", "levels are immutable"),
+        CelRule(
+            "self.all(a, self.exists_one(b, b.nodeLabel == a.nodeLabel))", "levels must be unique"
+        ),
+        CelRule(
+            f"!self.exists(l, l.nodeLabel == '{HOSTNAME_LABEL}') || "
+            f"self[size(self) - 1].nodeLabel == '{HOSTNAME_LABEL}'",
+            f"the {HOSTNAME_LABEL} label can only be used at the lowest level",
+        ),
+    ] = Field(min_length=1, max_length=MAX_LEVELS)
+    """Topology levels, coarsest first."""
 
     @model_validator(mode="after")
     def _check_levels(self) -> Self:
         labels = self.node_labels()
-        if len(set(labels)) != len(labels):
-            raise ValueError("levels must be unique")
-        if HOSTNAME_LABEL in labels[:-1]:
-            raise ValueError(f"the {HOSTNAME_LABEL} label can only be used at the lowest level")
+        for index, label in enumerate(labels):
+            if label in labels[:index]:
+                raise ValueError(f"duplicate level {label!r} at levels[{index}]")
+            if label == HOSTNAME_LABEL and index != len(labels) - 1:
+                raise ValueError(
+                    f"{HOSTNAME_LABEL} may only be the last level, not levels[{index}]"
+                )
         return self
 
     def node_labels(self) -> list[str]:
@@ -68,6 +85,9 @@ class Topology(KaiModel):
     """A KAI Topology object (no status)."""
 
     api_version: Literal["kai.scheduler/v1alpha1"] = API_VERSION
+    """APIVersion of this object."""
     kind: Literal["Topology"] = KIND
+    """Kind of this object."""
     metadata: ObjectMeta
     spec: TopologySpec
+    """The levels of the topology."""

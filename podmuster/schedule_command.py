@@ -210,17 +210,29 @@ def run(args: argparse.Namespace) -> int:
     now = _now(args.now)
     objects = load_documents(args.snapshot, stdin=sys.stdin)
     objects = add_implicit_pod_groups(objects, config.scheduler_name)
-    played = list(play(objects, config, now=now, rounds=rounds or 1, explain=args.explain))
+    played = list(
+        play(objects, config, now=now, rounds=rounds or 1, explain=args.explain, strict=False)
+    )
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
+    bad_input = report_bad_objects(first.built.errors)
     if rounds is None:
         output.write(render(first.result, args.explain), args.output)
-        return 0
+        return bad_input
     last = played[-1]
-    final = build_snapshot(last.objects, scheduler_name=config.scheduler_name, now=last.now)
+    final = build_snapshot(
+        last.objects, scheduler_name=config.scheduler_name, now=last.now, strict=False
+    )
     output.write(render_rounds(played, final.snapshot, args.explain), args.output)
-    return 0
+    return bad_input
+
+
+def report_bad_objects(problems: Sequence[InputError]) -> int:
+    """One stderr line per object left out (cli-contract "Bad input"); the exit status: 2 or 0."""
+    for problem in problems:
+        print(f"podmuster: {problem}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def main(argv: Sequence[str]) -> int:  # pragma: no cover - convenience for debugging

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crds.documents import gc_paused
+from crds.names import LAST_START_ANNOTATION
 from scheduler.actions import scale_hint
 from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
@@ -21,7 +22,6 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
-from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Action
 from scheduler.framework.outcome import LoggedEviction, final_outcome

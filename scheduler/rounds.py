@@ -172,17 +172,21 @@ def play(
     now: float,
     rounds: int | None = None,
     explain: bool = False,
+    strict: bool = True,
 ) -> Iterator[Round]:
     """Run cycle after cycle, applying each one's decisions before the next.
 
     Round ``n`` runs at ``now + (n - 1) * ROUND_SECONDS``. Stops after
     ``rounds`` rounds, or never when ``rounds`` is None (the caller stops).
+    With ``strict=False`` a bad object is left out and kept in ``built.errors``.
     """
     current = list(objects)
     number = 0
     while rounds is None or number < rounds:
         number += 1
-        built = build_snapshot(current, scheduler_name=config.scheduler_name, now=now)
+        built = build_snapshot(
+            current, scheduler_name=config.scheduler_name, now=now, strict=strict
+        )
         result = run_cycle(built.snapshot, config, explain=explain)
         current = apply_result(current, result, now)
         yield Round(number, now, built, result, current)

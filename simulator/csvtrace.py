@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 
+from crds.names import BUILTIN_PRIORITY_CLASSES
 from crds.quantities import QuantityError, parse_quantity
-from scheduler.cache.reading import BUILTIN_PRIORITY_CLASSES
 from simulator import objects
 from simulator.model import Scenario, SimJob
 from simulator.rows import Row, read_rows

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from crds.names import STALE_ANNOTATION
 from scheduler.api.queues import QueueTree
 from scheduler.api.snapshot import ClusterSnapshot
-from scheduler.cache.reading import STALE_ANNOTATION
 from scheduler.config import SchedulerConfig
 
 

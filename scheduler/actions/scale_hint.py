@@ -43,12 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from crds.names import NODE_POOL_LABEL
+from crds.names import NODE_POOL_LABEL, SCALE_UP_HINT_ANNOTATION
 from scheduler.actions.scale_hint_domains import DomainScope, domain_scope, shortfalls
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY, PODS, Vector
-from scheduler.cache.reading import SCALE_UP_HINT_ANNOTATION
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
 from scheduler.framework.session import Session

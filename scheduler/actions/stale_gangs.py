@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from crds.names import STALE_ANNOTATION
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodStatus
-from scheduler.cache.reading import STALE_ANNOTATION
 from scheduler.framework.session import Session
 
 

@@ -15,13 +15,14 @@ first error is raised.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from crds import errors
+from crds import errors, names, queue
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
 from crds.gpusharing import GPU_GROUP_LABEL
@@ -40,10 +41,31 @@ from scheduler.api.queues import QueueInfo, QueueTree
 from scheduler.api.resources import GPU, GPU_UNIT, QUEUE_COLUMNS, ResourceSpace, Vector, widen
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.api.topology import TopologyInfo
-from scheduler.cache import queue_tree, reading, topologies
+from scheduler.cache import parsing, queue_tree, reading, topologies
 from scheduler.cache.parsing import FieldError
 
-KINDS = ("Node", "Pod", "PodGroup", "Queue", "BindRequest", "PriorityClass", "Topology")
+KINDS: dict[names.GroupKind, str] = {
+    group_kind: kind for kind, group_kind in {**names.CORE_KINDS, **names.KINDS}.items()
+}
+"""The kinds the cache reads, by API group and kind: a Volcano ``PodGroup`` is not one."""
+_BY_KIND = {kind: group_kind for group_kind, kind in KINDS.items()}
+
+
+def _classify(body: Mapping[str, Any]) -> tuple[str, str]:
+    """``(kind the cache stores it as, "")``, or ``("", how the ignored kind is named)``."""
+    raw_kind = body.get("kind")
+    assumed = _BY_KIND.get(raw_kind) if isinstance(raw_kind, str) else None
+    group, kind_name = names.group_kind(body, assumed=assumed)
+    known = KINDS.get((group, kind_name))
+    if known is not None:
+        return known, ""
+    # a look-alike of one of ours (Volcano's PodGroup) is named with its group
+    return "", f"{kind_name} ({group})" if assumed else kind_name
+
+
+_CLASSIFIED: dict[tuple[Any, Any], tuple[str, str]] = {}
+""":func:`_classify` by ``(apiVersion, kind)``: asked for every object, with few answers."""
+_CLASSIFIED_MAX = 4096
 
 
 @dataclass(slots=True)
@@ -82,9 +104,17 @@ class ClusterCache:
     def upsert(self, raw: SourcedObject) -> None:
         """Add or replace one object; a bad object is raised (strict) or recorded."""
         body = raw.obj
-        kind = str(body.get("kind", ""))
-        if kind not in KINDS:
-            self.ignored_kinds.add(kind)
+        type_key = (body.get("apiVersion"), body.get("kind"))
+        try:
+            kind, ignored = _CLASSIFIED[type_key]
+        except KeyError:
+            kind, ignored = _classify(body)
+            if len(_CLASSIFIED) < _CLASSIFIED_MAX:
+                _CLASSIFIED[type_key] = (kind, ignored)
+        except TypeError:  # an unhashable apiVersion or kind: bad input, not memoized
+            kind, ignored = _classify(body)
+        if not kind:
+            self.ignored_kinds.add(ignored)
             return
         key = reading.key_of(body)
         try:
@@ -110,6 +140,7 @@ class ClusterCache:
             self._groups[key] = reading.read_pod_group(body)
             self._jobs = None
         elif kind == "Queue":
+            parsing.validated(queue.Queue, body)
             creation, uid = reading.creation_of(body), reading.uid_of(body)
             self._queues[key] = queue_tree.queue_info(body, creation, uid)
             self._tree = None
@@ -243,7 +274,7 @@ class ClusterCache:
         table.free = table.idle + table.releasing
         if self._tree is None:
             self._tree = queue_tree.build_tree(list(self._queues.values()))
-        classes = dict(reading.BUILTIN_PRIORITY_CLASSES)
+        classes = dict(names.BUILTIN_PRIORITY_CLASSES)
         default_priority = DEFAULT_PRIORITY
         for name, (value, is_default) in self._classes.items():
             classes[name] = value
@@ -291,12 +322,12 @@ class ClusterCache:
             pod.job = pod.pod_set = None
             if not pod.is_ours:
                 continue
-            group = pod.annotations.get(reading.POD_GROUP_ANNOTATION)
+            group = pod.annotations.get(names.POD_GROUP_ANNOTATION)
             owner = jobs.get(f"{pod.namespace}/{group}") if group else None
             if owner is None:
                 ungrouped.append(pod)
                 continue
-            wanted = pod.labels.get(reading.SUBGROUP_LABEL, reading.DEFAULT_POD_SET)
+            wanted = pod.labels.get(names.SUBGROUP_LABEL, reading.DEFAULT_POD_SET)
             for pod_set in owner.pod_sets:
                 if pod_set.name == wanted:
                     pod_set.pods.append(pod)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import pydantic
 
-from crds import quantities, rules
+from crds import errors, quantities, rules
+from crds.meta import rfc3339_seconds
 from scheduler.api.resources import (
     CPU,
     GPU,
@@ -133,6 +135,38 @@ def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     return total
 
 
+def string_map(raw: Any, field: str) -> dict[str, str]:
+    """Labels, annotations or a node selector: a map of strings (unset is empty).
+
+    A number or a boolean where a string belongs is an error, as the API server makes it.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise FieldError(field, f"expected a map of strings, got {raw!r}")
+    for key, value in raw.items():
+        if type(value) is not str or type(key) is not str:
+            raise FieldError(f"{field}[{key}]", f"expected a string, got {value!r}")
+    return dict(raw)
+
+
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+
+
+def validated(model: type[_Model], body: Mapping[str, Any]) -> _Model:
+    """``body`` checked by its KAI model (unknown fields, types, ranges), else ``FieldError``.
+
+    The KAI kinds (PodGroup, Queue, BindRequest, Topology) are read through their
+    :mod:`crds` models, so the engine accepts exactly what the CRDs describe.
+    """
+    try:
+        checked: _Model = model.__pydantic_validator__.validate_python(body)
+    except pydantic.ValidationError as exc:
+        field, message = errors.first_problem(exc)
+        raise FieldError(field, message) from None
+    return checked
+
+
 def timestamp(raw: Any, field: str) -> float:
     """An RFC 3339 timestamp as seconds since the epoch."""
     if isinstance(raw, datetime):
@@ -140,7 +174,7 @@ def timestamp(raw: Any, field: str) -> float:
     if not isinstance(raw, str):
         raise FieldError(field, f"expected an RFC 3339 timestamp, got {raw!r}")
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        return rfc3339_seconds(raw)
     except ValueError:
         raise FieldError(field, f"invalid RFC 3339 timestamp {raw!r}") from None
 
@@ -153,5 +187,7 @@ __all__ = [
     "amount",
     "pod_request",
     "resource_list",
+    "string_map",
     "timestamp",
+    "validated",
 ]

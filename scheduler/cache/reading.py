@@ -11,8 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crds import rules
+from crds import bindrequest, podgroup, rules
 from crds.gpusharing import FRACTION, MEMORY
+from crds.names import (
+    LAST_START_ANNOTATION,
+    SCALE_UP_HINT_ANNOTATION,
+    STALE_ANNOTATION,
+    TASK_PRIORITY_LABEL,
+)
 from scheduler.api import gpu_sharing
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.nodes import NodeMeta
@@ -21,18 +27,10 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
-from scheduler.cache.parsing import FieldError
+from scheduler.cache.parsing import FieldError, validated
 from scheduler.cache.topologies import read_topology_tree
 
-# PriorityClasses the chart installs; assumed present when a snapshot does not list them.
-BUILTIN_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
-POD_GROUP_ANNOTATION = "pod-group-name"
-SUBGROUP_LABEL = "kai.scheduler/subgroup-name"
-TASK_PRIORITY_LABEL = "kai.scheduler/task-priority"
-LAST_START_ANNOTATION = "kai.scheduler/last-start-timestamp"
-STALE_ANNOTATION = "kai.scheduler/stale-podgroup-timestamp"
-SCALE_UP_HINT_ANNOTATION = "kai.scheduler/scale-up-hint"
-DEFAULT_POD_SET = "default"
+DEFAULT_POD_SET = podgroup.DEFAULT_SUBGROUP
 
 
 def meta_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -73,16 +71,28 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     taints = spec.get("taints") or ()
     if not isinstance(taints, list | tuple):
         raise FieldError("spec.taints", "expected a list")
+    for i, taint in enumerate(taints):
+        if not isinstance(taint, Mapping):
+            raise FieldError(f"spec.taints[{i}]", f"expected a map, got {taint!r}")
     return (
         NodeMeta(
             name=str(meta.get("name")),
-            labels=dict(meta.get("labels") or {}),
-            taints=tuple(t for t in taints if isinstance(t, Mapping)),
-            unschedulable=bool(spec.get("unschedulable", False)),
+            labels=parsing.string_map(meta.get("labels"), "metadata.labels"),
+            taints=tuple(taints),
+            unschedulable=_flag(spec.get("unschedulable"), "spec.unschedulable"),
             ready=ready,
         ),
         allocatable,
     )
+
+
+def _flag(raw: Any, field: str) -> bool:
+    """A boolean field: unset is false; ``"false"`` (a string) is an error, not true."""
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise FieldError(field, f"expected true or false, got {raw!r}")
+    return raw
 
 
 def _base_status(meta: Mapping[str, Any], spec: Mapping[str, Any], phase: str) -> PodStatus:
@@ -110,7 +120,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     if not isinstance(spec, Mapping):
         raise FieldError("spec", "expected a map")
     phase = str(status.get("phase", "Pending")) if isinstance(status, Mapping) else "Pending"
-    labels = dict(meta.get("labels") or {})
+    labels = parsing.string_map(meta.get("labels"), "metadata.labels")
     task_priority = None
     if TASK_PRIORITY_LABEL in labels:
         try:
@@ -121,7 +131,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, Mapping) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     tolerations = tuple(spec.get("tolerations") or ())
-    selector = dict(spec.get("nodeSelector") or {})
+    selector = parsing.string_map(spec.get("nodeSelector"), "spec.nodeSelector")
     base = _base_status(meta, spec, phase)
     pod = PodInfo(
         namespace=str(meta.get("namespace") or "default"),
@@ -131,7 +141,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         request=parsing.pod_request(spec, space),
         status=base,
         labels=labels,
-        annotations=dict(meta.get("annotations") or {}),
+        annotations=parsing.string_map(meta.get("annotations"), "metadata.annotations"),
         node_selector=selector,
         node_affinity=required,
         tolerations=tolerations,
@@ -218,15 +228,16 @@ def bind_request_gpu_groups(body: Mapping[str, Any]) -> tuple[str, ...]:
 
 def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
     """(pod key, selected node) for a BindRequest that has not finally failed, else None."""
+    request = validated(bindrequest.BindRequest, body)
     spec = body.get("spec") or {}
     try:
         failed = rules.bind_request_finally_failed(spec, body.get("status") or {})
     except rules.RuleError as exc:
         raise FieldError(exc.field, exc.message) from None
-    node = spec.get("selectedNode")
+    node = request.spec.selected_node
     if failed or not node:
         return None
-    return bind_request_pod_key(body), str(node)
+    return bind_request_pod_key(body), node
 
 
 def read_priority_class(body: Mapping[str, Any]) -> tuple[str, int, bool]:
@@ -236,7 +247,7 @@ def read_priority_class(body: Mapping[str, Any]) -> tuple[str, int, bool]:
     return str(meta_of(body).get("name")), value, bool(body.get("globalDefault"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PodGroupRecord:
     """A PodGroup as read; priority is resolved against PriorityClasses at snapshot time."""
 
@@ -275,72 +286,42 @@ class PodGroupRecord:
         )
 
 
-def _int_field(raw: Any, field: str) -> int:
-    if raw is None:
-        return 0
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise FieldError(field, f"expected an integer, got {raw!r}")
-    if raw < 0:
-        raise FieldError(field, f"must not be negative, got {raw}")
-    return raw
-
-
-def _pod_sets(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+def _pod_sets(spec: podgroup.PodGroupSpec) -> tuple[tuple[str, int], ...]:
     """Leaf sub-groups with minAvailable max(minMember, 1); the implicit ``default`` set without."""
-    subgroups = spec.get("subGroups") or []
-    if not isinstance(subgroups, list):
-        raise FieldError("spec.subGroups", "expected a list")
+    subgroups = spec.sub_groups or []
     if not subgroups:
-        return ((DEFAULT_POD_SET, max(_int_field(spec.get("minMember"), "spec.minMember"), 1)),)
-    names: set[str] = set()
-    parents: set[str] = set()
-    for i, sub in enumerate(subgroups):
-        if not isinstance(sub, Mapping) or not sub.get("name"):
-            raise FieldError(f"spec.subGroups[{i}].name", "is required")
-        if sub["name"] in names:
-            raise FieldError(f"spec.subGroups[{i}].name", f"duplicate subgroup {sub['name']!r}")
-        names.add(str(sub["name"]))
-        if sub.get("parent"):
-            parents.add(str(sub["parent"]).lower())
-    lowered = {n.lower() for n in names}
-    for i, sub in enumerate(subgroups):
-        parent = sub.get("parent")
-        if parent and str(parent).lower() not in lowered:
-            raise FieldError(f"spec.subGroups[{i}].parent", f"no subgroup named {parent!r}")
+        return ((DEFAULT_POD_SET, spec.default_min_available()),)
+    for field, message in podgroup.subgroup_problems(spec)[:1]:
+        raise FieldError(field, message)
+    parents = {sub.parent.lower() for sub in subgroups if sub.parent}
     return tuple(
-        (
-            str(sub["name"]),
-            max(_int_field(sub.get("minMember"), f"spec.subGroups[{i}].minMember"), 1),
-        )
-        for i, sub in enumerate(subgroups)
-        if str(sub["name"]).lower() not in parents
+        (sub.name, sub.min_available()) for sub in subgroups if sub.name.lower() not in parents
     )
 
 
 def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
-    meta = meta_of(body)
-    spec = body.get("spec") or {}
-    if not isinstance(spec, Mapping):
-        raise FieldError("spec", "expected a map")
-    preemptibility = spec.get("preemptibility") or ""
-    if preemptibility not in ("", "preemptible", "non-preemptible"):
-        raise FieldError(
-            "spec.preemptibility",
-            f"must be 'preemptible' or 'non-preemptible', got {preemptibility!r}",
-        )
-    annotations = meta.get("annotations") or {}
+    """A PodGroup checked by its model (:class:`crds.podgroup.PodGroup`), as the engine record."""
+    group = validated(podgroup.PodGroup, body)
+    meta = group.metadata
+    spec = group.spec
+    annotations = meta.annotations or {}
     last_start = annotations.get(LAST_START_ANNOTATION)
     stale = annotations.get(STALE_ANNOTATION)
-    topology_tree = read_topology_tree(spec)
+    topology_tree = (
+        read_topology_tree(body.get("spec") or {})
+        if spec.topology_constraint or any(s.topology_constraint for s in spec.sub_groups or ())
+        else None
+    )
     topology = topology_tree.root.topology if topology_tree and topology_tree.root else ""
+    created = meta.creation_timestamp
     return PodGroupRecord(
-        namespace=str(meta.get("namespace") or "default"),
-        name=str(meta.get("name")),
-        uid=uid_of(body),
-        queue=str(spec.get("queue") or ""),
-        priority_class=str(spec.get("priorityClassName") or ""),
-        preemptibility=str(preemptibility),
-        creation=creation_of(body),
+        namespace=meta.namespace or "default",
+        name=meta.name,
+        uid=meta.uid or f"{meta.namespace or ''}/{meta.name}",
+        queue=spec.queue or "",
+        priority_class=spec.priority_class_name or "",
+        preemptibility=spec.preemptibility or "",
+        creation=parsing.timestamp(created, "metadata.creationTimestamp") if created else 0.0,
         pod_sets=_pod_sets(spec),
         last_start=parsing.timestamp(last_start, f"metadata.annotations[{LAST_START_ANNOTATION}]")
         if last_start
@@ -348,7 +329,7 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
         stale_since=parsing.timestamp(stale, f"metadata.annotations[{STALE_ANNOTATION}]")
         if stale
         else None,
-        scale_up_hint=str(annotations.get(SCALE_UP_HINT_ANNOTATION) or ""),
+        scale_up_hint=annotations.get(SCALE_UP_HINT_ANNOTATION) or "",
         topology=topology,
         topology_tree=topology_tree,
     )

@@ -8,43 +8,18 @@ field, so the cache keeps that one object out and serves the rest.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from crds.topology import HOSTNAME_LABEL, LABEL_KEY_PATTERN, MAX_LEVELS
+from crds import topology
 from scheduler.api.topology import TopologyConstraintInfo, TopologyInfo, TopologyTree
-from scheduler.cache.parsing import FieldError
-
-_LABEL_KEY = re.compile(LABEL_KEY_PATTERN)
-_MAX_LABEL_LENGTH = 316
+from scheduler.cache.parsing import FieldError, validated
 
 
 def read_topology(body: Mapping[str, Any]) -> TopologyInfo:
-    """A Topology's name and levels; every CRD rule that needs no previous version is checked."""
-    meta = body.get("metadata") or {}
-    spec = body.get("spec")
-    if not isinstance(spec, Mapping):
-        raise FieldError("spec", "is required (a map with levels)")
-    levels = spec.get("levels")
-    if not isinstance(levels, list) or not levels:
-        raise FieldError("spec.levels", "expected a non-empty list of {nodeLabel}")
-    if len(levels) > MAX_LEVELS:
-        raise FieldError("spec.levels", f"at most {MAX_LEVELS} levels, got {len(levels)}")
-    labels: list[str] = []
-    for i, level in enumerate(levels):
-        field = f"spec.levels[{i}].nodeLabel"
-        label = level.get("nodeLabel") if isinstance(level, Mapping) else None
-        if not isinstance(label, str) or not label:
-            raise FieldError(field, "is required (a node label key)")
-        if len(label) > _MAX_LABEL_LENGTH or not _LABEL_KEY.match(label):
-            raise FieldError(field, f"{label!r} is not a valid label key")
-        if label in labels:
-            raise FieldError(field, f"duplicate level {label!r}")
-        if label == HOSTNAME_LABEL and i != len(levels) - 1:
-            raise FieldError(field, f"{HOSTNAME_LABEL} may only be the last level")
-        labels.append(label)
-    return TopologyInfo(str(meta.get("name")), tuple(labels))
+    """A Topology's name and levels, checked by its model (:class:`crds.topology.Topology`)."""
+    model = validated(topology.Topology, body)
+    return TopologyInfo(model.metadata.name, tuple(model.spec.node_labels()))
 
 
 def read_constraint(raw: Any, field: str) -> TopologyConstraintInfo | None:

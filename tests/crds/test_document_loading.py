@@ -182,10 +182,10 @@ def test_to_model_turns_validation_errors_into_input_errors(tmp_path: Path) -> N
         bad_quantity.to_model(PodGroup)
     assert str(caught.value).endswith(
         'pg.yaml: PodGroup ns/pg: status.resourcesStatus.requested.cpu: invalid quantity "1.2.3": '
-        "more than one decimal point"
+        "more than one decimal point, got '1.2.3'"
     )
     with pytest.raises(
-        errors.InputError, match=r"PodGroup ns/pg2: spec\.minmember: unknown field$"
+        errors.InputError, match=r"PodGroup ns/pg2: spec\.minmember: unknown field, got 2$"
     ):
         typo.to_model(PodGroup)
     with pytest.raises(errors.InputError, match=r"spec\.minMember: Input should be greater than"):

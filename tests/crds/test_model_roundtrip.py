@@ -112,9 +112,9 @@ def test_queue_code_defaults_and_special_values() -> None:
     empty = bare.spec.resources_or_default()
     assert empty.get("gpu").quota_or_default() == 0
     assert empty.get("gpu").limit_or_default() == 0  # unset limit = hard cap of zero
-    clamped = queue.QueueResources.model_validate({"memory": {"limit": -5}, "cpu": {"limit": -5}})
-    assert clamped.limit_or_default("memory") == queue.UNLIMITED
-    assert clamped.limit_or_default("cpu") == -5
+    for field in ("quota", "limit"):
+        with pytest.raises(pydantic.ValidationError, match="greater than or equal to -1"):
+            queue.QueueResources.model_validate({"memory": {field: -5}})
 
 
 @pytest.mark.parametrize(

