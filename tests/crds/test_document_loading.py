@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import io
 import json
-import time
 import uuid
 from pathlib import Path
 
@@ -223,20 +222,12 @@ def _snapshot(pods: int) -> str:
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
 
-def test_twenty_thousand_pods_load_quickly(tmp_path: Path) -> None:
-    """Measured 0.3-0.4 s on the development machine (json.loads is ~0.1-0.3 s of it).
-
-    Best of two runs, so a busy CI machine does not make it flaky.
-    """
+def test_twenty_thousand_pods_load_with_positional_defaults(tmp_path: Path) -> None:
+    """A large JSON List loads whole; its speed is measured by ``make bench``, not here."""
     path = write(tmp_path, "snapshot.json", _snapshot(20_000))
-    elapsed = float("inf")
-    for _ in range(2):
-        started = time.perf_counter()
-        objs = load_documents([path])
-        elapsed = min(elapsed, time.perf_counter() - started)
+    objs = load_documents([path])
     assert len(objs) == 20_000
     assert objs[-1].obj["metadata"]["creationTimestamp"] == default_creation_timestamp(19_999)
-    assert elapsed < 1.0, f"{elapsed:.2f}s"
 
 
 def test_garbage_collector_state_is_restored(tmp_path: Path) -> None:

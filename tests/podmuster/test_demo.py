@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from importlib import resources
 from typing import Any
 
@@ -52,11 +51,9 @@ def _waiting(summary: dict[str, Any], minute: int) -> dict[str, str]:
     return {w["workload"]: w["reason"] for w in _step(summary, minute)["waiting"]}
 
 
-def test_text_output_exits_0_is_short_and_fast(capsys: pytest.CaptureFixture[str]) -> None:
-    start = time.perf_counter()
+def test_text_output_exits_0_and_is_short(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _run(capsys, "--no-color")
     assert code == 0
-    assert time.perf_counter() - start < 5
     assert "\033[" not in out
     assert 100 <= len(out.splitlines()) <= 280
     for word in (
