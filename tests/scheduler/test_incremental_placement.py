@@ -97,7 +97,7 @@ def _decide(objects: list[Any], config: SchedulerConfig, incremental: bool) -> t
     return binds, pipelined
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(clusters())
 def test_incremental_equals_full_evaluation(case: tuple[list[Any], SchedulerConfig]) -> None:
     objects, config = case

@@ -377,7 +377,7 @@ def test_memory_in_bytes_keeps_whole_units() -> None:
 # Properties
 
 Tree = tuple[tuple[float, ...], list[QueueInput], float]
-PROPERTY = settings(max_examples=200, deadline=None)
+PROPERTY = settings(deadline=None)
 
 amounts = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 7.5, 10.0, 16.0]) | st.floats(
     0.0, 40.0
