@@ -99,6 +99,7 @@ class ClusterCache:
         self._jobs: tuple[dict[str, PodGroupInfo], dict[str, list[str]], list[PodInfo]] | None = (
             None
         )
+        self._notes: dict[str, list[str]] = {}  # with _jobs: PodGroup key -> priority_note
 
     # --- ingest -------------------------------------------------------------------
     def upsert(self, raw: SourcedObject) -> None:
@@ -283,8 +284,12 @@ class ClusterCache:
         if self._jobs is None:
             with gc_paused():
                 self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
+            self._notes = {
+                key: [note]
+                for key, job in self._jobs[0].items()
+                if (note := priority_note(job, classes))
+            }
         jobs, problems, ungrouped = self._jobs
-        notes = {key: [note] for key, job in jobs.items() if (note := priority_note(job, classes))}
         if self._ready is None or len(self._ready) != len(table):
             self._ready = np.array([m.ready for m in table.meta], dtype=bool)
         ready = self._ready
@@ -299,7 +304,7 @@ class ClusterCache:
             priority_classes=classes,
             now=now,
             job_problems=problems,
-            job_notes=notes,
+            job_notes=self._notes,
             topologies=dict(self._topologies),
         )
         return SnapshotResult(
