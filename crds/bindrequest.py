@@ -3,8 +3,8 @@
 The scheduler never binds a pod itself: it creates a BindRequest named after
 the pod (same namespace, owner = the pod, label :data:`SELECTED_NODE_LABEL`),
 and the binder performs the binding and reports in ``status``. While a
-BindRequest has not failed, the scheduler treats its pod as *Binding* on
-``selectedNode``.
+BindRequest has not finally failed (:func:`crds.rules.bind_request_finally_failed`),
+the scheduler treats its pod as *Binding* on ``selectedNode``.
 
 Where podmuster differs from KAI: KAI never sets ``backoffLimit`` and persists
 only the first ``failedAttempts`` increment (both KAI bugs); podmuster's
@@ -112,14 +112,3 @@ class BindRequest(KaiModel):
     """What the scheduler decided for one pod."""
     status: BindRequestStatus | None = None
     """Observed state, written by the binder."""
-
-    def is_failed(self) -> bool:
-        """Failed for good: phase Failed and no retries left (``backoffLimit`` unset counts as 0).
-
-        A BindRequest that is not failed keeps its pod *Binding*.
-        """
-        status = self.status
-        if status is None or status.phase != PHASE_FAILED:
-            return False
-        limit = self.spec.backoff_limit
-        return limit is None or (status.failed_attempts or 0) >= limit

@@ -13,10 +13,10 @@ Defaults KAI applies in code (never injected into dumps; use the helpers):
 ``markUnschedulable``  ``True``
 ``schedulingBackoff``  :data:`SCHEDULING_BACKOFF_NONE` (-1); the other documented
                        value is :data:`SCHEDULING_BACKOFF_ONCE` (1)
-``preemptibility``     derived from the priority value: below
-                       :data:`NON_PREEMPTIBLE_PRIORITY_THRESHOLD` ⇒ preemptible
+``preemptibility``     derived from the priority value
+                       (:func:`crds.rules.is_preemptible`)
 ``priorityClassName``  unknown/empty ⇒ the ``globalDefault`` PriorityClass, else
-                       :data:`DEFAULT_PRIORITY_VALUE` (resolved by the scheduler)
+                       :data:`crds.rules.DEFAULT_PRIORITY` (:func:`crds.rules.priority_of`)
 =====================  =============================================================
 """
 
@@ -26,16 +26,15 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
+from crds import rules
 from crds.meta import DateTime, Int32, KaiModel, ObjectMeta, ResourceList
 
 __all__ = [
     "API_VERSION",
     "CONDITION_UNSCHEDULABLE_ON_NODE_POOL",
-    "DEFAULT_PRIORITY_VALUE",
     "DEFAULT_SUBGROUP",
     "KIND",
     "NON_PREEMPTIBLE",
-    "NON_PREEMPTIBLE_PRIORITY_THRESHOLD",
     "PREEMPTIBLE",
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
     "REASON_OVER_LIMIT",
@@ -54,7 +53,6 @@ __all__ = [
     "TopologyConstraint",
     "UnschedulableDetails",
     "UnschedulableReason",
-    "derive_preemptibility",
     "subgroup_problems",
 ]
 
@@ -65,10 +63,6 @@ PREEMPTIBLE: Final = "preemptible"
 NON_PREEMPTIBLE: Final = "non-preemptible"
 Preemptibility = Literal["preemptible", "non-preemptible"]
 
-NON_PREEMPTIBLE_PRIORITY_THRESHOLD: Final = 100
-"""A priority value at or above this is non-preemptible unless ``preemptibility`` says otherwise."""
-DEFAULT_PRIORITY_VALUE: Final = 50
-"""Priority of a PodGroup whose class is unknown and no PriorityClass is ``globalDefault``."""
 DEFAULT_SUBGROUP: Final = "default"
 """The implicit pod set of a PodGroup without subGroups (and of unlabelled pods)."""
 SCHEDULING_BACKOFF_NONE: Final = -1
@@ -80,11 +74,6 @@ REASON_OVER_LIMIT: Final = "OverLimit"
 REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
 
 MinMember = Annotated[Int32, Field(ge=1)]
-
-
-def derive_preemptibility(priority: int) -> Preemptibility:
-    """KAI's rule when ``preemptibility`` is absent: priority < 100 ⇒ preemptible."""
-    return PREEMPTIBLE if priority < NON_PREEMPTIBLE_PRIORITY_THRESHOLD else NON_PREEMPTIBLE
 
 
 class TopologyConstraint(KaiModel):
@@ -155,8 +144,11 @@ class PodGroupSpec(KaiModel):
         return max(self.min_member or 0, 1)
 
     def preemptibility_for(self, priority: int) -> Preemptibility:
-        """The explicit ``preemptibility``, else the one derived from ``priority``."""
-        return self.preemptibility or derive_preemptibility(priority)
+        """The explicit ``preemptibility``, else the one derived from ``priority``
+        (:func:`crds.rules.is_preemptible`)."""
+        if rules.is_preemptible(self.preemptibility, priority):
+            return PREEMPTIBLE
+        return NON_PREEMPTIBLE
 
 
 def subgroup_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from crds.errors import InputError
 from podmuster import output
-from podmuster.schedule_command import read_config
+from podmuster.schedule_command import read_config, report_bad_objects
 from scheduler.config import ConfigError, SchedulerConfig, parse_duration
 
 FORMATS = ("alibaba-2023", "csv")
@@ -113,12 +113,15 @@ def _period(raw: str | None, scenario_period: float | None) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from simulator import compare, report, table
+    from simulator.checking import leave_out_bad_objects
     from simulator.events import Simulation
 
     configs = _configs(args)
     names = ["A", "B"] if len(configs) == 2 else ["run"]
     scheduler_name = (configs[0][1] or SchedulerConfig()).scheduler_name
     scenario = _scenario(args, scheduler_name)
+    leave_out_bad_objects(scenario, scheduler_name)
+    bad_input = report_bad_objects(scenario.bad_objects)
     period = _period(args.period, scenario.period)
     if not args.arrival_scale > 0:
         raise InputError(f"must be positive, got {args.arrival_scale}", field="--arrival-scale")
@@ -151,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         table.render(columns)
         if args.report:
             print(f"report: {args.report}")
-        return 0
+        return bad_input
     document = figures[0] if len(figures) == 1 else compare.document(figures[0], figures[1])
     output.write(document, args.output)
-    return 0
+    return bad_input

@@ -154,11 +154,13 @@ def run_cycle(
         still_pending = key in cancelled_jobs or any(
             p.status == PodStatus.PENDING for p in job.iter_pods()
         )
-        reasons = (
-            tuple(session.job_reasons.get(key, ()))
-            if still_pending or outcome_name == "pending"
-            else ()
-        )
+        # notes (an unknown priority class) go with the reasons of a group left pending;
+        # a group that was placed shows them only when explaining
+        notes = tuple(snapshot.job_notes.get(key, ()))
+        if still_pending or outcome_name == "pending":
+            reasons = (*notes, *session.job_reasons.get(key, ()))
+        else:
+            reasons = notes if explain else ()
         if explain and still_pending:
             state = session.plugin_state.get("proportion", {}).get(job.queue)
             if state is not None:

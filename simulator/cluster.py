@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from crds.errors import InputError
+from crds.errors import InputError, describe_object
 from crds.quantities import QuantityError, parse_quantity
 from scheduler.config import ConfigError, SchedulerConfig, load_config, parse_duration
 from simulator import objects
@@ -248,4 +248,5 @@ def load(path: str) -> Scenario:
         config=config,
         period=period,
         source=path,
+        sources={describe_object(m): path for m in [*nodes, *queues, *priority_classes]},
     )

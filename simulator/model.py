@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from crds.errors import InputError
 from scheduler.config import SchedulerConfig
 
 
@@ -61,6 +62,8 @@ class Scenario:
     config: SchedulerConfig | None = None  # from the cluster YAML; --config wins
     period: float | None = None  # scheduling period from the cluster YAML; --period wins
     skipped: dict[str, int] = field(default_factory=dict)  # input rows left out, by reason
+    bad_objects: list[InputError] = field(default_factory=list)  # left out, one line each
+    sources: dict[str, str] = field(default_factory=dict)  # "Kind name" -> file, for messages
     source: str = ""
 
     def fresh(self) -> Scenario:

@@ -9,7 +9,8 @@ teams already have. Each workload carries two annotations::
 Its PodGroups and pods come from the podgrouper's adapters
 (``integrations.grouping.group_workloads``), exactly as ``podmuster group``
 makes them; each PodGroup is one simulated job with the workload's arrival and
-duration. Queue and PriorityClass objects in the directory join the cluster.
+duration. Queue and PriorityClass objects in the directory join the cluster. A
+workload that cannot be read is recorded in ``Scenario.bad_objects`` and left out.
 """
 
 from __future__ import annotations
@@ -150,11 +151,15 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
         kind = item.obj.get("kind")
         if kind in _CLUSTER_KINDS:
             getattr(cluster, _CLUSTER_KINDS[str(kind)]).append(item.obj)
+            cluster.sources[item.describe()] = item.source
             continue
         if (item.obj.get("metadata") or {}).get("ownerReferences"):
             continue  # grouped with its owner
-        jobs.extend(_jobs_of(item, scheduler_name))
-    if not jobs:
+        try:
+            jobs.extend(_jobs_of(item, scheduler_name))
+        except InputError as error:  # this workload is left out, the others are simulated
+            cluster.bad_objects.append(error)
+    if not jobs and not cluster.bad_objects:
         raise InputError("no workloads to simulate", source=directory)
     named = {str(q["metadata"]["name"]) for q in cluster.queues}
     if not named:

@@ -33,5 +33,7 @@ class ClusterSnapshot:
     # pod group key -> why it cannot be scheduled before any action runs
     # (missing queue, non-leaf queue, unknown pod set, ...)
     job_problems: dict[str, list[str]] = field(default_factory=dict)
+    # pod group key -> what the cache noted without blocking it (an unknown priority class)
+    job_notes: dict[str, list[str]] = field(default_factory=dict)
     # Topology CRs by name (topology-aware placement, §2.5)
     topologies: dict[str, TopologyInfo] = field(default_factory=dict)

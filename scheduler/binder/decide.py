@@ -146,7 +146,7 @@ def after_failure(
     status = {"phase": PHASE_FAILED, "reason": reason, "failedAttempts": failed}
     if not retryable or failed >= backoff_limit(request):
         if not retryable:
-            # Make the failure final for the scheduler too (is_failed: attempts >= limit).
+            # Make the failure final for the scheduler too (rules.bind_request_finally_failed).
             status["failedAttempts"] = max(failed, backoff_limit(request))
         return status, None
     return status, now + retry_delay(failed)

@@ -99,6 +99,7 @@ class ClusterCache:
         self._jobs: tuple[dict[str, PodGroupInfo], dict[str, list[str]], list[PodInfo]] | None = (
             None
         )
+        self._notes: dict[str, list[str]] = {}  # with _jobs: PodGroup key -> priority_note
 
     # --- ingest -------------------------------------------------------------------
     def upsert(self, raw: SourcedObject) -> None:
@@ -283,6 +284,11 @@ class ClusterCache:
         if self._jobs is None:
             with gc_paused():
                 self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
+            self._notes = {
+                key: [note]
+                for key, job in self._jobs[0].items()
+                if (note := priority_note(job, classes))
+            }
         jobs, problems, ungrouped = self._jobs
         if self._ready is None or len(self._ready) != len(table):
             self._ready = np.array([m.ready for m in table.meta], dtype=bool)
@@ -298,6 +304,7 @@ class ClusterCache:
             priority_classes=classes,
             now=now,
             job_problems=problems,
+            job_notes=self._notes,
             topologies=dict(self._topologies),
         )
         return SnapshotResult(
@@ -392,6 +399,20 @@ def _shared_groups(
         else:
             in_use[node, GPU] += GPU_UNIT
     return {(node, gid) for node, gid in members}
+
+
+def priority_note(job: PodGroupInfo, classes: Mapping[str, int]) -> str | None:
+    """The note on a PodGroup whose ``priorityClassName`` names no PriorityClass, or None.
+
+    Not a reason to leave it pending: it is scheduled with the fallback priority of
+    :func:`crds.rules.priority_of`, and the note says which.
+    """
+    if not job.priority_class or job.priority_class in classes:
+        return None
+    return (
+        f"PriorityClassNotFound: priority class {job.priority_class!r} does not exist; "
+        f"priority {job.priority} is used"
+    )
 
 
 def queue_problem(queue: str, tree: QueueTree) -> str | None:

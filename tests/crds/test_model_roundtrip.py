@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 import crds
-from crds import bindrequest, podgroup, queue, topology
+from crds import bindrequest, podgroup, queue, rules, topology
 from crds.meta import KaiModel
 
 DATA = Path(__file__).parent / "data"
@@ -133,7 +133,8 @@ def test_bindrequest_failed_for_good(
     request = bindrequest.BindRequest.model_validate(
         {"metadata": {"name": "p"}, "spec": {"backoffLimit": limit}, "status": status}
     )
-    assert request.is_failed() is failed
+    manifest = request.to_manifest()
+    assert rules.bind_request_finally_failed(manifest["spec"], manifest.get("status", {})) is failed
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,7 @@ def test_unset_limit_is_one_attempt_as_in_kai() -> None:
 def test_permanent_failure_exhausts_the_limit() -> None:
     status, retry_at = after_failure(request(limit=5), "pod gone", 0.0, retryable=False)
     assert retry_at is None
-    assert status["failedAttempts"] == 5  # the scheduler's is_failed sees it as final
+    assert status["failedAttempts"] == 5  # rules.bind_request_finally_failed sees it as final
 
 
 def test_delay_is_capped() -> None:

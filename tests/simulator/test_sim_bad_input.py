@@ -1,0 +1,85 @@
+"""``podmuster simulate`` on bad objects (cli-contract "Bad input"): each one gets a line on
+stderr naming object, field and value, it is left out (with the job it belongs to), the
+rest is simulated and printed, and the exit status is 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from podmuster.cli import main
+
+
+def _simulate(
+    capsys: pytest.CaptureFixture[str], cluster: Path, workloads: Path
+) -> tuple[int, dict[str, Any], list[str]]:
+    code = main(
+        ["simulate", "--cluster", str(cluster), "--workloads", str(workloads), "-o", "json"]
+    )
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out), captured.err.strip().splitlines()
+
+
+def _workloads(fixtures: Path, tmp_path: Path) -> Path:
+    directory = tmp_path / "workloads"
+    shutil.copytree(fixtures / "workloads", directory)
+    return directory
+
+
+def test_every_bad_object_is_reported_and_the_rest_simulated(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workloads = _workloads(fixtures, tmp_path)
+    text = (workloads / "train.yaml").read_text()
+    # eval's pod asks for -2 GPUs; a Queue with quota -4 and a second bad node join
+    (workloads / "train.yaml").write_text(
+        text.replace(
+            "example.com/eval:1\n          resources: {limits: {nvidia.com/gpu: 1}}",
+            "example.com/eval:1\n          resources: {limits: {nvidia.com/gpu: -2}}",
+        )
+    )
+    bad_queue = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "broken"},
+        "spec": {"resources": {"gpu": {"quota": -4}}},
+    }
+    (workloads / "queue.yaml").write_text(yaml.safe_dump(bad_queue))
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        (fixtures / "cluster.yaml").read_text()
+        + "objects:\n  - {apiVersion: v1, kind: Node, metadata: {name: odd},"
+        " status: {allocatable: {cpu: '-8'}}}\n"
+    )
+    code, document, err = _simulate(capsys, cluster, workloads)
+    assert code == 2
+    assert sorted(err) == [
+        f"podmuster: {cluster}: Node odd: status.allocatable.cpu: negative quantity '-8'",
+        f"podmuster: {workloads / 'queue.yaml'}: Queue broken: spec.resources.gpu.quota: "
+        "Input should be greater than or equal to -1, got -4",
+        f"podmuster: {workloads / 'train.yaml'}: Job team-b/eval: Pod team-b/eval-k4t8w: "
+        "spec.containers[0].resources.limits.nvidia.com/gpu: negative quantity -2",
+    ]
+    assert document["jobs"] == 1  # train alone, on the two good nodes
+    assert document["completed"] == 1
+
+
+def test_a_workload_that_cannot_be_read_is_left_out(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workloads = _workloads(fixtures, tmp_path)
+    text = (workloads / "train.yaml").read_text()
+    (workloads / "train.yaml").write_text(
+        text.replace("simulate.podmuster.io/duration: 30s", "simulate.podmuster.io/duration: soon")
+    )
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    (line,) = err
+    assert "Job team-b/eval: metadata.annotations[simulate.podmuster.io/duration]" in line
+    assert "'soon'" in line
+    assert (document["jobs"], document["completed"]) == (1, 1)
