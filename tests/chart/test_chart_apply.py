@@ -369,7 +369,8 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 cluster, kai_queue(f"{prefix}-bare", org, None)
             )
             assert "no Queue named 'ghost'" in refused(cluster, kai_queue(f"{prefix}-x", "ghost"))
-            bad = {"gpu": {"quota": -3, "limit": -1, "overQuotaWeight": 1}}
+            # the CRD schema says minimum -1; between -1 and 0 only the webhook refuses
+            bad = {"gpu": {"quota": -0.5, "limit": -1, "overQuotaWeight": 1}}
             message = refused(cluster, kai_queue(f"{prefix}-y", org, bad))
             assert (
                 f"Queue {prefix}-y: spec.resources.gpu.quota: must be -1 (unlimited) or >= 0"
