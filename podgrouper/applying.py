@@ -1,7 +1,7 @@
 """Writing one grouping decision: the PodGroup, then the pod (KAI ``ApplyToCluster``).
 
 Why this module exists: the adapters say what the PodGroup should be; this module
-reconciles that with what is in the cluster, following kai-semantics §4.1 through the
+reconciles that with what is in the cluster, following docs/semantics.md §4.1 through the
 pure rules of :mod:`integrations.updates`:
 
 * absent → create it;

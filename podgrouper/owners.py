@@ -1,7 +1,7 @@
 """Top-owner resolution: walk ``ownerReferences`` from a pod to its top owner.
 
 Why this module exists: which adapter groups a pod depends on its top owner, and the
-walk is the only I/O on the grouping path besides related objects (kai-semantics §4.1):
+walk is the only I/O on the grouping path besides related objects (docs/semantics.md §4.1):
 
 * start from the pod's first ownerReference (other pod owners are ignored);
 * read each owner as metadata only; its uid must equal the reference's;

@@ -2,7 +2,7 @@
 
 Why this module exists: this is the whole podgrouper decision for one pod event, kept
 free of kopf so it can be tested against :class:`~podgrouper.testing.FakeKube` and
-reused by any driver.  Its error policy (kai-semantics §4.1, issue 4):
+reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
 * pods of other schedulers, pods outside the selectors, and owner-less pods that already
   carry ``pod-group-name`` (user-managed PodGroups) are ignored;

@@ -1,4 +1,4 @@
-"""The scheduler reads the topology constraints the podgrouper writes (kai-semantics §3, §5.8).
+"""The scheduler reads the topology constraints the podgrouper writes (docs/semantics.md §3, §5.8).
 
 Why: the podgrouper turns ``kai.scheduler/topology*`` and segment annotations into
 ``topologyConstraint`` fields on PodGroups and subgroups; a field-name or nesting

@@ -1,4 +1,4 @@
-"""Properties of one allocate cycle over random snapshots (kai-semantics §5.1, §5.2, §5.9).
+"""Properties of one allocate cycle over random snapshots (docs/semantics.md §5.1, §5.2, §5.9).
 
 Random clusters: a few nodes with random CPU, memory and GPUs; a 2-level queue
 tree with random quotas, limits and weights (including -1 and 0); random jobs

@@ -1,4 +1,4 @@
-"""Properties of the disruption actions over random snapshots (kai-semantics §5.2, §5.5, §5.7).
+"""Properties of the disruption actions over random snapshots (docs/semantics.md §5.2, §5.5, §5.7).
 
 Random clusters: one to three GPU nodes; queues in one or two levels with random
 GPU quotas and over-quota weights (CPU and memory unlimited, so GPU decides);

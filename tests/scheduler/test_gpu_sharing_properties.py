@@ -1,4 +1,4 @@
-"""Properties of GPU sharing over random clusters (kai-semantics §6).
+"""Properties of GPU sharing over random clusters (docs/semantics.md §6).
 
 Random worlds: one to three GPU nodes (1-4 devices, with or without the
 device-memory label); some devices shared by running fractional pods (some

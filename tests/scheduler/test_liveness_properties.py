@@ -1,4 +1,4 @@
-"""Liveness properties: work that can be scheduled is scheduled (kai-semantics §5.1, §5.2, §5.5).
+"""Liveness properties: work that can be scheduled is scheduled (docs/semantics.md §5.1, §5.2, §5.5).
 
 The safety properties elsewhere (nothing over-committed, gangs whole, limits
 kept, evictions justified) all hold for a scheduler that does nothing. These

@@ -1,4 +1,4 @@
-"""Nominated node: ``status.nominatedNodeName`` outranks every other score (kai-semantics §5.3)."""
+"""Nominated node: ``status.nominatedNodeName`` outranks every other score (docs/semantics.md §5.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``scheduler.rounds``: one cycle's decisions carried out on the objects (cli-contract §2).
+"""``scheduler.rounds``: one cycle's decisions carried out on the objects (docs/cli.md §2).
 
 Covers: a bind makes the pod run on its node; an evicted pod is gone with its
 BindRequest; an evicted and re-placed victim is pending again; a pipelined pod

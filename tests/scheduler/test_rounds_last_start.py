@@ -44,7 +44,7 @@ def test_a_job_that_starts_is_stamped_with_its_last_start() -> None:
 
 
 def test_victim_groups_are_reported_evicted() -> None:
-    """cli-contract §2: a pod group whose pods the cycle evicts has outcome ``evicted``."""
+    """docs/cli.md §2: a pod group whose pods the cycle evicts has outcome ``evicted``."""
     result = run_objects(
         [
             node("node0", gpus=2),

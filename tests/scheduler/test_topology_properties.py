@@ -1,4 +1,4 @@
-"""Properties of topology-aware placement over random clusters (kai-semantics §5.8, §5.9).
+"""Properties of topology-aware placement over random clusters (docs/semantics.md §5.8, §5.9).
 
 Random clusters of zones, racks and nodes (some nodes missing a level label),
 running jobs (some rack-constrained, placed inside one rack), and pending jobs

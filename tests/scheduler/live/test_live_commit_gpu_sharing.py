@@ -1,4 +1,4 @@
-"""The committer's BindRequest for shared GPUs and MIG (kai-semantics §2.4, §6).
+"""The committer's BindRequest for shared GPUs and MIG (docs/semantics.md §2.4, §6).
 
 Why: the binder reads ``selectedGPUGroups`` to create one reservation pod per
 group and label the pod; ``receivedResourceType`` and ``receivedGPU`` say what

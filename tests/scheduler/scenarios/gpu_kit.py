@@ -1,4 +1,4 @@
-"""A scenario kit for fractional GPUs and MIG (kai-semantics §6).
+"""A scenario kit for fractional GPUs and MIG (docs/semantics.md §6).
 
 Why: GPU-sharing rules are about *which device* a pod lands on, not only
 which node: ``GpuCase`` adds to the disruption kit's expectations the shared

@@ -1,4 +1,4 @@
-"""Elastic jobs (kai-semantics §5.1 tasks to allocate, §5.9): the gang minimum first,
+"""Elastic jobs (docs/semantics.md §5.1 tasks to allocate, §5.9): the gang minimum first,
 then one extra pod per job pop, interleaved with other queues by fairness.
 """
 

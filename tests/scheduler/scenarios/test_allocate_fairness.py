@@ -1,4 +1,4 @@
-"""Queue order and fair share as seen through allocation order (kai-semantics §5.4).
+"""Queue order and fair share as seen through allocation order (docs/semantics.md §5.4).
 
 Fair shares are computed by hand in each comment; the pool of free GPUs is kept
 small so the order in which queues are served decides who gets them.

@@ -1,4 +1,4 @@
-"""Gang rules: all-or-nothing, readiness, gated pods, sub-groups (kai-semantics §2.1, §5.9)."""
+"""Gang rules: all-or-nothing, readiness, gated pods, sub-groups (docs/semantics.md §2.1, §5.9)."""
 
 from __future__ import annotations
 

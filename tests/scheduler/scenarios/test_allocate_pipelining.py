@@ -1,4 +1,4 @@
-"""Pipelining onto releasing capacity (kai-semantics §5.1 node bookkeeping, §5.2 placement):
+"""Pipelining onto releasing capacity (docs/semantics.md §5.1 node bookkeeping, §5.2 placement):
 a pod that fits only with releasing resources is pipelined, and a gang that needs any
 pipelined pod is pipelined whole, never partly bound.
 """

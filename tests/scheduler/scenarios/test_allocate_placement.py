@@ -1,4 +1,4 @@
-"""Node placement scores (kai-semantics §5.3, §5.6): binpack, spread, resource type,
+"""Node placement scores (docs/semantics.md §5.3, §5.6): binpack, spread, resource type,
 availability, ties by node name.
 """
 

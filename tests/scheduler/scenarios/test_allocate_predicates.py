@@ -1,4 +1,4 @@
-"""Node predicates and the pod request model (kai-semantics §5.1 pod model, §5.3 predicates).
+"""Node predicates and the pod request model (docs/semantics.md §5.1 pod model, §5.3 predicates).
 
 Two empty, identical nodes tie on every score and n0 would win by name, so a
 job landing on n1 shows that a predicate ruled n0 out.

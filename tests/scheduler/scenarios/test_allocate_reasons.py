@@ -1,4 +1,4 @@
-"""Why a pod group stays pending (kai-semantics §2.2 reasons, cli-contract §2 --explain).
+"""Why a pod group stays pending (docs/semantics.md §2.2 reasons, docs/cli.md §2 --explain).
 
 A fit failure names the resource and the nodes as kube-scheduler counts them;
 queue refusals name the rule and the queue; ``--explain`` adds the queue's

@@ -1,4 +1,4 @@
-"""Disruption actions on KAI's worked examples (kai-semantics §5.2, §5.5, §5.7, §9.4).
+"""Disruption actions on KAI's worked examples (docs/semantics.md §5.2, §5.5, §5.7, §9.4).
 
 Covers: S2 reclaim (one lowest-priority job from each over-served queue,
 reclaimer pipelined); S3 consolidation (a running job moved next to another so

@@ -1,4 +1,4 @@
-"""Consolidation scenarios, written from kai-semantics §5.2 (consolidation) and §2.6.
+"""Consolidation scenarios, written from docs/semantics.md §5.2 (consolidation) and §2.6.
 
 Why: consolidation is pure defragmentation. It moves running preemptible pods
 so that a pending preemptible gang fits, and a scenario counts only if every

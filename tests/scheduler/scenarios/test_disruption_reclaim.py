@@ -1,4 +1,4 @@
-"""Reclaim scenarios, written from kai-semantics §5.2 (reclaim), §5.4 and §5.5.
+"""Reclaim scenarios, written from docs/semantics.md §5.2 (reclaim), §5.4 and §5.5.
 
 Why: reclaim is where fairness is enforced by evicting other queues' work, so
 each rule gets a small picture: the reclaimer stays within its fair share (and

@@ -1,4 +1,4 @@
-"""Stale-gang eviction and elastic victims, from kai-semantics §5.2 (stalegangeviction,
+"""Stale-gang eviction and elastic victims, from docs/semantics.md §5.2 (stalegangeviction,
 shared solver ``GetTasksToEvict``) and §5.9.
 
 Why: a gang that lost pods holds resources it cannot use. It is stale when no

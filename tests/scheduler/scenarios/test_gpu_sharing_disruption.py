@@ -1,4 +1,4 @@
-"""Reclaim, preempt and consolidation with fractional GPUs (kai-semantics §5.2, §6).
+"""Reclaim, preempt and consolidation with fractional GPUs (docs/semantics.md §5.2, §6).
 
 Why: evicting a fractional pod frees its device only when the device's last
 member goes; a disruption must evict exactly the members that make room, and

@@ -1,4 +1,4 @@
-"""Fractional GPU placement (kai-semantics §6): which node, which shared device, bind or pipeline.
+"""Fractional GPU placement (docs/semantics.md §6): which node, which shared device, bind or pipeline.
 
 Why: a fractional pod must land on a device with room, fill shared devices
 before opening new ones under bin-packing (or spread over devices under

@@ -1,4 +1,4 @@
-"""Queue accounting of fractional GPUs (kai-semantics §6 "Quota accounting").
+"""Queue accounting of fractional GPUs (docs/semantics.md §6 "Quota accounting").
 
 Why: a queue's GPU quota, limit and fair share are in GPUs, and a shared pod
 must count as the part of a GPU it gets, not as the whole device its group

@@ -1,4 +1,4 @@
-"""MIG (kai-semantics §6): slices as extended resources, strategies per node, X GPUs in quota.
+"""MIG (docs/semantics.md §6): slices as extended resources, strategies per node, X GPUs in quota.
 
 Why: with the ``mixed`` strategy a node offers ``nvidia.com/mig-<X>g.<Y>gb``
 slices and nothing else; with ``single`` its slices look like whole GPUs and

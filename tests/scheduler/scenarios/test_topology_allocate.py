@@ -1,4 +1,4 @@
-"""Topology-aware allocation (kai-semantics §2.5, §5.8): required and preferred levels.
+"""Topology-aware allocation (docs/semantics.md §2.5, §5.8): required and preferred levels.
 
 Why: a constrained gang must land inside one domain of its required level,
 choosing the tightest-fitting domain (deepest level first), its pods filling

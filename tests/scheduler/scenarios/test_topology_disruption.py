@@ -1,4 +1,4 @@
-"""Disruptive actions with topology constraints (kai-semantics §5.2, §5.8).
+"""Disruptive actions with topology constraints (docs/semantics.md §5.2, §5.8).
 
 Why: reclaim, preempt and consolidation re-place the preemptor (and moved
 victims) through the same topology routine as allocate, so a constrained job

@@ -1,4 +1,4 @@
-"""Topology constraints on subgroups and segments (kai-semantics §2.1, §3, §5.8).
+"""Topology constraints on subgroups and segments (docs/semantics.md §2.1, §3, §5.8).
 
 Why: a subgroup applies its own constraint inside the domain its parent chose
 (multi-level placement), and the podgrouper's segment subgroups
