@@ -27,7 +27,7 @@ API (all coroutines, all raising :mod:`kubeapi.errors`)::
 
 Leases (``coordination.k8s.io/v1``), Events (``v1``) and our CRDs are in the built-in
 path table; other kinds are found by discovery.  A watch whose resourceVersion is too
-old raises :class:`GoneError` (relist).  Tests use :class:`kubeapi.testing.FakeKube`.
+old raises :class:`GoneError` (relist).  Tests use :class:`tests.kits.fake_kube.FakeKube`.
 
 Modules: ``objects`` (Object, ObjectRef, event/owner bodies), ``errors`` (the tree),
 ``protocol`` (KubeReader, KubeWriter, Kube, KubeWatcher, KubeController, Listing,

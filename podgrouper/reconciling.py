@@ -1,7 +1,7 @@
 """One pod's reconcile: filter, resolve owners, fetch related objects, group, apply.
 
 Why this module exists: this is the whole podgrouper decision for one pod event, kept
-free of kopf so it can be tested against :class:`~podgrouper.testing.FakeKube` and
+free of kopf so it can be tested against :class:`~tests.kits.podgrouper_kube.FakeKube` and
 reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
 * pods of other schedulers, pods outside the selectors, and owner-less pods that already

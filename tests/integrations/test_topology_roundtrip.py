@@ -15,7 +15,7 @@ from adapter_builders import ctx, group, obj
 from test_kubeflow_adapters import pytorch, replica, worker_pod
 from test_ray_adapter import RAY, ray_pod
 
-from scheduler.testing import node, pod, queue, run_objects, topology
+from tests.kits.worlds import node, pod, queue, run_objects, topology
 
 TOPO = "cluster-topo"
 ZONE = "topology.kubernetes.io/zone"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from kubeapi import Listing, Object, TransientError
 from kubeapi.backoff import Backoff
 from kubeapi.informer import list_and_watch
-from kubeapi.testing import FakeKube
+from tests.kits.fake_kube import FakeKube
 
 
 def config_map(name: str) -> Object:

@@ -27,8 +27,8 @@ from podgrouper import (
     kube,
     selectors,
     settings,
-    testing,
 )
+from tests.kits import podgrouper_kube as testing
 
 CREDS = credentials.Credentials(server="https://api.test:6443", token="t")
 LOGGER = logging.getLogger("test-podgrouper")

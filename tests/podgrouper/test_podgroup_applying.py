@@ -10,7 +10,8 @@ import pytest
 from podgrouper_objects import fake, pod, pod_group, run
 
 from integrations import base
-from podgrouper import applying, kube, testing
+from podgrouper import applying, kube
+from tests.kits import podgrouper_kube as testing
 
 SETTINGS = base.GroupingSettings()
 OWNER = base.OwnerReference("batch/v1", "Job", "train", "uid-train")

@@ -17,6 +17,6 @@ def test_all_matches_the_public_names() -> None:
 
 
 def test_the_facade_does_not_import_kopf_or_aiohttp() -> None:
-    code = "import sys, podgrouper, podgrouper.testing; print(sorted(m for m in ('kopf', 'aiohttp') if m in sys.modules))"
+    code = "import sys, podgrouper, tests.kits.podgrouper_kube; print(sorted(m for m in ('kopf', 'aiohttp') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -38,7 +38,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
-from scheduler.testing import (
+from tests.kits.worlds import (
     ALLOCATE_ONLY,
     NOW,
     node,

@@ -34,7 +34,7 @@ from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import ACTIONS, open_session, run_cycle
 from scheduler.framework.session import Session
-from scheduler.testing import NOW, conflicting_decisions, job, node, queue, sourced
+from tests.kits.worlds import NOW, conflicting_decisions, job, node, queue, sourced
 
 PORTIONS = (0.1, 0.25, 0.3, 0.5, 0.6, 0.75)
 CLASSES = ("train", "build-preemptible")

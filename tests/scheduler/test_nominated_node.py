@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 
 def _cluster(nominated: str) -> list[Any]:

@@ -10,7 +10,7 @@ lists the victims' pod groups with outcome ``evicted``, so a reader of
 from __future__ import annotations
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import NOW, job, node, queue, run_objects
+from tests.kits.worlds import NOW, job, node, queue, run_objects
 
 LAST_START = "kai.scheduler/last-start-timestamp"
 

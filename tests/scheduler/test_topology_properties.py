@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from test_incremental_placement import _decide as decide
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import (
+from tests.kits.worlds import (
     conflicting_decisions,
     job,
     node,

@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 from kubeapi import TransientError
-from kubeapi.testing import FakeKube
 from scheduler.binder.reconciler import Binder
 from scheduler.controllers.watching import Store
 from scheduler.metrics import Metrics, Registry
+from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
 

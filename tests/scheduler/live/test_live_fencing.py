@@ -14,9 +14,7 @@ import pytest
 from live_objects import api_with, until
 
 from kubeapi import ObjectRef
-from kubeapi.testing import FakeClock, FakeKube
 from podmuster.cli import build_parser
-from scheduler import testing as st
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.live import loop
@@ -24,6 +22,8 @@ from scheduler.live.fencing import FencedWrites, NotLeaderError
 from scheduler.live.leader import LEASE_API, LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics_http import Readiness, respond
+from tests.kits import worlds as st
+from tests.kits.fake_kube import FakeClock, FakeKube
 
 
 def pending_cluster() -> FakeKube:

@@ -12,10 +12,10 @@ from pathlib import Path
 from live_objects import api_with, until
 
 from podmuster.cli import build_parser
-from scheduler import testing as st
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop
 from scheduler.live.leader import LEASE_API
+from tests.kits import worlds as st
 
 
 def test_leader_runs_cycles_and_releases_the_lease_on_stop() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import (
+from tests.kits.worlds import (
     Scenario,
     bind_request,
     check,

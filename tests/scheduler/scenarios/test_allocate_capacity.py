@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 
 def _no_gpu_limit_field(name: str) -> dict[str, object]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 GPU_ONLY = {"cpu": None, "memory": None}
 # Fair share 0 in every resource: quota 0 and over-quota weight 0 for GPU, CPU and memory.

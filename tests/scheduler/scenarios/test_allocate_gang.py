@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue
 
 SCENARIOS = [
     # §5.2 gang: 3 x 1 GPU but only 2 GPUs exist, so no task is bound (all-or-nothing).

@@ -10,7 +10,7 @@ import pytest
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
-from scheduler.testing import ALLOCATE_ONLY, NOW, Scenario, check, job, node, pod, queue, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, Scenario, check, job, node, pod, queue, sourced
 
 ALL_ACTIONS = SchedulerConfig()
 

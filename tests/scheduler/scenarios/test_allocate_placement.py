@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue
 
 SPREAD = SchedulerConfig(actions=("allocate",), gpu_placement="spread", cpu_placement="spread")
 GPU_SPREAD_CPU_BINPACK = SchedulerConfig(

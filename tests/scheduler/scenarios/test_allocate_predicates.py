@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue, taint
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue, taint
 
 
 def _affinity(*expressions: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler.testing import Scenario, check, flatten, job, node, pod, queue, stamp, taint
+from tests.kits.worlds import Scenario, check, flatten, job, node, pod, queue, stamp, taint
 
 SCENARIOS = [
     # Both nodes lack a free GPU: counted per first failing reason.

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from disruption_kit import Disruption, check, running, started
 
-from scheduler.testing import Item, job, node, queue
+from tests.kits.worlds import Item, job, node, queue
 
 UNLIMITED = {"max_consolidation_preemptees": -1}  # as KAI's unit tests run it
 

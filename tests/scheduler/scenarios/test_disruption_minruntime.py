@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from disruption_kit import Disruption, Obj, check, running, started
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 P = ("preempt",)
 R = ("reclaim",)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, check, priority_class, running
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 P = ("preempt",)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, Obj, check, priority_class, running
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 R = ("reclaim",)
 

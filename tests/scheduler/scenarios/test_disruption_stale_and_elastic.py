@@ -23,7 +23,7 @@ import pytest
 from disruption_kit import Disruption, check, rfc3339, running, stale
 
 from scheduler.cache.reading import STALE_ANNOTATION
-from scheduler.testing import job, node, pod, pod_group, queue
+from tests.kits.worlds import job, node, pod, pod_group, queue
 
 S = ("stalegangeviction",)
 

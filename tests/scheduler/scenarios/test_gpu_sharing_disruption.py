@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node, shared
 
-from scheduler.testing import job, queue
+from tests.kits.worlds import job, queue
 
 CASES = [
     # A whole-GPU job of a queue under its quota reclaims the one device held by two

@@ -21,7 +21,7 @@ from scheduler.cache.reading import read_gpu_share
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
 from scheduler.rounds import play
-from scheduler.testing import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
 
 NO_GPU = np.zeros(4, dtype=np.int64)
 

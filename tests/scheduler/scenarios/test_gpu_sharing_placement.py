@@ -13,7 +13,7 @@ import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node, memory, reservation, shared
 from topology_kit import RACK, TOPOLOGY, required, tnode
 
-from scheduler.testing import bind_request, job, node, pod, queue
+from tests.kits.worlds import bind_request, job, node, pod, queue
 
 SPREAD = {"gpu_placement": "spread"}
 

@@ -14,7 +14,7 @@ from gpu_kit import GpuCase, check, fraction, gpu_node, memory, reservation, sha
 
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
-from scheduler.testing import ALLOCATE_ONLY, NOW, job, queue, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, job, queue, sourced
 
 CASES = [
     # Limit 1 GPU: two halves fit (1.0), a further quarter would not.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node
 
-from scheduler.testing import job, node, queue, run_objects
+from tests.kits.worlds import job, node, queue, run_objects
 
 SLICE = "nvidia.com/mig-1g.5gb"
 BIG = "nvidia.com/mig-3g.20gb"

@@ -13,7 +13,7 @@ import pytest
 from topology_kit import RACK, TOPO, TOPOLOGY, ZONE, preferred, required, tnode
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue, topology
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue, topology
 
 SPREAD = SchedulerConfig(actions=("allocate",), gpu_placement="spread", cpu_placement="spread")
 

@@ -12,7 +12,7 @@ import pytest
 from disruption_kit import Disruption, check, running
 from topology_kit import RACK, TOPOLOGY, required, tnode
 
-from scheduler.testing import job, queue
+from tests.kits.worlds import job, queue
 
 CASES = [
     # qa is under its fair share and reclaims from qb (over its quota of 1). Free: one GPU

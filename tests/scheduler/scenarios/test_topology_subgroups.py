@@ -15,7 +15,7 @@ import pytest
 from topology_kit import RACK, TOPO, TOPOLOGY, ZONE, required, tnode
 
 from integrations.base import SubGroupSpec, TopologyConstraint
-from scheduler.testing import Scenario, check, job, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, pod, pod_group, queue
 
 
 def used(name: str, node_name: str, gpus: int) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A public test kit for the scheduler: object builders, scenarios and a checker.
+"""A test kit for the scheduling engine: object builders, scenarios and a checker.
 
 Why: scheduling rules are best pinned down as small cluster pictures with the
 expected decisions next to them (KAI's own tests work this way, docs/semantics.md

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeapi.testing import key_of, merge
 from podgrouper import kube
+from tests.kits.fake_kube import key_of, merge
 
 Key = tuple[str, str, str, str]
 
