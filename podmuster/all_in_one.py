@@ -21,8 +21,9 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from kubeapi import KubeController, ratelimit
+from kubeapi import ratelimit
 from kubeapi.http import KubeHttp
+from kubeapi.protocol import KubeController
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
 from scheduler.binder.flags import reservation_settings

@@ -104,7 +104,7 @@ def run_binder(args: argparse.Namespace) -> int:
         print(f"podmuster run binder: {exc}", file=sys.stderr)
         return 2
 
-    from kubeapi import KubeController
+    from kubeapi.protocol import KubeController
     from scheduler.binder.reconciler import Binder
     from scheduler.controllers import runtime
 

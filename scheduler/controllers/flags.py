@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_controllers(args: argparse.Namespace) -> int:
-    from kubeapi import KubeController
+    from kubeapi.protocol import KubeController
     from scheduler.controllers import runtime
     from scheduler.controllers.reconciler import StatusControllers
 

@@ -19,8 +19,10 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import kubeapi
 from kubeapi import ratelimit
+from kubeapi.credentials import CredentialsError
+from kubeapi.credentials import load as load_credentials
+from kubeapi.protocol import KubeController
 from scheduler.live.fencing import FencedWrites
 from scheduler.live.leader import LeaderElector
 from scheduler.live.loop import configure_logging, identity, install_signal_handlers
@@ -31,7 +33,7 @@ __all__ = ["run", "serve"]
 
 log = logging.getLogger("podmuster")
 
-Body = Callable[[kubeapi.KubeController], Coroutine[Any, Any, None]]
+Body = Callable[[KubeController], Coroutine[Any, Any, None]]
 
 
 async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
@@ -40,7 +42,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
 
     stop = asyncio.Event()
     install_signal_handlers(stop)
-    creds = kubeapi.load_credentials(args.kubeconfig, args.context)
+    creds = load_credentials(args.kubeconfig, args.context)
     rate_limit = ratelimit.from_arguments(args)
     api = KubeHttp(creds, component=f"podmuster-{component}", rate_limit=rate_limit)
     elector: LeaderElector | None = None
@@ -48,7 +50,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     code = 0
     server = await start_for(METRICS.registry.render, args.metrics_port)
     try:
-        writer: kubeapi.KubeController = api
+        writer: KubeController = api
         if args.leader_elect:
             namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
             elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")
@@ -85,6 +87,6 @@ def run(component: str, body: Body, args: argparse.Namespace) -> int:
     configure_logging(args.log_format, logging.getLevelName(args.log_level.upper()))
     try:
         return asyncio.run(serve(component, body, args))
-    except (kubeapi.CredentialsError, ratelimit.RateLimitError) as exc:
+    except (CredentialsError, ratelimit.RateLimitError) as exc:
         print(f"podmuster: {exc}", file=sys.stderr)
         return 2

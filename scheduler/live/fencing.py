@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from kubeapi import ApiError, KubeController, Listing, Object, WatchEvent
-from kubeapi.protocol import PageHandler
+from kubeapi.errors import ApiError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeController, Listing, PageHandler, WatchEvent
 
 __all__ = ["FencedWrites", "NotLeaderError"]
 

@@ -34,7 +34,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubeapi import ApiError, Kube, NotFoundError, Object
+from kubeapi.errors import ApiError, NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import Kube
 
 log = logging.getLogger("podmuster.scheduler.leader")
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from crds.documents import gc_paused
-from kubeapi import KubeController
+from kubeapi.protocol import KubeController
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig

@@ -14,7 +14,9 @@ import sys
 
 import yaml
 
-from kubeapi import CredentialsError, load_credentials, ratelimit
+from kubeapi import ratelimit
+from kubeapi.credentials import CredentialsError
+from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from scheduler import metrics_http
 from scheduler.config import ConfigError, SchedulerConfig, load_config

@@ -97,7 +97,7 @@ def run_adjuster(args: argparse.Namespace) -> int:
         print(f"podmuster run node-scale-adjuster: {exc}", file=sys.stderr)
         return 2
 
-    from kubeapi import KubeController
+    from kubeapi.protocol import KubeController
     from scheduler.controllers import runtime
     from scheduler.scale_adjuster.reconciler import ScaleAdjuster
 

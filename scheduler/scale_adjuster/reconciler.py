@@ -14,7 +14,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object, timestamp
+from kubeapi.errors import ApiError, ConflictError, NotFoundError
+from kubeapi.objects import Object, timestamp
+from kubeapi.protocol import KubeController
 from scheduler.controllers.watching import Store, run_together, watch_kind
 from scheduler.controllers.workqueue import WorkQueue
 from scheduler.scale_adjuster.deciding import Plan, Settings, plan

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from kubeapi import load_credentials
+from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop

@@ -11,7 +11,8 @@ from crds.bindrequest import KIND
 from scheduler.binder.reconciler import POLL_SECONDS, Binder
 from scheduler.binder.sharing import Settings, reservation_name
 from scheduler.controllers.watching import Store
-from scheduler.metrics import Metrics, Registry
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")

@@ -6,7 +6,8 @@ import asyncio
 from typing import Any
 
 from scheduler.controllers.reconciler import StatusControllers, merge_diff
-from scheduler.metrics import Metrics, Registry
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")

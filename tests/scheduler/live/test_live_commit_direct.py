@@ -8,7 +8,7 @@ import asyncio
 
 from live_objects import api_with, with_informers
 
-from kubeapi import ConflictError, TransientError
+from kubeapi.errors import ConflictError, TransientError
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction, run_cycle
 from scheduler.live.committing import PARALLEL_WRITES, Committer, binder_needed

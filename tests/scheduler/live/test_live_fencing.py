@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from live_objects import api_with, until
 
-from kubeapi import ObjectRef
+from kubeapi.objects import ObjectRef
 from podmuster.cli import build_parser
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
@@ -235,13 +235,12 @@ def test_a_leader_elected_component_writes_through_the_fence(
     a fenced client while it holds the lease, and ``/readyz`` then carries the lease."""
     import argparse
 
-    import kubeapi
     import kubeapi.http
     from scheduler.controllers import runtime
     from scheduler.metrics_http import READINESS
 
     fake = FakeKube()
-    monkeypatch.setattr(kubeapi, "load_credentials", lambda *args: object())
+    monkeypatch.setattr(runtime, "load_credentials", lambda *args: object())
     monkeypatch.setattr(kubeapi.http, "KubeHttp", lambda *args, **kwargs: _Closing(fake))
     seen: list[Any] = []
 

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from kubeapi import TransientError
+from kubeapi.errors import TransientError
 from scheduler.live.leader import LEASE_API, LeaderElector
 from tests.kits.fake_kube import FakeClock, FakeKube
 

@@ -9,7 +9,7 @@ import contextlib
 
 from scale_objects import user_pod
 
-from kubeapi import TransientError
+from kubeapi.errors import TransientError
 from scheduler.scale_adjuster.deciding import Settings
 from scheduler.scale_adjuster.reconciler import ScaleAdjuster
 from tests.kits.fake_kube import FakeKube
