@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from scheduler.controllers.flags import add_common_arguments
+from scheduler.component.flags import add_common_arguments
 
 if TYPE_CHECKING:
     from scheduler.binder.sharing import Settings
@@ -106,7 +106,7 @@ def run_binder(args: argparse.Namespace) -> int:
 
     from kubeapi.protocol import KubeController
     from scheduler.binder.reconciler import Binder
-    from scheduler.controllers import runtime
+    from scheduler.component import runtime
 
     async def body(api: KubeController) -> None:
         await Binder(api, workers=args.workers, reservations=settings).run()

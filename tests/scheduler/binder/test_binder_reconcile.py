@@ -7,7 +7,7 @@ from typing import Any
 
 from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
-from scheduler.controllers.watching import Store
+from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
 from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube

@@ -10,7 +10,7 @@ from typing import Any
 from crds.bindrequest import KIND
 from scheduler.binder.reconciler import POLL_SECONDS, Binder
 from scheduler.binder.sharing import Settings, reservation_name
-from scheduler.controllers.watching import Store
+from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
 from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube

@@ -15,11 +15,11 @@ from live_objects import api_with, until
 
 from kubeapi.objects import ObjectRef
 from podmuster.cli import build_parser
+from scheduler.component.fencing import FencedWrites, NotLeaderError
+from scheduler.component.leader import LEASE_API, LeaderElector
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.live import loop
-from scheduler.live.fencing import FencedWrites, NotLeaderError
-from scheduler.live.leader import LEASE_API, LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics_http import Readiness, respond
 from tests.kits import worlds as st
@@ -195,7 +195,7 @@ def test_run_all_takes_the_config_files_scheduler_name_for_every_component(
 
 
 def test_a_components_watch_is_not_ready_until_listed() -> None:
-    from scheduler.controllers.watching import Store, watch_kind
+    from scheduler.component.watching import Store, watch_kind
 
     checks = Readiness()
     fake = pending_cluster()
@@ -236,7 +236,7 @@ def test_a_leader_elected_component_writes_through_the_fence(
     import argparse
 
     import kubeapi.http
-    from scheduler.controllers import runtime
+    from scheduler.component import runtime
     from scheduler.metrics_http import READINESS
 
     fake = FakeKube()

@@ -1,13 +1,13 @@
 """Process life of a live component: logs, credentials, metrics, leader election, SIGTERM.
 
-Why this module exists: the binder and the status controllers start and stop
-the same way. Structured logs (``--log-format json``: one JSON object a line,
-with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
-replica acts (the live scheduler's ``LeaderElector`` and log set-up, reused;
-the body's writes are fenced by it, :mod:`scheduler.live.fencing`), a ``/readyz``
-that fails once the lease is lost, and a graceful shutdown: SIGTERM (or SIGINT)
-cancels the work, releases the Lease so a standby takes over at once, and closes
-the client.
+Why this module exists: the binder, the status controllers and the scale adjuster
+start and stop the same way. Structured logs (``--log-format json``: one JSON object a
+line, with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
+replica acts (:mod:`scheduler.component.leader` and :mod:`scheduler.component.process`,
+which the live scheduler uses too; the body's writes are fenced by it,
+:mod:`scheduler.component.fencing`), a ``/readyz`` that fails once the lease is lost,
+and a graceful shutdown: SIGTERM (or SIGINT) cancels the work, releases the Lease so a
+standby takes over at once, and closes the client.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from kubeapi import ratelimit
 from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.protocol import KubeController
-from scheduler.live.fencing import FencedWrites
-from scheduler.live.leader import LeaderElector
-from scheduler.live.loop import configure_logging, identity, install_signal_handlers
+from scheduler.component.fencing import FencedWrites
+from scheduler.component.leader import LeaderElector
+from scheduler.component.process import configure_logging, identity, install_signal_handlers
 from scheduler.metrics import METRICS
 from scheduler.metrics_http import READINESS, start_for
 
