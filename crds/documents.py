@@ -1,4 +1,4 @@
-"""Reading cluster objects from files and stdin (cli-contract §1).
+"""Reading cluster objects from files and stdin (docs/cli.md §1).
 
 Every podmuster command reads "objects on input" the same way: any mix of
 ``kind: List`` documents (what ``kubectl get -o yaml`` prints), multi-document

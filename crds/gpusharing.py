@@ -3,7 +3,7 @@
 Why this module exists: a fractional-GPU pod passes through three components that never
 import each other: the admission webhooks (validate the annotations, pre-wire the env),
 the binder (reservation pods, the pod's group label, the per-pod ConfigMap) and the
-scheduler (reads the group labels back). KAI fixed these names (``kai-semantics.md`` §3
+scheduler (reads the group labels back). KAI fixed these names (``docs/semantics.md`` §3
 and §6); keeping them in one place of the API package lets each component use them
 without depending on another.
 """

@@ -4,7 +4,7 @@ Why this module exists: a Workflow is a wrapper.  Pods it owns directly (contain
 script and resource steps) each become their own PodGroup (``pg-<pod>-<podUID>``),
 while workloads it creates with ``setOwnerReference`` (a Job, a PyTorchJob, ...) are
 grouped by their own adapter; the Workflow's labels and annotations (e.g. the queue)
-fill what the grouped object lacks (kai-semantics §4.3, skip-top-owner — the grouper
+fill what the grouped object lacks (docs/semantics.md §4.3, skip-top-owner — the grouper
 is :class:`integrations.skipping.SkipTopOwnerGrouper`).  This module synthesizes the
 pods Argo's controller would create by walking the entrypoint's steps and DAG tasks.
 """

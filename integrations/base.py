@@ -202,7 +202,7 @@ class GroupingSettings:
     """``namespace/name`` of the default-priorities ConfigMap (offline grouping reads it
     from the given objects; empty: none)."""
     reproduce_kai_bugs: bool = False
-    """Follow KAI where kai-semantics marks its behaviour as a bug (for A/B tests)."""
+    """Follow KAI where docs/semantics.md marks its behaviour as a bug (for A/B tests)."""
 
 
 class ObjectLookup(Protocol):

@@ -1,4 +1,4 @@
-"""The default grouper: one PodGroup per top owner with minMember 1 (kai-semantics §4.2).
+"""The default grouper: one PodGroup per top owner with minMember 1 (docs/semantics.md §4.2).
 
 Why this module exists: it is both the fallback for every kind without an adapter
 and the base every framework adapter is composed from — adapters call

@@ -66,7 +66,7 @@ class GroupingResult:
     """Every pod that was grouped, the synthesized ones included."""
 
     def to_list(self) -> dict[str, Any]:
-        """The PodGroups as a ``v1 List`` (cli-contract §3)."""
+        """The PodGroups as a ``v1 List`` (docs/cli.md §3)."""
         return {"apiVersion": "v1", "kind": "List", "items": list(self.pod_groups)}
 
     def assignment_dicts(self) -> list[dict[str, str | None]]:

@@ -4,7 +4,7 @@ Why this module exists: with ``startupPolicyOrder: InOrder`` (or no startup poli
 JobSet starts its replicatedJobs one after another, so each must be its own gang
 (``pg-<js>-<uid>-<replicatedJob>``); otherwise all start together and form one
 gang (``pg-<js>-<uid>``).  A replicatedJob's gang is ``replicas x
-min(parallelism, completions)`` (kai-semantics §4.3).
+min(parallelism, completions)`` (docs/semantics.md §4.3).
 
 podmuster difference: a JobSet whose replicatedJobs use ``dependsOn`` (the API that
 replaced startupPolicy) also starts them one after another, so it gets one PodGroup

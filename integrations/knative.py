@@ -5,7 +5,7 @@ pods serve together, so KAI groups on the pod's Revision (pod label
 ``serving.knative.dev/revision``): ``pg-<rev>-<revUID>``, owner = Revision, gang =
 the Revision's min-scale, priority ``inference`` resolved on the Revision only.
 With gang scheduling off each pod is its own PodGroup with the literal priority
-``inference``.  No topology and no preemptibility in either mode (kai-semantics §4.3).
+``inference``.  No topology and no preemptibility in either mode (docs/semantics.md §4.3).
 
 podmuster difference: the min-scale is read from ``autoscaling.knative.dev/min-scale``
 and, failing that, from its older spelling ``autoscaling.knative.dev/minScale``,

@@ -4,7 +4,7 @@ Why this module exists: each LWS group (a leader plus ``size - 1`` workers) is a
 independent gang, ``pg-<lws>-<uid>-group-<i>``.  Under ``startupPolicy:
 LeaderReady`` the workers are created only once the leader runs, so the gang is 1
 while the leader is unscheduled.  Large groups may be cut into topology segments of
-S pods (kai-semantics §4.3, LeaderWorkerSet subgroups).
+S pods (docs/semantics.md §4.3, LeaderWorkerSet subgroups).
 
 podmuster difference (KAI bug): KAI validates S against the current gang R, so an
 unscheduled LeaderReady leader (R = 1) with segmentation can never be grouped.  We

@@ -2,7 +2,7 @@
 
 Why this module exists: offline grouping receives loose manifests; this index gives
 them the two services the live podgrouper gets from the API server — walking a
-pod's ownerReferences to its top owner (kai-semantics §4.1 "Top owner") and a
+pod's ownerReferences to its top owner (docs/semantics.md §4.1 "Top owner") and a
 read-only :class:`~integrations.base.ObjectLookup` for related objects.
 """
 

@@ -4,7 +4,7 @@ Why this module exists: which adapter handles a kind is data, not import side
 effects.  :func:`build_registry` turns the ``BUILTIN`` table into a
 :class:`GrouperRegistry` (duplicates rejected); lookup tries the exact GVK, then
 the same group/kind with version ``*``, then the default grouper (KAI hub,
-kai-semantics §4.1).  :meth:`GrouperRegistry.group` is the whole per-pod pipeline:
+docs/semantics.md §4.1).  :meth:`GrouperRegistry.group` is the whole per-pod pipeline:
 plugin, then the node-pool label copied from the pod.
 """
 
@@ -69,7 +69,7 @@ BUILTIN: Final[tuple[tuple[GVK, GrouperFactory], ...]] = (
     (GVK("serving.knative.dev", "v1", "Service"), _const(knative.KnativeGrouper())),
     (GVK("argoproj.io", "v1alpha1", "Workflow"), _SKIP),
 )
-"""KAI's table (kai-semantics §4.3) for the kinds podmuster supports."""
+"""KAI's table (docs/semantics.md §4.3) for the kinds podmuster supports."""
 
 PODMUSTER_ONLY: Final[tuple[tuple[GVK, GrouperFactory], ...]] = (
     (

@@ -1,4 +1,4 @@
-"""Queue, priority, preemptibility, topology and metadata resolution (kai-semantics §3, §4.2).
+"""Queue, priority, preemptibility, topology and metadata resolution (docs/semantics.md §3, §4.2).
 
 Why this module exists: every adapter resolves these the same way from "the object
 it groups on" plus the pod; only the object and the fallback priority differ.  The

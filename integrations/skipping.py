@@ -5,7 +5,7 @@ Workflow owns a PyTorchJob or plain step pods, a TrainJob owns a JobSet.  KAI th
 groups on the second-to-top owner (or the pod itself when the wrapper owns it
 directly), copies in the wrapper's labels and annotations that it lacks, and
 dispatches that object's **exact** GVK, else the default grouper; the owner chain
-passed on excludes the wrapper (kai-semantics §4.3, Skip-top-owner).
+passed on excludes the wrapper (docs/semantics.md §4.3, Skip-top-owner).
 """
 
 from __future__ import annotations

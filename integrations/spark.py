@@ -3,7 +3,7 @@
 Why this module exists: spark-submit in cluster mode creates a bare driver pod that
 owns its executor pods, so the generic "one PodGroup per pod" rule would split one
 application.  KAI names the PodGroup after the raw ``spark-app-selector`` label when
-the reconciled pod carries both Spark labels (kai-semantics §4.3, ``v1 Pod``).
+the reconciled pod carries both Spark labels (docs/semantics.md §4.3, ``v1 Pod``).
 This module holds that rule and the pods the Spark operator creates for a
 ``SparkApplication`` (which itself is grouped by the default grouper).
 """

@@ -3,7 +3,7 @@
 Why this module exists: a TrainJob is a wrapper — the trainer controller renders its
 (Cluster)TrainingRuntime into a JobSet named like the TrainJob and owned by it, and
 KAI groups on that JobSet, with the TrainJob's labels (e.g. the queue) filling gaps
-(kai-semantics §4.3).  Offline, the JobSet is built from the runtime found through
+(docs/semantics.md §4.3).  Offline, the JobSet is built from the runtime found through
 the lookup: ``trainer.numNodes`` becomes the parallelism and completions of the
 ``node`` replicatedJob, ``resourcesPerNode`` its ``node`` container's resources.
 """

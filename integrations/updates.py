@@ -1,4 +1,4 @@
-"""How a desired PodGroup meets an existing one, and the pod patch (kai-semantics §4.1).
+"""How a desired PodGroup meets an existing one, and the pod patch (docs/semantics.md §4.1).
 
 Why this module exists: the live podgrouper re-groups on every pod event, and some
 PodGroup fields are sticky — the queue never changes once the PodGroup exists, its

@@ -2,7 +2,7 @@
 
 Why this module exists: the podgrouper, the scheduler and the binder each need a dozen
 calls, not a client library.  Naming that surface as small protocols lets each component
-run against an in-memory fake in tests (:mod:`kubeapi.testing`) and against
+run against an in-memory fake in tests (:mod:`tests.kits.fake_kube`) and against
 :class:`kubeapi.http.KubeHttp` in a cluster, with no HTTP library type in its signature.
 
 * :class:`KubeReader` / :class:`KubeWriter` (= :class:`Kube`): get, list, create,

@@ -1,7 +1,7 @@
 """Writing one grouping decision: the PodGroup, then the pod (KAI ``ApplyToCluster``).
 
 Why this module exists: the adapters say what the PodGroup should be; this module
-reconciles that with what is in the cluster, following kai-semantics §4.1 through the
+reconciles that with what is in the cluster, following docs/semantics.md §4.1 through the
 pure rules of :mod:`integrations.updates`:
 
 * absent → create it;
@@ -25,7 +25,9 @@ from typing import Any
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, fields, updates
-from podgrouper import kube
+from kubeapi.errors import ConflictError, NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import Kube
 
 
 class Write(enum.Enum):
@@ -46,13 +48,13 @@ class Applied:
     pod_patched: bool
 
 
-def replacement(existing: Mapping[str, Any], merged: Mapping[str, Any]) -> kube.Object:
+def replacement(existing: Mapping[str, Any], merged: Mapping[str, Any]) -> Object:
     """``existing`` with the merged spec, ownerReferences, labels and annotations.
 
     Everything else (resourceVersion, finalizers, status) is kept, so the PUT is guarded
     by the version that was read.
     """
-    body: kube.Object = copy.deepcopy(dict(existing))
+    body: Object = copy.deepcopy(dict(existing))
     meta = body.setdefault("metadata", {})
     new_meta = merged.get("metadata") or {}
     for key in ("labels", "annotations", "ownerReferences"):
@@ -70,27 +72,27 @@ re-reads once before the error goes back for a retry with back-off."""
 
 
 async def apply_pod_group(
-    spec: base.PodGroupSpec, kube_: kube.Kube, settings: base.GroupingSettings
+    spec: base.PodGroupSpec, kube_: Kube, settings: base.GroupingSettings
 ) -> Write:
     """Create or update the PodGroup ``spec`` describes (rules in the module docstring)."""
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         try:
             return await _write_once(spec, kube_, settings)
-        except kube.ConflictError:
+        except ConflictError:
             if attempt == CONFLICT_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 async def _write_once(
-    spec: base.PodGroupSpec, kube_: kube.Kube, settings: base.GroupingSettings
+    spec: base.PodGroupSpec, kube_: Kube, settings: base.GroupingSettings
 ) -> Write:
     desired = spec.to_manifest()
     try:
-        existing: kube.Object | None = await kube_.get(
+        existing: Object | None = await kube_.get(
             PODGROUP_API_VERSION, PODGROUP_KIND, spec.namespace, spec.name
         )
-    except kube.NotFoundError:
+    except NotFoundError:
         existing = None
     merged = updates.merged_podgroup(existing, desired, settings)
     if existing is None:
@@ -102,7 +104,7 @@ async def _write_once(
     return Write.UPDATED
 
 
-async def patch_pod(pod: Mapping[str, Any], spec: base.PodGroupSpec, kube_: kube.Kube) -> bool:
+async def patch_pod(pod: Mapping[str, Any], spec: base.PodGroupSpec, kube_: Kube) -> bool:
     """Put ``pod`` in the PodGroup (and its subgroup); False when it already is."""
     patch = updates.pod_patch(pod, spec)
     if patch is None:
@@ -120,7 +122,7 @@ async def patch_pod(pod: Mapping[str, Any], spec: base.PodGroupSpec, kube_: kube
 async def apply(
     spec: base.PodGroupSpec,
     pod: Mapping[str, Any],
-    kube_: kube.Kube,
+    kube_: Kube,
     settings: base.GroupingSettings,
 ) -> Applied:
     """The PodGroup first, then the pod, so a pod never names a missing PodGroup."""

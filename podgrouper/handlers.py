@@ -23,7 +23,8 @@ from typing import Any
 import kopf
 
 from integrations import registry
-from podgrouper import kube, reconciling, settings
+from kubeapi.protocol import Kube
+from podgrouper import reconciling, settings
 
 MEMO_KEY = "podgrouper"
 HANDLER_IDS = ("podgrouper/create", "podgrouper/update", "podgrouper/resume")
@@ -36,7 +37,7 @@ UNEXPECTED_ERROR_BACKOFF = 60.0
 class Runtime:
     """What a handler needs; kopf passes it in ``memo``."""
 
-    kube: kube.Kube
+    kube: Kube
     groupers: registry.GrouperRegistry
     settings: settings.PodGrouperSettings
 

@@ -1,19 +1,9 @@
-"""The narrow Kubernetes API the podgrouper uses, and its error tree (from :mod:`kubeapi`).
+"""The podgrouper's Events: its source name and the Event body it writes.
 
-Why this module exists: the podgrouper reads a handful of objects (owners, related
-objects, PriorityClasses, a ConfigMap, namespaces) and writes three things (PodGroups,
-a pod patch, Events) through :class:`KubeReader`/:class:`KubeWriter`.  Those protocols
-and the error tree now live in the shared :mod:`kubeapi` package; this module keeps the
-podgrouper's names for them and its Event source (``podgrouper``).
-
-Error tree (see :mod:`kubeapi.errors`)::
-
-    ApiError                 any failed API call; names the object (Kind ns/name)
-    ├── NotFoundError        404
-    ├── ForbiddenError       403 (RBAC); the owner walk stops at the last reachable owner
-    ├── ConflictError        409 (stale resourceVersion, AlreadyExists); retryable
-    ├── GoneError            410 (watches only)
-    └── TransientError       5xx, 429, timeouts, connection failures; retryable
+Why this module exists: every Event the podgrouper writes (a workload it cannot group,
+a PodGroup it cannot write) names the same source, ``podgrouper``, so users can filter
+them. The API it calls through, and its error tree, are :mod:`kubeapi`'s
+(:mod:`kubeapi.protocol`, :mod:`kubeapi.errors`).
 """
 
 from __future__ import annotations
@@ -23,34 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeapi import objects
-from kubeapi.errors import (
-    ApiError,
-    ConflictError,
-    ForbiddenError,
-    GoneError,
-    NotFoundError,
-    TransientError,
-    error_for_status,
-)
-from kubeapi.objects import Object, ObjectRef
-from kubeapi.protocol import Kube, KubeReader, KubeWriter
-
-__all__ = [
-    "EVENT_SOURCE",
-    "ApiError",
-    "ConflictError",
-    "ForbiddenError",
-    "GoneError",
-    "Kube",
-    "KubeReader",
-    "KubeWriter",
-    "NotFoundError",
-    "Object",
-    "ObjectRef",
-    "TransientError",
-    "error_for_status",
-    "event_body",
-]
+from kubeapi.objects import Object
 
 EVENT_SOURCE = "podgrouper"
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from integrations import base
-from podgrouper import kube
+from kubeapi.errors import NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeReader
 
 _GetKey = tuple[str, str, str, str]
 _ListKey = tuple[str, str, str, frozenset[tuple[str, str]]]
@@ -23,8 +25,8 @@ class FetchedLookup:
     """An :class:`~integrations.base.ObjectLookup` over objects read in advance."""
 
     def __init__(self) -> None:
-        self._objects: dict[_GetKey, kube.Object | None] = {}
-        self._lists: dict[_ListKey, list[kube.Object]] = {}
+        self._objects: dict[_GetKey, Object | None] = {}
+        self._lists: dict[_ListKey, list[Object]] = {}
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> base.RawObject | None:
         return self._objects.get((api_version, kind, namespace, name))
@@ -34,7 +36,7 @@ class FetchedLookup:
     ) -> Sequence[base.RawObject]:
         return self._lists.get((api_version, kind, namespace, frozenset(labels.items())), [])
 
-    async def fetch(self, queries: Iterable[base.ObjectQuery], reader: kube.KubeReader) -> None:
+    async def fetch(self, queries: Iterable[base.ObjectQuery], reader: KubeReader) -> None:
         """Read what ``queries`` name (each once)."""
         for query in queries:
             if query.name:
@@ -55,9 +57,9 @@ class FetchedLookup:
 
 
 async def _get_or_none(
-    reader: kube.KubeReader, api_version: str, kind: str, namespace: str, name: str
-) -> kube.Object | None:
+    reader: KubeReader, api_version: str, kind: str, namespace: str, name: str
+) -> Object | None:
     try:
         return await reader.get(api_version, kind, namespace, name)
-    except kube.NotFoundError:
+    except NotFoundError:
         return None

@@ -1,7 +1,7 @@
 """Top-owner resolution: walk ``ownerReferences`` from a pod to its top owner.
 
 Why this module exists: which adapter groups a pod depends on its top owner, and the
-walk is the only I/O on the grouping path besides related objects (kai-semantics §4.1):
+walk is the only I/O on the grouping path besides related objects (docs/semantics.md §4.1):
 
 * start from the pod's first ownerReference (other pod owners are ignored);
 * read each owner as metadata only; its uid must equal the reference's;
@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from integrations import base, fields
-from podgrouper import kube
+from kubeapi.errors import ForbiddenError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeReader
 
 MAX_DEPTH = 32
 """Longer chains are taken for an ownerReference cycle."""
@@ -38,8 +40,8 @@ class OwnerChain:
     """The pod's owners bottom→top (metadata only); empty for an owner-less pod."""
 
     pod: Mapping[str, Any]
-    owners: tuple[kube.Object, ...] = ()
-    stopped_by: kube.ForbiddenError | None = None
+    owners: tuple[Object, ...] = ()
+    stopped_by: ForbiddenError | None = None
     """The Forbidden read that cut the walk short, if any."""
 
     @property
@@ -47,10 +49,10 @@ class OwnerChain:
         return self.owners[-1] if self.owners else self.pod
 
 
-async def resolve_owners(pod: Mapping[str, Any], reader: kube.KubeReader) -> OwnerChain:
+async def resolve_owners(pod: Mapping[str, Any], reader: KubeReader) -> OwnerChain:
     """Walk from ``pod`` to its top owner (rules in the module docstring)."""
     namespace = fields.namespace(pod)
-    owners: list[kube.Object] = []
+    owners: list[Object] = []
     current: Mapping[str, Any] = pod
     refs = fields.owner_references(pod)[:1]
     while refs:
@@ -60,7 +62,7 @@ async def resolve_owners(pod: Mapping[str, Any], reader: kube.KubeReader) -> Own
         api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
         try:
             owner = await reader.get_metadata(api_version, kind, namespace, name)
-        except kube.ForbiddenError as exc:
+        except ForbiddenError as exc:
             return OwnerChain(pod, tuple(owners), exc)
         expected = str(ref.get("uid") or "")
         if fields.uid(owner) != expected:

@@ -1,8 +1,8 @@
 """One pod's reconcile: filter, resolve owners, fetch related objects, group, apply.
 
 Why this module exists: this is the whole podgrouper decision for one pod event, kept
-free of kopf so it can be tested against :class:`~podgrouper.testing.FakeKube` and
-reused by any driver.  Its error policy (kai-semantics §4.1, issue 4):
+free of kopf so it can be tested against :class:`~tests.kits.podgrouper_kube.FakeKube` and
+reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
 * pods of other schedulers, pods outside the selectors, and owner-less pods that already
   carry ``pod-group-name`` (user-managed PodGroups) are ignored;
@@ -24,7 +24,10 @@ from typing import Any
 
 from crds.names import POD_GROUP_ANNOTATION
 from integrations import base, fields, registry, resolution
-from podgrouper import applying, kube, lookups, owners, settings
+from kubeapi.errors import ApiError, NotFoundError
+from kubeapi.objects import Object, ObjectRef
+from kubeapi.protocol import Kube, KubeReader, KubeWriter
+from podgrouper import applying, lookups, owners, settings
 
 WARNING = "Warning"
 WARNING_REASON = "PodGrouperWarning"
@@ -34,7 +37,7 @@ PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
 class RetryableError(Exception):
     """The reconcile of ``pod`` could not finish now; the cause is chained."""
 
-    def __init__(self, pod: str, cause: kube.ApiError) -> None:
+    def __init__(self, pod: str, cause: ApiError) -> None:
         self.pod = pod
         self.cause = cause
         super().__init__(f"{pod}: {cause}")
@@ -63,7 +66,7 @@ def ignored(pod: Mapping[str, Any], config: settings.PodGrouperSettings) -> str:
 
 async def reconcile_pod(
     pod: Mapping[str, Any],
-    kube_: kube.Kube,
+    kube_: Kube,
     groupers: registry.GrouperRegistry,
     config: settings.PodGrouperSettings,
 ) -> Outcome:
@@ -78,7 +81,7 @@ async def reconcile_pod(
     except base.GroupingError as exc:
         await _warn(kube_, (pod,), exc)
         return Outcome(error=str(exc))
-    except kube.ApiError as exc:
+    except ApiError as exc:
         if fields.metadata(pod).get("deletionTimestamp"):
             return Outcome(skipped=f"terminating pod; owner lookup failed: {exc}")
         raise await _retryable(kube_, pod, exc) from exc
@@ -92,13 +95,13 @@ async def reconcile_pod(
     except base.GroupingError as exc:
         await _warn(kube_, (pod, top), exc)
         return Outcome(error=str(exc))
-    except kube.ApiError as exc:
+    except ApiError as exc:
         raise await _retryable(kube_, pod, exc) from exc
     return Outcome(applied=applied)
 
 
 async def _namespace_selected(
-    pod: Mapping[str, Any], kube_: kube.KubeReader, config: settings.PodGrouperSettings
+    pod: Mapping[str, Any], kube_: KubeReader, config: settings.PodGrouperSettings
 ) -> bool:
     if config.namespace_selector.is_empty:
         return True
@@ -106,7 +109,7 @@ async def _namespace_selected(
     return config.namespace_selector.matches(fields.labels(namespace))
 
 
-async def _full_chain(chain: owners.OwnerChain, kube_: kube.KubeReader) -> tuple[kube.Object, ...]:
+async def _full_chain(chain: owners.OwnerChain, kube_: KubeReader) -> tuple[Object, ...]:
     """The owner chain with the top owner and the owner below it read in full.
 
     Adapters read the spec of the top owner, and wrapper adapters (Argo, TrainJob) and
@@ -115,15 +118,15 @@ async def _full_chain(chain: owners.OwnerChain, kube_: kube.KubeReader) -> tuple
     """
     result = list(chain.owners)
     for index in range(max(len(result) - 2, 0), len(result)):
-        ref = kube.ObjectRef.of(result[index])
+        ref = ObjectRef.of(result[index])
         result[index] = await kube_.get(ref.api_version, ref.kind, ref.namespace, ref.name)
     return tuple(result)
 
 
 async def _context(
     pod: Mapping[str, Any],
-    chain: tuple[kube.Object, ...],
-    kube_: kube.KubeReader,
+    chain: tuple[Object, ...],
+    kube_: KubeReader,
     groupers: registry.GrouperRegistry,
     config: settings.PodGrouperSettings,
 ) -> base.GroupingContext:
@@ -146,7 +149,7 @@ async def _context(
 
 
 async def _default_priorities(
-    kube_: kube.KubeReader, config: settings.PodGrouperSettings
+    kube_: KubeReader, config: settings.PodGrouperSettings
 ) -> tuple[base.DefaultPriority, ...]:
     """The default-priorities ConfigMap's entries; a missing ConfigMap disables them."""
     if not config.default_priorities_configmap_name:
@@ -158,14 +161,12 @@ async def _default_priorities(
             config.default_priorities_configmap_namespace,
             config.default_priorities_configmap_name,
         )
-    except kube.NotFoundError:
+    except NotFoundError:
         return ()
     return resolution.default_priorities(configmap)
 
 
-async def _warn(
-    kube_: kube.KubeWriter, objects: tuple[Mapping[str, Any], ...], exc: Exception
-) -> None:
+async def _warn(kube_: KubeWriter, objects: tuple[Mapping[str, Any], ...], exc: Exception) -> None:
     """A ``PodGrouperWarning`` event on each distinct object (pod, then top owner)."""
     seen: set[str] = set()
     for obj in objects:
@@ -176,13 +177,11 @@ async def _warn(
         await kube_.create_event(obj, WARNING, WARNING_REASON, str(exc))
 
 
-async def _retryable(
-    kube_: kube.KubeWriter, pod: Mapping[str, Any], exc: kube.ApiError
-) -> RetryableError:
+async def _retryable(kube_: KubeWriter, pod: Mapping[str, Any], exc: ApiError) -> RetryableError:
     """The error to raise for ``exc``; a non-transient one is reported on the pod first."""
     if not exc.retryable:
         try:
             await _warn(kube_, (pod,), exc)
-        except kube.ApiError as event_error:
+        except ApiError as event_error:
             return RetryableError(fields.describe(pod), event_error)
     return RetryableError(fields.describe(pod), exc)

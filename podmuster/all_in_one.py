@@ -5,7 +5,7 @@ Why this module exists: one event loop runs the four components side by side, ea
 with its own client (so one component's burst of writes does not queue behind
 another's), one ``/metrics`` endpoint and, with ``--leader-elect``, one Lease
 (``podmuster-all``) guarding all of them: every component's writes are fenced by it
-(:mod:`scheduler.live.fencing`). Shutdown is graceful: SIGTERM sets one
+(:mod:`scheduler.component.fencing`). Shutdown is graceful: SIGTERM sets one
 stop event; the scheduler finishes its cycle, kopf stops its watches, the binder and
 the controllers are cancelled, the Lease is released and the clients closed. If any
 component ends on its own (a bug, a lost Lease), the others are stopped and the
@@ -21,17 +21,19 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-from kubeapi import KubeController, ratelimit
+from kubeapi import ratelimit
 from kubeapi.http import KubeHttp
+from kubeapi.protocol import KubeController
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
 from scheduler.binder.flags import reservation_settings
 from scheduler.binder.reconciler import Binder
+from scheduler.component import process
+from scheduler.component.fencing import FencedWrites
+from scheduler.component.leader import LeaderElector
 from scheduler.config import ConfigError
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.live import loop
-from scheduler.live.fencing import FencedWrites
-from scheduler.live.leader import LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics import METRICS
 from scheduler.scale_adjuster.deciding import Settings
@@ -72,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"podmuster run all: {exc}", file=sys.stderr)
         return 2
     log_format = "json" if args.log_format == "json" else "plain"
-    loop.configure_logging(log_format, logging.getLevelName(args.log_level.upper()))
+    process.configure_logging(log_format, logging.getLevelName(args.log_level.upper()))
     options = loop.Options(
         config=config,
         schedule_period=args.schedule_period,
@@ -92,7 +94,7 @@ async def serve(
     """Run the four components (five with ``scaling``) until SIGTERM (0) or until one of
     them ends (1)."""
     stop = asyncio.Event()
-    loop.install_signal_handlers(stop)
+    process.install_signal_handlers(stop)
     creds = prepared.creds  # the podgrouper's, loaded once by prepare()
     # Each client its own bucket of ``limit``, as in separate pods.
     names = (*CLIENTS, "node-scale-adjuster") if scaling is not None else CLIENTS
@@ -107,7 +109,7 @@ async def serve(
         if args.leader_elect:
             namespace = args.leader_elect_namespace or creds.namespace or "default"
             elector = LeaderElector(
-                clients["controllers"], namespace, loop.identity(), name="podmuster-all"
+                clients["controllers"], namespace, process.identity(), name="podmuster-all"
             )
             check = metrics_http.READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
@@ -176,7 +178,7 @@ async def _run_components(
 
 async def _reinstall_handlers(ready: asyncio.Event, stop: asyncio.Event) -> None:
     await ready.wait()
-    loop.install_signal_handlers(stop)
+    process.install_signal_handlers(stop)
 
 
 async def _stop(tasks: set[asyncio.Task[Any]]) -> None:

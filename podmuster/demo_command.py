@@ -1,4 +1,4 @@
-"""``podmuster demo``: the whole engine on an embedded, simulated cluster (cli-contract §4).
+"""``podmuster demo``: the whole engine on an embedded, simulated cluster (docs/cli.md §4).
 
 Why: it is the first thing a newcomer runs. It needs no Kubernetes: the
 cluster, the workload manifests (grouped by the real adapters) and the clock

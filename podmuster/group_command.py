@@ -1,4 +1,4 @@
-"""``podmuster group``: the PodGroups the podgrouper would create for workloads (cli-contract §3).
+"""``podmuster group``: the PodGroups the podgrouper would create for workloads (docs/cli.md §3).
 
 Why: Ray, Kubeflow and Argo users never write PodGroups; this answers "what
 will podmuster make of my workload" offline, from the same adapters the live

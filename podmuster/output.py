@@ -1,6 +1,6 @@
 """Writing command results as YAML (default) or JSON, sorted and stable.
 
-Why: users diff and script against the CLI's output (cli-contract); one
+Why: users diff and script against the CLI's output (docs/cli.md); one
 writer keeps key order, list order and number formatting identical across
 commands.
 """

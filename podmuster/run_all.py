@@ -14,7 +14,7 @@ from typing import Any
 from kubeapi import ratelimit
 from podgrouper import flags as podgrouper_flags
 from scheduler.binder.flags import add_reservation_arguments
-from scheduler.controllers.flags import add_leader_arguments, add_metrics_argument
+from scheduler.component.flags import add_leader_arguments, add_metrics_argument
 from scheduler.live.flags import add_bind_arguments, add_cycle_arguments
 from scheduler.scale_adjuster.flags import add_adjuster_arguments
 

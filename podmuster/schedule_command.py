@@ -1,4 +1,4 @@
-"""``podmuster schedule``: run scheduling cycles on a snapshot offline (cli-contract §2).
+"""``podmuster schedule``: run scheduling cycles on a snapshot offline (docs/cli.md §2).
 
 Why: this is how a KAI or podmuster user asks "what would the scheduler do
 with this cluster, and why is my job pending" without touching a cluster.
@@ -124,7 +124,7 @@ def _pod_group(outcome: PodGroupOutcome, explain: bool) -> dict[str, Any]:
 
 
 def render(result: CycleResult, explain: bool) -> dict[str, Any]:
-    """The cli-contract §2 document for one cycle (``queues`` added with ``--explain``)."""
+    """The docs/cli.md §2 document for one cycle (``queues`` added with ``--explain``)."""
     document = {
         "binds": [
             {
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report_bad_objects(problems: Sequence[InputError]) -> int:
-    """One stderr line per object left out (cli-contract "Bad input"); the exit status: 2 or 0."""
+    """One stderr line per object left out (docs/cli.md "Bad input"); the exit status: 2 or 0."""
     for problem in problems:
         print(f"podmuster: {problem}", file=sys.stderr)
     return 2 if problems else 0

@@ -1,4 +1,4 @@
-"""``podmuster simulate``: replay a trace or manifests on a simulated cluster (cli-contract §5).
+"""``podmuster simulate``: replay a trace or manifests on a simulated cluster (docs/cli.md §5).
 
 Why: the what-if question "what happens to my teams if I change this" is
 answered offline, on the same engine as the live scheduler (the

@@ -4,7 +4,7 @@ Why: ``podmuster schedule --rounds``, the demo and the simulator all ask "and
 then what?": what the cluster looks like once the scheduler's decisions have
 happened. :func:`apply_result` answers it as a pure function of
 ``(objects, result, now)``, so every caller plays a cycle forward the same
-way (cli-contract §2, ``--rounds``):
+way (docs/cli.md §2, ``--rounds``):
 
 * **bind**: the pod runs on its node (``spec.nodeName``, phase ``Running``,
   ``status.startTime`` = ``now``). Binding and start are taken as instant. A

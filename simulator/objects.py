@@ -55,7 +55,7 @@ def gpu_request(gpus: float) -> tuple[int, str | None]:
     """(whole GPUs for ``nvidia.com/gpu``, ``gpu-fraction`` annotation) for a per-pod GPU ask.
 
     A fraction below one GPU is a shared-GPU pod: no ``nvidia.com/gpu``
-    request, the ``gpu-fraction`` annotation instead (cli-contract §1).
+    request, the ``gpu-fraction`` annotation instead (docs/cli.md §1).
     """
     if 0 < gpus < 1:
         return 0, f"{gpus:g}"
@@ -165,7 +165,7 @@ def bound(
     """The pod once bound and started on ``node`` (a shallow copy; the pending one is kept).
 
     A shared-GPU pod gets its group label(s), as the binder writes them
-    (cli-contract §1): ``runai-gpu-group=<first>``, and one
+    (docs/cli.md §1): ``runai-gpu-group=<first>``, and one
     ``runai-gpu-group/<id>`` per device when it has several.
     """
     metadata = manifest["metadata"]

@@ -2,7 +2,7 @@
 
 Why: the simulator runs a cycle only when something changed (an arrival, a
 completion, applied decisions). Two of KAI's rules change with time alone: a
-victim's minimum runtime ends (kai-semantics §5.7), and a stale gang's grace
+victim's minimum runtime ends (docs/semantics.md §5.7), and a stale gang's grace
 period runs out (§5.2, stale-gang eviction). Without a wake-up at those
 instants a starved queue would wait for the next unrelated event to reclaim,
 and a stale gang would hold its GPUs until then: the prediction would be late

@@ -50,7 +50,8 @@ def run_webhooks(args: argparse.Namespace) -> int:
     import ssl
     import sys
 
-    import kubeapi
+    from kubeapi.credentials import CredentialsError
+    from kubeapi.credentials import load as load_credentials
     from kubeapi.http import KubeHttp
     from webhooks import server
 
@@ -65,8 +66,8 @@ def run_webhooks(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        creds = kubeapi.load_credentials(args.kubeconfig, args.context)
-    except kubeapi.CredentialsError as exc:
+        creds = load_credentials(args.kubeconfig, args.context)
+    except CredentialsError as exc:
         print(f"podmuster run webhooks: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(

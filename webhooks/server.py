@@ -27,7 +27,8 @@ from aiohttp import web
 
 from crds import podgroup, queue
 from crds.errors import InputError
-from kubeapi import ApiError, KubeReader
+from kubeapi.errors import ApiError
+from kubeapi.protocol import KubeReader
 from webhooks import podenv, pods, validation
 
 __all__ = ["PATHS", "build_app", "mutation_response", "review_response", "serve"]

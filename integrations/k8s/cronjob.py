@@ -3,7 +3,7 @@
 Why this module exists: a CronJob's runs are separate Jobs; KAI groups on the Job
 (``pg-<job>-<jobUID>``, owner = Job) and takes labels, annotations, queue, priority
 and preemptibility from it (i.e. from ``jobTemplate.metadata``), never from the
-CronJob itself (kai-semantics §4.3).
+CronJob itself (docs/semantics.md §4.3).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why this module exists: Deployment replicas serve independently, so each pod is its
 own gang (``pg-<pod>-<podUID>``, owner = pod) while labels, annotations, queue and
 topology come from the Deployment; priority is resolved on the Deployment only with
-``inference`` as the fallback (kai-semantics §4.3).
+``inference`` as the fallback (docs/semantics.md §4.3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""batch/v1 Job: one PodGroup per pod, owned by the Job (kai-semantics §4.3).
+"""batch/v1 Job: one PodGroup per pod, owned by the Job (docs/semantics.md §4.3).
 
 Why this module exists: Job pods are independent units (each completion is its own
 gang of one), so the PodGroup is named ``pg-<pod>-<jobUID>``.  For a Job with

@@ -4,7 +4,7 @@ Why this module exists: TFJob, PyTorchJob, XGBoostJob, JAXJob, PaddleJob and MPI
 differ only in the name of their replica-spec map and which replica types are
 required; the gang size is ``runPolicy.schedulingPolicy.minAvailable`` when set,
 else the sum of every replica spec's ``replicas`` (missing or 0 is an error).
-Framework adapters wrap :class:`DistributedGrouper` (kai-semantics §4.3).
+Framework adapters wrap :class:`DistributedGrouper` (docs/semantics.md §4.3).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why this module exists: with ``launcherCreationPolicy: WaitForWorkersReady`` the
 operator creates the launcher only after the workers run, so counting it in the gang
 would deadlock; while no non-terminating launcher pod exists (labels
 ``training.kubeflow.org/job-name`` and ``job-role=launcher``), the Launcher replicas
-are subtracted — from ``minAvailable`` too (kai-semantics §4.3).
+are subtracted — from ``minAvailable`` too (docs/semantics.md §4.3).
 """
 
 from __future__ import annotations

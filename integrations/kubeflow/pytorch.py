@@ -4,7 +4,7 @@ Why this module exists: PyTorch adds two things to the shared Kubeflow rule.  Th
 gang size is the replica sum, overridden by ``elasticPolicy.minReplicas``, overridden
 by ``schedulingPolicy.minAvailable``; and pods are split into a ``master`` and a
 ``worker`` pod set, the workers optionally cut into topology segments of
-``kai.scheduler/segment-size`` pods (kai-semantics §4.3, PyTorchJob subgroups).
+``kai.scheduler/segment-size`` pods (docs/semantics.md §4.3, PyTorchJob subgroups).
 """
 
 from __future__ import annotations

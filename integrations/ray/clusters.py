@@ -1,4 +1,4 @@
-"""Gang size and subgroups of a Ray cluster spec (kai-semantics §4.3, Ray subgroups).
+"""Gang size and subgroups of a Ray cluster spec (docs/semantics.md §4.3, Ray subgroups).
 
 Why this module exists: RayCluster, RayJob and RayService all gang on one cluster
 spec: the head plus, per worker group, ``(minReplicas if > 0 else replicas) x
@@ -48,7 +48,7 @@ def template_topology(
 
 
 def _is_suspended(group: Mapping[str, Any], kai_bug: bool) -> bool:
-    # KubeRay's field is ``suspend``; KAI reads a field ``suspended`` (kai-semantics §4.3).
+    # KubeRay's field is ``suspend``; KAI reads a field ``suspended`` (docs/semantics.md §4.3).
     if kai_bug:
         return group.get("suspended") is True
     return group.get("suspend") is True or group.get("suspended") is True

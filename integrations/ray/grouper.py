@@ -5,7 +5,7 @@ owned and labelled by the top owner, while the gang comes from the RayCluster: t
 top owner itself, or the cluster a RayJob (``status.rayClusterName``) or RayService
 (``status.activeServiceStatus`` then ``pendingServiceStatus``) points at.  The
 top-owner label ``ray.io/priority-class-name`` wins over every other priority,
-unchecked (kai-semantics §4.3, §12).
+unchecked (docs/semantics.md §4.3, §12).
 
 podmuster difference: when the status names no cluster (or one that the lookup does
 not find), the RayCluster in the pod's owner chain is used, then the cluster spec

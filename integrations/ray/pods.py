@@ -6,7 +6,7 @@ head) and ``ray.io/node-type``, and creates ``replicas x numOfHosts`` pods per
 unsuspended worker group; RayJob and RayService first create a RayCluster
 ``<name>-<x>`` from their embedded spec.  The Ray adapter maps pods by these labels.
 The RayJob submitter (K8sJobMode) is not synthesized: KubeRay disables it with KAI
-because it cannot join the gang (kai-semantics §12).
+because it cannot join the gang (docs/semantics.md §12).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The allocate action: place ready pending gangs without disrupting anything (§5.2).
+"""The allocate action: place ready pending gangs, disrupting nothing (docs/semantics.md §5.2).
 
 Why: allocate is the first and most frequent action. For each job popped in
 fairness order it checks the queue path's capacity, places the job's tasks to

@@ -1,4 +1,4 @@
-"""The three disruptive actions: preempt, reclaim and consolidation (kai-semantics §5.2).
+"""The three disruptive actions: preempt, reclaim and consolidation (docs/semantics.md §5.2).
 
 Why: each pops pending, ready gangs in queue order like allocate, chooses who
 may be a victim, and hands the rest to the shared solver. What differs is

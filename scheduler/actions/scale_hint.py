@@ -5,7 +5,7 @@ one at a time, each pod simulated against a node template. A gang of 16 pods tha
 needs two more 8-GPU nodes may then get one node, wait, and get the next; while
 the first waits, the gang still cannot start. Reporting the gang's shortfall as one
 number ("2 more nodes like this") lets an autoscaler, or its operator, add the
-nodes together. Beyond KAI (kai-semantics §7 stops at ``PodScheduled=False``).
+nodes together. Beyond KAI (docs/semantics.md §7 stops at ``PodScheduled=False``).
 
 The hint is pure arithmetic over the session's end state, for gangs that stayed
 pending although their queue would take them:

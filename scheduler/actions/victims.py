@@ -1,4 +1,4 @@
-"""Victim candidates and the pods taken from each, in KAI's order (kai-semantics §5.2).
+"""Victim candidates and the pods taken from each, in KAI's order (docs/semantics.md §5.2).
 
 Why: reclaim, preempt and consolidation differ in who may be a victim, not in
 how victims are taken: the worst-placed job first (reverse job order: lowest

@@ -1,7 +1,7 @@
 """Shared GPUs: a pod's fractional request, and each node's shared GPU groups.
 
 Why: a fractional-GPU pod (annotation ``gpu-fraction`` or ``gpu-memory``,
-kai-semantics §6) does not take whole devices from the node's GPU column; it
+docs/semantics.md §6) does not take whole devices from the node's GPU column; it
 joins a *group*, one physical device shared by several pods. The first member
 of a group takes one whole GPU (``GPU_UNIT``) from the node, the last one to
 leave gives it back. Groups are kept per node in a small map beside the

@@ -31,7 +31,7 @@ class PodSetInfo:
         return self.count(ACTIVE_USED)
 
     def is_ready(self) -> bool:
-        """Enough non-gated alive pods exist for the gang (kai-semantics §5.1 "Ready")."""
+        """Enough non-gated alive pods exist for the gang (docs/semantics.md §5.1 "Ready")."""
         alive_not_gated = sum(
             1 for pod in self.pods if pod.status in ALIVE and pod.status != PodStatus.GATED
         )

@@ -16,7 +16,7 @@ from scheduler.api.resources import CPU, GPU, MEMORY, Vector
 
 
 class PodStatus(enum.IntEnum):
-    """KAI's pod status model (kai-semantics §1.3)."""
+    """KAI's pod status model (docs/semantics.md §1.3)."""
 
     PENDING = 0
     GATED = 1
@@ -150,6 +150,6 @@ def is_utility_pod(pod: PodInfo) -> bool:
     """A scaling pod or a GPU reservation pod: it holds node capacity for our own pods.
 
     Its usage is not foreign: subtracting it from the fair-share total would shrink
-    every queue's share by the very room it keeps for them (kai-semantics §7).
+    every queue's share by the very room it keeps for them (docs/semantics.md §7).
     """
     return pod.namespace in UTILITY_NAMESPACES

@@ -5,7 +5,7 @@ failure is final, how long to back off) are the scheduler → binder contract.
 Keeping them as functions of plain objects lets every case be tested as a
 table, and keeps the async reconciler a thin loop of reads and writes.
 
-Rules (KAI §1.2 step 5, §2.4), and where podmuster differs:
+Rules (docs/semantics.md §1.2 step 5, §2.4), and where podmuster differs:
 
 - A BindRequest whose phase is ``Succeeded``, or ``Failed`` with no retries
   left, is done: nothing to do.

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from scheduler.controllers.flags import add_common_arguments
+from scheduler.component.flags import add_common_arguments
 
 if TYPE_CHECKING:
     from scheduler.binder.sharing import Settings
@@ -104,9 +104,9 @@ def run_binder(args: argparse.Namespace) -> int:
         print(f"podmuster run binder: {exc}", file=sys.stderr)
         return 2
 
-    from kubeapi import KubeController
+    from kubeapi.protocol import KubeController
     from scheduler.binder.reconciler import Binder
-    from scheduler.controllers import runtime
+    from scheduler.component import runtime
 
     async def body(api: KubeController) -> None:
         await Binder(api, workers=args.workers, reservations=settings).run()

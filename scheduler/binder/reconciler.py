@@ -33,12 +33,15 @@ from typing import Any
 
 from crds import gpusharing as names
 from crds.bindrequest import API_VERSION, KIND
-from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object
+from kubeapi.errors import ApiError, ConflictError, NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeController
 from scheduler.binder import sharing, syncing
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
-from scheduler.controllers.watching import Key, Store, run_together, watch_kind
-from scheduler.controllers.workqueue import WorkQueue
-from scheduler.metrics import METRICS, Metrics
+from scheduler.component.watching import Key, Store, run_together, watch_kind
+from scheduler.component.workqueue import WorkQueue
+from scheduler.metrics import METRICS
+from scheduler.metrics.families import Metrics
 
 __all__ = ["Binder"]
 

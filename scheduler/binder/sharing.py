@@ -7,7 +7,7 @@ node that requests one whole ``nvidia.com/gpu``; the code inside it (the device 
 in tests) writes the UUID of the GPU it got in the annotation
 ``run.ai/reserve_for_gpu_index``. Every pod of the group then sees that GPU through the
 env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``), wired at admission.
-Rules (``kai-semantics.md`` §2.4, §6 "Binder"):
+Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
    (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).

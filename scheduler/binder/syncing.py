@@ -5,7 +5,7 @@ When the group empties, the GPU must be given back; when the reservation pod is 
 (deleted by hand, evicted, its node drained), the pods still using that GPU are no
 longer accounted for and must go too, so the scheduler places them again. Both are
 decided here from the binder's watch caches (pods and BindRequests), as pure functions;
-the reconciler deletes. Rules (``kai-semantics.md`` §6 "Binder sync"):
+the reconciler deletes. Rules (``docs/semantics.md`` §6 "Binder sync"):
 
 * A group is **in use** while a sharing pod labelled with it is Running, or Pending and
   already bound, or while a BindRequest that is not finished (not Succeeded, not failed

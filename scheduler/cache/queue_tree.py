@@ -39,7 +39,7 @@ def _to_engine(resource: str, value: float, *, clamp_negative: bool) -> float:
 
 
 def queue_info(obj: Mapping[str, Any], creation: float, uid: str) -> QueueInfo:
-    """One Queue object in engine units (kai-semantics §2.3)."""
+    """One Queue object in engine units (docs/semantics.md §2.3)."""
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     if not isinstance(spec, Mapping):

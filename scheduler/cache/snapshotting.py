@@ -20,7 +20,7 @@ def build_snapshot(
     now: float = 0.0,
     strict: bool = True,
 ) -> SnapshotResult:
-    """The engine's snapshot of ``objects`` (kinds per cli-contract §1)."""
+    """The engine's snapshot of ``objects`` (kinds per docs/cli.md §1)."""
     cache = ClusterCache(scheduler_name, strict=strict)
     cache.upsert_all(objects)
     return cache.snapshot(now)

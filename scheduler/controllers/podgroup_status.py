@@ -5,7 +5,7 @@ and holds, so users (and the queue controller, which sums them up the queue
 tree) see it on the object. The arithmetic lives here so it is tested as tables
 and shared by the reconciler and the tests.
 
-Units are KAI's (§2.2): GPU in devices with fractions (``nvidia.com/gpu``),
+Units are KAI's (docs/semantics.md §2.2): GPU in devices with fractions (``nvidia.com/gpu``),
 CPU in millicores and memory in MB (10^6 bytes), as plain numbers; any other
 extended resource keeps its own unit. A pod counts as follows:
 

@@ -22,13 +22,16 @@ from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY
 from crds.names import POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.queue import API_VERSION as QUEUE_API_VERSION
-from kubeapi import ApiError, KubeController, NotFoundError, Object
+from kubeapi.errors import ApiError, NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeController
+from scheduler.component.watching import Key, Store, key_of, run_together, watch_kind
+from scheduler.component.workqueue import WorkQueue
 from scheduler.controllers.podgroup_status import GpuMemory, is_non_preemptible
 from scheduler.controllers.podgroup_status import podgroup_status as compute_podgroup
 from scheduler.controllers.queue_status import queue_statuses, queue_totals
-from scheduler.controllers.watching import Key, Store, key_of, run_together, watch_kind
-from scheduler.controllers.workqueue import WorkQueue
-from scheduler.metrics import METRICS, Metrics
+from scheduler.metrics import METRICS
+from scheduler.metrics.families import Metrics
 
 __all__ = ["StatusControllers", "merge_diff"]
 

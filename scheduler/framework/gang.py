@@ -1,7 +1,7 @@
 """Gang rules shared by every action: readiness and the tasks to allocate next.
 
 Why: allocate, reclaim, preempt and consolidation all ask "which pods of this
-job go next, and is the job ready to be tried at all" (kai-semantics §5.1);
+job go next, and is the job ready to be tried at all" (docs/semantics.md §5.1);
 answering it in one place keeps the actions consistent.
 """
 

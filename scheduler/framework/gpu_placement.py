@@ -2,7 +2,7 @@
 
 Why: a fractional pod does not fit by comparing its request with the node's
 free column alone; it needs, on one node, ``devices`` entries among the groups
-it fits into and the whole devices still free (kai-semantics §6). Kept apart
+it fits into and the whole devices still free (docs/semantics.md §6). Kept apart
 from ``Session.place`` so pods that do not share GPUs keep the vectorised path
 untouched; the session calls :func:`place_shared` for shared pods only, and the
 Statement calls :func:`join` / :func:`release` / :func:`undo` around its own

@@ -3,7 +3,7 @@
 Why: the actions of a cycle share one session and commit one statement at a
 time, and Allocated and Pipelined pods are active-allocated, so a later
 action may take as a victim a pod an earlier one placed or moved
-(kai-semantics §1.3, §5.2). The log then says both "bind" and "evict" about
+(docs/semantics.md §1.3, §5.2). The log then says both "bind" and "evict" about
 one pod. Whoever carries the cycle out (the live committer, ``podmuster
 schedule``, rounds, the simulator) needs one answer per pod, the outcome of
 replaying the log in order, as KAI's session does:

@@ -51,15 +51,9 @@ from crds.bindrequest import SELECTED_NODE_LABEL
 from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
 from crds.names import POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
-from kubeapi import (
-    ApiError,
-    ConflictError,
-    KubeController,
-    NotFoundError,
-    Object,
-    event_body,
-    owner_reference,
-)
+from kubeapi.errors import ApiError, ConflictError, NotFoundError
+from kubeapi.objects import Object, event_body, owner_reference
+from kubeapi.protocol import KubeController
 from scheduler.api.resources import GPU_UNIT
 from scheduler.cache.reading import read_bind_request
 from scheduler.cycle import Bind, CycleResult, Eviction

@@ -29,9 +29,10 @@ from typing import Any
 
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError, object_error
-from kubeapi import KubeWatcher, Listing, Object
 from kubeapi.backoff import Backoff
 from kubeapi.informer import list_and_watch
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeWatcher, Listing
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.reading import key_of
 

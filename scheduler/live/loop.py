@@ -14,25 +14,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import io
-import json
 import logging
-import os
-import signal
-import socket
 import time
 from dataclasses import dataclass
 
 from crds.documents import gc_paused
-from kubeapi import KubeController
+from kubeapi.protocol import KubeController
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
+from scheduler.component.fencing import FencedWrites
+from scheduler.component.leader import LeaderElector
+from scheduler.component.process import identity
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
-from scheduler.live.fencing import FencedWrites
 from scheduler.live.informers import Informers
-from scheduler.live.leader import LeaderElector
 from scheduler.metrics_http import READINESS, Readiness
 
 log = logging.getLogger("podmuster.scheduler")
@@ -53,11 +49,6 @@ class Options:
     # A process of its own: move everything alive after the first sync out of the
     # collector's sight (in-process tests leave it off: their garbage would stay).
     freeze_after_sync: bool = False
-
-
-def identity() -> str:
-    """hostname + pid: unique per replica, readable in ``kubectl get lease``."""
-    return f"{socket.gethostname()}_{os.getpid()}"
 
 
 async def run(
@@ -193,50 +184,3 @@ async def _until(work: object, *events: asyncio.Event) -> None:
     await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
     for pending in [task, *waiters]:
         pending.cancel()
-
-
-def install_signal_handlers(stop: asyncio.Event) -> None:
-    """SIGTERM/SIGINT stop; SIGUSR1 logs where every task is waiting (for a stuck process)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGUSR1, log_tasks)
-
-
-def log_tasks() -> None:
-    """One warning per asyncio task with its stack (innermost frames last)."""
-    for task in asyncio.all_tasks():
-        out = io.StringIO()
-        task.print_stack(limit=20, file=out)
-        log.warning("task %s", task.get_name(), extra={"stack": out.getvalue()})
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``ts``, ``level``, ``logger``, ``msg`` (the names KAI's
-    JSON logs use) and any ``extra`` fields; docs/metrics.md lists them."""
-
-    _standard = set(vars(logging.makeLogRecord({})))
-
-    def format(self, record: logging.LogRecord) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        entry = {
-            "ts": f"{stamp}.{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        entry.update({k: v for k, v in vars(record).items() if k not in self._standard})
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
-
-
-def configure_logging(log_format: str, level: int = logging.INFO) -> None:
-    handler = logging.StreamHandler()
-    if log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)

@@ -14,9 +14,12 @@ import sys
 
 import yaml
 
-from kubeapi import CredentialsError, load_credentials, ratelimit
+from kubeapi import ratelimit
+from kubeapi.credentials import CredentialsError
+from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from scheduler import metrics_http
+from scheduler.component import process
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from scheduler.live import loop
 from scheduler.metrics import METRICS
@@ -58,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
     if args.schedule_period <= 0:
         print("podmuster run scheduler: --schedule-period: must be > 0", file=sys.stderr)
         return 2
-    loop.configure_logging(args.log_format)
+    process.configure_logging(args.log_format)
     options = loop.Options(
         config=config,
         schedule_period=args.schedule_period,
@@ -71,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
 
     async def serve() -> int:
         stop = asyncio.Event()
-        loop.install_signal_handlers(stop)
+        process.install_signal_handlers(stop)
         api = KubeHttp(creds, component="podmuster-scheduler", rate_limit=rate_limit)
         server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
         try:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubeapi import Object, timestamp
+from kubeapi.objects import Object, timestamp
 
 CONDITION_TYPE = "UnschedulableOnNodePool"
 NODE_POOL = "default"

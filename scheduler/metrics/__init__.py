@@ -20,17 +20,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import LATENCY_BUCKETS_MS, Metric, Registry
+from scheduler.metrics.registry import Registry
 
 if TYPE_CHECKING:  # the binder and controllers never load the engine
     from scheduler.cycle import CycleResult
 
 __all__ = [
-    "LATENCY_BUCKETS_MS",
     "METRICS",
-    "Metric",
-    "Metrics",
-    "Registry",
     "count_binds",
     "count_evictions",
     "observe_cycle",

@@ -1,7 +1,7 @@
 """GPU kinds per node: fractional GPUs, MIG strategies, and the shared-group node score.
 
 Why: which GPU requests a node can serve depends on how its GPUs are offered
-(kai-semantics §6): a MIG ``single`` node offers only whole GPUs, a ``mixed``
+(docs/semantics.md §6): a MIG ``single`` node offers only whole GPUs, a ``mixed``
 node only MIG slices, a node without MIG no slices, and a node without the
 ``nvidia.com/gpu.memory`` label cannot size a ``gpu-memory`` request. These
 are node filters with a reason each, so fit messages say why. The score

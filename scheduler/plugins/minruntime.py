@@ -1,4 +1,4 @@
-"""Minimum runtime: a job that started recently is not disrupted yet (kai-semantics §5.7).
+"""Minimum runtime: a job that started recently is not disrupted yet (docs/semantics.md §5.7).
 
 Why: without it a freshly started job can be preempted or reclaimed in the
 next cycle and nothing makes progress. A victim is protected while

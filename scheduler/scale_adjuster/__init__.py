@@ -1,5 +1,5 @@
 """node-scale-adjuster: whole-GPU scaling pods that make autoscalers add GPU nodes for
-pending fractional-GPU pods (kai-semantics §7).
+pending fractional-GPU pods (docs/semantics.md §7).
 
 Why: cluster-autoscaler and Karpenter simulate a pending pod against node templates,
 and a pod asking for half a GPU through an annotation asks for no ``nvidia.com/gpu``

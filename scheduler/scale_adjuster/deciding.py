@@ -1,6 +1,6 @@
 """What the node-scale-adjuster does on one reconcile, as a pure function of the pods.
 
-Why this module exists: the rules of kai-semantics §7 (which scaling pods go, when a
+Why this module exists: the rules of docs/semantics.md §7 (which scaling pods go, when a
 new one is made, what it looks like) are table-tested here without an API server;
 :mod:`~scheduler.scale_adjuster.reconciler` only lists, watches and writes.
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from scheduler.component.flags import add_common_arguments
 from scheduler.config import ConfigError
-from scheduler.controllers.flags import add_common_arguments
 from scheduler.scale_adjuster.deciding import Settings
 
 __all__ = ["add_adjuster_arguments", "add_parser", "settings_from"]
@@ -97,8 +97,8 @@ def run_adjuster(args: argparse.Namespace) -> int:
         print(f"podmuster run node-scale-adjuster: {exc}", file=sys.stderr)
         return 2
 
-    from kubeapi import KubeController
-    from scheduler.controllers import runtime
+    from kubeapi.protocol import KubeController
+    from scheduler.component import runtime
     from scheduler.scale_adjuster.reconciler import ScaleAdjuster
 
     async def body(api: KubeController) -> None:

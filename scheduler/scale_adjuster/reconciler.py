@@ -14,9 +14,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from kubeapi import ApiError, ConflictError, KubeController, NotFoundError, Object, timestamp
-from scheduler.controllers.watching import Store, run_together, watch_kind
-from scheduler.controllers.workqueue import WorkQueue
+from kubeapi.errors import ApiError, ConflictError, NotFoundError
+from kubeapi.objects import Object, timestamp
+from kubeapi.protocol import KubeController
+from scheduler.component.watching import Store, run_together, watch_kind
+from scheduler.component.workqueue import WorkQueue
 from scheduler.scale_adjuster.deciding import Plan, Settings, plan
 
 __all__ = ["ScaleAdjuster", "unschedulable_status"]

@@ -1,4 +1,4 @@
-"""Reading objects on input (cli-contract §1) and the one-line errors about them.
+"""Reading objects on input (docs/cli.md §1) and the one-line errors about them.
 
 Aspects: Lists (``kind: List`` and typed ``PodList`` with bare items),
 multi-document YAML, JSON, several files, ``-`` for stdin, order and position

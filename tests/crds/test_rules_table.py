@@ -15,7 +15,6 @@ import pytest
 
 from crds import rules
 from crds.gpusharing import FRACTION, NUM_DEVICES
-from scheduler import testing as t
 from scheduler.api.resources import GPU_UNIT
 from scheduler.binder.decide import decide
 from scheduler.cache.reading import read_bind_request
@@ -24,6 +23,7 @@ from scheduler.controllers.podgroup_status import is_non_preemptible, pod_reques
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.scale_adjuster.deciding import DeviceError, Settings, devices_of, scaling_pod
 from simulator.workloads import pod_gpus
+from tests.kits import worlds as t
 from webhooks.pods import validate_pod
 
 # --- fraction validity ----------------------------------------------------------------------

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from kubeapi import load_credentials
+from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
+from scheduler.component.leader import LEASE_API, LeaderElector
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop
-from scheduler.live.leader import LEASE_API, LeaderElector
 
 from .controlplane import Cluster
 from .kube import Obj, wait_for

@@ -1,4 +1,4 @@
-"""MIG slices (mixed strategy) on a real API server (docs/gpu-scheduling.md, kai-semantics §6).
+"""MIG slices (mixed strategy) on a real API server (docs/gpu-scheduling.md, docs/semantics.md §6).
 
 The whole pipeline runs (``podmuster run all``). A kwok node labelled
 ``nvidia.com/mig.strategy=mixed`` advertises seven ``nvidia.com/mig-1g.10gb`` and two
@@ -6,7 +6,7 @@ The whole pipeline runs (``podmuster run all``). A kwok node labelled
 (``receivedResourceType: MigInstance``).
 
 Where the GPU count of a slice shows: the scheduler counts a ``mig-<X>g.*`` slice as X
-GPUs in its queue (kai-semantics §3), which the API shows through the queue's GPU limit:
+GPUs in its queue (docs/semantics.md §3), which the API shows through the queue's GPU limit:
 with 3 of 4 GPUs in use, a 2g slice is refused as ``OverLimit`` (the reason names
 ``gpu=3`` allocated and a ``gpu=2`` request) although the node has 2g slices free, and one
 more 1g slice still binds. The Queue's ``status.allocated``, written by the status

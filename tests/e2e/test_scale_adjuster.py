@@ -1,4 +1,4 @@
-"""The node-scale-adjuster against a real API server (kai-semantics §7).
+"""The node-scale-adjuster against a real API server (docs/semantics.md §7).
 
 A half-GPU pod of ``kai-scheduler`` that no node can take is marked
 ``PodScheduled=False/Unschedulable`` (by the test, standing in for the scheduler,

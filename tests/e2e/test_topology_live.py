@@ -1,4 +1,4 @@
-"""Topology-aware placement against a real API server (docs/topology.md, kai-semantics §5.8).
+"""Topology-aware placement against a real API server (docs/topology.md, docs/semantics.md §5.8).
 
 The whole pipeline runs (``podmuster run all``: podgrouper, scheduler, binder, status
 controllers); kwok stands in for the kubelets. Each test labels its own kwok nodes into

@@ -48,7 +48,7 @@ RAY = "ray.io/v1"
 JOBSET = "jobset.x-k8s.io/v1alpha2"
 LWS = "leaderworkerset.x-k8s.io/v1"
 
-# One PodGroup per top owner (the minMember and subgroups written out from kai-semantics §4.3).
+# One PodGroup per top owner (the minMember and subgroups written out from docs/semantics.md §4.3).
 PER_WORKLOAD: dict[tuple[str, ...], list[Expected]] = {
     ("kai-scheduler/build-priority-pod.yaml",): [
         Expected(pg("v1", "Pod", "build-pod"), 1, priority="build")

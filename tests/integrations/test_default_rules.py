@@ -1,4 +1,4 @@
-"""The common rules every adapter shares (kai-semantics §3, §4.1, §4.2).
+"""The common rules every adapter shares (docs/semantics.md §3, §4.1, §4.2).
 
 Covers: queue resolution order (grouping object, pod, project with node pool,
 default-queue; empty labels count), priority resolution (one candidate per owner,

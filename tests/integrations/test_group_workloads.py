@@ -3,7 +3,7 @@
 Covers: a bad workload reported with its object and field while the others are
 grouped; owner-chain errors (missing owner, uid mismatch, an intermediate owner
 with two owners); given pods used instead of synthesis; PodGroups deduplicated and
-sorted; the ``v1 List`` and ``--pods`` assignment shapes of cli-contract §3;
+sorted; the ``v1 List`` and ``--pods`` assignment shapes of docs/cli.md §3;
 PriorityClass objects extending the existing classes; default-grouper kinds with no
 pods; determinism.
 """

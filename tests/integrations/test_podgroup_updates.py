@@ -1,4 +1,4 @@
-"""Sticky fields on update and the pod patch (kai-semantics §3 "Sticky", §4.1 ApplyToCluster)."""
+"""Sticky fields on update and the pod patch (docs/semantics.md §3 "Sticky", §4.1 ApplyToCluster)."""
 
 from __future__ import annotations
 

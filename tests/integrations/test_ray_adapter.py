@@ -1,4 +1,4 @@
-"""RayCluster / RayJob / RayService grouping (kai-semantics §4.3 Ray, §12).
+"""RayCluster / RayJob / RayService grouping (docs/semantics.md §4.3 Ray, §12).
 
 Covers: the §4.3 minimum example (head + gpu group replicas 4, minReplicas 2,
 numOfHosts 2 => 5); skipped groups (both counts 0, ``suspend`` — KubeRay's field —

@@ -39,10 +39,3 @@ def test_gvk_of_a_core_object() -> None:
     gvk = GVK.of(obj("v1", "Pod", "p"))
     assert (gvk.group, gvk.version, gvk.kind, gvk.api_version) == ("", "v1", "Pod", "v1")
     assert str(GVK("apps", "v1", "Deployment")) == "apps/v1 Deployment"
-
-
-def test_package_exports_are_sorted_and_resolvable() -> None:
-    import integrations
-
-    assert integrations.__all__ == sorted(integrations.__all__)
-    assert all(getattr(integrations, name, None) is not None for name in integrations.__all__)

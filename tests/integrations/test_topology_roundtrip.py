@@ -1,4 +1,4 @@
-"""The scheduler reads the topology constraints the podgrouper writes (kai-semantics §3, §5.8).
+"""The scheduler reads the topology constraints the podgrouper writes (docs/semantics.md §3, §5.8).
 
 Why: the podgrouper turns ``kai.scheduler/topology*`` and segment annotations into
 ``topologyConstraint`` fields on PodGroups and subgroups; a field-name or nesting
@@ -15,7 +15,7 @@ from adapter_builders import ctx, group, obj
 from test_kubeflow_adapters import pytorch, replica, worker_pod
 from test_ray_adapter import RAY, ray_pod
 
-from scheduler.testing import node, pod, queue, run_objects, topology
+from tests.kits.worlds import node, pod, queue, run_objects, topology
 
 TOPO = "cluster-topo"
 ZONE = "topology.kubernetes.io/zone"

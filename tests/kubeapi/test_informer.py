@@ -8,10 +8,12 @@ import contextlib
 import random
 from collections.abc import Callable
 
-from kubeapi import Listing, Object, TransientError
 from kubeapi.backoff import Backoff
+from kubeapi.errors import TransientError
 from kubeapi.informer import list_and_watch
-from kubeapi.testing import FakeKube
+from kubeapi.objects import Object
+from kubeapi.protocol import Listing
+from tests.kits.fake_kube import FakeKube
 
 
 def config_map(name: str) -> Object:

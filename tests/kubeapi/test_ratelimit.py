@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestServer
 from kubeapi import credentials, ratelimit
 from kubeapi.http import KubeHttp
 from kubeapi.ratelimit import RateLimit, RateLimiter, TokenBucket
-from kubeapi.testing import FakeClock
+from tests.kits.fake_kube import FakeClock
 
 
 def test_burst_goes_at_once_then_one_token_per_interval() -> None:

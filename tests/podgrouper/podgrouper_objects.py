@@ -7,7 +7,8 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from integrations import registry
-from podgrouper import reconciling, settings, testing
+from podgrouper import reconciling, settings
+from tests.kits import podgrouper_kube as testing
 
 T = TypeVar("T")
 SETTINGS = settings.PodGrouperSettings()

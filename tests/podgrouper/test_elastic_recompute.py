@@ -1,4 +1,4 @@
-"""Elastic workloads whose autoscaler edits them (kai-semantics §7): the podgrouper
+"""Elastic workloads whose autoscaler edits them (docs/semantics.md §7): the podgrouper
 recomputes the PodGroup's minMember on every pod reconcile.
 
 Covers: a RayCluster with ``minReplicas: 0`` follows ``replicas`` up and down (the

@@ -20,15 +20,15 @@ from podgrouper_objects import SETTINGS, fake, obj, pod, pod_group
 from integrations import registry
 from kubeapi import credentials
 from kubeapi import http as kubehttp
+from kubeapi.errors import TransientError
 from podgrouper import (
     cli,
     flags,
     handlers,
-    kube,
     selectors,
     settings,
-    testing,
 )
+from tests.kits import podgrouper_kube as testing
 
 CREDS = credentials.Credentials(server="https://api.test:6443", token="t")
 LOGGER = logging.getLogger("test-podgrouper")
@@ -101,7 +101,7 @@ def test_adapter_error_returns_normally_with_events() -> None:
 def test_transient_error_is_a_temporary_error_with_backoff(retry: int, delay: float) -> None:
     p = pod("solo")
     kube_ = fake(p)
-    kube_.fail("create", "PodGroup", "ns", "pg-solo-uid-solo", kube.TransientError)
+    kube_.fail("create", "PodGroup", "ns", "pg-solo-uid-solo", TransientError)
     with pytest.raises(kopf.TemporaryError) as caught:
         call(kube_, p, retry)
     assert caught.value.delay == delay

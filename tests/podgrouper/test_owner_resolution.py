@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from podgrouper_objects import fake, obj, pod, run
 
-from podgrouper import kube, owners
+from kubeapi.errors import ForbiddenError, NotFoundError, TransientError
+from podgrouper import owners
 
 DEPLOY = obj("apps/v1", "Deployment", "web")
 RS = obj("apps/v1", "ReplicaSet", "web-1", owners=(DEPLOY,))
@@ -57,22 +58,22 @@ def test_an_intermediate_owner_with_two_owners_is_an_error() -> None:
 def test_forbidden_stops_at_the_last_reachable_owner(forbidden: str, expected: list[str]) -> None:
     kube_ = fake(DEPLOY, RS)
     kind = "ReplicaSet" if forbidden == "web-1" else "Deployment"
-    kube_.fail("get_metadata", kind, "ns", forbidden, kube.ForbiddenError)
+    kube_.fail("get_metadata", kind, "ns", forbidden, ForbiddenError)
     chain = run(owners.resolve_owners(POD, kube_))
     assert names(chain) == expected
-    assert isinstance(chain.stopped_by, kube.ForbiddenError)
+    assert isinstance(chain.stopped_by, ForbiddenError)
     assert chain.top["metadata"]["name"] == (expected[-1] if expected else "web-1-a")
 
 
 def test_not_found_owner_fails() -> None:
-    with pytest.raises(kube.NotFoundError, match="Deployment ns/web"):
+    with pytest.raises(NotFoundError, match="Deployment ns/web"):
         run(owners.resolve_owners(POD, fake(RS)))
 
 
 def test_transient_error_propagates() -> None:
     kube_ = fake(DEPLOY, RS)
-    kube_.fail("get_metadata", "ReplicaSet", "ns", "web-1", kube.TransientError)
-    with pytest.raises(kube.TransientError):
+    kube_.fail("get_metadata", "ReplicaSet", "ns", "web-1", TransientError)
+    with pytest.raises(TransientError):
         run(owners.resolve_owners(POD, kube_))
 
 

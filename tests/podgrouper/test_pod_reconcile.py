@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from podgrouper_objects import fake, obj, pod, pod_group, reconcile
 
-from podgrouper import applying, kube, reconciling, selectors, settings
+from kubeapi.errors import ForbiddenError, TransientError
+from kubeapi.objects import ObjectRef
+from podgrouper import applying, reconciling, selectors, settings
 
 RAY = "ray.io/v1"
 
@@ -131,7 +133,7 @@ def test_rayjob_cluster_is_looked_up_through_its_status() -> None:
     outcome = reconcile(kube_, head)
     assert outcome.applied is not None
     assert pod_group(kube_, "pg-rj-uid-rj")["spec"]["minMember"] == 5
-    assert ("get", kube.ObjectRef(RAY, "RayCluster", "ns", "rj-cluster")) in kube_.calls
+    assert ("get", ObjectRef(RAY, "RayCluster", "ns", "rj-cluster")) in kube_.calls
 
 
 def test_adapter_error_warns_on_pod_and_owner_and_the_next_pod_is_grouped() -> None:
@@ -168,10 +170,10 @@ def test_malformed_owner_chain_warns_without_raising() -> None:
 def test_transient_error_is_retryable_without_events() -> None:
     p = pod("solo")
     kube_ = fake(p)
-    kube_.fail("create", "PodGroup", "ns", "pg-solo-uid-solo", kube.TransientError, times=1)
+    kube_.fail("create", "PodGroup", "ns", "pg-solo-uid-solo", TransientError, times=1)
     with pytest.raises(reconciling.RetryableError) as caught:
         reconcile(kube_, p)
-    assert isinstance(caught.value.cause, kube.TransientError)
+    assert isinstance(caught.value.cause, TransientError)
     assert kube_.events == []
     assert reconcile(kube_, p).applied is not None
 
@@ -250,7 +252,7 @@ def test_forbidden_top_owner_groups_on_the_last_reachable_owner() -> None:
     rs = obj("apps/v1", "ReplicaSet", "web-1", owners=(deploy,), spec={})
     p = pod("web-1-a", rs)
     kube_ = fake(deploy, rs, p)
-    kube_.fail("get_metadata", "Deployment", "ns", "web", kube.ForbiddenError)
+    kube_.fail("get_metadata", "Deployment", "ns", "web", ForbiddenError)
     outcome = reconcile(kube_, p)
     assert outcome.applied is not None
     assert outcome.applied.pod_group == "pg-web-1-uid-web-1"

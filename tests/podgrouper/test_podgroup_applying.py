@@ -10,7 +10,9 @@ import pytest
 from podgrouper_objects import fake, pod, pod_group, run
 
 from integrations import base
-from podgrouper import applying, kube, testing
+from kubeapi.errors import ConflictError, NotFoundError
+from podgrouper import applying
+from tests.kits import podgrouper_kube as testing
 
 SETTINGS = base.GroupingSettings()
 OWNER = base.OwnerReference("batch/v1", "Job", "train", "uid-train")
@@ -115,8 +117,8 @@ def test_subgroup_label_is_written_when_a_subgroup_lists_the_pod() -> None:
 def test_stale_write_raises_conflict() -> None:
     kube_ = fake(POD)
     apply(kube_, spec())
-    kube_.fail("replace", "PodGroup", "ns", "pg-train-uid-train", kube.ConflictError)
-    with pytest.raises(kube.ConflictError) as caught:
+    kube_.fail("replace", "PodGroup", "ns", "pg-train-uid-train", ConflictError)
+    with pytest.raises(ConflictError) as caught:
         apply(kube_, spec(priority_class_name="build"))
     assert caught.value.retryable
 
@@ -128,7 +130,7 @@ def test_a_lost_create_race_is_retried_once_as_an_update() -> None:
         kube_.add(spec(queue="winner").to_manifest())  # the other pod's reconcile won
         return await applying.apply_pod_group(spec(), kube_, SETTINGS)
 
-    kube_.fail("get", "PodGroup", "ns", "pg-train-uid-train", kube.NotFoundError, times=1)
+    kube_.fail("get", "PodGroup", "ns", "pg-train-uid-train", NotFoundError, times=1)
     assert run(racing()) is applying.Write.UNCHANGED
     assert pod_group(kube_, "pg-train-uid-train")["spec"]["queue"] == "winner"
     assert kube_.count("create") == 1

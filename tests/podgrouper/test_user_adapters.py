@@ -107,7 +107,7 @@ def test_duplicate_between_plugins_is_rejected() -> None:
 
 
 def test_offline_grouping_uses_a_registry_with_user_adapters(example: FakeEntryPoint) -> None:
-    from integrations import group_workloads
+    from integrations.grouping import group_workloads
 
     groupers = adapters.build_registry(None, [example])
     training = obj("example.com/v1", "TrainingRun", "tr", spec={"workers": 2})

@@ -1,4 +1,4 @@
-"""``podmuster schedule`` on bad input (cli-contract "Bad input").
+"""``podmuster schedule`` on bad input (docs/cli.md "Bad input").
 
 Each broken object is checked as the API server checks it (unknown fields, wrong
 types, out-of-range values; for pods and nodes what the scheduler reads), gets one stderr line naming ``Kind namespace/name``,

@@ -1,4 +1,4 @@
-"""``podmuster group`` (cli-contract §3): List output, --pods, JSON, errors that spare the rest.
+"""``podmuster group`` (docs/cli.md §3): List output, --pods, JSON, errors that spare the rest.
 
 Covers: a RayCluster becomes one PodGroup with headgroup/worker sub-groups and
 synthesized pods; --pods in YAML (second document) and JSON (a ``pods`` key);

@@ -1,4 +1,4 @@
-"""``podmuster schedule`` (cli-contract §2): output shape, stdin, bad input and bad config.
+"""``podmuster schedule`` (docs/cli.md §2): output shape, stdin, bad input and bad config.
 
 Covers: the documented keys in YAML and JSON; reading a List from stdin;
 one stderr line and exit 2 for a bad quantity or Queue number (the other objects

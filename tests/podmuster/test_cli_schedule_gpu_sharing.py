@@ -1,4 +1,4 @@
-"""``podmuster schedule`` with fractional GPUs: ``gpuGroups`` and ``gpuPortion`` (cli-contract §2).
+"""``podmuster schedule`` with fractional GPUs: ``gpuGroups`` and ``gpuPortion`` (docs/cli.md §2).
 
 Why: these two keys are the public face of GPU sharing offline; a script
 reading them must get the group ids and the portion per device, and the same

@@ -1,4 +1,4 @@
-"""``podmuster schedule --rounds N`` (cli-contract §2): cycles with decisions carried out between.
+"""``podmuster schedule --rounds N`` (docs/cli.md §2): cycles with decisions carried out between.
 
 Covers: the document shape (``rounds`` of per-cycle documents, then ``pods``);
 a preemption played out (evict + pipeline, then bind, final states); a

@@ -1,4 +1,4 @@
-"""Properties of one allocate cycle over random snapshots (kai-semantics §5.1, §5.2, §5.9).
+"""Properties of one allocate cycle over random snapshots (docs/semantics.md §5.1, §5.2, §5.9).
 
 Random clusters: a few nodes with random CPU, memory and GPUs; a 2-level queue
 tree with random quotas, limits and weights (including -1 and 0); random jobs
@@ -38,7 +38,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
-from scheduler.testing import (
+from tests.kits.worlds import (
     ALLOCATE_ONLY,
     NOW,
     node,

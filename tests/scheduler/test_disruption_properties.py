@@ -1,4 +1,4 @@
-"""Properties of the disruption actions over random snapshots (kai-semantics §5.2, §5.5, §5.7).
+"""Properties of the disruption actions over random snapshots (docs/semantics.md §5.2, §5.5, §5.7).
 
 Random clusters: one to three GPU nodes; queues in one or two levels with random
 GPU quotas and over-quota weights (CPU and memory unlimited, so GPU decides);
@@ -26,7 +26,7 @@ disruptive one. Then:
   action of the cycle placed or moved (Allocated and Pipelined pods are
   victims too), and the result then describes where the pod ends up, never
   "bind" and "evict" together, never one pod twice in a list
-  (``scheduler.testing.conflicting_decisions``).
+  (``tests.kits.worlds.conflicting_decisions``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
-from scheduler.testing import (
+from tests.kits.worlds import (
     NOW,
     conflicting_decisions,
     job,

@@ -14,7 +14,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
 from scheduler.framework.outcome import Outcome, final_outcome
 from scheduler.framework.session import Session
-from scheduler.testing import NOW, bind_request, job, node, queue, sourced
+from tests.kits.worlds import NOW, bind_request, job, node, queue, sourced
 
 
 def _session() -> Session:

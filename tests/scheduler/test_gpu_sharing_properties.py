@@ -1,4 +1,4 @@
-"""Properties of GPU sharing over random clusters (kai-semantics §6).
+"""Properties of GPU sharing over random clusters (docs/semantics.md §6).
 
 Random worlds: one to three GPU nodes (1-4 devices, with or without the
 device-memory label); some devices shared by running fractional pods (some
@@ -34,7 +34,7 @@ from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import ACTIONS, open_session, run_cycle
 from scheduler.framework.session import Session
-from scheduler.testing import NOW, conflicting_decisions, job, node, queue, sourced
+from tests.kits.worlds import NOW, conflicting_decisions, job, node, queue, sourced
 
 PORTIONS = (0.1, 0.25, 0.3, 0.5, 0.6, 0.75)
 CLASSES = ("train", "build-preemptible")

@@ -20,7 +20,7 @@ from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
-from scheduler.testing import job, node, queue, sourced, taint
+from tests.kits.worlds import job, node, queue, sourced, taint
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Liveness properties: work that can be scheduled is scheduled (kai-semantics §5.1, §5.2, §5.5).
+"""Liveness properties: work that can be scheduled is scheduled (docs/semantics.md §5.1, §5.2, §5.5).
 
 The safety properties elsewhere (nothing over-committed, gangs whole, limits
 kept, evictions justified) all hold for a scheduler that does nothing. These
@@ -43,7 +43,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import ALLOCATE_ONLY, job, node, queue, queue_path, run_objects
+from tests.kits.worlds import ALLOCATE_ONLY, job, node, queue, queue_path, run_objects
 
 NOOP_ACTIONS_ENV = "PODMUSTER_NOOP_ACTIONS"
 PRIORITIES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}

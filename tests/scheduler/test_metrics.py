@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from scheduler import metrics
-from scheduler.metrics import Metrics, Registry
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
 from scheduler.metrics_http import CONTENT_TYPE, MetricsServer, respond
 
 

@@ -1,4 +1,4 @@
-"""Nominated node: ``status.nominatedNodeName`` outranks every other score (kai-semantics §5.3)."""
+"""Nominated node: ``status.nominatedNodeName`` outranks every other score (docs/semantics.md §5.3)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 
 def _cluster(nominated: str) -> list[Any]:

@@ -1,4 +1,4 @@
-"""``scheduler.rounds``: one cycle's decisions carried out on the objects (cli-contract §2).
+"""``scheduler.rounds``: one cycle's decisions carried out on the objects (docs/cli.md §2).
 
 Covers: a bind makes the pod run on its node; an evicted pod is gone with its
 BindRequest; an evicted and re-placed victim is pending again; a pipelined pod
@@ -20,7 +20,7 @@ from crds.documents import SourcedObject
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.rounds import ROUND_SECONDS, apply_result, made_decisions, play
-from scheduler.testing import NOW, job, node, pod, queue, sourced
+from tests.kits.worlds import NOW, job, node, pod, queue, sourced
 
 LAST_START = "kai.scheduler/last-start-timestamp"
 STALE = "kai.scheduler/stale-podgroup-timestamp"

@@ -10,7 +10,7 @@ lists the victims' pod groups with outcome ``evicted``, so a reader of
 from __future__ import annotations
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import NOW, job, node, queue, run_objects
+from tests.kits.worlds import NOW, job, node, queue, run_objects
 
 LAST_START = "kai.scheduler/last-start-timestamp"
 
@@ -44,7 +44,7 @@ def test_a_job_that_starts_is_stamped_with_its_last_start() -> None:
 
 
 def test_victim_groups_are_reported_evicted() -> None:
-    """cli-contract §2: a pod group whose pods the cycle evicts has outcome ``evicted``."""
+    """docs/cli.md §2: a pod group whose pods the cycle evicts has outcome ``evicted``."""
     result = run_objects(
         [
             node("node0", gpus=2),

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from crds.documents import SourcedObject
 from scheduler.config import SchedulerConfig
 from scheduler.rounds import made_decisions, play
-from scheduler.testing import NOW, job, node, queue, sourced
+from tests.kits.worlds import NOW, job, node, queue, sourced
 
 ROUNDS = 10
 PRIORITIES = ("train", "build-preemptible", "build", "inference")

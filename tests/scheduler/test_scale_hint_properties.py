@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from scheduler.testing import job, node, queue, run_objects, topology, topology_constraint
+from tests.kits.worlds import job, node, queue, run_objects, topology, topology_constraint
 
 POOL = "karpenter.sh/nodepool"
 SHAPES = [(8, "64"), (4, "32"), (2, "16")]

@@ -1,4 +1,4 @@
-"""Properties of topology-aware placement over random clusters (kai-semantics §5.8, §5.9).
+"""Properties of topology-aware placement over random clusters (docs/semantics.md §5.8, §5.9).
 
 Random clusters of zones, racks and nodes (some nodes missing a level label),
 running jobs (some rack-constrained, placed inside one rack), and pending jobs
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from test_incremental_placement import _decide as decide
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import (
+from tests.kits.worlds import (
     conflicting_decisions,
     job,
     node,

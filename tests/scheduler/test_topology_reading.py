@@ -19,7 +19,7 @@ from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.parsing import FieldError
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cache.topologies import read_constraint, read_topology, read_topology_tree
-from scheduler.testing import node, pod_group, queue, sourced, topology, topology_constraint
+from tests.kits.worlds import node, pod_group, queue, sourced, topology, topology_constraint
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""``podmuster simulate`` (cli-contract §5): the three input forms, JSON keys, report, compare.
+"""``podmuster simulate`` (docs/cli.md §5): the three input forms, JSON keys, report, compare.
 
 Covers: the CSV form and its §5 JSON keys; the manifest form with a reclaim
 whose numbers are computed by hand; the Alibaba layout on a small fixture;

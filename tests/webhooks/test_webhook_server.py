@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from kubeapi import TransientError
+from kubeapi.errors import TransientError
 from webhooks.server import PATHS, build_app, review_response
 
 

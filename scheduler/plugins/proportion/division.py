@@ -5,7 +5,7 @@ may hold before it becomes a reclaim victim) and its allocatable share. KAI's
 rules have many sharp corners (deserved not capped by the amount, whole-unit
 rounds, fractional remainders settled one unit at a time) and users compare our
 numbers with KAI's, so the rules live here alone, free of session state, and
-are tested against hand-computed tables (kai-semantics.md §5.4, §2.3).
+are tested against hand-computed tables (docs/semantics.md §5.4, §2.3).
 
 Algorithm, per resource and per level of siblings dividing an amount A (the
 cluster total at the root, the parent's final fair share below it):

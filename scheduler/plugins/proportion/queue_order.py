@@ -1,4 +1,4 @@
-"""Queue order between siblings (kai-semantics §5.4, rules 1-8).
+"""Queue order between siblings (docs/semantics.md §5.4, rules 1-8).
 
 Why: fairness is enforced by the order in which queues get their next job,
 re-evaluated after every allocation with fixed fair shares and changing

@@ -1,4 +1,4 @@
-"""Reclaim rules: may a job reclaim, and is a victim set fair (kai-semantics §5.2, §5.5).
+"""Reclaim rules: may a job reclaim, and is a victim set fair (docs/semantics.md §5.2, §5.5).
 
 Why: reclaim is where fairness is enforced by force, so its rules must be
 exactly KAI's. ``reclaim_gate``: the reclaiming queue must stay within its fair

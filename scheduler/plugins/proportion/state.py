@@ -72,7 +72,7 @@ def pod_amounts(pod: PodInfo) -> list[float]:
     """What a pod counts in its queue: GPU, CPU and memory as plain floats (engine units).
 
     This is the pod's quota vector, not its node request: a fractional GPU
-    counts its portion, a MIG slice its GPUs (kai-semantics §6).
+    counts its portion, a MIG slice its GPUs (docs/semantics.md §6).
     """
     return list(pod.quota)
 

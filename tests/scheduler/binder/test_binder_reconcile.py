@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubeapi import TransientError
-from kubeapi.testing import FakeKube
+from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
-from scheduler.controllers.watching import Store
-from scheduler.metrics import Metrics, Registry
+from scheduler.component.watching import Store
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
+from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
 

@@ -8,11 +8,12 @@ import asyncio
 from typing import Any
 
 from crds.bindrequest import KIND
-from kubeapi.testing import FakeKube
 from scheduler.binder.reconciler import POLL_SECONDS, Binder
 from scheduler.binder.sharing import Settings, reservation_name
-from scheduler.controllers.watching import Store
-from scheduler.metrics import Metrics, Registry
+from scheduler.component.watching import Store
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
+from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
 RNS = "kai-resource-reservation"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubeapi.testing import FakeKube
 from scheduler.controllers.reconciler import StatusControllers, merge_diff
-from scheduler.metrics import Metrics, Registry
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
+from tests.kits.fake_kube import FakeKube
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")
 Q = ("scheduling.run.ai/v2", "Queue")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from scheduler.controllers.workqueue import WorkQueue
+from scheduler.component.workqueue import WorkQueue
 
 
 def test_workqueue_dedups_delays_and_requeues_while_active() -> None:

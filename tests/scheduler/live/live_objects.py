@@ -1,4 +1,4 @@
-"""Shared helpers for the live-scheduler unit tests: a FakeKube holding scheduler.testing
+"""Shared helpers for the live-scheduler unit tests: a FakeKube holding tests.kits.worlds
 objects, and a way to run informers until a condition holds."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from kubeapi.backoff import Backoff
-from kubeapi.testing import FakeKube
-from scheduler import testing as st
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.live.informers import Informers
+from tests.kits import worlds as st
+from tests.kits.fake_kube import FakeKube
 
 
 def api_with(objects: Iterable[Any]) -> FakeKube:

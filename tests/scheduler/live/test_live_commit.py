@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from live_objects import api_with, with_informers
 
-from scheduler import testing as st
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction, PodGroupOutcome, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
 from scheduler.live.statuses import reason_code
+from tests.kits import worlds as st
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
 

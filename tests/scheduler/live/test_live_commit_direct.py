@@ -8,12 +8,12 @@ import asyncio
 
 from live_objects import api_with, with_informers
 
-from kubeapi import ConflictError, TransientError
-from scheduler import testing as st
+from kubeapi.errors import ConflictError, TransientError
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction, run_cycle
 from scheduler.live.committing import PARALLEL_WRITES, Committer, binder_needed
 from scheduler.live.informers import Informers
+from tests.kits import worlds as st
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")
 LAST_START = "kai.scheduler/last-start-timestamp"

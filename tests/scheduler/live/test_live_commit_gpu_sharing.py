@@ -1,4 +1,4 @@
-"""The committer's BindRequest for shared GPUs and MIG (kai-semantics §2.4, §6).
+"""The committer's BindRequest for shared GPUs and MIG (docs/semantics.md §2.4, §6).
 
 Why: the binder reads ``selectedGPUGroups`` to create one reservation pod per
 group and label the pod; ``receivedResourceType`` and ``receivedGPU`` say what
@@ -7,9 +7,9 @@ the pod got. These must come from the engine's decision, not be re-derived.
 
 from __future__ import annotations
 
-from scheduler import testing as st
 from scheduler.cycle import Bind
 from scheduler.live.committing import bind_request
+from tests.kits import worlds as st
 
 
 def _pod(annotations: dict[str, str] | None = None) -> dict[str, object]:

@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 from live_objects import api_with, until
 
-from kubeapi import ObjectRef
-from kubeapi.testing import FakeClock, FakeKube
+from kubeapi.objects import ObjectRef
 from podmuster.cli import build_parser
-from scheduler import testing as st
+from scheduler.component.fencing import FencedWrites, NotLeaderError
+from scheduler.component.leader import LEASE_API, LeaderElector
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.live import loop
-from scheduler.live.fencing import FencedWrites, NotLeaderError
-from scheduler.live.leader import LEASE_API, LeaderElector
 from scheduler.live.main import config_from
 from scheduler.metrics_http import Readiness, respond
+from tests.kits import worlds as st
+from tests.kits.fake_kube import FakeClock, FakeKube
 
 
 def pending_cluster() -> FakeKube:
@@ -195,7 +195,7 @@ def test_run_all_takes_the_config_files_scheduler_name_for_every_component(
 
 
 def test_a_components_watch_is_not_ready_until_listed() -> None:
-    from scheduler.controllers.watching import Store, watch_kind
+    from scheduler.component.watching import Store, watch_kind
 
     checks = Readiness()
     fake = pending_cluster()
@@ -235,13 +235,12 @@ def test_a_leader_elected_component_writes_through_the_fence(
     a fenced client while it holds the lease, and ``/readyz`` then carries the lease."""
     import argparse
 
-    import kubeapi
     import kubeapi.http
-    from scheduler.controllers import runtime
+    from scheduler.component import runtime
     from scheduler.metrics_http import READINESS
 
     fake = FakeKube()
-    monkeypatch.setattr(kubeapi, "load_credentials", lambda *args: object())
+    monkeypatch.setattr(runtime, "load_credentials", lambda *args: object())
     monkeypatch.setattr(kubeapi.http, "KubeHttp", lambda *args, **kwargs: _Closing(fake))
     seen: list[Any] = []
 

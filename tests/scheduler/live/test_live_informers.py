@@ -7,10 +7,10 @@ from typing import Any
 
 from live_objects import api_with, informers_for, until, with_informers
 
-from kubeapi import TransientError
-from kubeapi.testing import FakeKube
-from scheduler import testing as st
+from kubeapi.errors import TransientError
 from scheduler.live.informers import Informers
+from tests.kits import worlds as st
+from tests.kits.fake_kube import FakeKube
 
 PODGROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
 

@@ -12,9 +12,9 @@ import asyncio
 
 import pytest
 
-from kubeapi import TransientError
-from kubeapi.testing import FakeClock, FakeKube
-from scheduler.live.leader import LEASE_API, LeaderElector
+from kubeapi.errors import TransientError
+from scheduler.component.leader import LEASE_API, LeaderElector
+from tests.kits.fake_kube import FakeClock, FakeKube
 
 HOUR = 3600.0
 

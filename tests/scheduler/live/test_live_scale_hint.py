@@ -9,11 +9,11 @@ import json
 
 from live_objects import api_with, until, with_informers
 
-from scheduler import testing as st
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
+from tests.kits import worlds as st
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")
 HINT = "kai.scheduler/scale-up-hint"

@@ -1,4 +1,4 @@
-"""Hierarchical fair-share division (kai-semantics.md §5.4, §2.3, §9.4 S2).
+"""Hierarchical fair-share division (docs/semantics.md §5.4, §2.3, §9.4 S2).
 
 Covers: a table of hand-computed divisions (deserved phase, deserved -1,
 negative left-over, over-quota weights, OQW 0, priority buckets, limits,

@@ -1,4 +1,4 @@
-"""node-scale-adjuster decisions (kai-semantics §7), as tables: which scaling pods are
+"""node-scale-adjuster decisions (docs/semantics.md §7), as tables: which scaling pods are
 deleted, when new ones are made (needed devices, largest scaling pod, cool-down), what
 they look like, and which pods are candidates at all; bad annotations are named.
 """

@@ -9,10 +9,10 @@ import contextlib
 
 from scale_objects import user_pod
 
-from kubeapi import TransientError
-from kubeapi.testing import FakeKube
+from kubeapi.errors import TransientError
 from scheduler.scale_adjuster.deciding import Settings
 from scheduler.scale_adjuster.reconciler import ScaleAdjuster
+from tests.kits.fake_kube import FakeKube
 
 NS = "kai-scale-adjust"
 

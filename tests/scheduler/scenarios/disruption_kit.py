@@ -1,6 +1,6 @@
 """A scenario table kit for the disruption actions (reclaim, preempt, consolidation, stale gangs).
 
-Why: ``scheduler.testing.Scenario`` pins down allocate decisions (binds,
+Why: ``tests.kits.worlds.Scenario`` pins down allocate decisions (binds,
 pipelined pods, pending groups) but not evictions, the clock or annotations,
 which are what the disruption rules are about. ``Disruption`` adds them: the
 evicted pods must match exactly (each by the case's action unless stated),
@@ -20,7 +20,7 @@ from scheduler.cache.reading import LAST_START_ANNOTATION, STALE_ANNOTATION
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
-from scheduler.testing import NOW, Item, describe_result, job, sourced
+from tests.kits.worlds import NOW, Item, describe_result, job, sourced
 
 Obj = dict[str, Any]
 

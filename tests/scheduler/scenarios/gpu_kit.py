@@ -1,4 +1,4 @@
-"""A scenario kit for fractional GPUs and MIG (kai-semantics §6).
+"""A scenario kit for fractional GPUs and MIG (docs/semantics.md §6).
 
 Why: GPU-sharing rules are about *which device* a pod lands on, not only
 which node: ``GpuCase`` adds to the disruption kit's expectations the shared
@@ -19,7 +19,7 @@ from disruption_kit import run as run_case
 
 from scheduler.api.resources import GPU_UNIT
 from scheduler.cycle import CycleResult
-from scheduler.testing import Item, describe_result, job, node
+from tests.kits.worlds import Item, describe_result, job, node
 
 Obj = dict[str, Any]
 
@@ -79,7 +79,7 @@ def shared(
 
 def reservation(group: str, where: str, *, state: str = "Running") -> list[Obj]:
     """The binder's reservation pod for ``group`` on ``where`` (one whole GPU, not ours)."""
-    from scheduler.testing import pod
+    from tests.kits.worlds import pod
 
     return pod(
         f"gpu-reservation-{group}",

@@ -1,4 +1,4 @@
-"""Allocate basics: S1 (kai-semantics §9.4), job order, pod states on nodes (§1.3, §5.1).
+"""Allocate basics: S1 (docs/semantics.md §9.4), job order, pod states on nodes (§1.3, §5.1).
 
 Each scenario carries a comment naming the rule it checks and why the
 expected decisions follow from it.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import (
+from tests.kits.worlds import (
     Scenario,
     bind_request,
     check,

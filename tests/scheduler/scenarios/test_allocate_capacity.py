@@ -1,4 +1,4 @@
-"""Queue capacity checks in allocate (kai-semantics §2.3, §3, §5.2).
+"""Queue capacity checks in allocate (docs/semantics.md §2.3, §3, §5.2).
 
 OverLimit and NonPreemptibleOverQuota are checked at every queue on the path to
 the root; fair share never caps allocation; missing, orphaned or non-leaf queues
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 
 def _no_gpu_limit_field(name: str) -> dict[str, object]:
@@ -33,7 +33,7 @@ SCENARIOS = [
         reasons={"new": ["OverLimit", "queue q"]},
     ),
     # A quota or limit below -1 (KAI: GPU taken literally, memory clamped) is refused as
-    # input (cli-contract "Bad input"): see tests/podmuster/test_cli_bad_input.py.
+    # input (docs/cli.md "Bad input"): see tests/podmuster/test_cli_bad_input.py.
     # §5.2(a): allocated + request == limit is allowed (strictly greater is refused).
     Scenario(
         "limit-reached-exactly",

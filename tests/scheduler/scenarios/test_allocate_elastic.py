@@ -1,4 +1,4 @@
-"""Elastic jobs (kai-semantics §5.1 tasks to allocate, §5.9): the gang minimum first,
+"""Elastic jobs (docs/semantics.md §5.1 tasks to allocate, §5.9): the gang minimum first,
 then one extra pod per job pop, interleaved with other queues by fairness.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue
 
 SCENARIOS = [
     # minMember 2 with 4 pods and room for all: the gang of 2, then one extra per pop,

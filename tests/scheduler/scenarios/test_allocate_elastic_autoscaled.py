@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue, run_objects
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue, run_objects
 
 
 def ray(

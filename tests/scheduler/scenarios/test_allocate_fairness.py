@@ -1,4 +1,4 @@
-"""Queue order and fair share as seen through allocation order (kai-semantics §5.4).
+"""Queue order and fair share as seen through allocation order (docs/semantics.md §5.4).
 
 Fair shares are computed by hand in each comment; the pool of free GPUs is kept
 small so the order in which queues are served decides who gets them.
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, queue
+from tests.kits.worlds import Scenario, check, job, node, queue
 
 GPU_ONLY = {"cpu": None, "memory": None}
 # Fair share 0 in every resource: quota 0 and over-quota weight 0 for GPU, CPU and memory.

@@ -1,10 +1,10 @@
-"""Gang rules: all-or-nothing, readiness, gated pods, sub-groups (kai-semantics §2.1, §5.9)."""
+"""Gang rules: all-or-nothing, readiness, gated pods, sub-groups (docs/semantics.md §2.1, §5.9)."""
 
 from __future__ import annotations
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue
 
 SCENARIOS = [
     # §5.2 gang: 3 x 1 GPU but only 2 GPUs exist, so no task is bound (all-or-nothing).

@@ -1,4 +1,4 @@
-"""Pipelining onto releasing capacity (kai-semantics §5.1 node bookkeeping, §5.2 placement):
+"""Pipelining onto releasing capacity (docs/semantics.md §5.1 node bookkeeping, §5.2 placement):
 a pod that fits only with releasing resources is pipelined, and a gang that needs any
 pipelined pod is pipelined whole, never partly bound.
 """
@@ -10,7 +10,7 @@ import pytest
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
-from scheduler.testing import ALLOCATE_ONLY, NOW, Scenario, check, job, node, pod, queue, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, Scenario, check, job, node, pod, queue, sourced
 
 ALL_ACTIONS = SchedulerConfig()
 

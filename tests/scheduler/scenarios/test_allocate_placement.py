@@ -1,4 +1,4 @@
-"""Node placement scores (kai-semantics §5.3, §5.6): binpack, spread, resource type,
+"""Node placement scores (docs/semantics.md §5.3, §5.6): binpack, spread, resource type,
 availability, ties by node name.
 """
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue
 
 SPREAD = SchedulerConfig(actions=("allocate",), gpu_placement="spread", cpu_placement="spread")
 GPU_SPREAD_CPU_BINPACK = SchedulerConfig(

@@ -1,4 +1,4 @@
-"""Node predicates and the pod request model (kai-semantics §5.1 pod model, §5.3 predicates).
+"""Node predicates and the pod request model (docs/semantics.md §5.1 pod model, §5.3 predicates).
 
 Two empty, identical nodes tie on every score and n0 would win by name, so a
 job landing on n1 shows that a predicate ruled n0 out.
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue, taint
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue, taint
 
 
 def _affinity(*expressions: dict[str, Any]) -> dict[str, Any]:

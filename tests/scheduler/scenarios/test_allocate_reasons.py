@@ -1,4 +1,4 @@
-"""Why a pod group stays pending (kai-semantics §2.2 reasons, cli-contract §2 --explain).
+"""Why a pod group stays pending (docs/semantics.md §2.2 reasons, docs/cli.md §2 --explain).
 
 A fit failure names the resource and the nodes as kube-scheduler counts them;
 queue refusals name the rule and the queue; ``--explain`` adds the queue's
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler.testing import Scenario, check, flatten, job, node, pod, queue, stamp, taint
+from tests.kits.worlds import Scenario, check, flatten, job, node, pod, queue, stamp, taint
 
 SCENARIOS = [
     # Both nodes lack a free GPU: counted per first failing reason.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, check, running
 
-from scheduler.testing import Item, job, node, queue
+from tests.kits.worlds import Item, job, node, queue
 
 ALL = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
 CANCELLED = "placed earlier in this cycle, then evicted"

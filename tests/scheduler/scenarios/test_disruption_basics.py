@@ -1,4 +1,4 @@
-"""Disruption actions on KAI's worked examples (kai-semantics §5.2, §5.5, §5.7, §9.4).
+"""Disruption actions on KAI's worked examples (docs/semantics.md §5.2, §5.5, §5.7, §9.4).
 
 Covers: S2 reclaim (one lowest-priority job from each over-served queue,
 reclaimer pipelined); S3 consolidation (a running job moved next to another so
@@ -14,7 +14,7 @@ from typing import Any
 
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
-from scheduler.testing import job, node, queue, run_objects
+from tests.kits.worlds import job, node, queue, run_objects
 
 Obj = dict[str, Any]
 
@@ -199,7 +199,7 @@ def test_min_runtime_protects_a_fresh_victim() -> None:
     protected = SchedulerConfig(actions=("preempt",), default_preempt_min_runtime_s=600)
     from scheduler.cache.snapshotting import build_snapshot
     from scheduler.cycle import run_cycle
-    from scheduler.testing import sourced
+    from tests.kits.worlds import sourced
 
     def run_at(now: float) -> CycleResult:
         snapshot = build_snapshot(sourced(objects), now=now).snapshot

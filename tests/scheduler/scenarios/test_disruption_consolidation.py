@@ -1,4 +1,4 @@
-"""Consolidation scenarios, written from kai-semantics §5.2 (consolidation) and §2.6.
+"""Consolidation scenarios, written from docs/semantics.md §5.2 (consolidation) and §2.6.
 
 Why: consolidation is pure defragmentation. It moves running preemptible pods
 so that a pending preemptible gang fits, and a scenario counts only if every
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from disruption_kit import Disruption, check, running, started
 
-from scheduler.testing import Item, job, node, queue
+from tests.kits.worlds import Item, job, node, queue
 
 UNLIMITED = {"max_consolidation_preemptees": -1}  # as KAI's unit tests run it
 

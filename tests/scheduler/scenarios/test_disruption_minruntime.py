@@ -1,4 +1,4 @@
-"""Minimum runtime scenarios, from kai-semantics §5.7, plus the bounds of the disruption search.
+"""Minimum runtime scenarios, from docs/semantics.md §5.7, plus the bounds of the disruption search.
 
 Why: a freshly started job must be able to make progress before it is
 disrupted again. A victim is protected while ``now < last start + min
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from disruption_kit import Disruption, Obj, check, running, started
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 P = ("preempt",)
 R = ("reclaim",)

@@ -1,4 +1,4 @@
-"""Preempt scenarios, written from kai-semantics §5.2 (preempt, shared solver) and §5.9.
+"""Preempt scenarios, written from docs/semantics.md §5.2 (preempt, shared solver) and §5.9.
 
 Why: preemption is the in-queue priority rule. Each case pins one part of it:
 victims only in the preemptor's own leaf queue, only with strictly lower
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, check, priority_class, running
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 P = ("preempt",)
 

@@ -1,4 +1,4 @@
-"""Reclaim scenarios, written from kai-semantics §5.2 (reclaim), §5.4 and §5.5.
+"""Reclaim scenarios, written from docs/semantics.md §5.2 (reclaim), §5.4 and §5.5.
 
 Why: reclaim is where fairness is enforced by evicting other queues' work, so
 each rule gets a small picture: the reclaimer stays within its fair share (and
@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, Obj, check, priority_class, running
 
-from scheduler.testing import job, node, queue
+from tests.kits.worlds import job, node, queue
 
 R = ("reclaim",)
 

@@ -1,4 +1,4 @@
-"""Stale-gang eviction and elastic victims, from kai-semantics §5.2 (stalegangeviction,
+"""Stale-gang eviction and elastic victims, from docs/semantics.md §5.2 (stalegangeviction,
 shared solver ``GetTasksToEvict``) and §5.9.
 
 Why: a gang that lost pods holds resources it cannot use. It is stale when no
@@ -23,7 +23,7 @@ import pytest
 from disruption_kit import Disruption, check, rfc3339, running, stale
 
 from scheduler.cache.reading import STALE_ANNOTATION
-from scheduler.testing import job, node, pod, pod_group, queue
+from tests.kits.worlds import job, node, pod, pod_group, queue
 
 S = ("stalegangeviction",)
 

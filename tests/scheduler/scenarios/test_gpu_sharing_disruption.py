@@ -1,4 +1,4 @@
-"""Reclaim, preempt and consolidation with fractional GPUs (kai-semantics §5.2, §6).
+"""Reclaim, preempt and consolidation with fractional GPUs (docs/semantics.md §5.2, §6).
 
 Why: evicting a fractional pod frees its device only when the device's last
 member goes; a disruption must evict exactly the members that make room, and
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node, shared
 
-from scheduler.testing import job, queue
+from tests.kits.worlds import job, queue
 
 CASES = [
     # A whole-GPU job of a queue under its quota reclaims the one device held by two

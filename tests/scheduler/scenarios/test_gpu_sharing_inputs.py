@@ -1,9 +1,9 @@
-"""Reading fractional-GPU annotations, and carrying groups across rounds (kai-semantics §3, §6).
+"""Reading fractional-GPU annotations, and carrying groups across rounds (docs/semantics.md §3, §6).
 
 Why: a bad annotation must be reported on that pod, naming the field, while
 every other pod is still scheduled; the group chosen for a pod must reach the
 next cycle (the binder's ``runai-gpu-group`` label), and the same input must
-always give the same group ids (cli-contract §2).
+always give the same group ids (docs/cli.md §2).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from scheduler.cache.reading import read_gpu_share
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
 from scheduler.rounds import play
-from scheduler.testing import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
 
 NO_GPU = np.zeros(4, dtype=np.int64)
 

@@ -1,4 +1,4 @@
-"""Fractional GPU placement (kai-semantics §6): which node, which shared device, bind or pipeline.
+"""Fractional GPU placement (docs/semantics.md §6): which node, which shared device, bind or pipeline.
 
 Why: a fractional pod must land on a device with room, fill shared devices
 before opening new ones under bin-packing (or spread over devices under
@@ -13,7 +13,7 @@ import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node, memory, reservation, shared
 from topology_kit import RACK, TOPOLOGY, required, tnode
 
-from scheduler.testing import bind_request, job, node, pod, queue
+from tests.kits.worlds import bind_request, job, node, pod, queue
 
 SPREAD = {"gpu_placement": "spread"}
 

@@ -1,4 +1,4 @@
-"""Queue accounting of fractional GPUs (kai-semantics §6 "Quota accounting").
+"""Queue accounting of fractional GPUs (docs/semantics.md §6 "Quota accounting").
 
 Why: a queue's GPU quota, limit and fair share are in GPUs, and a shared pod
 must count as the part of a GPU it gets, not as the whole device its group
@@ -14,7 +14,7 @@ from gpu_kit import GpuCase, check, fraction, gpu_node, memory, reservation, sha
 
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
-from scheduler.testing import ALLOCATE_ONLY, NOW, job, queue, sourced
+from tests.kits.worlds import ALLOCATE_ONLY, NOW, job, queue, sourced
 
 CASES = [
     # Limit 1 GPU: two halves fit (1.0), a further quarter would not.

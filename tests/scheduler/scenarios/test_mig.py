@@ -1,4 +1,4 @@
-"""MIG (kai-semantics §6): slices as extended resources, strategies per node, X GPUs in quota.
+"""MIG (docs/semantics.md §6): slices as extended resources, strategies per node, X GPUs in quota.
 
 Why: with the ``mixed`` strategy a node offers ``nvidia.com/mig-<X>g.<Y>gb``
 slices and nothing else; with ``single`` its slices look like whole GPUs and
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from gpu_kit import GpuCase, check, fraction, gpu_node
 
-from scheduler.testing import job, node, queue, run_objects
+from tests.kits.worlds import job, node, queue, run_objects
 
 SLICE = "nvidia.com/mig-1g.5gb"
 BIG = "nvidia.com/mig-3g.20gb"

@@ -16,7 +16,7 @@ from podmuster.schedule_command import render
 from scheduler.actions.scale_hint import MAX_JOBS_PER_CYCLE, format_quantity
 from scheduler.api.resources import CPU, GPU, MEMORY
 from scheduler.cycle import CycleResult
-from scheduler.testing import (
+from tests.kits.worlds import (
     job,
     node,
     pod,

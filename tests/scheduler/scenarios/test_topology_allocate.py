@@ -1,4 +1,4 @@
-"""Topology-aware allocation (kai-semantics §2.5, §5.8): required and preferred levels.
+"""Topology-aware allocation (docs/semantics.md §2.5, §5.8): required and preferred levels.
 
 Why: a constrained gang must land inside one domain of its required level,
 choosing the tightest-fitting domain (deepest level first), its pods filling
@@ -13,7 +13,7 @@ import pytest
 from topology_kit import RACK, TOPO, TOPOLOGY, ZONE, preferred, required, tnode
 
 from scheduler.config import SchedulerConfig
-from scheduler.testing import Scenario, check, job, node, pod, pod_group, queue, topology
+from tests.kits.worlds import Scenario, check, job, node, pod, pod_group, queue, topology
 
 SPREAD = SchedulerConfig(actions=("allocate",), gpu_placement="spread", cpu_placement="spread")
 

@@ -1,4 +1,4 @@
-"""Disruptive actions with topology constraints (kai-semantics §5.2, §5.8).
+"""Disruptive actions with topology constraints (docs/semantics.md §5.2, §5.8).
 
 Why: reclaim, preempt and consolidation re-place the preemptor (and moved
 victims) through the same topology routine as allocate, so a constrained job
@@ -12,7 +12,7 @@ import pytest
 from disruption_kit import Disruption, check, running
 from topology_kit import RACK, TOPOLOGY, required, tnode
 
-from scheduler.testing import job, queue
+from tests.kits.worlds import job, queue
 
 CASES = [
     # qa is under its fair share and reclaims from qb (over its quota of 1). Free: one GPU

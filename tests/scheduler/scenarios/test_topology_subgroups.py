@@ -1,4 +1,4 @@
-"""Topology constraints on subgroups and segments (kai-semantics §2.1, §3, §5.8).
+"""Topology constraints on subgroups and segments (docs/semantics.md §2.1, §3, §5.8).
 
 Why: a subgroup applies its own constraint inside the domain its parent chose
 (multi-level placement), and the podgrouper's segment subgroups
@@ -15,7 +15,7 @@ import pytest
 from topology_kit import RACK, TOPO, TOPOLOGY, ZONE, required, tnode
 
 from integrations.base import SubGroupSpec, TopologyConstraint
-from scheduler.testing import Scenario, check, job, pod, pod_group, queue
+from tests.kits.worlds import Scenario, check, job, pod, pod_group, queue
 
 
 def used(name: str, node_name: str, gpus: int) -> list[dict[str, Any]]:

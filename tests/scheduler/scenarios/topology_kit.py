@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.testing import node, topology, topology_constraint
+from tests.kits.worlds import node, topology, topology_constraint
 
 TOPO = "cluster-topo"
 ZONE = "topology.kubernetes.io/zone"

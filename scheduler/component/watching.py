@@ -14,9 +14,10 @@ import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
-from kubeapi import KubeWatcher, Listing, Object
 from kubeapi.backoff import Backoff
 from kubeapi.informer import list_and_watch
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeWatcher, Listing
 from scheduler.metrics_http import READINESS, Readiness
 
 __all__ = ["Store", "key_of", "run_together", "watch_kind"]

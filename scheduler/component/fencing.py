@@ -7,7 +7,7 @@ component's write paths would be scattered and easy to miss; wrapping the client
 checks it before *every* write, reads and watches passing through untouched.  A refused
 write raises :class:`NotLeaderError`, an :class:`~kubeapi.ApiError`, so each component's
 existing error handling counts it as a failed write and moves on; the component stops
-soon after, when :meth:`~scheduler.live.leader.LeaderElector.hold` returns.
+soon after, when :meth:`~scheduler.component.leader.LeaderElector.hold` returns.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from kubeapi import ApiError, KubeController, Listing, Object, WatchEvent
-from kubeapi.protocol import PageHandler
+from kubeapi.errors import ApiError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeController, Listing, PageHandler, WatchEvent
 
 __all__ = ["FencedWrites", "NotLeaderError"]
 

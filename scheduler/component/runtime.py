@@ -1,13 +1,13 @@
 """Process life of a live component: logs, credentials, metrics, leader election, SIGTERM.
 
-Why this module exists: the binder and the status controllers start and stop
-the same way. Structured logs (``--log-format json``: one JSON object a line,
-with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
-replica acts (the live scheduler's ``LeaderElector`` and log set-up, reused;
-the body's writes are fenced by it, :mod:`scheduler.live.fencing`), a ``/readyz``
-that fails once the lease is lost, and a graceful shutdown: SIGTERM (or SIGINT)
-cancels the work, releases the Lease so a standby takes over at once, and closes
-the client.
+Why this module exists: the binder, the status controllers and the scale adjuster
+start and stop the same way. Structured logs (``--log-format json``: one JSON object a
+line, with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
+replica acts (:mod:`scheduler.component.leader` and :mod:`scheduler.component.process`,
+which the live scheduler uses too; the body's writes are fenced by it,
+:mod:`scheduler.component.fencing`), a ``/readyz`` that fails once the lease is lost,
+and a graceful shutdown: SIGTERM (or SIGINT) cancels the work, releases the Lease so a
+standby takes over at once, and closes the client.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import kubeapi
 from kubeapi import ratelimit
-from scheduler.live.fencing import FencedWrites
-from scheduler.live.leader import LeaderElector
-from scheduler.live.loop import configure_logging, identity, install_signal_handlers
+from kubeapi.credentials import CredentialsError
+from kubeapi.credentials import load as load_credentials
+from kubeapi.protocol import KubeController
+from scheduler.component.fencing import FencedWrites
+from scheduler.component.leader import LeaderElector
+from scheduler.component.process import configure_logging, identity, install_signal_handlers
 from scheduler.metrics import METRICS
 from scheduler.metrics_http import READINESS, start_for
 
@@ -31,7 +33,7 @@ __all__ = ["run", "serve"]
 
 log = logging.getLogger("podmuster")
 
-Body = Callable[[kubeapi.KubeController], Coroutine[Any, Any, None]]
+Body = Callable[[KubeController], Coroutine[Any, Any, None]]
 
 
 async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
@@ -40,7 +42,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
 
     stop = asyncio.Event()
     install_signal_handlers(stop)
-    creds = kubeapi.load_credentials(args.kubeconfig, args.context)
+    creds = load_credentials(args.kubeconfig, args.context)
     rate_limit = ratelimit.from_arguments(args)
     api = KubeHttp(creds, component=f"podmuster-{component}", rate_limit=rate_limit)
     elector: LeaderElector | None = None
@@ -48,7 +50,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     code = 0
     server = await start_for(METRICS.registry.render, args.metrics_port)
     try:
-        writer: kubeapi.KubeController = api
+        writer: KubeController = api
         if args.leader_elect:
             namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
             elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")
@@ -85,6 +87,6 @@ def run(component: str, body: Body, args: argparse.Namespace) -> int:
     configure_logging(args.log_format, logging.getLevelName(args.log_level.upper()))
     try:
         return asyncio.run(serve(component, body, args))
-    except (kubeapi.CredentialsError, ratelimit.RateLimitError) as exc:
+    except (CredentialsError, ratelimit.RateLimitError) as exc:
         print(f"podmuster: {exc}", file=sys.stderr)
         return 2

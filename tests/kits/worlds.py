@@ -1,7 +1,7 @@
-"""A public test kit for the scheduler: object builders, scenarios and a checker.
+"""A test kit for the scheduling engine: object builders, scenarios and a checker.
 
 Why: scheduling rules are best pinned down as small cluster pictures with the
-expected decisions next to them (KAI's own tests work this way, kai-semantics
+expected decisions next to them (KAI's own tests work this way, docs/semantics.md
 §9.2). The builders produce the raw Kubernetes dicts the snapshot builder reads,
 so a scenario exercises the same path as ``podmuster schedule``; ``check``
 prints a readable diff when the engine decides otherwise.
