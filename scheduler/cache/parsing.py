@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import pydantic
@@ -35,6 +35,11 @@ class FieldError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+MAP: Final = (dict, Mapping)
+"""``isinstance(raw, MAP)``: a mapping. ``dict`` first, so a decoded object passes at C speed
+instead of through the ``Mapping`` ABC's check (a dozen checks per pod at ingest)."""
 
 
 @functools.lru_cache(maxsize=65536)
@@ -69,7 +74,7 @@ def resource_list(
     vector = space.zeros()
     if raw is None:
         raw = {}
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, MAP):
         raise FieldError(field, f"expected a map of resource quantities, got {type(raw).__name__}")
     for name, value in raw.items():
         column = space.column(str(name))
@@ -83,7 +88,7 @@ def resource_list(
 
 def _container_request(container: Mapping[str, Any], field: str, space: ResourceSpace) -> Vector:
     resources = container.get("resources") or {}
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, MAP):
         raise FieldError(f"{field}.resources", "expected a map")
     requests = resources.get("requests") or {}
     limits = resources.get("limits") or {}
@@ -142,7 +147,7 @@ def string_map(raw: Any, field: str) -> dict[str, str]:
     """
     if raw is None:
         return {}
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, MAP):
         raise FieldError(field, f"expected a map of strings, got {raw!r}")
     for key, value in raw.items():
         if type(value) is not str or type(key) is not str:
@@ -182,6 +187,7 @@ def timestamp(raw: Any, field: str) -> float:
 __all__ = [
     "CPU",
     "GPU",
+    "MAP",
     "MEMORY",
     "FieldError",
     "amount",

@@ -27,7 +27,7 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
-from scheduler.cache.parsing import FieldError, validated
+from scheduler.cache.parsing import MAP, FieldError, validated
 from scheduler.cache.topologies import read_topology_tree
 
 DEFAULT_POD_SET = podgroup.DEFAULT_SUBGROUP
@@ -35,7 +35,7 @@ DEFAULT_POD_SET = podgroup.DEFAULT_SUBGROUP
 
 def meta_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = body.get("metadata") or {}
-    return meta if isinstance(meta, Mapping) else {}
+    return meta if isinstance(meta, MAP) else {}
 
 
 def creation_of(body: Mapping[str, Any]) -> float:
@@ -66,13 +66,13 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     )
     ready = True
     for condition in status.get("conditions") or ():
-        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+        if isinstance(condition, MAP) and condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
     taints = spec.get("taints") or ()
     if not isinstance(taints, list | tuple):
         raise FieldError("spec.taints", "expected a list")
     for i, taint in enumerate(taints):
-        if not isinstance(taint, Mapping):
+        if not isinstance(taint, MAP):
             raise FieldError(f"spec.taints[{i}]", f"expected a map, got {taint!r}")
     return (
         NodeMeta(
@@ -117,9 +117,9 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     meta = meta_of(body)
     spec = body.get("spec") or {}
     status = body.get("status") or {}
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, MAP):
         raise FieldError("spec", "expected a map")
-    phase = str(status.get("phase", "Pending")) if isinstance(status, Mapping) else "Pending"
+    phase = str(status.get("phase", "Pending")) if isinstance(status, MAP) else "Pending"
     labels = parsing.string_map(meta.get("labels"), "metadata.labels")
     task_priority = None
     if TASK_PRIORITY_LABEL in labels:
@@ -128,7 +128,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         except ValueError:
             task_priority = None
     affinity = spec.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, Mapping) else {}
+    node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, MAP) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     tolerations = tuple(spec.get("tolerations") or ())
     selector = parsing.string_map(spec.get("nodeSelector"), "spec.nodeSelector")
@@ -149,7 +149,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         task_priority=task_priority,
     )
     pod.node_name = str(spec.get("nodeName") or "")
-    if isinstance(status, Mapping):
+    if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
