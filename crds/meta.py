@@ -157,6 +157,10 @@ class KaiModel(BaseModel):
         """The manifest form: KAI's field names, unset fields left out."""
         return self.model_dump(by_alias=True, exclude_none=True)
 
+    def to_patch(self) -> dict[str, Any]:
+        """A JSON merge patch: the fields that were set, an explicit ``None`` removing one."""
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any]) -> Self:
         """Validate a manifest mapping (raises ``pydantic.ValidationError``)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from crds import rules
-from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED
+from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED, BindRequestStatus
 from kubeapi.backoff import exponential
 
 __all__ = [
@@ -143,15 +143,14 @@ def after_failure(
 ) -> tuple[dict[str, Any], float | None]:
     """The status to persist after a failed attempt, and when to retry (None: never)."""
     failed = failed_attempts(request) + 1
-    status = {"phase": PHASE_FAILED, "reason": reason, "failedAttempts": failed}
-    if not retryable or failed >= backoff_limit(request):
-        if not retryable:
-            # Make the failure final for the scheduler too (rules.bind_request_finally_failed).
-            status["failedAttempts"] = max(failed, backoff_limit(request))
-        return status, None
-    return status, now + retry_delay(failed)
+    final = not retryable or failed >= backoff_limit(request)
+    if not retryable:
+        # Make the failure final for the scheduler too (rules.bind_request_finally_failed).
+        failed = max(failed, backoff_limit(request))
+    status = BindRequestStatus(phase=PHASE_FAILED, reason=reason, failed_attempts=failed)
+    return status.to_patch(), None if final else now + retry_delay(failed)
 
 
 def succeeded_status() -> dict[str, Any]:
     """Phase Succeeded; the reason of an earlier failure is removed, its count kept."""
-    return {"phase": PHASE_SUCCEEDED, "reason": None}
+    return BindRequestStatus(phase=PHASE_SUCCEEDED, reason=None).to_patch()

@@ -320,3 +320,10 @@ def test_printer_columns() -> None:
         "Age",
     ]
     assert _columns("kai.scheduler_topologies.yaml") == []
+
+
+def test_to_patch_keeps_an_explicit_none_as_a_removal() -> None:
+    """The binder's merge patches: set fields only, ``None`` removes a stale field."""
+    status = bindrequest.BindRequestStatus(phase="Succeeded", reason=None)
+    assert status.to_patch() == {"phase": "Succeeded", "reason": None}
+    assert status.to_manifest() == {"phase": "Succeeded"}

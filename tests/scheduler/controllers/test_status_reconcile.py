@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pydantic
+import pytest
+
 from scheduler.controllers.reconciler import StatusControllers, merge_diff
 from scheduler.metrics.families import Metrics
 from scheduler.metrics.registry import Registry
@@ -127,3 +130,15 @@ def test_pod_finishing_updates_status() -> None:
         "allocated": {},
         "allocatedNonPreemptible": {},
     }
+
+
+def test_a_status_the_model_refuses_is_not_sent() -> None:
+    """Status writes go through crds' PodGroupStatus: a misspelt field never reaches the server."""
+    kube = cluster()
+    ctl = StatusControllers(kube, metrics=Metrics(Registry()), debounce=0.01)
+    group = kube.stored(*PG, "ns", "pg") or {}
+    with pytest.raises(pydantic.ValidationError, match="runing"):
+        asyncio.run(ctl._patch_status(PG, group, {"runing": 1}))
+    assert not [c for c in kube.calls if c[0] == "patch/status"]
+    assert asyncio.run(ctl._patch_status(PG, group, {"running": 1}))
+    assert (kube.stored(*PG, "ns", "pg") or {})["status"] == {"running": 1}
