@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from podmuster.cli import main
-from scheduler import testing as st
+from tests.kits import worlds as st
 
 NOTE_50 = "PriorityClassNotFound: priority class 'gold' does not exist; priority 50 is used"
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from live_objects import api_with, with_informers
 
 from crds.documents import SourcedObject
-from scheduler import testing as st
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
+from tests.kits import worlds as st
 
 NOTE = "PriorityClassNotFound: priority class 'gold' does not exist; priority 50 is used"
 
