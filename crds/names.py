@@ -27,6 +27,7 @@ __all__ = [
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "SCALE_UP_HINT_ANNOTATION",
+    "SCALING_NAMESPACE",
     "SEGMENT_PREFERRED_ANNOTATION",
     "SEGMENT_REQUIRED_ANNOTATION",
     "SEGMENT_SIZE_ANNOTATION",
@@ -86,6 +87,8 @@ SCALE_UP_HINT_ANNOTATION: Final = "kai.scheduler/scale-up-hint"
 """On a PodGroup: the nodes it needs that the cluster does not have."""
 
 # --- what the node-scale-adjuster writes on its stand-in pods ----------------------------
+SCALING_NAMESPACE: Final = "kai-scale-adjust"
+"""Where the node-scale-adjuster creates its stand-in pods."""
 UNSCHEDULABLE_POD_NAME_LABEL: Final = "kai.scheduler/unschedulable-pod-name"
 UNSCHEDULABLE_POD_NAMESPACE_LABEL: Final = "kai.scheduler/unschedulable-pod-namespace"
 

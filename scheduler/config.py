@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from crds.names import DEFAULT_SCHEDULER_NAME
+
 ACTIONS = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
 STRATEGIES = ("binpack", "spread")
 
@@ -39,7 +41,7 @@ class SchedulerConfig:
     staleness_grace_period_s: float = 60.0
     default_preempt_min_runtime_s: float = 0.0
     default_reclaim_min_runtime_s: float = 0.0
-    scheduler_name: str = "kai-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
 
     def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
         return replace(self, actions=validate_actions(actions, "actions"))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from crds.names import DEFAULT_SCHEDULER_NAME
+
 __all__ = ["add_parser"]
 
 
@@ -27,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--scheduler-name",
-        default="kai-scheduler",
+        default=DEFAULT_SCHEDULER_NAME,
         help="judge only the pods with this spec.schedulerName (default: kai-scheduler)",
     )
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")

@@ -27,6 +27,7 @@ from aiohttp import web
 
 from crds import podgroup, queue
 from crds.errors import InputError
+from crds.names import DEFAULT_SCHEDULER_NAME
 from kubeapi.errors import ApiError
 from kubeapi.protocol import KubeReader
 from webhooks import podenv, pods, validation
@@ -41,8 +42,6 @@ PATHS = {
     "pods": "/validate-pod",
     "pod-mutation": "/mutate-pod",
 }
-
-DEFAULT_SCHEDULER_NAME = "kai-scheduler"
 
 QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 

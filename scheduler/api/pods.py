@@ -11,6 +11,8 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from crds.gpusharing import RESERVATION_NAMESPACE
+from crds.names import SCALING_NAMESPACE
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.resources import CPU, GPU, MEMORY, Vector
 
@@ -51,8 +53,6 @@ ACTIVE_ALLOCATED = frozenset(
     }
 )
 ACTIVE_USED = ACTIVE_ALLOCATED | {PodStatus.RELEASING}
-SCALING_NAMESPACE = "kai-scale-adjust"
-RESERVATION_NAMESPACE = "kai-resource-reservation"
 UTILITY_NAMESPACES = frozenset({SCALING_NAMESPACE, RESERVATION_NAMESPACE})
 
 # Statuses whose resources count to the queue's allocated amount.

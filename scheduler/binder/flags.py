@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from crds.gpusharing import RESERVATION_NAMESPACE
 from scheduler.component.flags import add_common_arguments
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._Argume
     """The flags of fractional-GPU reservation pods (KAI's names where KAI has one)."""
     parser.add_argument(
         "--resource-reservation-namespace",
-        default="kai-resource-reservation",
+        default=RESERVATION_NAMESPACE,
         help="namespace of the GPU reservation pods (default: kai-resource-reservation)",
     )
     parser.add_argument(

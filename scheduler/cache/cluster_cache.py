@@ -25,14 +25,13 @@ import numpy.typing as npt
 from crds import errors, names, queue
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
-from crds.gpusharing import GPU_GROUP_LABEL
+from crds.gpusharing import GPU_GROUP_LABEL, RESERVATION_NAMESPACE
 from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import (
     ACTIVE_USED,
-    RESERVATION_NAMESPACE,
     PodInfo,
     PodStatus,
     is_utility_pod,
@@ -79,7 +78,9 @@ class SnapshotResult:
 class ClusterCache:
     """Parsed cluster objects keyed by kind and name; see the module docstring."""
 
-    def __init__(self, scheduler_name: str = "kai-scheduler", *, strict: bool = True) -> None:
+    def __init__(
+        self, scheduler_name: str = names.DEFAULT_SCHEDULER_NAME, *, strict: bool = True
+    ) -> None:
         self.scheduler_name = scheduler_name
         self.strict = strict
         self.space = ResourceSpace()

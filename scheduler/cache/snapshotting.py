@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from crds.documents import SourcedObject
+from crds.names import DEFAULT_SCHEDULER_NAME
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 
 
 def build_snapshot(
     objects: Iterable[SourcedObject],
     *,
-    scheduler_name: str = "kai-scheduler",
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     now: float = 0.0,
     strict: bool = True,
 ) -> SnapshotResult:

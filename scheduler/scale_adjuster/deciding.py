@@ -34,6 +34,7 @@ from crds import rules
 from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY, NUM_DEVICES
 from crds.names import (
     DEFAULT_SCHEDULER_NAME,
+    SCALING_NAMESPACE,
     UNSCHEDULABLE_POD_NAME_LABEL,
     UNSCHEDULABLE_POD_NAMESPACE_LABEL,
 )
@@ -64,7 +65,7 @@ Key = tuple[str, str]
 @dataclass(frozen=True, slots=True)
 class Settings:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
-    namespace: str = "kai-scale-adjust"
+    namespace: str = SCALING_NAMESPACE
     gpu_memory_to_fraction_ratio: float = 0.1
     cool_down: float = 60.0
     image: str = "busybox:1.36"
