@@ -36,8 +36,8 @@ def _fits_on(session: Session, pod: PodInfo, node: int) -> bool:
     if pod.gpu_share is not None:
         return gpu_placement.fits_on(session, pod, node)
     nodes = session.snapshot.nodes
-    static, _ = session.static_mask(pod)
-    return bool(static[node]) and bool((nodes.free[:, node] >= pod.request).all())
+    allowed = session.allowed_mask(pod)
+    return bool(allowed[node]) and bool((nodes.free[:, node] >= pod.request).all())
 
 
 def _frees(pod: PodInfo) -> Vector:

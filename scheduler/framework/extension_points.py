@@ -4,6 +4,15 @@ Extension points and their combine rules:
 
 - node_filter (pod) -> [(node mask, reason)]: all must pass; the first failing
   reason is reported per node.
+- dynamic_constraint (pod) -> DynamicConstraint or None: filters and a score
+  that depend on what the cycle has placed so far (inter-pod affinity, spread,
+  volumes reserved in the session). Asked on every placement of the pod, never
+  cached; the plugin follows placements through the allocate/deallocate events.
+  Masks are ANDed with the static filters (their reasons reported like theirs),
+  scores added to the plugins' scores. A pod with a dynamic constraint is
+  always evaluated in full (its scores need not be order-stable); a plugin
+  must return None for a pod it does not constrain, cheaply, since it is asked
+  for every pod.
 - node_score (task context) -> score per node: summed over plugins. Scores
   must be order-stable: which of two nodes ranks higher may depend only on
   those two nodes (and static data), and scores of different tiers must not
@@ -74,6 +83,17 @@ class TaskContext:
 
 
 NodeScoreFn = Callable[[TaskContext], Scores | None]
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicConstraint:
+    """A pod's placement-dependent filters (mask, reason) and score, over all nodes."""
+
+    parts: Sequence[tuple[Mask, str]] = ()
+    score: Scores | None = None
+
+
+DynamicConstraintFn = Callable[[PodInfo], DynamicConstraint | None]
 JobOrderFn = Callable[[PodGroupInfo], Any]
 TaskOrderFn = Callable[[PodInfo], Any]
 QueueOrderFn = Callable[[str, str, PodGroupInfo | None, PodGroupInfo | None], int]

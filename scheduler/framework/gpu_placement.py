@@ -181,8 +181,8 @@ def plan_on(session: Session, pod: PodInfo, node: int, pipeline_only: bool) -> S
 def fits_on(session: Session, pod: PodInfo, node: int) -> bool:
     """Whether a fractional pod fits on ``node`` now (its filters, resources and devices)."""
     nodes = session.snapshot.nodes
-    static, _ = session.static_mask(pod)
-    if not static[node] or not bool((nodes.free[:, node] >= pod.request).all()):
+    allowed = session.allowed_mask(pod)
+    if not allowed[node] or not bool((nodes.free[:, node] >= pod.request).all()):
         return False
     return plan_on(session, pod, node, True) is not None
 

@@ -72,6 +72,7 @@ class Session:
         self.considered: set[str] = set()
         self.node_filters: list[ep.NodeFilterFn] = []
         self.node_scorers: list[ep.NodeScoreFn] = []
+        self.dynamic_constraints: list[ep.DynamicConstraintFn] = []
         self.job_order_fns: list[ep.JobOrderFn] = []
         self.task_order_fns: list[ep.TaskOrderFn] = []
         self.queue_order_fns: list[ep.QueueOrderFn] = []
@@ -103,6 +104,9 @@ class Session:
     # --- registration -------------------------------------------------------------
     def add_node_filter(self, fn: ep.NodeFilterFn) -> None:
         self.node_filters.append(fn)
+
+    def add_dynamic_constraint(self, fn: ep.DynamicConstraintFn) -> None:
+        self.dynamic_constraints.append(fn)
 
     def add_node_scorer(self, fn: ep.NodeScoreFn) -> None:
         self.node_scorers.append(fn)
@@ -262,6 +266,34 @@ class Session:
         self._filter_cache[key] = (mask, parts)
         return mask, parts
 
+    def dynamic_constraint(
+        self, pod: PodInfo
+    ) -> tuple[list[tuple[ep.Mask, str]], ep.Scores | None]:
+        """The plugins' placement-dependent filters and summed score for ``pod`` now.
+
+        Empty parts and None when no plugin constrains the pod (the common case).
+        """
+        parts: list[tuple[ep.Mask, str]] = []
+        score: ep.Scores | None = None
+        for fn in self.dynamic_constraints:
+            found = fn(pod)
+            if found is None:
+                continue
+            parts.extend(found.parts)
+            if found.score is not None:
+                score = found.score if score is None else score + found.score
+        return parts, score
+
+    def allowed_mask(self, pod: PodInfo) -> ep.Mask:
+        """Nodes passing every static filter and every dynamic one as the cycle stands."""
+        static, _ = self.static_mask(pod)
+        if not self.dynamic_constraints:
+            return static
+        parts, _ = self.dynamic_constraint(pod)
+        for part, _reason in parts:
+            static = static & part
+        return static
+
     def restrict_nodes(self, subset: ep.Mask | None, score: ep.Scores | None = None) -> None:
         """Place only on ``subset`` (ANDed with every filter), adding ``score``; None lifts it.
 
@@ -307,6 +339,13 @@ class Session:
         """
         nodes = self.snapshot.nodes
         static, _ = self.static_mask(pod)
+        dynamic_score: ep.Scores | None = None
+        dynamic = False
+        if self.dynamic_constraints:
+            parts, dynamic_score = self.dynamic_constraint(pod)
+            dynamic = bool(parts) or dynamic_score is not None
+            for part, _reason in parts:
+                static = static & part
         if self.node_subset is not None:
             static = static & self.node_subset
         if pod.gpu_share is not None:
@@ -320,6 +359,7 @@ class Session:
         run = self._run
         if (
             self.incremental_placement
+            and not dynamic
             and run is not None
             and run.signature == signature
             and len(run.changed) <= _MAX_CHANGED
@@ -336,13 +376,16 @@ class Session:
         else:
             fits_idle = feasible
         total = self._score(ep.TaskContext(pod, feasible, fits_idle, any_releasing), len(nodes))
+        if dynamic_score is not None:
+            total = dynamic_score if total is None else total + dynamic_score
         ranked = (
             np.where(feasible, total, -np.inf)
             if total is not None
             else np.where(feasible, 0.0, -np.inf)
         )
         node = int(np.argmax(ranked))
-        self._run = _PlacementRun(signature, ranked, set())
+        if not dynamic:  # a dynamic pod's scores may change with the next placement
+            self._run = _PlacementRun(signature, ranked, set())
         on_idle = bool(fits_idle[node]) and not pipeline_only
         return Placement(node, on_idle)
 
@@ -383,12 +426,23 @@ class Session:
         on_idle = bool(fits_idle[best]) and not pipeline_only
         return Placement(int(subset[best]), on_idle)
 
-    def fit_failure(self, pod: PodInfo) -> str:
-        """Why ``pod`` fits no node, counted per first failing reason, as kube-scheduler says it."""
+    def fit_failure(
+        self, pod: PodInfo, dynamic: Sequence[tuple[ep.Mask, str]] | None = None
+    ) -> str:
+        """Why ``pod`` fits no node, counted per first failing reason, as kube-scheduler says it.
+
+        ``dynamic``: the pod's dynamic constraint parts as captured by the caller (for a
+        gang, before its other pods were rolled back); by default asked now.
+        """
         nodes = self.snapshot.nodes
         if len(nodes) == 0:
             return "no nodes in the cluster"
-        _, parts = self.static_mask(pod)
+        _, static_parts = self.static_mask(pod)
+        parts = static_parts
+        if dynamic is None and self.dynamic_constraints:
+            dynamic = self.dynamic_constraint(pod)[0]
+        if dynamic:
+            parts = [*static_parts, *dynamic]
         remaining = np.ones(len(nodes), dtype=bool)
         counts: dict[str, int] = {}
         for part, reason in parts:

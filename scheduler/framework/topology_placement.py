@@ -74,12 +74,15 @@ def place_tasks(
         unplaced = _place_plain(session, statement, tasks, pipeline_only)
         if unplaced is None:
             return None
-        statement.rollback(token)  # the fit failure is explained with the gang's pods gone
         task, placed = unplaced
+        # Dynamic constraints (affinity, spread, volumes) are explained as they stood when
+        # the task failed, with the gang's own pods placed; resources with them gone.
+        dynamic = session.dynamic_constraint(task)[0] if explain else None
+        statement.rollback(token)
         gang_note = (
             f"gang of {len(tasks)} pods: only {placed} could be placed; " if len(tasks) > 1 else ""
         )
-        why = session.fit_failure(task) if explain else "fits no node"
+        why = session.fit_failure(task, dynamic) if explain else "fits no node"
         return f"{gang_note}pod {task.key}: {why}"
     try:
         problem = _Placer(session, statement, job, tree, pipeline_only).place(tasks)
