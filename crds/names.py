@@ -22,6 +22,7 @@ __all__ = [
     "KINDS",
     "LAST_START_ANNOTATION",
     "NODE_POOL_LABEL",
+    "NO_PROVISIONER",
     "POD_GROUP_ANNOTATION",
     "PREEMPTIBILITY_LABEL",
     "PRIORITY_CLASS_LABEL",
@@ -31,6 +32,7 @@ __all__ = [
     "SEGMENT_PREFERRED_ANNOTATION",
     "SEGMENT_REQUIRED_ANNOTATION",
     "SEGMENT_SIZE_ANNOTATION",
+    "SELECTED_NODE_ANNOTATION",
     "STALE_ANNOTATION",
     "SUBGROUP_LABEL",
     "TASK_PRIORITY_LABEL",
@@ -98,6 +100,13 @@ BUILTIN_PRIORITY_CLASSES: Final = MappingProxyType(
 )
 """The PriorityClasses the chart installs; assumed present where a snapshot lists none."""
 
+# --- volume binding (Kubernetes' names, read and written by the scheduler and the binder) ---
+SELECTED_NODE_ANNOTATION: Final = "volume.kubernetes.io/selected-node"
+"""On a PersistentVolumeClaim: the node a dynamically provisioned volume must be reachable from."""
+NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
+"""A StorageClass provisioner that provisions nothing: only pre-created PVs serve its claims."""
+
+
 # --- the KAI kinds, by group and kind ------------------------------------------------------
 KINDS: Final = MappingProxyType(
     {
@@ -114,6 +123,9 @@ CORE_KINDS: Final = MappingProxyType(
         "Node": ("", "Node"),
         "Pod": ("", "Pod"),
         "PriorityClass": ("scheduling.k8s.io", "PriorityClass"),
+        "PersistentVolumeClaim": ("", "PersistentVolumeClaim"),
+        "PersistentVolume": ("", "PersistentVolume"),
+        "StorageClass": ("storage.k8s.io", "StorageClass"),
     }
 )
 """The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""

@@ -67,6 +67,7 @@ class PodInfo:
     __slots__ = (
         "annotations",
         "base_status",
+        "claims",
         "constraint_key",
         "creation",
         "gpu_groups",
@@ -141,6 +142,7 @@ class PodInfo:
         self.base_status = status
         self.node_name = ""
         self.nominated_node = ""  # status.nominatedNodeName
+        self.claims: tuple[str, ...] = ()  # PersistentVolumeClaim names of its volumes
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

@@ -16,6 +16,7 @@ from scheduler.api.pods import PodInfo
 from scheduler.api.queues import QueueTree, QueueVector
 from scheduler.api.resources import ResourceSpace
 from scheduler.api.topology import TopologyInfo
+from scheduler.api.volumes import VolumeState
 
 
 @dataclass(slots=True)
@@ -37,3 +38,5 @@ class ClusterSnapshot:
     job_notes: dict[str, list[str]] = field(default_factory=dict)
     # Topology CRs by name (topology-aware placement, §2.5)
     topologies: dict[str, TopologyInfo] = field(default_factory=dict)
+    # PersistentVolumeClaims, PersistentVolumes and StorageClasses (volume binding)
+    volumes: VolumeState = field(default_factory=VolumeState)

@@ -40,7 +40,8 @@ from scheduler.api.queues import QueueInfo, QueueTree
 from scheduler.api.resources import GPU, GPU_UNIT, QUEUE_COLUMNS, ResourceSpace, Vector, widen
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.api.topology import TopologyInfo
-from scheduler.cache import parsing, queue_tree, reading, topologies
+from scheduler.api.volumes import ClaimInfo, StorageClassInfo, VolumeInfo, VolumeState
+from scheduler.cache import parsing, queue_tree, reading, topologies, volume_reading
 from scheduler.cache.parsing import FieldError
 
 KINDS: dict[names.GroupKind, str] = {
@@ -94,6 +95,9 @@ class ClusterCache:
         self._bind_groups: dict[str, tuple[str, ...]] = {}  # BindRequest key -> GPU groups
         self._classes: dict[str, tuple[int, bool]] = {}
         self._topologies: dict[str, TopologyInfo] = {}
+        self._claims: dict[str, ClaimInfo] = {}
+        self._volumes: dict[str, VolumeInfo] = {}
+        self._storage_classes: dict[str, StorageClassInfo] = {}
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
@@ -163,6 +167,12 @@ class ClusterCache:
             self._jobs = None
         elif kind == "Topology":
             self._topologies[key] = topologies.read_topology(body)
+        elif kind == "PersistentVolumeClaim":
+            self._claims[key] = volume_reading.read_claim(body)
+        elif kind == "PersistentVolume":
+            self._volumes[key] = volume_reading.read_volume(body)
+        elif kind == "StorageClass":
+            self._storage_classes[key] = volume_reading.read_storage_class(body)
 
     def delete(self, kind: str, key: str, *, keep_error: bool = False) -> None:
         """Forget one object (a watch DELETED event, or a replacement that failed to parse)."""
@@ -174,6 +184,9 @@ class ClusterCache:
             "BindRequest": self._binds,
             "PriorityClass": self._classes,
             "Topology": self._topologies,
+            "PersistentVolumeClaim": self._claims,
+            "PersistentVolume": self._volumes,
+            "StorageClass": self._storage_classes,
         }.get(kind, {})  # type: ignore[assignment]
         if kind == "BindRequest":
             self._bind_groups.pop(key, None)
@@ -307,6 +320,9 @@ class ClusterCache:
             job_problems=problems,
             job_notes=self._notes,
             topologies=dict(self._topologies),
+            volumes=VolumeState(
+                dict(self._claims), dict(self._volumes), dict(self._storage_classes)
+            ),
         )
         return SnapshotResult(
             snapshot, list(self.errors.values()), set(self.ignored_kinds), ungrouped

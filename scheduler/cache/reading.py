@@ -29,6 +29,7 @@ from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
 from scheduler.cache.parsing import MAP, FieldError, validated
 from scheduler.cache.topologies import read_topology_tree
+from scheduler.cache.volume_reading import pod_claims
 
 DEFAULT_POD_SET = podgroup.DEFAULT_SUBGROUP
 
@@ -52,7 +53,7 @@ def key_of(body: Mapping[str, Any]) -> str:
     """``namespace/name`` for namespaced kinds, ``name`` otherwise."""
     meta = meta_of(body)
     kind = body.get("kind")
-    if kind in ("Pod", "PodGroup", "BindRequest"):
+    if kind in ("Pod", "PodGroup", "BindRequest", "PersistentVolumeClaim"):
         return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     return str(meta.get("name"))
 
@@ -151,6 +152,8 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     pod.node_name = str(spec.get("nodeName") or "")
     if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
+    if spec.get("volumes"):
+        pod.claims = pod_claims(spec, pod.name)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
     _read_gpu_kind(pod, space)

@@ -46,6 +46,9 @@ WATCHED: tuple[tuple[str, str], ...] = (
     ("scheduling.run.ai/v1alpha2", "BindRequest"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
     ("kai.scheduler/v1alpha1", "Topology"),
+    ("v1", "PersistentVolumeClaim"),
+    ("v1", "PersistentVolume"),
+    ("storage.k8s.io/v1", "StorageClass"),
 )
 """(apiVersion, kind) of everything the engine reads."""
 

@@ -14,6 +14,7 @@ from scheduler.plugins.ordering import OrderingPlugin
 from scheduler.plugins.predicates import PredicatesPlugin
 from scheduler.plugins.proportion.plugin import ProportionPlugin
 from scheduler.plugins.scoring import ScoringPlugin
+from scheduler.plugins.volumes import VolumesPlugin
 
 
 def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
@@ -21,6 +22,7 @@ def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
     return [
         PredicatesPlugin(),
         GpuSharingPlugin(),
+        VolumesPlugin(),
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

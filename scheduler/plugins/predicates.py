@@ -60,6 +60,14 @@ def matches_node_affinity(node: NodeMeta, required: Mapping[str, Any] | None) ->
     return False
 
 
+def matches_label_selector(labels: Mapping[str, str], selector: Mapping[str, Any]) -> bool:
+    """A ``LabelSelector`` object: every ``matchLabels`` pair and ``matchExpressions`` term."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    return all(_match_expression(labels, e, "") for e in selector.get("matchExpressions") or ())
+
+
 def tolerates(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]]) -> bool:
     for toleration in tolerations:
         effect = toleration.get("effect")
