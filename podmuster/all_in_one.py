@@ -26,7 +26,7 @@ from kubeapi.http import KubeHttp
 from kubeapi.protocol import KubeController
 from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
-from scheduler.binder.flags import reservation_settings
+from scheduler.binder.flags import reservation_settings, volume_timeout
 from scheduler.binder.reconciler import Binder
 from scheduler.component import process
 from scheduler.component.fencing import FencedWrites
@@ -66,6 +66,7 @@ def main(args: argparse.Namespace) -> int:
         scaling = settings_from(args) if args.cluster_autoscaling else None
         try:
             reservation_settings(args)  # validated now; used by _run_components
+            volume_timeout(args)
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         limit = ratelimit.from_arguments(args)
@@ -146,6 +147,7 @@ async def _run_components(
             writers["binder"],
             workers=args.binder_workers,
             reservations=reservation_settings(args),
+            volume_timeout=volume_timeout(args),
         ).run(),
         "controllers": StatusControllers(writers["controllers"], debounce=args.debounce).run(),
         "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubeapi import ratelimit
 from podgrouper import flags as podgrouper_flags
-from scheduler.binder.flags import add_reservation_arguments
+from scheduler.binder.flags import add_reservation_arguments, add_volume_arguments
 from scheduler.component.flags import add_leader_arguments, add_metrics_argument
 from scheduler.live.flags import add_bind_arguments, add_cycle_arguments
 from scheduler.scale_adjuster.flags import add_adjuster_arguments
@@ -37,6 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_bind_arguments(live)
     live.add_argument("--binder-workers", type=int, default=8, help="concurrent BindRequests")
     add_reservation_arguments(live)
+    add_volume_arguments(live)
     live.add_argument(
         "--debounce", type=float, default=0.5, help="controllers: seconds to gather changes"
     )

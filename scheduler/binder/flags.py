@@ -17,7 +17,13 @@ from scheduler.component.flags import add_common_arguments
 if TYPE_CHECKING:
     from scheduler.binder.sharing import Settings
 
-__all__ = ["add_parser", "add_reservation_arguments", "reservation_settings"]
+__all__ = [
+    "add_parser",
+    "add_reservation_arguments",
+    "add_volume_arguments",
+    "reservation_settings",
+    "volume_timeout",
+]
 
 DEFAULT_METRICS_PORT = 8081
 
@@ -62,6 +68,26 @@ def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._Argume
     )
 
 
+def add_volume_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The flag of volume binding (scheduler.binder.volumes)."""
+    parser.add_argument(
+        "--volume-bind-timeout",
+        type=float,
+        default=600.0,
+        help="seconds a pod's PersistentVolumeClaims may take to bind before its "
+        "BindRequest fails and the claims' reservations are released (default: 600, "
+        "as kube-scheduler's bind timeout)",
+    )
+
+
+def volume_timeout(args: argparse.Namespace) -> float:
+    """``--volume-bind-timeout`` (ValueError: not > 0)."""
+    timeout = float(getattr(args, "volume_bind_timeout", 600.0))
+    if timeout <= 0:
+        raise ValueError("--volume-bind-timeout: must be > 0")
+    return timeout
+
+
 def reservation_settings(args: argparse.Namespace) -> Settings:
     """The :class:`~scheduler.binder.sharing.Settings` of the flags (ValueError: a bad one)."""
     from scheduler.binder.sharing import DEFAULT_IMAGE, Settings
@@ -94,6 +120,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_common_arguments(parser, DEFAULT_METRICS_PORT)
     parser.add_argument("--workers", type=int, default=8, help="concurrent BindRequests")
     add_reservation_arguments(parser)
+    add_volume_arguments(parser)
     parser.set_defaults(handler=run_binder)
     return parser
 
@@ -101,6 +128,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run_binder(args: argparse.Namespace) -> int:
     try:
         settings = reservation_settings(args)
+        timeout = volume_timeout(args)
     except ValueError as exc:
         print(f"podmuster run binder: {exc}", file=sys.stderr)
         return 2
@@ -110,6 +138,6 @@ def run_binder(args: argparse.Namespace) -> int:
     from scheduler.component import runtime
 
     async def body(api: KubeController) -> None:
-        await Binder(api, workers=args.workers, reservations=settings).run()
+        await Binder(api, workers=args.workers, reservations=settings, volume_timeout=timeout).run()
 
     return runtime.run("binder", body, args)

@@ -36,7 +36,7 @@ from crds.bindrequest import API_VERSION, KIND
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
-from scheduler.binder import sharing, syncing
+from scheduler.binder import sharing, syncing, volumes
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
 from scheduler.component.watching import Key, Store, run_together, watch_kind
 from scheduler.component.workqueue import WorkQueue
@@ -64,8 +64,10 @@ class Binder:
         workers: int = 8,
         reservations: sharing.Settings = sharing.Settings(),  # noqa: B008 (frozen)
         sync_period: float = 5.0,
+        volume_timeout: float = volumes.DEFAULT_TIMEOUT,
     ) -> None:
         self.api = api
+        self.volumes = volumes.VolumeBinder(api, volume_timeout)
         self.reservations = reservations
         self.sync_period = sync_period
         self.reserving_since: dict[Key, float] = {}
@@ -113,6 +115,7 @@ class Binder:
         self.retry_at.pop(key, None)
         self.first_seen.pop(key, None)
         self.reserving_since.pop(key, None)
+        self.volumes.forget(key)
         for group in [g for g, keys in self.waiting.items() if key in keys]:
             self.waiting[group].discard(key)
             if not self.waiting[group]:
@@ -147,6 +150,11 @@ class Binder:
                 if isinstance(shared, float):
                     return shared
                 action = shared or action
+        if action.kind == "bind":  # claims bound first (scheduler.binder.volumes)
+            prepared = await self.volumes.prepare(key, pod or {}, action.node, self.clock())
+            if isinstance(prepared, float):
+                return prepared
+            action = prepared or action
         if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
         return await self._record(key, request, action)
