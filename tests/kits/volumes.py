@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crds.names import NO_PROVISIONER, SELECTED_NODE_ANNOTATION
+from scheduler.api.volumes import VolumeState
+from scheduler.cache.volume_reading import read_claim, read_storage_class, read_volume
 from tests.kits.worlds import NAMESPACE, Obj, job, node
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -144,3 +146,18 @@ def host(name: str, **kwargs: Any) -> Obj:
     """A ``worlds.node`` labelled ``kubernetes.io/hostname: <name>``, as real nodes are."""
     labels = {HOSTNAME: name, **kwargs.pop("labels", {})}
     return node(name, labels=labels, **kwargs)
+
+
+def volume_state(*objects: Obj) -> VolumeState:
+    """The engine's :class:`VolumeState` of raw PVs, claims and StorageClasses."""
+    state = VolumeState()
+    for body in objects:
+        if body["kind"] == "PersistentVolume":
+            state.volumes[body["metadata"]["name"]] = read_volume(body)
+        elif body["kind"] == "PersistentVolumeClaim":
+            claim = read_claim(body)
+            state.claims[claim.key] = claim
+        else:
+            found = read_storage_class(body)
+            state.classes[found.name] = found
+    return state

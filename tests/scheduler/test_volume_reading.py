@@ -14,7 +14,6 @@ import pytest
 from crds.names import SELECTED_NODE_ANNOTATION
 from scheduler.api.nodes import NodeMeta
 from scheduler.api.resources import ResourceSpace
-from scheduler.api.volumes import VolumeState
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.parsing import FieldError
 from scheduler.cache.reading import read_pod
@@ -25,7 +24,7 @@ from scheduler.cache.volume_reading import (
     read_volume,
 )
 from scheduler.plugins.volume_matching import PROVISION, choose
-from tests.kits.volumes import HOSTNAME, pv, pvc, storage_class
+from tests.kits.volumes import HOSTNAME, pv, pvc, storage_class, volume_state
 from tests.kits.worlds import pod, sourced
 
 GI = 1024**3
@@ -158,25 +157,11 @@ def test_bad_pod_volume_is_named(volumes: Any, field: str) -> None:
     assert caught.value.field == field
 
 
-def _state(*objects: dict[str, Any]) -> VolumeState:
-    state = VolumeState()
-    for body in objects:
-        if body["kind"] == "PersistentVolume":
-            state.volumes[body["metadata"]["name"]] = read_volume(body)
-        elif body["kind"] == "PersistentVolumeClaim":
-            claim = read_claim(body)
-            state.claims[claim.key] = claim
-        else:
-            found = read_storage_class(body)
-            state.classes[found.name] = found
-    return state
-
-
 N1 = NodeMeta(name="n1", labels={HOSTNAME: "n1"}, taints=(), unschedulable=False, ready=True)
 
 
 def test_prebound_pv_wins_then_smallest() -> None:
-    state = _state(
+    state = volume_state(
         storage_class("local"),
         pv("small", "6Gi", node="n1"),
         pv("mine", "100Gi", node="n1", claim="data"),
@@ -194,7 +179,7 @@ def test_prebound_pv_wins_then_smallest() -> None:
 
 
 def test_provision_when_no_pv() -> None:
-    state = _state(
+    state = volume_state(
         storage_class("fast", provisioner="csi.example.com"), pvc("data", storage_class="fast")
     )
     assert choose(state, [state.claims["default/data"]], N1) == {"default/data": PROVISION}

@@ -15,14 +15,12 @@ from crds.names import SELECTED_NODE_ANNOTATION
 from kubeapi.errors import ConflictError
 from kubeapi.objects import ObjectRef
 from scheduler.api.nodes import NodeMeta
-from scheduler.api.volumes import VolumeState
 from scheduler.binder.reconciler import Binder
 from scheduler.binder.volumes import POLL_SECONDS, plan
-from scheduler.cache.volume_reading import read_claim, read_volume
 from scheduler.metrics.families import Metrics
 from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
-from tests.kits.volumes import HOSTNAME, pv, pvc, storage_class
+from tests.kits.volumes import HOSTNAME, pv, pvc, storage_class, volume_state
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
 NS = "default"
@@ -180,27 +178,16 @@ def test_already_bound_claims_bind_the_pod_at_once() -> None:
 N1 = NodeMeta(name="n1", labels={HOSTNAME: "n1"}, taints=(), unschedulable=False, ready=True)
 
 
-def _state(*objects: dict[str, Any]) -> VolumeState:
-    state = VolumeState()
-    for body in objects:
-        if body["kind"] == "PersistentVolume":
-            state.volumes[body["metadata"]["name"]] = read_volume(body)
-        else:
-            claim = read_claim(body)
-            state.claims[claim.key] = claim
-    return state
-
-
 def test_plan_waits_for_claims_in_progress() -> None:
     # the claim has a PV pre-bound to it, or a volume name: the PV controller is at work
-    prebound = _state(pv("near", node="n1", claim="data"), pvc("data"))
+    prebound = volume_state(pv("near", node="n1", claim="data"), pvc("data"))
     assert plan(NS, ("data",), N1, prebound, waited=0, timeout=60).kind == "wait"
-    named = _state(pvc("data", volume="near") | {"status": {"phase": "Pending"}})
+    named = volume_state(pvc("data", volume="near") | {"status": {"phase": "Pending"}})
     assert plan(NS, ("data",), N1, named, waited=0, timeout=60).kind == "wait"
 
 
 def test_plan_fails_when_the_node_serves_the_claim_no_more() -> None:
-    state = _state(pv("far", node="n0"), pvc("data"))
+    state = volume_state(pv("far", node="n0"), pvc("data"))
     step = plan(NS, ("data",), N1, state, waited=0, timeout=60)
     assert step.kind == "fail"
     assert "node n1 no longer serves persistentvolumeclaims 'data'" in step.reason
