@@ -65,6 +65,8 @@ SCHEDULER: Grants = (
     | grants("scheduling.run.ai", "bindrequests", "list watch create delete")
     | grants("scheduling.k8s.io", "priorityclasses", "list watch")
     | grants("kai.scheduler", "topologies", "list watch")
+    | grants("", "persistentvolumeclaims persistentvolumes", "list watch")
+    | grants("storage.k8s.io", "storageclasses", "list watch")
 )
 BINDER: Grants = (
     grants("scheduling.run.ai", "bindrequests", "get list watch")
@@ -75,6 +77,10 @@ BINDER: Grants = (
     | grants("", "pods", "patch delete")
     | grants("", "configmaps", "get create update")
     | grants("", "events", "create")
+    # Volumes: a PV's claimRef, a claim's selected-node annotation.
+    | grants("", "persistentvolumeclaims", "get patch")
+    | grants("", "persistentvolumes", "get list update")
+    | grants("storage.k8s.io", "storageclasses", "list")
 )
 CONTROLLERS: Grants = (
     grants("", "pods nodes", "list watch")

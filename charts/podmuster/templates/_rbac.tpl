@@ -105,6 +105,13 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [kai.scheduler]
   resources: [topologies]
   verbs: [list, watch]
+# Volume binding: where a pod's claims can be served.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims, persistentvolumes]
+  verbs: [list, watch]
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [list, watch]
 {{- end -}}
 
 {{- define "podmuster.rules.binder" -}}
@@ -136,6 +143,17 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+# Volume binding before the pod's: a chosen PV gets the claim's claimRef (update), a
+# provisioned claim the selected-node annotation (patch); classes are listed.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, patch]
+- apiGroups: [""]
+  resources: [persistentvolumes]
+  verbs: [get, list, update]
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [list]
 {{- end -}}
 
 {{- define "podmuster.rules.controllers" -}}
