@@ -1,6 +1,6 @@
 """Volume binding: a pod goes only where its PersistentVolumeClaims can be served.
 
-Why: kube-scheduler's VolumeBinding rules (docs/semantics.md §11) as a dynamic
+Why: kube-scheduler's VolumeBinding rules (docs/semantics.md §13) as a dynamic
 constraint, because the PVs a pod takes are reserved for the rest of the cycle:
 two pods of one gang never take the same PV, and a gang whose volumes cannot
 all be served is not started in part (gang placement rolls back, and the
