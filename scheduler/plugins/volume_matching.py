@@ -95,20 +95,21 @@ def choose(
     taken: Collection[str] = (),
     *,
     on_node: Callable[[VolumeInfo], bool] | None = None,
+    served_by: Callable[[ClaimInfo], list[VolumeInfo]] | None = None,
 ) -> dict[str, str] | None:
     """Claim key → PV name (or :data:`PROVISION`) for every claim on ``node``, or None.
 
     Greedy in claim order, each claim taking its best PV not in ``taken`` nor chosen
     for an earlier claim, as kube-scheduler's ``FindPodVolumes`` does. ``on_node``
-    replaces the node-affinity test (the plugin passes its cached masks).
+    replaces the node-affinity test and ``served_by`` :func:`candidates` (the plugin passes
+    its per-cycle caches).
     """
     fits = on_node or (lambda volume: reachable(volume, node))
+    serving = served_by or (lambda claim: candidates(state, claim))
     chosen: dict[str, str] = {}
     used = set(taken)
     for claim in claims:
-        pick = next(
-            (v.name for v in candidates(state, claim) if v.name not in used and fits(v)), None
-        )
+        pick = next((v.name for v in serving(claim) if v.name not in used and fits(v)), None)
         if pick is None:
             storage_class = state.class_of(claim)
             if not can_provision(storage_class):

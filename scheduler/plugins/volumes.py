@@ -4,7 +4,9 @@ Why: kube-scheduler's VolumeBinding rules (docs/semantics.md §13) as a dynamic
 constraint, because the PVs a pod takes are reserved for the rest of the cycle:
 two pods of one gang never take the same PV, and a gang whose volumes cannot
 all be served is not started in part (gang placement rolls back, and the
-rollback releases the reservations through the deallocate event).
+rollback releases the reservations through the deallocate event). Pods an earlier
+cycle placed whose claims are not bound yet (Binding, or bound while the PV controller
+catches up) hold their PVs from session open, as kube-scheduler's assume cache does.
 
 - a claim that does not exist, or is being deleted: no node (the reason names it);
 - a bound claim (``spec.volumeName`` set): its PV's node affinity; a missing PV: no node;
@@ -25,12 +27,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduler.api.pods import PodInfo
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.volumes import WAIT_FOR_FIRST_CONSUMER, ClaimInfo, VolumeInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
 from scheduler.plugins import volume_matching
 
+HOLDING = frozenset({PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})
 AFFINITY_CONFLICT = "node(s) had volume node affinity conflict"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -54,7 +57,9 @@ class VolumesPlugin:
         count = len(meta)
         reserved: set[str] = set()  # PV names taken by pods placed in this cycle
         taken_by: dict[str, tuple[str, ...]] = {}  # pod uid -> PV names it reserved
-        masks: dict[str, ep.Mask] = {}
+        masks: dict[str, ep.Mask] = {}  # PV name -> nodes that reach it
+        served_by: dict[str, list[VolumeInfo]] = {}  # claim key -> PVs serving it, best first
+        provisionable: dict[str, ep.Mask] = {}  # StorageClass name -> nodes it provisions on
         nowhere = np.zeros(count, dtype=bool)
 
         def pv_mask(volume: VolumeInfo) -> ep.Mask:
@@ -64,6 +69,24 @@ class VolumesPlugin:
                     [volume_matching.reachable(volume, node) for node in meta], dtype=bool
                 )
                 masks[volume.name] = mask
+            return mask
+
+        def candidates(claim: ClaimInfo) -> list[VolumeInfo]:
+            found = served_by.get(claim.key)
+            if found is None:
+                found = served_by[claim.key] = volume_matching.candidates(state, claim)
+            return found
+
+        def provision_mask(claim: ClaimInfo) -> ep.Mask:
+            storage_class = state.class_of(claim)
+            if storage_class is None or not volume_matching.can_provision(storage_class):
+                return nowhere
+            mask = provisionable.get(storage_class.name)
+            if mask is None:
+                mask = np.array(
+                    [volume_matching.topology_allows(storage_class, n) for n in meta], dtype=bool
+                )
+                provisionable[storage_class.name] = mask
             return mask
 
         def delayed_claims(pod: PodInfo) -> tuple[list[ClaimInfo], list[tuple[ep.Mask, str]]]:
@@ -103,28 +126,29 @@ class VolumesPlugin:
             if not pod.claims:
                 return None
             delayed, parts = delayed_claims(pod)
-            if len(delayed) == 1:
-                claim = delayed[0]
-                mask = nowhere.copy()
-                for volume in volume_matching.candidates(state, claim):
+            both = None
+            for claim in delayed:  # each claim on its own: a PV not reserved, or provisioning
+                mask = provision_mask(claim).copy()
+                for volume in candidates(claim):
                     if volume.name not in reserved:
                         mask |= pv_mask(volume)
-                storage_class = state.class_of(claim)
-                if volume_matching.can_provision(storage_class):
-                    assert storage_class is not None
-                    mask |= np.array(
-                        [volume_matching.topology_allows(storage_class, n) for n in meta],
-                        dtype=bool,
-                    )
                 parts.append((mask, no_volume_reason([claim.name])))
-            elif delayed:  # several claims: each needs its own PV, decided per node
-                mask = np.array([choose(delayed, i) is not None for i in range(count)], dtype=bool)
-                parts.append((mask, no_volume_reason([c.name for c in delayed])))
+                both = mask if both is None else both & mask
+            if len(delayed) > 1 and both is not None:  # together: a PV each, decided per node
+                joint = np.zeros(count, dtype=bool)
+                for i in np.flatnonzero(both):
+                    joint[i] = choose(delayed, int(i)) is not None
+                parts.append((joint, no_volume_reason([c.name for c in delayed])))
             return ep.DynamicConstraint(parts=parts)
 
         def choose(claims: list[ClaimInfo], node: int) -> dict[str, str] | None:
             return volume_matching.choose(
-                state, claims, meta[node], reserved, on_node=lambda v: bool(pv_mask(v)[node])
+                state,
+                claims,
+                meta[node],
+                reserved,
+                on_node=lambda v: bool(pv_mask(v)[node]),
+                served_by=candidates,
             )
 
         def on_allocate(pod: PodInfo) -> None:
@@ -140,6 +164,14 @@ class VolumesPlugin:
         def on_deallocate(pod: PodInfo) -> None:
             for pv in taken_by.pop(pod.uid, ()):
                 reserved.discard(pv)
+
+        # Pods placed by an earlier cycle whose binder has not yet written their choice
+        # (Binding, or Bound while the PV controller catches up) keep their PVs.
+        for pod in sorted(
+            (p for p in snapshot.pods if p.claims and p.node >= 0 and p.status in HOLDING),
+            key=lambda p: (p.creation, p.uid),
+        ):
+            on_allocate(pod)
 
         session.add_dynamic_constraint(constrain)
         session.add_event_handlers(on_allocate, on_deallocate)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kits.volumes import host, pv, pvc, storage_class, volume_job
-from tests.kits.worlds import Scenario, check, queue
+from tests.kits.volumes import host, pv, pvc, storage_class, volume_job, with_claims
+from tests.kits.worlds import Scenario, check, job, queue
 
 LOCAL = storage_class("local")
 TWO = [queue("q"), LOCAL, host("n0"), host("n1")]
@@ -256,6 +256,34 @@ SCENARIOS = [
             volume_job("j", "q", ["data"]),
         ],
         binds={"j-0": "n1"},
+    ),
+    # A pod placed by an earlier cycle (Binding on n0, its claim not yet bound) keeps the
+    # PV it was placed for: b finds pv0 taken and goes to n1, where pv1 is.
+    Scenario(
+        "binding-pod-keeps-its-pv",
+        [
+            *TWO,
+            pv("pv0", node="n0"),
+            pv("pv1", node="n1"),
+            pvc("a-data"),
+            pvc("b-data"),
+            with_claims(job("a", "q", 1, states=["Binding"], nodes=["n0"]), ["a-data"]),
+            volume_job("b", "q", ["b-data"]),
+        ],
+        binds={"b-0": "n1"},
+    ),
+    # Two claims, only one servable: the reason names the claim that is not.
+    Scenario(
+        "two-claims-one-unservable",
+        [
+            *TWO,
+            pv("pv0", node="n0"),
+            pvc("c0"),
+            pvc("c1", "50Gi"),
+            volume_job("j", "q", ["c0", "c1"]),
+        ],
+        pending=["j"],
+        reasons={"j": ['persistentvolumeclaim "c1"']},
     ),
     # A missing claim: the reason names it.
     Scenario(
