@@ -18,7 +18,8 @@ catches up) hold their PVs from session open, as kube-scheduler's assume cache d
 
 The engine stays pure: the binder makes the same choice for the chosen node
 (:func:`volume_matching.choose`) and binds it. Pods without claims cost one
-attribute test.
+attribute test at session open (about 1.5 ms per 50,000 pods); when no pod has a
+claim the plugin registers nothing, so placements pay nothing for it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class VolumesPlugin:
 
     def on_session_open(self, session: Session) -> None:
         snapshot = session.snapshot
+        claimed = [pod for pod in snapshot.pods if pod.claims]
+        if not claimed:
+            return  # nothing to constrain: placements pay nothing for this plugin
         state = snapshot.volumes
         meta = snapshot.nodes.meta
         count = len(meta)
@@ -168,7 +172,7 @@ class VolumesPlugin:
         # Pods placed by an earlier cycle whose binder has not yet written their choice
         # (Binding, or Bound while the PV controller catches up) keep their PVs.
         for pod in sorted(
-            (p for p in snapshot.pods if p.claims and p.node >= 0 and p.status in HOLDING),
+            (p for p in claimed if p.node >= 0 and p.status in HOLDING),
             key=lambda p: (p.creation, p.uid),
         ):
             on_allocate(pod)
