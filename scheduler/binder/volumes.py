@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 from crds.names import SELECTED_NODE_ANNOTATION
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
-from kubeapi.objects import Object
+from kubeapi.objects import Object, ObjectRef
 from kubeapi.protocol import KubeController
 from scheduler.api.nodes import NodeMeta
 from scheduler.api.volumes import BOUND, ClaimInfo, VolumeState
@@ -213,7 +213,13 @@ class VolumeBinder:
         return POLL_SECONDS
 
     async def _claim_ref(self, pv: str, claim: ClaimInfo) -> None:
+        """Give ``pv`` to ``claim``; ConflictError when another claim took it meanwhile."""
         current = await self.api.get("v1", "PersistentVolume", "", pv)
+        ref = (current.get("spec") or {}).get("claimRef") or {}
+        if ref and (ref.get("namespace"), ref.get("name")) != (claim.namespace, claim.name):
+            raise ConflictError(
+                ObjectRef("v1", "PersistentVolume", "", pv), "taken by another claim", 409
+            )
         body: Object = copy.deepcopy(current)
         body["spec"]["claimRef"] = {
             "apiVersion": "v1",

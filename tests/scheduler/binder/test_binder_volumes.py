@@ -191,3 +191,28 @@ def test_plan_fails_when_the_node_serves_the_claim_no_more() -> None:
     step = plan(NS, ("data",), N1, state, waited=0, timeout=60)
     assert step.kind == "fail"
     assert "node n1 no longer serves persistentvolumeclaims 'data'" in step.reason
+
+
+def test_a_pv_taken_by_another_claim_between_plan_and_write_is_not_taken_over() -> None:
+    # Two binders chose the same smallest PV from the same listing: the one that writes
+    # second finds the claimRef of the other claim and decides again (the next PV).
+    kube = world(storage_class("local"), pv("a", "10Gi", node="n1"), pv("b", "20Gi", node="n1"),
+                 pvc("data"), pvc("other"))  # fmt: skip
+    b = binder(kube, Clock())
+    original = kube.get
+
+    async def racing_get(api_version: str, kind: str, namespace: str, name: str) -> Any:
+        found = await original(api_version, kind, namespace, name)
+        if kind == "PersistentVolume" and name == "a" and "claimRef" not in found["spec"]:
+            body = stored(kube, "PersistentVolume", "a")
+            body["spec"]["claimRef"] = {"namespace": NS, "name": "other"}
+            kube.add(body)
+            return await original(api_version, kind, namespace, name)
+        return found
+
+    kube.get = racing_get  # type: ignore[method-assign]
+    assert asyncio.run(b.reconcile(NS, "p")) == POLL_SECONDS
+    assert stored(kube, "PersistentVolume", "a")["spec"]["claimRef"]["name"] == "other"
+    assert "claimRef" not in stored(kube, "PersistentVolume", "b")["spec"]
+    assert asyncio.run(b.reconcile(NS, "p")) == POLL_SECONDS
+    assert stored(kube, "PersistentVolume", "b")["spec"]["claimRef"]["name"] == "data"
