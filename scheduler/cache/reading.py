@@ -152,7 +152,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     pod.node_name = str(spec.get("nodeName") or "")
     if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
-    if spec.get("volumes"):
+    if pod.is_ours and spec.get("volumes"):  # another scheduler's claims are not ours to bind
         pod.claims = pod_claims(spec, pod.name)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))

@@ -187,3 +187,9 @@ def test_provision_when_no_pv() -> None:
 
 def test_selected_node_annotation_name() -> None:
     assert SELECTED_NODE_ANNOTATION == "volume.kubernetes.io/selected-node"
+
+
+def test_another_schedulers_pod_claims_are_not_read() -> None:
+    body = pod("theirs", scheduler_name="default-scheduler")[0]
+    body["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {}}]  # not ours to judge
+    assert read_pod(body, ResourceSpace(), "kai-scheduler").claims == ()
