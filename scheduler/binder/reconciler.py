@@ -67,7 +67,7 @@ class Binder:
         volume_timeout: float = volumes.DEFAULT_TIMEOUT,
     ) -> None:
         self.api = api
-        self.volumes = volumes.VolumeBinder(api, volume_timeout)
+        self.volumes = volumes.VolumeBinder(api, volume_timeout, clock=clock)
         self.reservations = reservations
         self.sync_period = sync_period
         self.reserving_since: dict[Key, float] = {}

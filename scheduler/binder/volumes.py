@@ -16,13 +16,15 @@ before it binds the pod, makes the same choice for the selected node
   still unbound is undone, and the scheduler decides again in its next cycle.
 
 :func:`plan` decides from plain objects (tested as a table); :class:`VolumeBinder` is
-the thin edge that reads and writes.
+the thin edge that reads and writes: claims are read fresh, PVs and StorageClasses from a
+listing shared by every waiting request for a second (:data:`LISTING_TTL`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -42,6 +44,8 @@ __all__ = ["DEFAULT_TIMEOUT", "POLL_SECONDS", "Plan", "VolumeBinder", "claims_of
 DEFAULT_TIMEOUT: Final = 600.0
 """Seconds a pod's claims may take to bind (kube-scheduler's ``bindTimeoutSeconds``)."""
 POLL_SECONDS: Final = 2.0
+LISTING_TTL: Final = 1.0
+"""PVs and StorageClasses are listed at most once a second for all requests waiting."""
 BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
 
 
@@ -134,10 +138,32 @@ def plan(
 class VolumeBinder:
     """Reads a pod's volumes fresh from the server and carries out :func:`plan`."""
 
-    def __init__(self, api: KubeController, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        api: KubeController,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        listing_ttl: float = LISTING_TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.api = api
         self.timeout = timeout
         self.since: dict[tuple[str, str], float] = {}
+        self.listing_ttl = listing_ttl
+        self.clock = clock
+        # (apiVersion, kind) -> (when listed, objects): PVs and classes, shared by requests
+        self._listed: dict[tuple[str, str], tuple[float, list[Object]]] = {}
+
+    async def _list(self, api_version: str, kind: str) -> list[Object]:
+        """A listing at most ``listing_ttl`` old: safe, since a PV is re-read before it is
+        written (:meth:`_claim_ref`), and dropped by every write of ours."""
+        now = self.clock()
+        found = self._listed.get((api_version, kind))
+        if found is not None and now - found[0] < self.listing_ttl:
+            return found[1]
+        items = await self.api.list(api_version, kind, "")
+        self._listed[(api_version, kind)] = (now, items)
+        return items
 
     def forget(self, key: tuple[str, str]) -> None:
         self.since.pop(key, None)
@@ -154,13 +180,13 @@ class VolumeBinder:
             except FieldError as exc:
                 return state, f"persistentvolumeclaim {name!r}: {exc}"
             state.claims[claim.key] = claim
-        for raw in await self.api.list("v1", "PersistentVolume", ""):
+        for raw in await self._list("v1", "PersistentVolume"):
             try:
                 volume = read_volume(raw)
             except FieldError:
                 continue  # a broken PV serves nobody; the scheduler reports it
             state.volumes[volume.name] = volume
-        for raw in await self.api.list("storage.k8s.io/v1", "StorageClass", ""):
+        for raw in await self._list("storage.k8s.io/v1", "StorageClass"):
             try:
                 found = read_storage_class(raw)
             except FieldError:
@@ -204,8 +230,9 @@ class VolumeBinder:
                 await self._claim_ref(pv, claim)
             for name in step.annotate:
                 await self._annotate(namespace, name, node)
-        except ConflictError:
-            return POLL_SECONDS  # a PV changed meanwhile: decide again on fresh reads
+        except ConflictError:  # a PV changed meanwhile: decide again on a fresh listing
+            self._listed.pop(("v1", "PersistentVolume"), None)
+            return POLL_SECONDS
         except NotFoundError as exc:
             return Action("retry", node, f"binding volumes: {exc.message}")
         except ApiError as exc:
@@ -229,6 +256,7 @@ class VolumeBinder:
             "uid": claim.uid,
         }
         body["metadata"].setdefault("annotations", {})[BOUND_BY_CONTROLLER] = "yes"
+        self._listed.pop(("v1", "PersistentVolume"), None)
         await self.api.replace(body)  # guarded by resourceVersion
 
     async def _annotate(self, namespace: str, claim: str, value: str | None) -> None:
@@ -244,6 +272,7 @@ class VolumeBinder:
                     continue
                 body = copy.deepcopy(current)
                 body["spec"].pop("claimRef", None)
+                self._listed.pop(("v1", "PersistentVolume"), None)
                 (body["metadata"].get("annotations") or {}).pop(BOUND_BY_CONTROLLER, None)
                 await self.api.replace(body)
             except ApiError:

@@ -216,3 +216,19 @@ def test_a_pv_taken_by_another_claim_between_plan_and_write_is_not_taken_over() 
     assert "claimRef" not in stored(kube, "PersistentVolume", "b")["spec"]
     assert asyncio.run(b.reconcile(NS, "p")) == POLL_SECONDS
     assert stored(kube, "PersistentVolume", "b")["spec"]["claimRef"]["name"] == "data"
+
+
+def test_pvs_are_listed_once_per_second_for_all_waiting_requests() -> None:
+    kube = world(storage_class("local"), pv("near", node="n1", claim="data"), pvc("data"))
+    clock = Clock()
+    b = binder(kube, clock)
+
+    def pv_lists() -> int:
+        return len([c for c in kube.calls if c[0] == "list" and c[1].kind == "PersistentVolume"])
+
+    for _ in range(3):  # the claim waits for the PV controller: nothing is written
+        assert asyncio.run(b.reconcile(NS, "p")) == POLL_SECONDS
+    assert pv_lists() == 1
+    clock.now += 1.5
+    asyncio.run(b.reconcile(NS, "p"))
+    assert pv_lists() == 2
