@@ -16,7 +16,7 @@ decided again on fresh ones before it is written. Called without :meth:`run`
 (tests), :meth:`reconcile` reads everything from the server.
 
 Just before the binding, the node's room is checked against what its pods hold now
-(:mod:`scheduler.binder.room`, from the Pod watch): a pod another scheduler bound or
+(:mod:`scheduler.cache.room`, from the Pod watch): a pod another scheduler bound or
 nominated there since the decision fails the request for good, so the scheduler
 decides again on its next cycle instead of the kubelet failing the pod ``OutOfcpu``.
 
@@ -43,7 +43,7 @@ from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
 from scheduler.binder import sharing, syncing
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
-from scheduler.binder.room import NodeRoom
+from scheduler.cache.room import NodeRoom
 from scheduler.component.watching import Key, Store, run_together, watch_kind
 from scheduler.component.workqueue import WorkQueue
 from scheduler.metrics import METRICS
@@ -228,7 +228,7 @@ class Binder:
             return Action("retry", action.node, f"node {action.node} not found")
         watched = self._synced.get("Pod")
         if watched is not None and watched.is_set():
-            # bind-time admission (scheduler.binder.room): a room taken since the
+            # bind-time admission (scheduler.cache.room): a room taken since the
             # decision fails the request for good, and the scheduler decides again
             refused = self.room.shortfall(node, pod)
             if refused:

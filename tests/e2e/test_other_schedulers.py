@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from benchmarks.kube_scheduler.schedulers import Limits, start_kube_scheduler
-from scheduler.binder.room import held_on
+from scheduler.cache.room import held_on
 
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster

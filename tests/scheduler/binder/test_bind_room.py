@@ -1,4 +1,4 @@
-"""Bind-time admission (scheduler.binder.room, docs/semantics.md §5.10): a room another
+"""Bind-time admission (scheduler.cache.room, docs/semantics.md §5.10): a room another
 scheduler took since the decision fails the BindRequest for good, and the pod is not bound.
 
 Node n1 has 4 CPUs and room for 3 pods; the pod ``p`` to bind requests 2 CPUs.
@@ -13,7 +13,7 @@ import pytest
 
 from crds import rules
 from scheduler.binder.reconciler import Binder
-from scheduler.binder.room import NodeRoom, held_on
+from scheduler.cache.room import NodeRoom, held_on
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
 from scheduler.metrics.registry import Registry

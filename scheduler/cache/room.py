@@ -1,12 +1,13 @@
 """Bind-time admission: does the pod still fit on its node, by what the node's pods hold now?
 
-Why this module exists: the scheduler decided on a snapshot, and the binder binds a
+Why this module exists: the scheduler decided on a snapshot, and the bind happens a
 moment later. Another scheduler (kube-scheduler on the same nodes) may have bound a
 pod into the same room meanwhile; the kubelet would then fail ours with ``OutOfcpu``
-or ``OutOfmemory`` (KAI issue #1454). The binder's own Pod watch is fresher than any
-snapshot, so just before ``pods/binding`` it checks the node's room the way the
-kubelet admits pods, plus the room held for a preemptor another scheduler nominated
-(docs/semantics.md §5.10):
+or ``OutOfmemory``. A Pod watch is fresher than any snapshot, so just before
+``pods/binding`` the binder (and the scheduler's direct binds) check the node's room
+the way the kubelet admits pods, plus the room held for a preemptor another scheduler
+nominated (docs/semantics.md §5.10). It lives with the cache because both live
+components use it and it only reads objects:
 
 * a pod *holds* room on node N while it is bound there (``spec.nodeName`` = N) and not
   terminal (phase neither Succeeded nor Failed), deletion in progress included (the
