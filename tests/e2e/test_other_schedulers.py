@@ -62,21 +62,25 @@ def rest(cluster: Cluster) -> Iterator[RestClient]:
 
 
 @pytest.fixture
-def podmuster_binder(cluster: Cluster) -> Iterator[ManagedProcess]:
-    """The binder, then the scheduler (BindRequests: KAI's path); yields the binder."""
+def podmuster_procs(
+    request: pytest.FixtureRequest, cluster: Cluster
+) -> Iterator[tuple[ManagedProcess, ManagedProcess]]:
+    """The binder, then the scheduler: BindRequests (KAI's path), or with the parameter
+    ``True`` the scheduler's ``--direct-bind``. Yields (binder, scheduler)."""
+    direct = ["--direct-bind"] if getattr(request, "param", False) else []
     with (
         component(cluster, "binder", PIPELINE_FLAGS["binder"]) as binder,
-        component(cluster, "scheduler", PIPELINE_FLAGS["scheduler"]),
+        component(cluster, "scheduler", [*PIPELINE_FLAGS["scheduler"], *direct]) as scheduler,
     ):
-        yield binder
+        yield binder, scheduler
 
 
 @pytest.fixture
 def both_schedulers(
-    kube_scheduler: ManagedProcess, podmuster_binder: ManagedProcess
-) -> ManagedProcess:
-    """kube-scheduler, podmuster's binder and scheduler, all running; yields the binder."""
-    return podmuster_binder
+    kube_scheduler: ManagedProcess, podmuster_procs: tuple[ManagedProcess, ManagedProcess]
+) -> tuple[ManagedProcess, ManagedProcess]:
+    """kube-scheduler, podmuster's binder and scheduler, all running."""
+    return podmuster_procs
 
 
 def default_pod(name: str, namespace: str, pool: str) -> Obj:
@@ -178,13 +182,16 @@ class Watcher:
             return self.usage(), list(self.pods.values())
 
 
+@pytest.mark.parametrize(
+    "podmuster_procs", [False, True], indirect=True, ids=["bind-requests", "direct-bind"]
+)
 def test_kube_scheduler_and_podmuster_share_nodes_without_overcommit(
     cluster: Cluster,
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
     rest: RestClient,
-    both_schedulers: ManagedProcess,
+    both_schedulers: tuple[ManagedProcess, ManagedProcess],
 ) -> None:
     nodes = [kwok_nodes.add(cpu="8", memory="64Gi") for _ in range(NODES)]
     queue = kai_queues.add("mixed")
@@ -237,8 +244,12 @@ def test_kube_scheduler_and_podmuster_share_nodes_without_overcommit(
     assert by_scheduler["default-scheduler"], "kube-scheduler bound nothing"
     assert by_scheduler["kai-scheduler"], "podmuster bound nothing"
     requests = bind_requests(cluster, namespace)
+    direct = "--direct-bind" in both_schedulers[1].argv
     for pod in by_scheduler["kai-scheduler"]:
         name = pod["metadata"]["name"]
+        if direct:  # bound by the scheduler itself, with no BindRequest
+            assert name not in requests, name
+            continue
         request: dict[str, Any] = requests[name]
         assert request["status"]["phase"] == "Succeeded", (name, request.get("status"))
         assert request["spec"]["selectedNode"] == pod["spec"]["nodeName"], name
@@ -250,7 +261,7 @@ def test_kube_scheduler_and_podmuster_share_nodes_without_overcommit(
         "peak:",
         watcher.peak,
         "binds refused for room:",
-        both_schedulers.tail(5000).count("has no room for pod"),
+        sum(proc.tail(5000).count("has no room for pod") for proc in both_schedulers),
     )
 
 
@@ -271,7 +282,7 @@ def test_a_bind_refused_for_room_is_decided_again_and_the_gang_completes(
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
     rest: RestClient,
-    both_schedulers: ManagedProcess,
+    both_schedulers: tuple[ManagedProcess, ManagedProcess],
 ) -> None:
     """A stale decision, made by hand: gang ``g`` of two, member 0 sent to n1 (room),
     member 1 to n0, which kube-scheduler has filled meanwhile. The binder refuses
