@@ -242,8 +242,9 @@ class ClusterCache:
             if status == PodStatus.PENDING and not pod.is_ours and pod.nominated_node:
                 # another scheduler's preemptor: the room it freed is held for it (§5.10)
                 nominated = index.get(pod.nominated_node, -1)
-                if nominated >= 0 and not is_utility_pod(pod):
-                    foreign += pod.request
+                if nominated >= 0:
+                    if not is_utility_pod(pod):
+                        foreign += pod.request
                     used_rows.append(nominated)
                     used.append(pod.request)
                 continue

@@ -12,7 +12,9 @@ components use it and it only reads objects:
 * a pod *holds* room on node N while it is bound there (``spec.nodeName`` = N) and not
   terminal (phase neither Succeeded nor Failed), deletion in progress included (the
   kubelet counts it until it is gone), or while it is Pending, unbound, with
-  ``status.nominatedNodeName`` = N;
+  ``status.nominatedNodeName`` = N and another ``schedulerName`` than the pod being
+  bound (the snapshot counts only other schedulers' nominations: were the two to
+  disagree, a refused pod would be decided onto the same node again and again);
 * the pod fits when, for every resource it requests, the node's allocatable minus what
   the other holders request is at least its request (pods count as a resource too).
 
@@ -63,7 +65,8 @@ class NodeRoom:
     def __init__(self) -> None:
         self.space = ResourceSpace()
         self._where: dict[Key, str] = {}
-        self._held: dict[str, dict[Key, Vector]] = {}
+        # node -> pod key -> (request, schedulerName if held by nomination, else None)
+        self._held: dict[str, dict[Key, tuple[Vector, str | None]]] = {}
 
     def pod_changed(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
         """A watch event (or our own bind seen before its event): re-file the pod."""
@@ -83,8 +86,10 @@ class NodeRoom:
             request = parsing.pod_request(new.get("spec") or {}, self.space)
         except FieldError:
             return
+        spec = new.get("spec") or {}
+        nominated = None if spec.get("nodeName") else str(spec.get("schedulerName") or "")
         self._where[key] = node
-        self._held.setdefault(node, {})[key] = request
+        self._held.setdefault(node, {})[key] = (request, nominated)
 
     def shortfall(self, node: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
         """Why ``pod`` does not fit on ``node`` beside the other holders, or None if it fits.
@@ -102,9 +107,10 @@ class NodeRoom:
             return None
         width = self.space.width
         me = _key(pod)
+        mine = str((pod.get("spec") or {}).get("schedulerName") or "")
         used = np.zeros(width, dtype=np.int64)
-        for key, held in self._held.get(name, {}).items():
-            if key != me:
+        for key, (held, nominated_by) in self._held.get(name, {}).items():
+            if key != me and (nominated_by is None or nominated_by != mine):
                 used += widen(held, width)
         free = widen(allocatable, width) - used
         request = widen(request, width)

@@ -99,6 +99,11 @@ def test_what_holds_room(pod: dict[str, Any], holds: str) -> None:
         ([a_pod(f"w{i}", "0", node="n1") for i in range(3)], "pods 1 requested, 0 free"),
         # the pod itself, already filed (our own hold, or a nominated copy), is not counted
         ([{**OURS, "spec": {**OURS["spec"], "nodeName": "n1"}}], ""),
+        # a pod of the same scheduler nominated there: the snapshot does not count it either
+        ([a_pod("w", "3", nominated="n1", scheduler="kai-scheduler")], ""),
+        # ... but bound there, it does, whatever its scheduler
+        ([a_pod("w", "3", node="n1", scheduler="kai-scheduler")], "cpu 2 requested, 1 free"),
+        ([a_pod("w", "3", node="n1", scheduler="")], "cpu 2 requested, 1 free"),
     ],
     ids=[
         "empty",
@@ -110,6 +115,9 @@ def test_what_holds_room(pod: dict[str, Any], holds: str) -> None:
         "other-node",
         "pod-count",
         "itself",
+        "same-scheduler-nominated",
+        "same-scheduler-bound",
+        "no-scheduler-name-bound",
     ],
 )
 def test_shortfall(others: list[dict[str, Any]], refused: str) -> None:

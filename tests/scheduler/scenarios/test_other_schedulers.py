@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from crds.names import SCALING_NAMESPACE
 from tests.kits.worlds import Scenario, check, job, node, pod, queue
 
 OTHER = "default-scheduler"
@@ -22,6 +23,13 @@ def _web(state: str = "Pending", node_name: str | None = None, **status: Any) ->
     """Another scheduler's 3-CPU pod; ``status`` fields are set on its status."""
     objects = pod("web", cpu="3", state=state, node=node_name, scheduler_name=OTHER)
     objects[0]["status"].update(status)
+    return objects
+
+
+def _scaling_pod() -> list[Any]:
+    """The scale adjuster's 3-CPU pod, nominated to n0."""
+    objects = pod("scale", cpu="3", namespace=SCALING_NAMESPACE, scheduler_name=OTHER)
+    objects[0]["status"]["nominatedNodeName"] = "n0"
     return objects
 
 
@@ -60,6 +68,13 @@ SCENARIOS = [
         "foreign-nominated-unknown-node-ignored",
         _cluster(_web(nominatedNodeName="gone"), job("j", "q", cpu="2")),
         binds={"j-0": "n0"},
+    ),
+    # A utility pod (a scaling pod) nominated to n0 holds its room there too; only the
+    # cluster total leaves utility pods out.
+    Scenario(
+        "foreign-nominated-utility-pod-counts",
+        _cluster(_scaling_pod(), job("j", "q", cpu="2")),
+        binds={"j-0": "n1"},
     ),
     # Pending and not nominated: another scheduler's business, it holds nothing.
     Scenario(
