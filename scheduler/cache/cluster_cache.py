@@ -239,7 +239,7 @@ class ClusterCache:
             pod.node = index.get(node_name, -1) if node_name else -1
             if pod.gpu_share is not None:
                 sharing.append(pod)
-            if status == PodStatus.PENDING and not pod.is_ours and pod.nominated_node:
+            if pod.nominated_node and status == PodStatus.PENDING and not pod.is_ours:
                 # another scheduler's preemptor: the room it freed is held for it (§5.10)
                 nominated = index.get(pod.nominated_node, -1)
                 if nominated >= 0:
