@@ -15,6 +15,11 @@ binding (then read fresh), and a permanent failure decided on cached objects is
 decided again on fresh ones before it is written. Called without :meth:`run`
 (tests), :meth:`reconcile` reads everything from the server.
 
+Just before the binding, the node's room is checked against what its pods hold now
+(:mod:`scheduler.cache.room`, from the Pod watch): a pod another scheduler bound or
+nominated there since the decision fails the request for good, so the scheduler
+decides again on its next cycle instead of the kubelet failing the pod ``OutOfcpu``.
+
 A Fraction BindRequest first gets its GPU reservation pods (:mod:`scheduler.binder.sharing`
 decides): the binder creates the missing ones and requeues the request until each has
 reported its GPU (woken by the reservation pod's watch event, polled as a fallback),
@@ -38,6 +43,7 @@ from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
 from scheduler.binder import sharing, syncing, volumes
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
+from scheduler.cache.room import NodeRoom
 from scheduler.component.watching import Key, Store, run_together, watch_kind
 from scheduler.component.workqueue import WorkQueue
 from scheduler.metrics import METRICS
@@ -80,6 +86,7 @@ class Binder:
         self.retry_at: dict[Key, float] = {}
         self.first_seen: dict[Key, float] = {}
         self.caches: dict[str, Store] = {}  # kind -> watch cache, filled by run()
+        self.room = NodeRoom()  # what each node's pods hold, from the Pod watch
         self._synced: dict[str, asyncio.Event] = {}
 
     async def _get(self, api_version: str, kind: str, namespace: str, name: str) -> Object | None:
@@ -224,20 +231,35 @@ class Binder:
     async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
         meta = pod.get("metadata") or {}
         namespace, pod_name = str(meta.get("namespace")), str(meta.get("name"))
-        if await self._read("v1", "Node", "", action.node) is None:
+        node = await self._read("v1", "Node", "", action.node)
+        if node is None:
             return Action("retry", action.node, f"node {action.node} not found")
+        watched = self._synced.get("Pod")
+        if watched is not None and watched.is_set():
+            # bind-time admission (scheduler.cache.room): a room taken since the
+            # decision fails the request for good, and the scheduler decides again
+            refused = self.room.shortfall(node, pod)
+            if refused:
+                return Action("fail", action.node, refused)
+        # held at once: another worker's check on this node must count this pod
+        self.room.pod_changed(
+            None, {**pod, "spec": {**pod.get("spec", {}), "nodeName": action.node}}
+        )
         try:
             await self.api.bind(namespace, pod_name, action.node, uid=str(meta.get("uid") or ""))
         except NotFoundError:
+            self.room.pod_changed(pod, None)
             return Action("fail", action.node, f"pod {pod_name} does not exist")
         except ConflictError:
             # Bound meanwhile (by us in an earlier try, or by someone else): look again.
             fresh = await self._get("v1", "Pod", namespace, pod_name)
+            self.room.pod_changed(pod, fresh)
             again = decide(request, fresh, self.clock())
             if again.kind in ("succeed", "fail"):
                 return again
             return Action("retry", action.node, f"binding pod {pod_name}: conflict")
         except ApiError as exc:
+            self.room.pod_changed(None, pod)
             return Action("retry", action.node, f"binding pod {pod_name}: {exc.message}")
         return Action("succeed", action.node)
 
@@ -282,7 +304,9 @@ class Binder:
                 self.queue.add(key, again)
 
     def _pod_changed(self, old: Object | None, new: Object | None) -> None:
-        """A reservation pod changed: wake the requests waiting for its GPU."""
+        """Any pod: re-file it in :attr:`room`; a reservation pod: wake the requests
+        waiting for its GPU."""
+        self.room.pod_changed(old, new)
         meta = (new or old or {}).get("metadata") or {}
         if meta.get("namespace") != self.reservations.namespace:
             return

@@ -252,6 +252,15 @@ class ClusterCache:
             pod.node = index.get(node_name, -1) if node_name else -1
             if pod.gpu_share is not None:
                 sharing.append(pod)
+            if pod.nominated_node and status == PodStatus.PENDING and not pod.is_ours:
+                # another scheduler's preemptor: the room it freed is held for it (§5.10)
+                nominated = index.get(pod.nominated_node, -1)
+                if nominated >= 0:
+                    if not is_utility_pod(pod):
+                        foreign += pod.request
+                    used_rows.append(nominated)
+                    used.append(pod.request)
+                continue
             if status in ACTIVE_USED:
                 utility = is_utility_pod(pod)
                 if utility and pod.node >= 0 and pod.namespace == RESERVATION_NAMESPACE:

@@ -14,7 +14,11 @@ session close do (§1.2 step 4):
   nothing of the binder (:func:`binder_needed` is None: no GPU sharing, no volume
   claims, no DRA claims) is bound here through ``pods/binding``: one API call per pod
   instead of three (BindRequest, binding, BindRequest status), which is what bounds
-  throughput under a client QPS limit.  The bound pod is fed to the cache at once;
+  throughput under a client QPS limit.  The bound pod is fed to the cache at once.
+  Just before the call the node's room is checked against what its pods hold now
+  (:mod:`scheduler.cache.room`, fed with every Pod change as it arrives, while the
+  cache holds them back): a room another scheduler took since the snapshot leaves the
+  pod unbound (``refused``), and the next cycle decides again;
 * an eviction → the pod is deleted (uid precondition), a Normal ``Evict`` Event on
   the pod, and one on its PodGroup carrying KAI's annotations (``num-evicted-pods``,
   ``evictor-action-type``, ``evictor-pod-group-name``/``-namespace``);
@@ -56,6 +60,7 @@ from kubeapi.objects import Object, event_body, owner_reference
 from kubeapi.protocol import KubeController
 from scheduler.api.resources import GPU_UNIT
 from scheduler.cache.reading import read_bind_request
+from scheduler.cache.room import NodeRoom
 from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
@@ -82,6 +87,7 @@ class CommitReport:
     annotated: int = 0
     events: int = 0
     failed: int = 0
+    refused: int = 0  # direct binds left undone: the node's room was taken meanwhile
 
 
 def binder_needed(pod: Mapping[str, Any]) -> str | None:
@@ -183,6 +189,12 @@ class Committer:
         self.component = component
         self._pipelined: dict[str, str] = {}
         self._limit = asyncio.Semaphore(PARALLEL_WRITES)
+        self.room: NodeRoom | None = None
+        if direct_bind:
+            self.room = NodeRoom()
+            for pod in informers.objects.get("Pod", {}).values():
+                self.room.pod_changed(None, pod)
+            informers.listeners.append(self._pod_seen)
         # PodGroup key -> annotation changes applied to the cache, not yet written
         self.pending_annotations: dict[str, dict[str, str | None]] = {}
 
@@ -276,23 +288,43 @@ class Committer:
     ) -> None:
         """``pods/binding`` from the scheduler; the bound pod is fed to the cache."""
         uid = str((pod.get("metadata") or {}).get("uid") or "")
+        bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
+        if self.room is not None:
+            refused = self.room.shortfall(self.informers.objects["Node"].get(node) or {}, pod)
+            if refused:
+                report.refused += 1
+                log.warning("bind Pod %s/%s not sent: %s", namespace, name, refused)
+                return
+            self.room.pod_changed(None, bound)  # held at once: the next check counts it
         async with self._limit:
             try:
                 await self.api.bind(namespace, name, node, uid=uid)
             except ConflictError:  # bound meanwhile: its watch event tells the cache where
                 report.already_binding += 1
+                self._unhold(pod)
                 return
             except NotFoundError:
+                self._unhold(pod)
                 return
             except ApiError as exc:
                 report.failed += 1
+                self._unhold(pod)
                 log.warning("bind Pod %s/%s to %s failed: %s", namespace, name, node, exc)
                 return
         # The same resourceVersion with spec.nodeName set: the cache counts the pod on
         # its node now, and the watch event (a newer version) replaces this copy.
-        self.informers.observe("MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": node}})
+        self.informers.observe("MODIFIED", bound)
         report.bound += 1
         log.debug("bound", extra={"pod": f"{namespace}/{name}", "node": node})
+
+    def _pod_seen(self, event_type: str, obj: Mapping[str, Any]) -> None:
+        if self.room is not None and obj.get("kind") == "Pod":
+            self.room.pod_changed(obj, None if event_type == "DELETED" else obj)
+
+    def _unhold(self, pod: Object) -> None:
+        """A direct bind that did not happen: the pod holds no room (until its next event)."""
+        if self.room is not None:
+            self.room.pod_changed(None, pod)
 
     def _hold_annotations(self, group_key: str, changes: Mapping[str, str | None]) -> None:
         """Apply ``changes`` to the cached PodGroup now; queue them for :meth:`flush`."""

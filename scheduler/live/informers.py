@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from crds.documents import SourcedObject, gc_paused
@@ -79,6 +79,8 @@ class Informers:
         self._reported: dict[tuple[str, str], str] = {}
         # (kind, key) -> the newest change held while deferred (None: applied at once)
         self._held: dict[tuple[str, str], tuple[str, Object]] | None = None
+        # told of every change as it arrives, deferred or not (the direct binds' room check)
+        self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
 
     @property
     def synced(self) -> bool:
@@ -137,6 +139,8 @@ class Informers:
         kind = str(obj.get("kind") or "")
         if kind not in self.objects:
             return
+        for listener in self.listeners:
+            listener(event_type, obj)
         key = key_of(obj)
         if self._held is None:
             self._apply(kind, key, event_type, obj)

@@ -138,6 +138,7 @@ async def run(
                     "invalid_objects": len(snapshot.errors),
                     "bind_requests": report.bind_requests,
                     "bound": report.bound,
+                    "refused_binds": report.refused,
                     "failed_writes": report.failed,
                 },
             )

@@ -155,6 +155,13 @@ class RestClient:
             return out
         raise AssertionError("unreachable")
 
+    def close(self) -> None:
+        """Close the calling thread's keep-alive connection (a later request reopens it)."""
+        conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
     def get(self, path: str) -> Obj:
         return self.request("GET", path)
 

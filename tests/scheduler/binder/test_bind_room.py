@@ -1,0 +1,258 @@
+"""Bind-time admission (scheduler.cache.room, docs/semantics.md §5.10): a room another
+scheduler took since the decision fails the BindRequest for good, and the pod is not bound.
+
+Node n1 has 4 CPUs and room for 3 pods; the pod ``p`` to bind requests 2 CPUs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from crds import rules
+from scheduler.binder.reconciler import Binder
+from scheduler.cache.room import NodeRoom, held_on
+from scheduler.component.watching import Store
+from scheduler.metrics.families import Metrics
+from scheduler.metrics.registry import Registry
+from tests.kits.fake_kube import FakeKube
+from tests.kits.worlds import bind_request
+
+BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "3"}},
+}
+
+
+def a_pod(
+    name: str,
+    cpu: str = "2",
+    *,
+    node: str = "",
+    phase: str = "Pending",
+    nominated: str = "",
+    scheduler: str = "default-scheduler",
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    status: dict[str, Any] = {"phase": phase}
+    if nominated:
+        status["nominatedNodeName"] = nominated
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": status,
+    }
+
+
+OURS = a_pod("p", scheduler="kai-scheduler")
+
+
+@pytest.mark.parametrize(
+    ("pod", "holds"),
+    [
+        (a_pod("w", node="n1", phase="Running"), "n1"),
+        (a_pod("w", node="n1"), "n1"),  # bound, not started yet: the kubelet admits it
+        (a_pod("w", nominated="n1"), "n1"),  # kube-scheduler's preemptor
+        (a_pod("w", node="n1", nominated="n2"), "n1"),  # bound wins over nominated
+        (a_pod("w"), ""),  # pending, nowhere yet
+        (a_pod("w", node="n1", phase="Failed"), ""),  # OutOfcpu: terminal
+        (a_pod("w", node="n1", phase="Succeeded"), ""),
+        (a_pod("w", phase="Failed", nominated="n1"), ""),
+    ],
+    ids=[
+        "running",
+        "bound-pending",
+        "nominated",
+        "bound-over-nominated",
+        "pending",
+        "failed",
+        "succeeded",
+        "failed-nominated",
+    ],
+)
+def test_what_holds_room(pod: dict[str, Any], holds: str) -> None:
+    assert held_on(pod) == holds
+
+
+@pytest.mark.parametrize(
+    ("others", "refused"),
+    [
+        ([], ""),
+        ([a_pod("w", "2", node="n1", phase="Running")], ""),  # 2 + 2 = 4 fits exactly
+        ([a_pod("w", "3", node="n1", phase="Running")], "cpu 2 requested, 1 free"),
+        ([a_pod("w", "3", node="n1")], "cpu 2 requested, 1 free"),
+        ([a_pod("w", "3", nominated="n1")], "cpu 2 requested, 1 free"),
+        ([a_pod("w", "3", node="n1", phase="Failed")], ""),
+        ([a_pod("w", "3", node="n2", phase="Running")], ""),  # another node
+        ([a_pod(f"w{i}", "0", node="n1") for i in range(3)], "pods 1 requested, 0 free"),
+        # the pod itself, already filed (our own hold, or a nominated copy), is not counted
+        ([{**OURS, "spec": {**OURS["spec"], "nodeName": "n1"}}], ""),
+        # a pod of the same scheduler nominated there: the snapshot does not count it either
+        ([a_pod("w", "3", nominated="n1", scheduler="kai-scheduler")], ""),
+        # ... but bound there, it does, whatever its scheduler
+        ([a_pod("w", "3", node="n1", scheduler="kai-scheduler")], "cpu 2 requested, 1 free"),
+        ([a_pod("w", "3", node="n1", scheduler="")], "cpu 2 requested, 1 free"),
+    ],
+    ids=[
+        "empty",
+        "exact-fit",
+        "running-took-it",
+        "bound-took-it",
+        "nominated-holds-it",
+        "failed-holds-nothing",
+        "other-node",
+        "pod-count",
+        "itself",
+        "same-scheduler-nominated",
+        "same-scheduler-bound",
+        "no-scheduler-name-bound",
+    ],
+)
+def test_shortfall(others: list[dict[str, Any]], refused: str) -> None:
+    room = NodeRoom()
+    for other in others:
+        room.pod_changed(None, other)
+    reason = room.shortfall(NODE, OURS)
+    if not refused:
+        assert reason is None
+    else:
+        assert reason is not None
+        assert refused in reason
+        assert "node n1" in reason
+
+
+def test_changes_re_file_the_pod() -> None:
+    room = NodeRoom()
+    bound = a_pod("w", "3", node="n1", phase="Running")
+    room.pod_changed(None, a_pod("w", "3", nominated="n1"))
+    assert room.shortfall(NODE, OURS) is not None
+    room.pod_changed(a_pod("w", "3", nominated="n1"), a_pod("w", "3", node="n2"))
+    assert room.shortfall(NODE, OURS) is None  # bound elsewhere after all
+    room.pod_changed(None, bound)
+    assert room.shortfall(NODE, OURS) is not None
+    room.pod_changed(bound, {**bound, "status": {"phase": "Failed", "reason": "OutOfcpu"}})
+    assert room.shortfall(NODE, OURS) is None
+    room.pod_changed(None, bound)
+    room.pod_changed(bound, None)  # deleted
+    assert room.shortfall(NODE, OURS) is None
+
+
+def test_an_unreadable_pod_holds_nothing_and_an_unreadable_node_is_not_refused() -> None:
+    room = NodeRoom()
+    bad = a_pod("w", "lots", node="n1")
+    room.pod_changed(None, bad)
+    assert room.shortfall(NODE, OURS) is None
+    broken = {**NODE, "status": {"allocatable": {"cpu": "many"}}}
+    room.pod_changed(None, a_pod("x", "4", node="n1"))
+    assert room.shortfall(broken, OURS) is None
+
+
+def _world(*others: dict[str, Any]) -> FakeKube:
+    kube = FakeKube()
+    kube.add(NODE)
+    kube.add(OURS)
+    for other in others:
+        kube.add(other)
+    kube.add(_request_for("p"))
+    return kube
+
+
+def _request_for(pod_name: str) -> dict[str, Any]:
+    """The scheduler's BindRequest for ``pod_name`` on n1 (3 attempts)."""
+    body = bind_request(pod_name, "n1", namespace="ns")
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": f"uid-{pod_name}"}
+    body["metadata"]["ownerReferences"] = [owner]
+    body["spec"]["backoffLimit"] = 3
+    return body
+
+
+def _watching(kube: FakeKube) -> Binder:
+    """A binder whose watch caches hold what ``kube`` holds (as :meth:`Binder.run` fills them)."""
+    b = Binder(kube, metrics=Metrics(Registry()))
+    b.caches = {kind: Store() for kind in ("Pod", "Node", BR[1])}
+    b._synced = {kind: asyncio.Event() for kind in b.caches}
+    for (_, kind, _, _), obj in kube.objects.items():
+        if kind in b.caches:
+            b.caches[kind].apply("ADDED", obj)
+            if kind == "Pod":
+                b._pod_changed(None, obj)
+    for event in b._synced.values():
+        event.set()
+    return b
+
+
+def _outcome(kube: FakeKube) -> tuple[str, dict[str, Any]]:
+    pod = kube.stored("v1", "Pod", "ns", "p")
+    request = kube.stored(*BR, "ns", "p")
+    assert pod is not None
+    assert request is not None
+    return str(pod["spec"].get("nodeName") or ""), dict(request.get("status") or {})
+
+
+def test_room_taken_since_the_decision_fails_the_request_for_good() -> None:
+    kube = _world(a_pod("web", "3", node="n1", phase="Running"))
+    b = _watching(kube)
+    assert asyncio.run(b.reconcile("ns", "p")) is None  # no retry scheduled
+    node, status = _outcome(kube)
+    assert node == ""  # not bound: the kubelet would have failed it OutOfcpu
+    assert status["phase"] == "Failed"
+    assert "no room" in status["reason"]
+    assert "cpu 2 requested, 1 free" in status["reason"]
+    # finally failed: the scheduler's cache drops the request and decides again
+    assert rules.bind_request_finally_failed({"backoffLimit": 3}, status)
+    assert not [verb for verb, _ in kube.calls if verb == "bind"]
+
+
+def test_room_held_for_a_nominated_preemptor_fails_the_request() -> None:
+    kube = _world(a_pod("web", "3", nominated="n1"))
+    b = _watching(kube)
+    asyncio.run(b.reconcile("ns", "p"))
+    assert _outcome(kube)[0] == ""
+
+
+def test_room_still_there_binds() -> None:
+    kube = _world(a_pod("web", "2", node="n1", phase="Running"))
+    b = _watching(kube)
+    asyncio.run(b.reconcile("ns", "p"))
+    node, status = _outcome(kube)
+    assert node == "n1"
+    assert status["phase"] == "Succeeded"
+
+
+def test_two_requests_for_the_last_room_bind_one() -> None:
+    """Concurrent workers: the first bind holds the room before its call returns."""
+    second = a_pod("q", scheduler="kai-scheduler")
+    kube = _world(a_pod("web", "1", node="n1", phase="Running"), second)
+    kube.add(_request_for("q"))
+    b = _watching(kube)
+
+    async def both() -> None:
+        await asyncio.gather(b.reconcile("ns", "p"), b.reconcile("ns", "q"))
+
+    asyncio.run(both())
+    bound = [
+        name
+        for name in ("p", "q")
+        if ((kube.stored("v1", "Pod", "ns", name) or {}).get("spec") or {}).get("nodeName")
+    ]
+    assert len(bound) == 1  # 1 + 2 + 2 > 4: one of them is refused
+
+
+def test_without_a_synced_pod_watch_nothing_is_refused() -> None:
+    """Called without run() (no watch caches), the binder binds as before."""
+    kube = _world(a_pod("web", "3", node="n1", phase="Running"))
+    b = Binder(kube, metrics=Metrics(Registry()))
+    asyncio.run(b.reconcile("ns", "p"))
+    assert _outcome(kube)[0] == "n1"
