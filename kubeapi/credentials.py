@@ -3,9 +3,13 @@
 Why this module exists: the podgrouper's and the scheduler's client (:mod:`kubeapi.http`) and
 kopf's watcher must talk to the same cluster as the same identity, so both are built
 from one :class:`Credentials` value read here (``--kubeconfig``/``--context``,
-``$KUBECONFIG``, ``~/.kube/config``, else in-cluster).  Only static credentials are
-supported (token, token file, client certificate, CA); exec and auth-provider plugins
-raise :class:`CredentialsError` naming the user entry.
+``$KUBECONFIG``, ``~/.kube/config``, else in-cluster).  Supported users: a token, a
+token file, a client certificate, an ``exec`` credential plugin (:mod:`kubeapi.execauth`:
+run, cached until its expiry, forgotten on a 401) and the cached token of an
+``auth-provider`` (:mod:`kubeapi.authprovider`).  A bad entry raises
+:class:`CredentialsError` naming the kubeconfig, the user and the field.  Kubeconfigs are
+parsed here, not by the official ``kubernetes`` package (not a dependency: its loader is
+synchronous, slower to import than this module takes to run, and names no fields).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubeapi import authprovider, execauth
 
 SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TOKEN_FILE_TTL = 60.0
@@ -45,10 +51,13 @@ class Credentials:
     key_path: str = ""
     key_data: str = ""
     namespace: str = "default"
+    exec_plugin: execauth.ExecPlugin | None = None
 
     def bearer_token(self) -> str:
         """The token; a token file is re-read once a minute (service-account tokens
-        rotate), not on every request."""
+        rotate), not on every request; an exec plugin's token is cached until it expires."""
+        if self.exec_plugin is not None:
+            return self.exec_credential().token
         if self.token_path:
             now = time.monotonic()
             cached = _token_files.get(self.token_path)
@@ -58,6 +67,29 @@ class Credentials:
             _token_files[self.token_path] = (now, token)
             return token
         return self.token
+
+    def exec_credential(self) -> execauth.ExecCredential:
+        """The exec plugin's current credential (run when none is cached or it expires)."""
+        if self.exec_plugin is None:
+            return execauth.ExecCredential(token=self.token)
+        try:
+            return execauth.credential(self.exec_plugin)
+        except execauth.ExecError as exc:
+            raise CredentialsError(str(exc)) from exc
+
+    def client_certificate_pem(self) -> tuple[str, str]:
+        """The exec plugin's PEM client certificate and key (empty without one)."""
+        if self.exec_plugin is None:
+            return "", ""
+        current = self.exec_credential()
+        return current.certificate_pem, current.key_pem
+
+    def invalidate(self) -> bool:
+        """Forget a refreshable credential after a 401; True when a retry can help."""
+        if self.exec_plugin is None:
+            return False
+        execauth.invalidate(self.exec_plugin)
+        return True
 
 
 def _named(config: Mapping[str, Any], section: str, name: str, source: str) -> Mapping[str, Any]:
@@ -82,11 +114,16 @@ def from_kubeconfig(path: str, context: str = "") -> Credentials:
     cluster = _named(config, "clusters", str(ctx.get("cluster") or ""), str(source))
     user_name = str(ctx.get("user") or "")
     user = _named(config, "users", user_name, str(source)) if user_name else {}
-    if "exec" in user or "auth-provider" in user:
-        raise CredentialsError(
-            f"kubeconfig {source}: user {user_name!r} uses an exec/auth-provider plugin; "
-            "give it a token or a client certificate"
-        )
+    where = f"kubeconfig {source}: user {user_name!r}"
+    plugin: execauth.ExecPlugin | None = None
+    token = str(user.get("token") or "")
+    try:
+        if isinstance(user.get("exec"), Mapping):
+            plugin = execauth.parse_plugin(user["exec"], where, source.parent, cluster)
+        elif isinstance(user.get("auth-provider"), Mapping):
+            token = authprovider.token(user["auth-provider"], where)
+    except (execauth.ExecError, authprovider.AuthProviderError) as exc:
+        raise CredentialsError(str(exc)) from exc
 
     def local(key: str, entry: Mapping[str, Any]) -> str:
         value = str(entry.get(key) or "")
@@ -100,13 +137,14 @@ def from_kubeconfig(path: str, context: str = "") -> Credentials:
         ca_path=local("certificate-authority", cluster),
         ca_data=str(cluster.get("certificate-authority-data") or ""),
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
-        token=str(user.get("token") or ""),
+        token=token,
         token_path=local("tokenFile", user),
         certificate_path=local("client-certificate", user),
         certificate_data=str(user.get("client-certificate-data") or ""),
         key_path=local("client-key", user),
         key_data=str(user.get("client-key-data") or ""),
         namespace=str(ctx.get("namespace") or "default"),
+        exec_plugin=plugin,
     )
 
 
