@@ -175,10 +175,16 @@ def load(
     account: Path = SERVICE_ACCOUNT,
 ) -> Credentials:
     """``kubeconfig`` if given; else ``$KUBECONFIG`` (first entry); else in-cluster; else
-    ``~/.kube/config``."""
+    ``~/.kube/config``.  An exec plugin is run here once (its errors raise here)."""
     path = kubeconfig or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
     if path:
-        return from_kubeconfig(path, context)
+        return _checked(from_kubeconfig(path, context))
     if environ.get("KUBERNETES_SERVICE_HOST"):
         return in_cluster(environ, account)
-    return from_kubeconfig("~/.kube/config", context)
+    return _checked(from_kubeconfig("~/.kube/config", context))
+
+
+def _checked(creds: Credentials) -> Credentials:
+    """An exec plugin runs once at start-up, so a broken one fails before any request."""
+    creds.exec_credential()
+    return creds

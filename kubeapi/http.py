@@ -86,7 +86,11 @@ class KubeHttp:
 
     def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": accept}
-        token = self._creds.bearer_token()
+        try:
+            token = self._creds.bearer_token()
+        except credentials.CredentialsError as exc:
+            # An exec plugin that fails later (it ran at start-up) may recover: retry.
+            raise errors.TransientError("credentials", str(exc)) from exc
         if token:
             headers["Authorization"] = f"Bearer {token}"
         if content_type is not None:

@@ -322,3 +322,20 @@ def test_auth_provider_problems_name_the_replacement(
     with pytest.raises(authprovider.AuthProviderError) as caught:
         authprovider.token(provider, "kubeconfig f: user 'me'")
     assert problem in str(caught.value)
+
+
+def test_load_runs_a_broken_plugin_at_once(tmp_path: Path) -> None:
+    plugin = Plugin(tmp_path, [{"stdout": "", "stderr": "expired SSO session", "exit": 1}])
+    with pytest.raises(credentials.CredentialsError, match="exited 1: expired SSO session"):
+        credentials.load(str(plugin.kubeconfig))
+    assert len(plugin.calls()) == 1
+
+
+def test_a_plugin_failing_later_is_a_transient_request_error(tmp_path: Path) -> None:
+    plugin = Plugin(tmp_path, [{"stdout": cred({"token": "t"})}, {"stdout": "", "exit": 1}])
+    creds = credentials.load(str(plugin.kubeconfig))
+    creds.invalidate()
+    got, seen = run_against(creds, accepted="t")
+    assert isinstance(got, kube.TransientError)
+    assert "exited 1" in str(got)
+    assert seen == []
