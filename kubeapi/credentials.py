@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kubeapi import authprovider, execauth
+from kubeapi import authprovider, execauth, kubeconfigs
 
 SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TOKEN_FILE_TTL = 60.0
@@ -104,9 +102,23 @@ def from_kubeconfig(path: str, context: str = "") -> Credentials:
     """Credentials of ``context`` (default: the current context) in the kubeconfig ``path``."""
     source = Path(path).expanduser()
     try:
-        config = yaml.safe_load(source.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise CredentialsError(f"kubeconfig {source}: cannot read: {exc}") from exc
+        config = kubeconfigs.read(source)
+    except kubeconfigs.KubeconfigError as exc:
+        raise CredentialsError(str(exc)) from exc
+    return _from_config(config, source, context)
+
+
+def from_kubeconfigs(paths: Sequence[str], context: str = "") -> Credentials:
+    """Credentials of ``context`` in the merge of ``paths`` (a ``$KUBECONFIG`` list)."""
+    label = Path(os.pathsep.join(paths))
+    try:
+        config = kubeconfigs.merge(paths)
+    except kubeconfigs.KubeconfigError as exc:
+        raise CredentialsError(str(exc)) from exc
+    return _from_config(config, label, context)
+
+
+def _from_config(config: Mapping[str, Any], source: Path, context: str) -> Credentials:
     name = context or str(config.get("current-context") or "")
     if not name:
         raise CredentialsError(f"kubeconfig {source}: no current-context and no --context")
@@ -174,11 +186,16 @@ def load(
     environ: Mapping[str, str] = os.environ,
     account: Path = SERVICE_ACCOUNT,
 ) -> Credentials:
-    """``kubeconfig`` if given; else ``$KUBECONFIG`` (first entry); else in-cluster; else
-    ``~/.kube/config``.  An exec plugin is run here once (its errors raise here)."""
-    path = kubeconfig or environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-    if path:
-        return _checked(from_kubeconfig(path, context))
+    """``kubeconfig`` if given; else ``$KUBECONFIG`` (its files merged as kubectl does);
+    else in-cluster; else ``~/.kube/config``.  An exec plugin runs here once (its errors
+    raise here)."""
+    if kubeconfig:
+        return _checked(from_kubeconfig(kubeconfig, context))
+    paths = [p for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if len(paths) == 1:
+        return _checked(from_kubeconfig(paths[0], context))
+    if paths:
+        return _checked(from_kubeconfigs(paths, context))
     if environ.get("KUBERNETES_SERVICE_HOST"):
         return in_cluster(environ, account)
     return _checked(from_kubeconfig("~/.kube/config", context))
