@@ -7,9 +7,16 @@ from one :class:`Credentials` value read here (``--kubeconfig``/``--context``,
 token file, a client certificate, an ``exec`` credential plugin (:mod:`kubeapi.execauth`:
 run, cached until its expiry, forgotten on a 401) and the cached token of an
 ``auth-provider`` (:mod:`kubeapi.authprovider`).  A bad entry raises
-:class:`CredentialsError` naming the kubeconfig, the user and the field.  Kubeconfigs are
-parsed here, not by the official ``kubernetes`` package (not a dependency: its loader is
-synchronous, slower to import than this module takes to run, and names no fields).
+:class:`CredentialsError` naming the kubeconfig, the user and the field.  A ``$KUBECONFIG`` list is
+merged by :mod:`kubeapi.kubeconfigs`.
+
+The official ``kubernetes`` package (37.0.2) was evaluated and is not used, nor added to
+an extra: importing ``kubernetes.config.kube_config`` takes about 230 ms against 42 ms
+for this module (``python -X importtime``, yaml included); its ``ExecProvider`` makes the
+plugin interactive whenever stdout is a terminal, ignores ``installHint``, keeps no
+expiry for exec tokens, and its errors name neither the kubeconfig nor the user; its
+``gcp`` provider needs ``google-auth``.  The kubeconfig format is small enough to read
+here with those gaps closed.
 """
 
 from __future__ import annotations

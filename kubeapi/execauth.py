@@ -9,10 +9,10 @@ expiry.  This module runs that command as client-go does: the user's ``args`` an
 ``expirationTimestamp`` and forgets it when the API server answers 401
 (:func:`invalidate`; :mod:`kubeapi.http` then retries once).
 
-The official ``kubernetes`` package's ``ExecProvider`` was evaluated and not used: it is
-not a dependency of the ``live`` extra, it runs the plugin with an interactive stdin
-and does not cache or expire credentials, and its errors do not name the kubeconfig
-field; this module is small and gives each of those.  The plugin runs synchronously
+The official ``kubernetes`` package's ``ExecProvider`` was evaluated and not used (see
+:mod:`kubeapi.credentials`): it hands the plugin the terminal when stdout is one, does
+not cache or expire credentials, ignores ``installHint``, and its errors do not name the
+kubeconfig or the user.  The plugin runs synchronously
 (as client-go's does); it runs once per credential lifetime, not per request.
 """
 
