@@ -339,3 +339,82 @@ def test_a_plugin_failing_later_is_a_transient_request_error(tmp_path: Path) -> 
     assert isinstance(got, kube.TransientError)
     assert "exited 1" in str(got)
     assert seen == []
+
+
+class Issuer:
+    """An OIDC issuer on localhost: discovery and a token endpoint recording its forms."""
+
+    def __init__(self, id_token: str | None) -> None:
+        import http.server
+        import threading
+        import urllib.parse
+
+        self.forms: list[dict[str, list[str]]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def reply(self, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self) -> None:
+                self.reply({"token_endpoint": f"{outer.url}/token"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                outer.forms.append(urllib.parse.parse_qs(self.rfile.read(length).decode()))
+                self.reply({"id_token": id_token} if id_token else {})
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_expired_oidc_token_is_refreshed_at_the_issuer() -> None:
+    issuer = Issuer(id_token="new-id-token")
+    try:
+        config = {"id-token": jwt({"exp": 1}), "refresh-token": "r1", "client-id": "cid"}
+        config |= {"client-secret": "sec", "idp-issuer-url": issuer.url}
+        got = authprovider.token({"name": "oidc", "config": config}, "kubeconfig f: user 'me'")
+    finally:
+        issuer.close()
+    assert got == "new-id-token"
+    (form,) = issuer.forms
+    assert form == {
+        "grant_type": ["refresh_token"],
+        "refresh_token": ["r1"],
+        "client_id": ["cid"],
+        "client_secret": ["sec"],
+    }
+
+
+def test_an_issuer_giving_no_id_token_is_an_error() -> None:
+    issuer = Issuer(id_token=None)
+    try:
+        config = {"id-token": jwt({"exp": 1}), "refresh-token": "r", "idp-issuer-url": issuer.url}
+        with pytest.raises(authprovider.AuthProviderError, match="returned no id_token"):
+            authprovider.token({"name": "oidc", "config": config}, "kubeconfig f: user 'me'")
+    finally:
+        issuer.close()
+
+
+def test_an_unreachable_issuer_names_it_and_the_replacement() -> None:
+    config = {
+        "id-token": jwt({"exp": 1}),
+        "refresh-token": "r",
+        "idp-issuer-url": "http://127.0.0.1:1",
+    }
+    with pytest.raises(authprovider.AuthProviderError) as caught:
+        authprovider.token({"name": "oidc", "config": config}, "kubeconfig f: user 'me'")
+    assert "refreshing the id-token at http://127.0.0.1:1 failed" in str(caught.value)
+    assert "kubelogin" in str(caught.value)
