@@ -251,19 +251,11 @@ def test_missing_command_shows_the_install_hint(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 def test_plugin_client_certificate_reaches_the_tls_context(tmp_path: Path) -> None:
-    key, crt = tmp_path / "k.pem", tmp_path / "c.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=me"),
-            *("-days", "1", "-keyout", str(key), "-out", str(crt)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    status = {"clientCertificateData": crt.read_text(), "clientKeyData": key.read_text()}
+    crt, key = self_signed(tmp_path, "me")
+    status = {"clientCertificateData": crt, "clientKeyData": key}
     creds = Plugin(tmp_path, [{"stdout": cred(status)}]).creds()
     assert creds.bearer_token() == ""
-    assert creds.client_certificate_pem() == (crt.read_text(), key.read_text())
+    assert creds.client_certificate_pem() == (crt, key)
     context = transport.ssl_context(creds)
     assert isinstance(context, ssl.SSLContext)
 
@@ -418,3 +410,71 @@ def test_an_unreachable_issuer_names_it_and_the_replacement() -> None:
         authprovider.token({"name": "oidc", "config": config}, "kubeconfig f: user 'me'")
     assert "refreshing the id-token at http://127.0.0.1:1 failed" in str(caught.value)
     assert "kubelogin" in str(caught.value)
+
+
+def test_bind_on_keepalive_connections_also_retries_a_401_once(tmp_path: Path) -> None:
+    plugin = Plugin(
+        tmp_path, [{"stdout": cred({"token": "stale"})}, {"stdout": cred({"token": "fresh"})}]
+    )
+    seen: list[str] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        seen.append(request.headers.get("Authorization", ""))
+        if request.headers.get("Authorization") != "Bearer fresh":
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        return web.json_response({"kind": "Status", "status": "Success"}, status=201)
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        server = TestServer(app)
+        await server.start_server()
+        creds = credentials.Credentials(
+            server=str(server.make_url("")).rstrip("/"), exec_plugin=plugin.creds().exec_plugin
+        )
+        client = kubehttp.KubeHttp(creds)
+        try:
+            await client.bind("ns", "p", "n1")
+        finally:
+            await client.close()
+            await server.close()
+
+    asyncio.run(main())
+    assert seen == ["Bearer stale", "Bearer fresh"]
+    assert len(plugin.calls()) == 2
+
+
+def self_signed(directory: Path, name: str) -> tuple[str, str]:
+    key, crt = directory / f"{name}.key", directory / f"{name}.crt"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}"),
+            *("-days", "1", "-keyout", str(key), "-out", str(crt)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return crt.read_text(), key.read_text()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+def test_a_rotated_plugin_certificate_gets_a_new_session(tmp_path: Path) -> None:
+    (crt_a, key_a), (crt_b, key_b) = self_signed(tmp_path, "a"), self_signed(tmp_path, "b")
+    replies = [
+        {"stdout": cred({"clientCertificateData": crt_a, "clientKeyData": key_a})},
+        {"stdout": cred({"clientCertificateData": crt_b, "clientKeyData": key_b})},
+    ]
+    creds = Plugin(tmp_path, replies).creds("https://k.example:6443")
+
+    async def main() -> tuple[bool, bool, int]:
+        client = kubehttp.KubeHttp(creds)
+        try:
+            first = client._client()
+            same = client._client() is first
+            creds.invalidate()  # the plugin now prints certificate b
+            rotated = client._client() is not first
+            return same, rotated, len(client._retired)
+        finally:
+            await client.close()
+
+    assert asyncio.run(main()) == (True, True, 1)
