@@ -15,6 +15,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +148,12 @@ def test_static_credentials_have_nothing_to_invalidate() -> None:
     assert credentials.Credentials(server="https://x", token="t").invalidate() is False
 
 
-def run_against(creds: credentials.Credentials, accepted: str) -> tuple[Any, list[str]]:
-    """GET a pod from a server that accepts only ``Bearer accepted``."""
+def run_against(
+    creds: credentials.Credentials,
+    accepted: str,
+    call: Callable[[kubehttp.KubeHttp], Awaitable[Any]] = lambda c: c.get("v1", "Pod", "ns", "p"),
+) -> tuple[Any, list[str]]:
+    """``call`` (GET a pod) on a server that accepts only ``Bearer accepted``."""
     seen: list[str] = []
 
     async def handle(request: web.Request) -> web.StreamResponse:
@@ -168,7 +173,7 @@ def run_against(creds: credentials.Credentials, accepted: str) -> tuple[Any, lis
             )
         )
         try:
-            return await client.get("v1", "Pod", "ns", "p")
+            return await call(client)
         except kube.ApiError as exc:
             return exc
         finally:
@@ -416,30 +421,8 @@ def test_bind_on_keepalive_connections_also_retries_a_401_once(tmp_path: Path) -
     plugin = Plugin(
         tmp_path, [{"stdout": cred({"token": "stale"})}, {"stdout": cred({"token": "fresh"})}]
     )
-    seen: list[str] = []
-
-    async def handle(request: web.Request) -> web.StreamResponse:
-        seen.append(request.headers.get("Authorization", ""))
-        if request.headers.get("Authorization") != "Bearer fresh":
-            return web.json_response({"message": "Unauthorized"}, status=401)
-        return web.json_response({"kind": "Status", "status": "Success"}, status=201)
-
-    async def main() -> None:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", handle)
-        server = TestServer(app)
-        await server.start_server()
-        creds = credentials.Credentials(
-            server=str(server.make_url("")).rstrip("/"), exec_plugin=plugin.creds().exec_plugin
-        )
-        client = kubehttp.KubeHttp(creds)
-        try:
-            await client.bind("ns", "p", "n1")
-        finally:
-            await client.close()
-            await server.close()
-
-    asyncio.run(main())
+    got, seen = run_against(plugin.creds(), "fresh", lambda c: c.bind("ns", "p", "n1"))
+    assert got is None
     assert seen == ["Bearer stale", "Bearer fresh"]
     assert len(plugin.calls()) == 2
 
