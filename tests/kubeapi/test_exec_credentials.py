@@ -461,3 +461,20 @@ def test_a_rotated_plugin_certificate_gets_a_new_session(tmp_path: Path) -> None
             await client.close()
 
     assert asyncio.run(main()) == (True, True, 1)
+
+
+def test_a_refused_watch_forgets_the_credential_for_the_next_watch(tmp_path: Path) -> None:
+    plugin = Plugin(
+        tmp_path, [{"stdout": cred({"token": "stale"})}, {"stdout": cred({"token": "fresh"})}]
+    )
+
+    async def first_event(client: kubehttp.KubeHttp) -> Any:
+        async for event in client.watch("v1", "Pod", "1", "ns"):
+            return event
+        return None
+
+    got, seen = run_against(plugin.creds(), "fresh", first_event)
+    assert isinstance(got, kube.ApiError)
+    assert seen == ["Bearer stale"]
+    assert plugin.creds().bearer_token() == "fresh"  # the next watch start runs it again
+    assert len(plugin.calls()) == 2
