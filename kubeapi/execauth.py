@@ -81,6 +81,10 @@ def parse_plugin(
         raise ExecError(f"{where}: exec.command is empty")
     if "/" in command and not os.path.isabs(command):
         command = str(base / command)
+    if entry.get("interactiveMode") == "Always":
+        raise ExecError(
+            f"{where}: exec.interactiveMode is Always, but plugins run without a terminal"
+        )
     args = entry.get("args") or []
     if not isinstance(args, list):
         raise ExecError(f"{where}: exec.args is not a list")

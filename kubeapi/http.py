@@ -69,7 +69,10 @@ class KubeHttp:
             self._keepalive = None
 
     def _client(self) -> aiohttp.ClientSession:
-        cert = self._creds.client_certificate_pem()[0]
+        try:
+            cert = self._creds.client_certificate_pem()[0]
+        except credentials.CredentialsError as exc:
+            raise errors.TransientError("credentials", str(exc)) from exc
         if cert != self._cert:  # an exec plugin rotated its client certificate
             self._cert = cert
             # The old connections may still carry requests; they are closed in close().

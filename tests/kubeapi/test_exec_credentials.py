@@ -235,6 +235,7 @@ def test_bad_output_names_kubeconfig_user_and_problem(
         ({"command": ""}, "exec.command is empty"),
         ({"args": "x"}, "exec.args is not a list"),
         ({"env": [{"value": "v"}]}, "has no name"),
+        ({"interactiveMode": "Always"}, "interactiveMode is Always"),
     ],
 )
 def test_bad_exec_entries_fail_at_load(
@@ -478,3 +479,18 @@ def test_a_refused_watch_forgets_the_credential_for_the_next_watch(tmp_path: Pat
     assert seen == ["Bearer stale"]
     assert plugin.creds().bearer_token() == "fresh"  # the next watch start runs it again
     assert len(plugin.calls()) == 2
+
+
+def test_a_plugin_failing_on_the_watch_path_is_transient_too(tmp_path: Path) -> None:
+    plugin = Plugin(tmp_path, [{"stdout": cred({"token": "t"})}, {"stdout": "", "exit": 1}])
+    creds = credentials.load(str(plugin.kubeconfig))
+    creds.invalidate()
+
+    async def first_event(client: kubehttp.KubeHttp) -> Any:
+        async for event in client.watch("v1", "Pod", "1", "ns"):
+            return event
+        return None
+
+    got, seen = run_against(creds, "t", first_event)
+    assert isinstance(got, kube.TransientError)
+    assert seen == []
