@@ -34,7 +34,9 @@ fake, :class:`tests.kits.fake_kube.FakeKube`.
 
 Modules: ``objects`` (Object, ObjectRef, event/owner bodies), ``errors`` (the tree),
 ``protocol`` (KubeReader, KubeWriter, Kube, KubeWatcher, KubeController, Listing,
-WatchEvent), ``credentials`` (kubeconfig, in-cluster), ``transport`` (paths, TLS,
+WatchEvent), ``credentials`` (kubeconfig, in-cluster), ``execauth`` (exec credential plugins),
+``authprovider`` (oidc/gcp/azure cached tokens), ``kubeconfigs`` (``$KUBECONFIG``
+merge), ``transport`` (paths, TLS,
 decoding), ``ratelimit`` (RateLimit, the token bucket, ``--kube-api-qps/--kube-api-burst``),
 ``http`` (KubeHttp, aiohttp). The package re-exports nothing: import from these modules.
 """

@@ -6,6 +6,8 @@ every failure onto :mod:`kubeapi.errors` (the aiohttp error is chained).  Resour
 come from a built-in table for the kinds we always touch and from API discovery
 (``/apis/<group>/<version>``, cached) for the rest.  Watches are line-delimited JSON read
 in chunks (no line-length limit); an ERROR event with code 410 raises GoneError.
+A 401 with an exec-plugin credential forgets the credential and retries once; a plugin
+client certificate that rotates gets a new session (a new TLS context).
 With ``rate_limit`` every request (list pages and watch starts included) first waits
 for a token of its :class:`~kubeapi.ratelimit.RateLimiter`, as client-go's clients do.
 """
@@ -47,9 +49,18 @@ class KubeHttp:
         self._session: aiohttp.ClientSession | None = None
         self._resources = dict(transport.BUILTIN)
         self._keepalive: keepalive.KeepAlivePool | None = None
+        self._cert = ""
+        self._retired: list[aiohttp.ClientSession] = []
+        self._retired_pools: list[keepalive.KeepAlivePool] = []
         self.component = component
 
     async def close(self) -> None:
+        for session in self._retired:
+            await session.close()
+        for pool in self._retired_pools:
+            await pool.close()
+        self._retired.clear()
+        self._retired_pools.clear()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -58,6 +69,19 @@ class KubeHttp:
             self._keepalive = None
 
     def _client(self) -> aiohttp.ClientSession:
+        try:
+            cert = self._creds.client_certificate_pem()[0]
+        except credentials.CredentialsError as exc:
+            raise errors.TransientError("credentials", str(exc)) from exc
+        if cert != self._cert:  # an exec plugin rotated its client certificate
+            self._cert = cert
+            # The old connections may still carry requests; they are closed in close().
+            if self._session is not None:
+                self._retired.append(self._session)
+                self._session = None
+            if self._keepalive is not None:
+                self._retired_pools.append(self._keepalive)
+                self._keepalive = None
         if self._session is None:
             connector = aiohttp.TCPConnector(ssl=transport.ssl_context(self._creds))
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
@@ -65,7 +89,11 @@ class KubeHttp:
 
     def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": accept}
-        token = self._creds.bearer_token()
+        try:
+            token = self._creds.bearer_token()
+        except credentials.CredentialsError as exc:
+            # An exec plugin that fails later (it ran at start-up) may recover: retry.
+            raise errors.TransientError("credentials", str(exc)) from exc
         if token:
             headers["Authorization"] = f"Bearer {token}"
         if content_type is not None:
@@ -83,6 +111,22 @@ class KubeHttp:
         accept: str = "application/json",
         content_type: str = "application/json",
     ) -> Object:
+        request = (method, path, ref, body, params, accept, content_type)
+        status, reason, raw = await self._send(*request)
+        if status == 401 and self._creds.invalidate():
+            status, reason, raw = await self._send(*request)
+        return transport.decode(ref, f"{method} {path}", status, reason, raw)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        ref: ObjectRef | str,
+        body: Mapping[str, Any] | None,
+        params: Mapping[str, str] | None,
+        accept: str,
+        content_type: str,
+    ) -> tuple[int, str, bytes]:
         headers = self._headers(accept, content_type if body is not None else None)
         data = json.dumps(body).encode() if body is not None else None
         if self.limiter is not None:
@@ -95,7 +139,7 @@ class KubeHttp:
                 status, reason = response.status, str(response.reason or "")
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise errors.TransientError(ref, f"{method} {path}: {exc!r}") from exc
-        return transport.decode(ref, f"{method} {path}", status, reason, raw)
+        return status, reason, raw
 
     async def _resource(self, api_version: str, kind: str) -> tuple[str, bool]:
         known = self._resources.get((api_version, kind))
@@ -231,6 +275,8 @@ class KubeHttp:
                 url, params=params, headers=self._headers("application/json", None), timeout=timeout
             ) as response:
                 if response.status >= 400:
+                    if response.status == 401:
+                        self._creds.invalidate()  # the caller's next watch gets a new one
                     raw = await response.read()
                     transport.decode(ref, f"WATCH {path}", response.status, "", raw)
                 async for line in transport.lines(response.content.iter_any()):
@@ -284,6 +330,15 @@ class KubeHttp:
         self, method: str, path: str, ref: ObjectRef, body: Mapping[str, Any]
     ) -> Object:
         """A call with a small body and reply, on :mod:`kubeapi.keepalive` connections."""
+        status, reason, raw = await self._small_send(method, path, ref, body)
+        if status == 401 and self._creds.invalidate():
+            status, reason, raw = await self._small_send(method, path, ref, body)
+        return transport.decode(ref, f"{method} {path}", status, reason, raw)
+
+    async def _small_send(
+        self, method: str, path: str, ref: ObjectRef, body: Mapping[str, Any]
+    ) -> tuple[int, str, bytes]:
+        self._client()  # rotates the connections when the client certificate changed
         if self._keepalive is None:
             tls = transport.ssl_context(self._creds)
             self._keepalive = keepalive.KeepAlivePool(
@@ -297,4 +352,4 @@ class KubeHttp:
             status, reason, raw = await self._keepalive.request(method, path, headers, data)
         except keepalive.KeepAliveError as exc:
             raise errors.TransientError(ref, str(exc)) from exc
-        return transport.decode(ref, f"{method} {path}", status, reason, raw)
+        return status, reason, raw

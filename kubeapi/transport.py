@@ -44,12 +44,19 @@ def root(api_version: str) -> str:
 
 
 def ssl_context(creds: credentials.Credentials) -> ssl.SSLContext | bool:
-    """TLS settings: the CA (file or data), a client certificate, or no verification."""
+    """TLS settings: the CA (file or data), a client certificate (the kubeconfig's or the
+    exec plugin's current one), or no verification."""
     if creds.insecure:
         return False
     ca_data = base64.b64decode(creds.ca_data).decode() if creds.ca_data else None
     context = ssl.create_default_context(cafile=creds.ca_path or None, cadata=ca_data)
-    if creds.certificate_path or creds.certificate_data:
+    cert_pem, key_pem = creds.client_certificate_pem()
+    if cert_pem:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "c").write_text(cert_pem)
+            (Path(tmp) / "k").write_text(key_pem)
+            context.load_cert_chain(str(Path(tmp) / "c"), str(Path(tmp) / "k"))
+    elif creds.certificate_path or creds.certificate_data:
         with tempfile.TemporaryDirectory() as tmp:
             cert = _as_file(creds.certificate_path, creds.certificate_data, Path(tmp) / "c")
             key = _as_file(creds.key_path, creds.key_data, Path(tmp) / "k")

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from typing import Any
 import kopf
 
 from integrations import registry
-from kubeapi import credentials
+from kubeapi import credentials, execauth
 from kubeapi import http as kubehttp
 from podgrouper import adapters, flags, handlers, settings
 
@@ -62,18 +63,26 @@ kopf's default (5 s) keeps each of the ``--max-concurrent-reconciles`` slots bus
 
 
 def connection_info(creds: credentials.Credentials) -> kopf.ConnectionInfo:
-    """Our credentials in kopf's terms (kopf logs in again with them on a 401)."""
+    """Our credentials in kopf's terms (kopf logs in again with them on a 401 and at an
+    exec credential's ``expiration``, a little before it expires)."""
+    current = creds.exec_credential()
+    cert_pem, key_pem = current.certificate_pem, current.key_pem
+    expiration = None
+    if current.expires is not None:
+        margin = current.expires - execauth.REFRESH_MARGIN
+        expiration = datetime.datetime.fromtimestamp(margin, tz=datetime.UTC)
     return kopf.ConnectionInfo(
         server=creds.server,
         ca_path=creds.ca_path or None,
         ca_data=creds.ca_data or None,
         insecure=creds.insecure or None,
-        token=creds.bearer_token() or None,
-        certificate_path=creds.certificate_path or None,
-        certificate_data=creds.certificate_data or None,
-        private_key_path=creds.key_path or None,
-        private_key_data=creds.key_data or None,
+        token=current.token or creds.bearer_token() or None,
+        certificate_path=None if cert_pem else creds.certificate_path or None,
+        certificate_data=cert_pem or creds.certificate_data or None,
+        private_key_path=None if key_pem else creds.key_path or None,
+        private_key_data=key_pem or creds.key_data or None,
         default_namespace=creds.namespace,
+        expiration=expiration,
     )
 
 
@@ -100,8 +109,15 @@ def build_operator_registry(
     operator = kopf.OperatorRegistry()
     handlers.register(operator, config)
 
+    logins = 0
+
     @kopf.on.login(id="podgrouper/login", registry=operator)
     def login(**_: Any) -> kopf.ConnectionInfo:
+        # Every login after the first follows a 401 or an expiry: an exec plugin runs again.
+        nonlocal logins
+        if logins:
+            creds.invalidate()
+        logins += 1
         return connection_info(creds)
 
     @kopf.on.startup(id="podgrouper/startup", registry=operator)

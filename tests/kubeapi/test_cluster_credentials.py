@@ -1,6 +1,6 @@
 """Credentials: kubeconfig current and named contexts, data and file fields (relative
-paths resolved against the kubeconfig), token files re-read, exec plugins and missing
-entries rejected with the file named, in-cluster service account, the lookup order, and
+paths resolved against the kubeconfig), token files re-read, an exec entry without apiVersion
+and missing entries rejected with the file named, in-cluster service account, the lookup order, and
 the TLS context built from them."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_named_context_resolves_relative_paths(
 
 @pytest.mark.parametrize(
     ("context", "problem"),
-    [("plugin", "exec/auth-provider"), ("nope", "no context named 'nope'")],
+    [("plugin", "user 'u3': exec.apiVersion ''"), ("nope", "no context named 'nope'")],
 )
 def test_unusable_entries_are_named(kubeconfig: Path, context: str, problem: str) -> None:
     with pytest.raises(credentials.CredentialsError, match=problem):
