@@ -35,6 +35,7 @@ from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.reading import key_of
+from scheduler.live.pools import NodePool
 
 log = logging.getLogger("podmuster.scheduler.informers")
 
@@ -63,8 +64,10 @@ class Informers:
         watched: tuple[tuple[str, str], ...] = WATCHED,
         backoff: Backoff | None = None,
         watch_timeout: int = 300,
+        pool: NodePool | None = None,
     ) -> None:
         self.api = api
+        self.pool = pool or NodePool()
         self.cache = cache
         self.watched = watched
         self.objects: dict[str, dict[str, Object]] = {kind: {} for _, kind in watched}
@@ -135,6 +138,11 @@ class Informers:
         if kind not in self.objects:
             return
         key = key_of(obj)
+        if not self.pool.holds(obj):
+            if key in self.objects[kind] or (kind, key) in (self._held or {}):
+                event_type = "DELETED"  # relabelled out of our pool: gone for us
+            else:
+                return
         if self._held is None:
             self._apply(kind, key, event_type, obj)
             return
