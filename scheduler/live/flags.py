@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from kubeapi import ratelimit
-from scheduler.live import pools
+from scheduler.cache import pools
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

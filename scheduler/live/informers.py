@@ -34,8 +34,8 @@ from kubeapi.informer import list_and_watch
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
 from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.cache.pools import NodePool
 from scheduler.cache.reading import key_of
-from scheduler.live.pools import NodePool
 
 log = logging.getLogger("podmuster.scheduler.informers")
 

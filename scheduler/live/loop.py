@@ -22,6 +22,7 @@ from crds.documents import gc_paused
 from kubeapi.protocol import KubeController
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
+from scheduler.cache.pools import NodePool
 from scheduler.component.fencing import FencedWrites
 from scheduler.component.leader import LeaderElector
 from scheduler.component.process import identity
@@ -29,7 +30,6 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
-from scheduler.live.pools import NodePool
 from scheduler.metrics_http import READINESS, Readiness
 
 log = logging.getLogger("podmuster.scheduler")

@@ -19,9 +19,10 @@ from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from scheduler import metrics_http
+from scheduler.cache import pools
 from scheduler.component import process
 from scheduler.config import ConfigError, SchedulerConfig, load_config
-from scheduler.live import loop, pools
+from scheduler.live import loop
 from scheduler.metrics import METRICS
 
 

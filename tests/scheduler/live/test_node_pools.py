@@ -11,10 +11,10 @@ import pytest
 from live_objects import api_with, with_informers
 
 from crds.names import NODE_POOL_LABEL
+from scheduler.cache import pools
 from scheduler.cache.cluster_cache import ClusterCache
-from scheduler.live import pools
+from scheduler.cache.pools import NodePool
 from scheduler.live.informers import Informers
-from scheduler.live.pools import NodePool
 from tests.kits import worlds as st
 from tests.kits.fake_kube import FakeKube
 
