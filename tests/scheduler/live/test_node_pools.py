@@ -14,6 +14,7 @@ from crds.names import NODE_POOL_LABEL
 from scheduler.cache import pools
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.pools import NodePool
+from scheduler.live import statuses
 from scheduler.live.informers import Informers
 from tests.kits import worlds as st
 from tests.kits.fake_kube import FakeKube
@@ -116,3 +117,18 @@ def test_the_default_pool_lists_only_unlabelled_objects() -> None:
 
     informers = with_informers(fake, scenario)
     assert informers.cache.snapshot(0).snapshot.nodes.names == ["n0"]
+
+
+def test_a_pool_writes_and_replaces_only_its_own_scheduling_condition() -> None:
+    group = {
+        "status": {
+            "schedulingConditions": [
+                statuses.scheduling_condition(["x"], 1, "b"),
+                statuses.scheduling_condition(["x"], 4),
+            ]
+        }
+    }
+    patch = statuses.pod_group_patch(group, ["OverLimit: y"], "a")
+    assert patch is not None
+    conditions = patch["status"]["schedulingConditions"]
+    assert sorted(c["nodePool"] for c in conditions) == ["a", "b", "default"]
