@@ -5,8 +5,8 @@ PodGroups, but hand-written snapshots and quick experiments often list only
 pods. For a pod of our scheduler without a ``pod-group-name`` annotation, the
 offline commands derive the PodGroup KAI's default grouper would create: one
 group per pod, minMember 1, queue from the ``kai.scheduler/queue`` label (else
-``default-queue``), priority from the pod. A pod whose annotation names a
-PodGroup that is missing is left alone, as in a live cluster.
+``default-queue``), priority from the pod, the node-pool label copied. A pod
+whose annotation names a PodGroup that is missing is left alone, as in a live cluster.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from crds.documents import SourcedObject
-from crds.names import DEFAULT_QUEUE, POD_GROUP_ANNOTATION, PREEMPTIBILITY_LABEL, QUEUE_LABEL
+from crds.names import (
+    DEFAULT_QUEUE,
+    NODE_POOL_LABEL,
+    POD_GROUP_ANNOTATION,
+    PREEMPTIBILITY_LABEL,
+    QUEUE_LABEL,
+)
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 
 
@@ -54,6 +60,8 @@ def add_implicit_pod_groups(
                 or "",
             },
         }
+        if NODE_POOL_LABEL in labels:  # copied as the podgrouper does
+            pod_group["metadata"]["labels"] = {NODE_POOL_LABEL: labels[NODE_POOL_LABEL]}
         if labels.get(PREEMPTIBILITY_LABEL) in ("preemptible", "non-preemptible"):
             pod_group["spec"]["preemptibility"] = labels[PREEMPTIBILITY_LABEL]
         new_annotations = dict(annotations)

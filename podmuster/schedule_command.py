@@ -23,6 +23,7 @@ from podmuster.implicit_groups import add_implicit_pod_groups
 from scheduler.api.pods import PodStatus
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.cache import pools
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
 from scheduler.cycle import CycleResult, PodGroupOutcome
@@ -51,6 +52,7 @@ def add_parser(subparsers: Any) -> None:
         "--explain", action="store_true", help="add reasons for every pending group"
     )
     parser.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    pools.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -210,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     now = _now(args.now)
     objects = load_documents(args.snapshot, stdin=sys.stdin)
     objects = add_implicit_pod_groups(objects, config.scheduler_name)
+    pool = pools.from_arguments(args)
+    objects = [sourced for sourced in objects if pool.holds(sourced.obj)]
     played = list(
         play(objects, config, now=now, rounds=rounds or 1, explain=args.explain, strict=False)
     )

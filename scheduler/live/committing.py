@@ -448,7 +448,8 @@ class Committer:
         group = self.informers.objects["PodGroup"].get(group_key)
         if group is None:
             return
-        patch = statuses.pod_group_patch(group, reasons)
+        pool = self.informers.pool.name or statuses.NODE_POOL
+        patch = statuses.pod_group_patch(group, reasons, pool)
         if patch is None:
             return
         namespace, name = group_key.split("/", 1)

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from kubeapi import ratelimit
+from scheduler.cache import pools
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,6 +28,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="pods to schedule (default: the --config file's schedulerName, else kai-scheduler)",
     )
     ratelimit.add_arguments(parser)
+    pools.add_arguments(parser)
     add_cycle_arguments(parser)
     add_bind_arguments(parser)
     parser.add_argument(

@@ -34,6 +34,7 @@ from kubeapi.informer import list_and_watch
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
 from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.cache.pools import NodePool
 from scheduler.cache.reading import key_of
 
 log = logging.getLogger("podmuster.scheduler.informers")
@@ -66,8 +67,10 @@ class Informers:
         watched: tuple[tuple[str, str], ...] = WATCHED,
         backoff: Backoff | None = None,
         watch_timeout: int = 300,
+        pool: NodePool | None = None,
     ) -> None:
         self.api = api
+        self.pool = pool or NodePool()
         self.cache = cache
         self.watched = watched
         self.objects: dict[str, dict[str, Object]] = {kind: {} for _, kind in watched}
@@ -142,6 +145,11 @@ class Informers:
         for listener in self.listeners:
             listener(event_type, obj)
         key = key_of(obj)
+        if not self.pool.holds(obj):
+            if key in self.objects[kind] or (kind, key) in (self._held or {}):
+                event_type = "DELETED"  # relabelled out of our pool: gone for us
+            else:
+                return
         if self._held is None:
             self._apply(kind, key, event_type, obj)
             return

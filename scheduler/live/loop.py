@@ -16,12 +16,13 @@ import contextlib
 import gc
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from crds.documents import gc_paused
 from kubeapi.protocol import KubeController
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
+from scheduler.cache.pools import NodePool
 from scheduler.component.fencing import FencedWrites
 from scheduler.component.leader import LeaderElector
 from scheduler.component.process import identity
@@ -46,6 +47,7 @@ class Options:
     identity: str = ""
     backoff_limit: int = 3
     direct_bind: bool = False
+    pool: NodePool = field(default_factory=NodePool)
     # A process of its own: move everything alive after the first sync out of the
     # collector's sight (in-process tests leave it off: their garbage would stay).
     freeze_after_sync: bool = False
@@ -67,9 +69,14 @@ async def run(
     reading watch events, held until the commit is done) however long a cycle takes.
     """
     if elector is None and options.leader_elect:
-        elector = LeaderElector(api, options.lease_namespace, options.identity or identity())
+        elector = LeaderElector(
+            api,
+            options.lease_namespace,
+            options.identity or identity(),
+            name=options.pool.lease_name,
+        )
     cache = ClusterCache(options.config.scheduler_name, strict=False)
-    informers = Informers(api, cache)
+    informers = Informers(api, cache, pool=options.pool)
     writer: KubeController = api if elector is None else FencedWrites(api, elector.leading)
     committer = Committer(
         writer, informers, backoff_limit=options.backoff_limit, direct_bind=options.direct_bind

@@ -19,6 +19,7 @@ from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from scheduler import metrics_http
+from scheduler.cache import pools
 from scheduler.component import process
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from scheduler.live import loop
@@ -69,6 +70,7 @@ def main(args: argparse.Namespace) -> int:
         lease_namespace=args.leader_elect_namespace or creds.namespace,
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
+        pool=pools.from_arguments(args),
         freeze_after_sync=True,
     )
 

@@ -60,11 +60,13 @@ def pod_needs_condition(pod: Mapping[str, Any], reasons: Sequence[str]) -> bool:
     return True
 
 
-def scheduling_condition(reasons: Sequence[str], transition: int) -> Object:
-    """One ``schedulingConditions`` entry for the default node pool."""
+def scheduling_condition(
+    reasons: Sequence[str], transition: int, node_pool: str = NODE_POOL
+) -> Object:
+    """One ``schedulingConditions`` entry for ``node_pool`` (default: the default pool)."""
     return {
         "type": CONDITION_TYPE,
-        "nodePool": NODE_POOL,
+        "nodePool": node_pool,
         "status": "True",
         "reason": "Unschedulable",
         "message": message_of(reasons)[:4096],
@@ -74,14 +76,16 @@ def scheduling_condition(reasons: Sequence[str], transition: int) -> Object:
     }
 
 
-def pod_group_patch(group: Mapping[str, Any], reasons: Sequence[str]) -> Object | None:
+def pod_group_patch(
+    group: Mapping[str, Any], reasons: Sequence[str], node_pool: str = NODE_POOL
+) -> Object | None:
     """Merge patch for a PodGroup's status, or None when its condition already says this.
 
     Conditions of other node pools are kept; ours is replaced, with the next
     ``transitionID`` when the reasons changed."""
     existing = list((group.get("status") or {}).get("schedulingConditions") or [])
     ours = [
-        c for c in existing if c.get("nodePool") == NODE_POOL and c.get("type") == CONDITION_TYPE
+        c for c in existing if c.get("nodePool") == node_pool and c.get("type") == CONDITION_TYPE
     ]
     others = [c for c in existing if c not in ours]
     wanted = [{"reason": reason_code(r), "message": r[:1024]} for r in reasons]
@@ -89,5 +93,5 @@ def pod_group_patch(group: Mapping[str, Any], reasons: Sequence[str]) -> Object 
         return None
     previous = ours[0].get("transitionID") if ours else None
     transition = int(str(previous)) + 1 if str(previous or "").isdigit() else 0
-    condition = scheduling_condition(reasons, transition)
+    condition = scheduling_condition(reasons, transition, node_pool)
     return {"status": {"schedulingConditions": [*others, condition]}}
