@@ -271,12 +271,20 @@ def jwt(claims: dict[str, Any]) -> str:
     return f"e30.{body}.sig"
 
 
+# Expiries are far ahead of collection time: the parameters are built when the
+# suite is collected, which can be many minutes before this test runs.
+VALID_FOR = 30 * 24 * 3600.0
+
+
 @pytest.mark.parametrize(
     ("provider", "token"),
     [
-        ({"name": "oidc", "config": {"id-token": jwt({"exp": time.time() + 600})}}, "oidc"),
-        ({"name": "gcp", "config": {"access-token": "g", "expiry": stamp(600)}}, "g"),
-        ({"name": "azure", "config": {"access-token": "a", "expires-on": time.time() + 60}}, "a"),
+        ({"name": "oidc", "config": {"id-token": jwt({"exp": time.time() + VALID_FOR})}}, "oidc"),
+        ({"name": "gcp", "config": {"access-token": "g", "expiry": stamp(VALID_FOR)}}, "g"),
+        (
+            {"name": "azure", "config": {"access-token": "a", "expires-on": time.time() + VALID_FOR}},
+            "a",
+        ),
         ({"name": "gcp", "config": {"access-token": "g"}}, "g"),
     ],
 )
