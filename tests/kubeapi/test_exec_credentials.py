@@ -282,7 +282,10 @@ VALID_FOR = 30 * 24 * 3600.0
         ({"name": "oidc", "config": {"id-token": jwt({"exp": time.time() + VALID_FOR})}}, "oidc"),
         ({"name": "gcp", "config": {"access-token": "g", "expiry": stamp(VALID_FOR)}}, "g"),
         (
-            {"name": "azure", "config": {"access-token": "a", "expires-on": time.time() + VALID_FOR}},
+            {
+                "name": "azure",
+                "config": {"access-token": "a", "expires-on": time.time() + VALID_FOR},
+            },
             "a",
         ),
         ({"name": "gcp", "config": {"access-token": "g"}}, "g"),
