@@ -180,14 +180,16 @@ class KubeHttp:
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
         ref = ObjectRef(api_version, kind, namespace, "")
-        selector = ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items()))
+        params = {
+            name: ",".join(f"{k}={v}" for k, v in sorted(wanted.items()))
+            for name, wanted in (("labelSelector", labels), ("fieldSelector", fields))
+            if wanted
+        }
         listing = await self._request(
-            "GET",
-            await self.path(api_version, kind, namespace),
-            ref,
-            params={"labelSelector": selector} if selector else None,
+            "GET", await self.path(api_version, kind, namespace), ref, params=params or None
         )
         items = listing.get("items") or []
         return [{"apiVersion": api_version, "kind": kind, **item} for item in items]

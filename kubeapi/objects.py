@@ -41,6 +41,19 @@ class ObjectRef:
         return f"{self.kind} {where}"
 
 
+def field_value(obj: Mapping[str, Any], path: str) -> str:
+    """The value a ``fieldSelector`` compares for the dotted ``path`` ('' when absent)."""
+    value: Any = obj
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return "" if value is None else str(value)
+
+
+def fields_match(obj: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
+    """Whether ``obj`` passes the equality ``fieldSelector`` ``fields``."""
+    return all(field_value(obj, path) == value for path, value in fields.items())
+
+
 def timestamp(now: datetime.datetime | None = None) -> str:
     """RFC 3339 seconds, UTC, as the API server prints ``metav1.Time``."""
     return (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")

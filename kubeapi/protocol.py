@@ -62,9 +62,11 @@ class KubeReader(Protocol):
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
         """Objects of a kind in ``namespace`` (all namespaces if empty) whose labels
-        include ``labels``."""
+        include ``labels`` and whose fields (dotted paths, as a ``fieldSelector``, e.g.
+        ``spec.nodeName``) equal ``fields``."""
         ...
 
 

@@ -44,6 +44,7 @@ from kubeapi.protocol import KubeController
 from scheduler.binder import sharing, syncing, volumes
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
 from scheduler.cache.room import NodeRoom
+from scheduler.component import node_pods
 from scheduler.component.watching import Key, Store, run_together, watch_kind
 from scheduler.component.workqueue import WorkQueue
 from scheduler.metrics import METRICS
@@ -238,6 +239,7 @@ class Binder:
         if watched is not None and watched.is_set():
             # bind-time admission (scheduler.cache.room): a room taken since the
             # decision fails the request for good, and the scheduler decides again
+            await node_pods.refresh(self.room, self.api, action.node)
             refused = self.room.shortfall(node, pod)
             if refused:
                 return Action("fail", action.node, refused)

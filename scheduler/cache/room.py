@@ -19,13 +19,17 @@ components use it and it only reads objects:
   the other holders request is at least its request (pods count as a resource too).
 
 :class:`NodeRoom` keeps the holders per node from the watch's (old, new) pairs, so a
-check costs one sum over the pods of one node. A pod that cannot be read holds nothing
-(the scheduler reports it). Pure: no API calls.
+check costs one sum over the pods of one node. A watch may lag by far more than the
+moment between a check and its bind, so the callers first list the node's pods
+(``fieldSelector=spec.nodeName``, a consistent read) and file them with
+:meth:`NodeRoom.listed`: the race with another scheduler narrows to that one round
+trip. A pod that cannot be read holds nothing (the scheduler reports it). Pure: no API
+calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -90,6 +94,17 @@ class NodeRoom:
         nominated = None if spec.get("nodeName") else str(spec.get("schedulerName") or "")
         self._where[key] = node
         self._held.setdefault(node, {})[key] = (request, nominated)
+
+    def listed(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """A fresh listing of one node's pods (``fieldSelector spec.nodeName``): re-file each.
+
+        A watch can lag the API server by far longer than a list takes, so just before a
+        bind the caller lists the node's pods and hands them here. Pods missing from the
+        listing are kept: they may be our own binds still in flight, and the watch
+        removes the ones that are gone.
+        """
+        for pod in pods:
+            self.pod_changed(None, pod)
 
     def shortfall(self, node: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
         """Why ``pod`` does not fit on ``node`` beside the other holders, or None if it fits.

@@ -50,8 +50,9 @@ class FencedWrites:
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
-        return await self.api.list(api_version, kind, namespace, labels)
+        return await self.api.list(api_version, kind, namespace, labels, fields)
 
     async def list_all(
         self,

@@ -61,6 +61,7 @@ from kubeapi.protocol import KubeController
 from scheduler.api.resources import GPU_UNIT
 from scheduler.cache.reading import read_bind_request
 from scheduler.cache.room import NodeRoom
+from scheduler.component import node_pods
 from scheduler.cycle import Bind, CycleResult, Eviction
 from scheduler.live import statuses
 from scheduler.live.informers import Informers
@@ -290,6 +291,7 @@ class Committer:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
         if self.room is not None:
+            await node_pods.refresh(self.room, self.api, node)
             refused = self.room.shortfall(self.informers.objects["Node"].get(node) or {}, pod)
             if refused:
                 report.refused += 1

@@ -165,6 +165,7 @@ class FakeKube:
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
         self._call("list", ObjectRef(api_version, kind, namespace, ""))
         wanted = dict(labels or {})
@@ -174,6 +175,7 @@ class FakeKube:
             if (version, k) == (api_version, kind)
             and (not namespace or ns == namespace)
             and wanted.items() <= (obj["metadata"].get("labels") or {}).items()
+            and objects.fields_match(obj, fields or {})
         ]
 
     # --- KubeWriter -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
-from kubeapi.objects import Object, ObjectRef
+from kubeapi.objects import Object, ObjectRef, fields_match
 from podgrouper import kube
 from tests.kits.fake_kube import key_of, merge
 
@@ -147,6 +147,7 @@ class FakeKube:
         kind: str,
         namespace: str,
         labels: Mapping[str, str] | None = None,
+        fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
         self._call("list", ObjectRef(api_version, kind, namespace, ""))
         found = []
@@ -154,7 +155,9 @@ class FakeKube:
             if (av, k) != (api_version, kind) or (namespace and ns != namespace):
                 continue
             have = obj["metadata"].get("labels") or {}
-            if all(have.get(key) == value for key, value in (labels or {}).items()):
+            if all(
+                have.get(key) == value for key, value in (labels or {}).items()
+            ) and fields_match(obj, fields or {}):
                 found.append(copy.deepcopy(obj))
         return found
 

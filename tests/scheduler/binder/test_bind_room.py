@@ -256,3 +256,28 @@ def test_without_a_synced_pod_watch_nothing_is_refused() -> None:
     b = Binder(kube, metrics=Metrics(Registry()))
     asyncio.run(b.reconcile("ns", "p"))
     assert _outcome(kube)[0] == "n1"
+
+
+def test_a_bind_the_watch_has_not_shown_yet_is_read_before_binding() -> None:
+    """kube-scheduler bound ``web`` a moment ago; the binder's watch has not delivered it.
+    The fresh list of n1's pods just before the bind finds it: 3 + 2 > 4, refused."""
+    kube = _world()
+    b = _watching(kube)
+    kube.add(a_pod("web", "3", node="n1", phase="Pending"))  # in the API server, not the watch
+    asyncio.run(b.reconcile("ns", "p"))
+    node, status = _outcome(kube)
+    assert node == ""
+    assert "cpu 2 requested, 1 free" in status["reason"]
+    assert ("list", ("v1", "Pod", "", "")) in [
+        (verb, (ref.api_version, ref.kind, ref.namespace, ref.name)) for verb, ref in kube.calls
+    ]
+
+
+def test_the_fresh_list_keeps_our_binds_in_flight_and_ignores_other_nodes() -> None:
+    room = NodeRoom()
+    in_flight = {**OURS, "metadata": {**OURS["metadata"], "name": "mine"}}
+    room.pod_changed(None, {**in_flight, "spec": {**in_flight["spec"], "nodeName": "n1"}})
+    room.listed([])  # not in the listing yet: still held
+    assert room.shortfall(NODE, a_pod("p", "3", scheduler="kai-scheduler")) is not None
+    room.listed([a_pod("x", "2", node="n2", phase="Running")])
+    assert room.shortfall(NODE, OURS) is None  # 2 + 2 on n1; x is on n2

@@ -94,3 +94,19 @@ def test_bind_requests_are_left_to_the_binders_check() -> None:
         assert not informers.listeners
 
     with_informers(fake, scenario)
+
+
+def test_a_bind_the_watch_has_not_shown_yet_is_read_before_binding() -> None:
+    """kube-scheduler's ``web`` is in the API server but in no watch event yet (the watch
+    lags): the list of n1's pods just before the bind finds it, and j-0 is not bound."""
+    fake = api_with(_world())
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers, direct_bind=True)
+        decided = cycle(informers)
+        assert decided.binds == [Bind("default/j-0", "n1")]
+        fake.objects[("v1", "Pod", "default", "web")] = WEB  # stored, never watched
+        report = await committer.commit(decided)
+        assert (report.bound, report.refused) == (0, 1)
+
+    with_informers(fake, scenario)

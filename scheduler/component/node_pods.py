@@ -1,0 +1,29 @@
+"""A fresh read of one node's pods, for the bind-time room check.
+
+Why this module exists: the binder and the scheduler's direct binds both check, just
+before ``pods/binding``, that the node still has room (:mod:`scheduler.cache.room`).
+Their Pod watch may lag the API server; another scheduler's bind of a moment ago is
+seen only by a read. This lists the node's pods (``fieldSelector=spec.nodeName``,
+served consistently by the API server) into the room, so both components read the
+same way. A failed read leaves the room as the watch made it: the check still runs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kubeapi.errors import ApiError
+from kubeapi.protocol import KubeReader
+from scheduler.cache.room import NodeRoom
+
+log = logging.getLogger("podmuster.room")
+
+
+async def refresh(room: NodeRoom, api: KubeReader, node: str) -> None:
+    """File the pods the API server has bound to ``node`` now in ``room``."""
+    try:
+        pods = await api.list("v1", "Pod", "", fields={"spec.nodeName": node})
+    except ApiError as exc:
+        log.debug("listing the pods of node %s for its room: %s", node, exc)
+        return
+    room.listed(pods)
