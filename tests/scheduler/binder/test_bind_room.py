@@ -260,8 +260,9 @@ def test_without_a_synced_pod_watch_nothing_is_refused() -> None:
 
 def test_a_bind_the_watch_has_not_shown_yet_is_read_before_binding() -> None:
     """kube-scheduler bound ``web`` a moment ago; the binder's watch has not delivered it.
-    The fresh list of n1's pods just before the bind finds it: 3 + 2 > 4, refused."""
-    kube = _world()
+    The fresh list of n1's pods just before the bind finds it: 3 + 2 > 4, refused.
+    (kube-scheduler is known to be about: its ``other`` runs on n2.)"""
+    kube = _world(a_pod("other", "1", node="n2", phase="Running"))
     b = _watching(kube)
     kube.add(a_pod("web", "3", node="n1", phase="Pending"))  # in the API server, not the watch
     asyncio.run(b.reconcile("ns", "p"))
@@ -281,3 +282,41 @@ def test_the_fresh_list_keeps_our_binds_in_flight_and_ignores_other_nodes() -> N
     assert room.shortfall(NODE, a_pod("p", "3", scheduler="kai-scheduler")) is not None
     room.listed([a_pod("x", "2", node="n2", phase="Running")])
     assert room.shortfall(NODE, OURS) is None  # 2 + 2 on n1; x is on n2
+
+
+def _lists(kube: FakeKube) -> int:
+    return sum(1 for verb, ref in kube.calls if verb == "list" and ref.kind == "Pod")
+
+
+@pytest.mark.parametrize(
+    ("seen", "lists"),
+    [
+        ([], 0),  # nobody else about: nothing can overtake the bind
+        ([a_pod("o", "1", node="n2", phase="Running", scheduler="kai-scheduler")], 0),
+        (
+            [
+                {
+                    **a_pod("ds", "1", node="n2", phase="Running"),
+                    "metadata": {
+                        "name": "ds",
+                        "namespace": "ns",
+                        "uid": "uid-ds",
+                        "ownerReferences": [{"kind": "DaemonSet", "name": "d", "uid": "d"}],
+                    },
+                }
+            ],
+            0,
+        ),
+        ([a_pod("o", "1", node="n2", phase="Running")], 1),  # kube-scheduler's, elsewhere
+        ([a_pod("o", "1", nominated="n2")], 1),
+    ],
+    ids=["alone", "our-own-pods", "daemonset-pods", "another-scheduler", "its-nomination"],
+)
+def test_the_node_is_listed_once_another_scheduler_is_about(
+    seen: list[dict[str, Any]], lists: int
+) -> None:
+    kube = _world(*seen)
+    b = _watching(kube)
+    asyncio.run(b.reconcile("ns", "p"))
+    assert _outcome(kube)[0] == "n1"
+    assert _lists(kube) == lists

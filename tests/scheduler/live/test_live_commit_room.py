@@ -98,8 +98,10 @@ def test_bind_requests_are_left_to_the_binders_check() -> None:
 
 def test_a_bind_the_watch_has_not_shown_yet_is_read_before_binding() -> None:
     """kube-scheduler's ``web`` is in the API server but in no watch event yet (the watch
-    lags): the list of n1's pods just before the bind finds it, and j-0 is not bound."""
-    fake = api_with(_world())
+    lags): the list of n1's pods just before the bind finds it, and j-0 is not bound.
+    (kube-scheduler is known to be about: its ``other`` runs on n1, 1 + 3 + 2 > 4.)"""
+    other = st.pod("other", cpu="1", state="Bound", node="n1", scheduler_name="default-scheduler")
+    fake = api_with([*_world(), other[0]])
 
     async def scenario(informers: Informers) -> None:
         committer = Committer(fake, informers, direct_bind=True)
