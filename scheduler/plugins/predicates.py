@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.api.labels import requirement_matches
 from scheduler.api.nodes import NodeMeta
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
@@ -21,24 +22,9 @@ from scheduler.plugins.node_memo import per_table
 
 def _match_expression(labels: Mapping[str, str], expr: Mapping[str, Any], name: str) -> bool:
     key = expr.get("key", "")
-    operator = expr.get("operator", "")
-    values = [str(v) for v in expr.get("values") or ()]
+    values = tuple(str(v) for v in expr.get("values") or ())
     value = name if key == "metadata.name" else labels.get(key)
-    if operator == "In":
-        return value is not None and value in values
-    if operator == "NotIn":
-        return value is None or value not in values
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    if operator in ("Gt", "Lt") and value is not None and values:
-        try:
-            left, right = int(value), int(values[0])
-        except ValueError:
-            return False
-        return left > right if operator == "Gt" else left < right
-    return False
+    return requirement_matches(value, str(expr.get("operator", "")), values)
 
 
 def matches_node_affinity(node: NodeMeta, required: Mapping[str, Any] | None) -> bool:
