@@ -13,6 +13,7 @@ from typing import Any
 
 from crds.gpusharing import RESERVATION_NAMESPACE
 from crds.names import SCALING_NAMESPACE
+from scheduler.api.affinity import PodAffinity, SpreadConstraint
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.resources import CPU, GPU, MEMORY, Vector
 
@@ -84,9 +85,11 @@ class PodInfo:
         "node_name",
         "node_selector",
         "nominated_node",
+        "pod_affinity",
         "pod_set",
         "quota",
         "request",
+        "spread",
         "status",
         "task_priority",
         "tolerations",
@@ -143,6 +146,9 @@ class PodInfo:
         self.node_name = ""
         self.nominated_node = ""  # status.nominatedNodeName
         self.claims: tuple[str, ...] = ()  # PersistentVolumeClaim names of its volumes
+        # Inter-pod affinity and topology spread (None / empty for most pods).
+        self.pod_affinity: PodAffinity | None = None
+        self.spread: tuple[SpreadConstraint, ...] = ()
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

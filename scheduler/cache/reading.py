@@ -27,6 +27,7 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
 from scheduler.cache import parsing
+from scheduler.cache.affinity_reading import read_pod_affinity, read_spread
 from scheduler.cache.parsing import MAP, FieldError, validated
 from scheduler.cache.topologies import read_topology_tree
 from scheduler.cache.volume_reading import pod_claims
@@ -152,12 +153,32 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     pod.node_name = str(spec.get("nodeName") or "")
     if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
+    _read_pod_placement_rules(pod, spec)
     if pod.is_ours and spec.get("volumes"):  # another scheduler's claims are not ours to bind
         pod.claims = pod_claims(spec, pod.name)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
     _read_gpu_kind(pod, space)
     return pod
+
+
+def _read_pod_placement_rules(pod: PodInfo, spec: Mapping[str, Any]) -> None:
+    """Inter-pod affinity and topology spread: strict for our pods, lenient for others.
+
+    Another scheduler's pod counts for its labels and its anti-affinity toward
+    ours; a term the API server would have refused is dropped rather than
+    leaving the pod, and the room it holds, out of the snapshot.
+    """
+    if not spec.get("affinity") and not spec.get("topologySpreadConstraints"):
+        return
+    try:
+        pod.pod_affinity = read_pod_affinity(spec, pod.namespace, pod.labels)
+    except FieldError:
+        if pod.is_ours:
+            raise
+    if not pod.is_ours:
+        return  # spread constrains only the pod being placed
+    pod.spread = read_spread(spec, pod.labels)
 
 
 def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare | None:
