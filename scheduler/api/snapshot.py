@@ -8,6 +8,7 @@ avoids per-cycle deep copies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.nodes import NodeTable
@@ -40,3 +41,5 @@ class ClusterSnapshot:
     topologies: dict[str, TopologyInfo] = field(default_factory=dict)
     # PersistentVolumeClaims, PersistentVolumes and StorageClasses (volume binding)
     volumes: VolumeState = field(default_factory=VolumeState)
+    # Namespace name -> its labels (namespace selectors of pod affinity terms)
+    namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from scheduler.framework.interfaces import Plugin
 from scheduler.plugins.gpusharing import GpuSharingPlugin
 from scheduler.plugins.minruntime import MinRuntimePlugin
 from scheduler.plugins.ordering import OrderingPlugin
+from scheduler.plugins.pod_affinity import PodAffinityPlugin
 from scheduler.plugins.predicates import PredicatesPlugin
 from scheduler.plugins.proportion.plugin import ProportionPlugin
 from scheduler.plugins.scoring import ScoringPlugin
@@ -23,6 +24,7 @@ def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
         PredicatesPlugin(),
         GpuSharingPlugin(),
         VolumesPlugin(),
+        PodAffinityPlugin(),
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

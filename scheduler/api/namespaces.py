@@ -1,0 +1,23 @@
+"""Namespaces' labels, as namespace selectors see them.
+
+Why: a pod affinity term's ``namespaceSelector`` selects namespaces by their
+labels; the API server gives every namespace ``kubernetes.io/metadata.name``,
+so a namespace the snapshot has no object for still answers to its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+NAME_LABEL: Final = "kubernetes.io/metadata.name"
+
+
+def namespace_labels(known: Mapping[str, Mapping[str, str]], name: str) -> Mapping[str, str]:
+    """The labels of namespace ``name`` (its name label at least)."""
+    labels = known.get(name)
+    if labels is None:
+        return {NAME_LABEL: name}
+    if labels.get(NAME_LABEL) == name:
+        return labels
+    return {**labels, NAME_LABEL: name}

@@ -1,0 +1,197 @@
+"""Counts of placed pods per node for the selectors inter-pod rules ask about.
+
+Why: inter-pod affinity and topology spread ask, for every candidate node,
+"how many pods matching S are in this node's domain?". Scanning every pod per
+question would cost the whole pod list per placement; instead each distinct
+question (a :class:`Tally`) keeps a per-node count, built once from the pods
+carrying one of its selector's anchor labels (a label index over the
+snapshot's pods) and then moved by the session's allocate/deallocate events,
+so a placement, an eviction and their rollbacks update exactly the tallies
+the pod matches. Domain counts are one ``bincount`` over the per-node counts
+(none at all for ``kubernetes.io/hostname``-like keys, where every node is its
+own domain).
+
+A pod counts where the session currently has it: bound, running, binding,
+allocated or pipelined in this cycle, and Releasing pods that were already
+being deleted when the cycle started (kube-scheduler still sees them on their
+node; spread tallies leave them out, as kube-scheduler's spread does). A pod
+this cycle evicts stops counting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.labels import Selector
+from scheduler.api.nodes import NodeTable
+from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
+from scheduler.plugins.node_memo import per_table
+
+Anchor = tuple[str, str | None]
+Counts = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Domains:
+    """A topology key over the node table: each node's domain index (``size``: no label)."""
+
+    of_node: npt.NDArray[np.intp]
+    size: int  # number of domains; also the index of "no such label"
+    has_key: npt.NDArray[np.bool_]
+    identity: bool  # every node has the key and its own value: domain i is node i
+
+    def per_node(self, counts: Counts) -> Counts:
+        """Per-node counts summed per domain, read back per node (0 where the key is missing)."""
+        if self.identity:
+            return counts
+        summed = np.bincount(self.of_node, weights=counts, minlength=self.size + 1)
+        summed[self.size] = 0
+        result: Counts = summed.astype(np.int64)[self.of_node]
+        return result
+
+
+def domains(nodes: NodeTable, key: str) -> Domains:
+    """The domains of ``key``, computed once per node table."""
+
+    def compute() -> Domains:
+        index: dict[str, int] = {}
+        of_node = np.empty(len(nodes), dtype=np.intp)
+        values = [meta.labels.get(key) for meta in nodes.meta]
+        for i, value in enumerate(values):
+            of_node[i] = -1 if value is None else index.setdefault(value, len(index))
+        size = len(index)
+        has_key = of_node >= 0
+        of_node[~has_key] = size
+        identity = size == len(nodes) and bool(has_key.all())
+        return Domains(of_node, size, has_key, identity)
+
+    return per_table(nodes, f"domains:{key}", compute)
+
+
+@dataclass(eq=False, slots=True)
+class Tally:
+    """Placed pods that ``matches`` accepts, counted per node."""
+
+    matches: Callable[[PodInfo], bool]
+    anchors: tuple[Anchor, ...]  # empty: every pod must be tried
+    skip_releasing: bool  # spread: pods being deleted do not count
+    per_node: Counts = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    total: int = 0
+
+    def add(self, node: int, step: int) -> None:
+        self.per_node[node] += step
+        self.total += step
+
+
+class PodTallies:
+    """Every tally of one session, kept in step with its placements and evictions."""
+
+    def __init__(self, pods: Sequence[PodInfo], node_count: int, keys: Iterable[str]) -> None:
+        self._pods = pods
+        self._node_count = node_count
+        self._keys = frozenset(keys)
+        # Pods being deleted when the cycle began: they count for affinity until gone.
+        self._releasing_at_open = {
+            pod.uid for pod in pods if pod.status == PodStatus.RELEASING and pod.node >= 0
+        }
+        self._by_anchor: dict[Anchor, list[PodInfo]] = {}
+        for pod in pods:
+            labels = pod.labels
+            if not labels:
+                continue
+            for key in self._keys:
+                value = labels.get(key)
+                if value is not None:
+                    self._by_anchor.setdefault((key, value), []).append(pod)
+                    self._by_anchor.setdefault((key, None), []).append(pod)
+        self._tallies: dict[object, Tally] = {}
+        self._anchored: dict[Anchor, list[Tally]] = {}
+        self._unanchored: list[Tally] = []
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return self._keys
+
+    def counted(self, pod: PodInfo, *, skip_releasing: bool = False) -> bool:
+        """Whether ``pod`` occupies its node as the cycle stands."""
+        if pod.node < 0:
+            return False
+        if pod.status in ACTIVE_ALLOCATED:
+            return True
+        return (
+            not skip_releasing
+            and pod.status == PodStatus.RELEASING
+            and pod.uid in self._releasing_at_open
+        )
+
+    def tally(
+        self,
+        key: object,
+        matches: Callable[[PodInfo], bool],
+        selector: Selector | None,
+        *,
+        skip_releasing: bool = False,
+    ) -> Tally:
+        """The tally for ``key`` (built on first use from the pods placed now)."""
+        found = self._tallies.get(key)
+        if found is not None:
+            return found
+        anchors = selector.anchors() if selector is not None else ()
+        if any(anchor_key not in self._keys for anchor_key, _ in anchors):
+            anchors = ()  # not indexed: try every pod (never happens for collected keys)
+        made = Tally(matches, anchors, skip_releasing, np.zeros(self._node_count, dtype=np.int64))
+        if selector is not None:  # a null selector matches nothing: the tally stays empty
+            candidates: Iterable[PodInfo] = (
+                _unique(self._by_anchor.get(anchor, ()) for anchor in anchors)
+                if anchors
+                else self._pods
+            )
+            for pod in candidates:
+                if self.counted(pod, skip_releasing=skip_releasing) and matches(pod):
+                    made.add(pod.node, 1)
+            if anchors:
+                for anchor in anchors:
+                    self._anchored.setdefault(anchor, []).append(made)
+            else:
+                self._unanchored.append(made)
+        self._tallies[key] = made
+        return made
+
+    def moved(self, pod: PodInfo, step: int) -> None:
+        """``pod`` was placed (+1) or left its node (-1): update every tally it matches."""
+        if pod.node < 0:
+            return
+        seen: set[int] = set()
+        for tally in self._candidates(pod):
+            if id(tally) in seen:
+                continue
+            seen.add(id(tally))
+            if tally.matches(pod):
+                tally.add(pod.node, step)
+
+    def _candidates(self, pod: PodInfo) -> Iterable[Tally]:
+        yield from self._unanchored
+        labels = pod.labels
+        if not labels or not self._anchored:
+            return
+        for key in self._keys:
+            value = labels.get(key)
+            if value is None:
+                continue
+            yield from self._anchored.get((key, value), ())
+            yield from self._anchored.get((key, None), ())
+
+
+def _unique(groups: Iterable[Iterable[PodInfo]]) -> list[PodInfo]:
+    seen: set[str] = set()
+    out: list[PodInfo] = []
+    for group in groups:
+        for pod in group:
+            if pod.uid not in seen:
+                seen.add(pod.uid)
+                out.append(pod)
+    return out
