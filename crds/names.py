@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "KINDS",
     "LAST_START_ANNOTATION",
+    "NAMESPACE_NAME_LABEL",
     "NODE_POOL_LABEL",
     "NO_PROVISIONER",
     "POD_GROUP_ANNOTATION",
@@ -106,6 +107,10 @@ SELECTED_NODE_ANNOTATION: Final = "volume.kubernetes.io/selected-node"
 NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
 """A StorageClass provisioner that provisions nothing: only pre-created PVs serve its claims."""
 
+# --- inter-pod affinity (Kubernetes' names, read by the scheduler) -------------------------
+NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
+"""On every Namespace (set by the API server): its name, for namespace selectors."""
+
 
 # --- the KAI kinds, by group and kind ------------------------------------------------------
 KINDS: Final = MappingProxyType(
@@ -126,6 +131,7 @@ CORE_KINDS: Final = MappingProxyType(
         "PersistentVolumeClaim": ("", "PersistentVolumeClaim"),
         "PersistentVolume": ("", "PersistentVolume"),
         "StorageClass": ("storage.k8s.io", "StorageClass"),
+        "Namespace": ("", "Namespace"),
     }
 )
 """The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""

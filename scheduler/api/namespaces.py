@@ -8,16 +8,15 @@ so a namespace the snapshot has no object for still answers to its name.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
-NAME_LABEL: Final = "kubernetes.io/metadata.name"
+from crds.names import NAMESPACE_NAME_LABEL
 
 
 def namespace_labels(known: Mapping[str, Mapping[str, str]], name: str) -> Mapping[str, str]:
     """The labels of namespace ``name`` (its name label at least)."""
     labels = known.get(name)
     if labels is None:
-        return {NAME_LABEL: name}
-    if labels.get(NAME_LABEL) == name:
+        return {NAMESPACE_NAME_LABEL: name}
+    if labels.get(NAMESPACE_NAME_LABEL) == name:
         return labels
-    return {**labels, NAME_LABEL: name}
+    return {**labels, NAMESPACE_NAME_LABEL: name}

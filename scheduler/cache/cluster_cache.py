@@ -98,6 +98,7 @@ class ClusterCache:
         self._claims: dict[str, ClaimInfo] = {}
         self._volumes: dict[str, VolumeInfo] = {}
         self._storage_classes: dict[str, StorageClassInfo] = {}
+        self._namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
@@ -173,6 +174,9 @@ class ClusterCache:
             self._volumes[key] = volume_reading.read_volume(body)
         elif kind == "StorageClass":
             self._storage_classes[key] = volume_reading.read_storage_class(body)
+        elif kind == "Namespace":
+            meta = reading.meta_of(body)
+            self._namespaces[key] = parsing.string_map(meta.get("labels"), "metadata.labels")
 
     def delete(self, kind: str, key: str, *, keep_error: bool = False) -> None:
         """Forget one object (a watch DELETED event, or a replacement that failed to parse)."""
@@ -187,6 +191,7 @@ class ClusterCache:
             "PersistentVolumeClaim": self._claims,
             "PersistentVolume": self._volumes,
             "StorageClass": self._storage_classes,
+            "Namespace": self._namespaces,
         }.get(kind, {})  # type: ignore[assignment]
         if kind == "BindRequest":
             self._bind_groups.pop(key, None)
@@ -332,6 +337,7 @@ class ClusterCache:
             volumes=VolumeState(
                 dict(self._claims), dict(self._volumes), dict(self._storage_classes)
             ),
+            namespace_labels=dict(self._namespaces),
         )
         return SnapshotResult(
             snapshot, list(self.errors.values()), set(self.ignored_kinds), ungrouped

@@ -50,6 +50,7 @@ WATCHED: tuple[tuple[str, str], ...] = (
     ("v1", "PersistentVolumeClaim"),
     ("v1", "PersistentVolume"),
     ("storage.k8s.io/v1", "StorageClass"),
+    ("v1", "Namespace"),
 )
 """(apiVersion, kind) of everything the engine reads."""
 

@@ -67,6 +67,7 @@ SCHEDULER: Grants = (
     | grants("kai.scheduler", "topologies", "list watch")
     | grants("", "persistentvolumeclaims persistentvolumes", "list watch")
     | grants("storage.k8s.io", "storageclasses", "list watch")
+    | grants("", "namespaces", "list watch")
 )
 BINDER: Grants = (
     grants("scheduling.run.ai", "bindrequests", "get list watch")

@@ -64,6 +64,10 @@ def _pod(name: str, group: str, gpus: Any = "1", **annotations: str) -> dict[str
     }
 
 
+def _with_spec(pod: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {**pod, "spec": {**pod["spec"], **spec}}
+
+
 def _objects() -> list[dict[str, Any]]:
     """A node, a queue and two 2-pod gangs: ``good`` and ``other`` (the one to break)."""
     return [
@@ -188,6 +192,52 @@ CASES = {
         ),
         "Pod ns/other-0: metadata.labels[tier]: expected a string, got 3",
         {"ns/good-0", "ns/good-1"},
+    ),
+    "anti-affinity-without-topology-key": (
+        _replace(
+            _objects(),
+            6,
+            _with_spec(
+                _pod("other-0", "other"),
+                affinity={
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"labelSelector": {"matchLabels": {"app": "x"}}}
+                        ]
+                    }
+                },
+            ),
+        ),
+        "Pod ns/other-0: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnored"
+        "DuringExecution[0].topologyKey: required",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "spread-max-skew-zero": (
+        _replace(
+            _objects(),
+            6,
+            _with_spec(
+                _pod("other-0", "other"),
+                topologySpreadConstraints=[
+                    {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+                ],
+            ),
+        ),
+        "Pod ns/other-0: spec.topologySpreadConstraints[0].maxSkew: "
+        "must be an integer of at least 1, got 0",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "namespace-label-not-a-string": (
+        [
+            *_objects(),
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "ns", "labels": {"a": 1}},
+            },
+        ],
+        "Namespace ns: metadata.labels[a]: expected a string, got 1",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
     ),
 }
 

@@ -112,6 +112,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
   verbs: [list, watch]
+# Inter-pod affinity: namespace selectors match Namespaces by their labels.
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
 {{- end -}}
 
 {{- define "podmuster.rules.binder" -}}
