@@ -201,15 +201,22 @@ def _final_pods(objects: Iterable[Item], result: CycleResult) -> list[_Pod]:
 
 
 def violations(
-    objects: Iterable[Item], result: CycleResult, *, spread_too: bool = True
+    objects: Iterable[Item],
+    result: CycleResult,
+    *,
+    affinity_too: bool = True,
+    spread_too: bool = True,
 ) -> list[str]:
     """Every required rule a pod placed in the cycle breaks in the final placement.
 
     Checked for each pod the cycle bound or pipelined: its required anti-affinity,
     placed pods' required anti-affinity toward it, its required affinity (a pod matching
     all its terms in each term's domain, or none anywhere and the pod matching its own
-    terms), and with ``spread_too`` its ``DoNotSchedule`` spread (the domains of its
-    placed pods stay within ``maxSkew`` of the emptiest eligible domain).
+    terms; with ``affinity_too``), and with ``spread_too`` its ``DoNotSchedule`` spread
+    (the domains of its placed pods stay within ``maxSkew`` of the emptiest eligible
+    domain). Required affinity and spread hold as placed; a later eviction of the pod
+    they followed may undo them (IgnoredDuringExecution), so a check after actions
+    that evict asks for anti-affinity only.
     """
     objects = list(flatten(objects))
     labels_of_node = {
@@ -256,7 +263,7 @@ def violations(
                 ):
                     found.append(f"{other.key}'s anti-affinity excludes {pod.key} on {pod.node}")
         required = (stanza.get("podAffinity") or {}).get(REQUIRED) or []
-        if required:
+        if required and affinity_too:
             keys = [t["topologyKey"] for t in required]
 
             def matches_all(other: _Pod, owner: _Pod = pod, terms: list[Obj] = required) -> bool:
