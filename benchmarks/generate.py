@@ -72,11 +72,17 @@ def leaf_names(leaves: int = 50) -> list[str]:
     return [f"team-{d}-{e}-{t}" for d in range(5) for e in range(2) for t in range(per_department)]
 
 
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
 def node(i: int) -> dict[str, Any]:
+    name = f"node-{i:05d}"
+    labels = {"pool": f"pool-{i % 4}", HOSTNAME: name, ZONE: f"zone-{i % 3}"}
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": f"node-{i:05d}", "labels": {"pool": f"pool-{i % 4}"}},
+        "metadata": {"name": name, "labels": labels},
         "status": {
             "allocatable": {
                 "cpu": str(NODE_CPU),
@@ -139,8 +145,25 @@ def group_object(
     }
 
 
-def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str, Any]]:
-    """Nodes, queues, running pods packed onto nodes, and pending gangs of 1-16 pods."""
+def one_per_node(pods: list[dict[str, Any]], app: str) -> None:
+    """Label ``pods`` ``app`` and make them anti-affine per hostname to that label, as a
+    Deployment or a training job that wants one replica per node writes it."""
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}
+    for pod in pods:
+        pod["metadata"]["labels"] = {"app": app}
+        pod["spec"]["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+
+
+def cluster(
+    nodes: int, pods: int, pending: int, seed: int = 7, anti_affinity: float = 0.0
+) -> list[dict[str, Any]]:
+    """Nodes, queues, running pods packed onto nodes, and pending gangs of 1-16 pods.
+
+    ``anti_affinity``: the share of pending pods, whole gangs drawn at random, whose pods
+    are anti-affine to each other per hostname (the rest of the cluster is unchanged).
+    """
     rng = random.Random(seed)
     objects: list[dict[str, Any]] = [node(i) for i in range(nodes)]
     objects += queues()
@@ -174,6 +197,7 @@ def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str
         created += 1
     made = 0
     job = 0
+    gangs: list[list[dict[str, Any]]] = []
     while made < pending:
         size = min(rng.randint(1, 16), pending - made)
         queue = leaves[rng.randrange(len(leaves))]
@@ -182,11 +206,21 @@ def cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> list[dict[str
         gpus = rng.choice((1, 1, 1, 2, 4, 0))
         priority = rng.choice(("train", "train", "train", "build", "inference"))
         objects.append(group_object(group, ns, queue, size, created, priority))
-        for k in range(size):
-            objects.append(
-                pod_object(f"gang-{job}-{k}", group, ns, gpus, "4", "16Gi", created, None)
-            )
+        members = [
+            pod_object(f"gang-{job}-{k}", group, ns, gpus, "4", "16Gi", created, None)
+            for k in range(size)
+        ]
+        objects += members
+        gangs.append(members)
         made += size
         job += 1
         created += 1
+    chooser = random.Random(seed + 1)  # its own stream: the cluster above stays the same
+    chooser.shuffle(gangs)
+    wanted, marked = anti_affinity * pending, 0
+    for members in gangs:
+        if marked >= wanted:
+            break
+        one_per_node(members, members[0]["metadata"]["annotations"][POD_GROUP_ANNOTATION])
+        marked += len(members)
     return objects
