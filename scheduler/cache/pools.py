@@ -48,13 +48,23 @@ class NodePool:
 
     @property
     def lease_name(self) -> str:
-        """The leader-election Lease: one per pool, so two pools never share one."""
-        return _LEASE if self.name is None else f"{_LEASE}-{self.name.lower()}"
+        """The leader-election Lease: one per pool, so two pools never share one.
+
+        A label value may hold capitals, ``_`` and ``.``; an object name may not (the
+        Lease, and the chart's Deployment and Service of the pool's scheduler), so the
+        pool's name is lowered and those become ``-`` (:func:`pool_slug`).
+        """
+        return _LEASE if self.name is None else f"{_LEASE}-{pool_slug(self.name)}"
 
     @property
     def selector(self) -> str:
         """The same filter as a Kubernetes label selector (for list/watch)."""
         return f"!{self.label}" if self.name is None else f"{self.label}={self.name}"
+
+
+def pool_slug(name: str) -> str:
+    """A pool's name as part of an object name (the chart computes the same)."""
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def pool_name(value: str) -> str:

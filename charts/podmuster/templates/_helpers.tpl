@@ -41,14 +41,60 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* The components this release runs as Deployments, by mode. */}}
+{{/* A node pool's name as part of object names: lowered, "_" and "." as "-" (as
+scheduler.cache.pools.pool_slug computes it for the pool's Lease). */}}
+{{- define "podmuster.poolSlug" -}}
+{{- . | lower | replace "_" "-" | replace "." "-" -}}
+{{- end -}}
+
+{{/* The components this release runs as Deployments, by mode. A node pool's scheduler is
+the component scheduler-<slug>; without scheduler.defaultPool the default one is left out. */}}
 {{- define "podmuster.deployments" -}}
 {{- if eq .Values.mode "all" -}}
+{{- if .Values.scheduler.nodePools -}}
+{{- fail "scheduler.nodePools needs mode: components (mode: all runs one scheduler, for the default pool)" -}}
+{{- end -}}
 all
 {{- else -}}
-podgrouper scheduler binder controllers
+podgrouper{{ if .Values.scheduler.defaultPool }} scheduler{{ end }} binder controllers
+{{- $seen := dict -}}
+{{- range .Values.scheduler.nodePools -}}
+{{- $slug := include "podmuster.poolSlug" .name -}}
+{{- if hasKey $seen $slug -}}
+{{- fail (printf "scheduler.nodePools: %q and %q have the same object name scheduler-%s" (get $seen $slug) .name $slug) -}}
+{{- end -}}
+{{- $_ := set $seen $slug .name }} scheduler-{{ $slug }}
+{{- end -}}
 {{- end -}}
 {{- if .Values.webhooks.enabled }} webhooks{{ end -}}
+{{- end -}}
+
+{{/* What a Deployment runs: "scheduler" for a node pool's scheduler, else itself. */}}
+{{- define "podmuster.kind" -}}
+{{- $component := index . 1 -}}
+{{- if hasPrefix "scheduler-" $component }}scheduler{{ else }}{{ $component }}{{ end -}}
+{{- end -}}
+
+{{/* The node pool entry of a pool's scheduler component, as JSON ("{}" for others). */}}
+{{- define "podmuster.poolOf" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $found := dict -}}
+{{- range $root.Values.scheduler.nodePools -}}
+{{- if eq $component (printf "scheduler-%s" (include "podmuster.poolSlug" .name)) -}}
+{{- $found = . -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $found -}}
+{{- end -}}
+
+{{/* The scheduler.yaml of the scheduler, or of a node pool (list $ pool) with its own
+config merged over scheduler.config. */}}
+{{- define "podmuster.schedulerConfig" -}}
+{{- $root := index . 0 -}}
+{{- $pool := index . 1 -}}
+{{- $config := mergeOverwrite (deepCopy $root.Values.scheduler.config) (deepCopy (default dict $pool.config)) -}}
+{{- toYaml (merge (dict "schedulerName" $root.Values.schedulerName) $config) -}}
 {{- end -}}
 
 {{/* Components with leader election (one Lease each). */}}
@@ -110,13 +156,17 @@ scheduler binder controllers all
 {{- $root := index . 0 -}}
 {{- $component := index . 1 -}}
 - run
-- {{ $component }}
+- {{ include "podmuster.kind" . }}
 {{- if eq $component "podgrouper" }}
 {{ include "podmuster.groupingFlags" $root }}
 - --liveness=http://0.0.0.0:{{ $root.Values.metricsPort }}/healthz
-{{- else if eq $component "scheduler" }}
+{{- else if eq (include "podmuster.kind" .) "scheduler" }}
 - --scheduler-name={{ $root.Values.schedulerName }}
 - --config=/etc/podmuster/scheduler.yaml
+- --node-pool-label={{ $root.Values.podgrouper.nodepoolLabelKey }}
+{{- with (include "podmuster.poolOf" . | fromJson).name }}
+- --node-pool={{ . }}
+{{- end }}
 - --schedule-period={{ $root.Values.scheduler.schedulePeriod }}
 - --bind-backoff-limit={{ $root.Values.scheduler.bindBackoffLimit }}
 - --log-format={{ $root.Values.logFormat }}

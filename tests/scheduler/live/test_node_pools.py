@@ -65,7 +65,8 @@ def test_which_objects_a_pool_holds(pool: NodePool, kind: str, labels: Any, held
 def test_lease_names_and_selectors_differ_per_pool() -> None:
     assert NodePool().lease_name == "podmuster-scheduler"
     assert NodePool("a").lease_name == "podmuster-scheduler-a"
-    assert NodePool("A.b").lease_name == "podmuster-scheduler-a.b"
+    assert NodePool("A.b").lease_name == "podmuster-scheduler-a-b"
+    assert NodePool("gpu_A100").lease_name == "podmuster-scheduler-gpu-a100"
     assert NodePool().selector == f"!{NODE_POOL_LABEL}"
     assert NodePool("a", "pool").selector == "pool=a"
 
