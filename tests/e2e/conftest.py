@@ -226,6 +226,18 @@ def podmuster(cluster: Cluster) -> Iterator[dict[str, ManagedProcess]]:
             proc.check_alive()
 
 
+@pytest.fixture(scope="module")
+def podmuster_own_groups(cluster: Cluster) -> Iterator[dict[str, ManagedProcess]]:
+    """The scheduler, binder and status controllers, without the podgrouper, for one module:
+    for tests that name each pod's PodGroup themselves (a StatefulSet's pods then stay in
+    the gang the test made)."""
+    ensure_priority_classes(cluster)
+    with pipeline(cluster, skip=("podgrouper",)) as procs:
+        yield procs
+        for proc in procs.values():
+            proc.check_alive()
+
+
 @pytest.fixture(scope="session")
 def kuberay(cluster: Cluster) -> str:
     """The KubeRay operator, running against the cluster (or already installed there)."""

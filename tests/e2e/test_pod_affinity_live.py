@@ -10,7 +10,6 @@ watch (a ``namespaceSelector``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -19,9 +18,7 @@ import pytest
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
 from .kube import saying, wait_for
-from .live import pipeline
 from .objects import (
-    ensure_priority_classes,
     kai_gang,
     kai_template,
     scheduling_reasons,
@@ -34,15 +31,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-
-
-@pytest.fixture(scope="module")
-def components(cluster: Cluster) -> Iterator[dict[str, ManagedProcess]]:
-    ensure_priority_classes(cluster)
-    with pipeline(cluster, skip=("podgrouper",)) as procs:
-        yield procs
-        for proc in procs.values():
-            proc.check_alive()
 
 
 def _gang(
@@ -60,7 +48,7 @@ def _anti(app: str, key: str = HOSTNAME) -> dict[str, Any]:
 
 def test_a_gang_anti_affine_to_itself_takes_one_node_per_pod(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
@@ -77,7 +65,7 @@ def test_a_gang_anti_affine_to_itself_takes_one_node_per_pod(
 
 def test_a_gang_spreads_over_zones_within_max_skew(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
@@ -104,7 +92,7 @@ def test_a_gang_spreads_over_zones_within_max_skew(
 
 def test_affinity_to_a_pod_in_a_namespace_chosen_by_its_labels(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
@@ -152,7 +140,7 @@ def test_affinity_to_a_pod_in_a_namespace_chosen_by_its_labels(
 
 def test_a_gang_whose_anti_affinity_cannot_be_met_waits_whole_and_says_why(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,

@@ -22,10 +22,8 @@ import pytest
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
 from .kube import NotYet, Obj, saying, wait_for
-from .live import pipeline
 from .objects import (
     QUEUE_LABEL,
-    ensure_priority_classes,
     kai_gang,
     kai_template,
     scheduling_reasons,
@@ -37,15 +35,6 @@ from .procs import ManagedProcess
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 HOSTNAME = "kubernetes.io/hostname"
-
-
-@pytest.fixture(scope="module")
-def components(cluster: Cluster) -> Iterator[dict[str, ManagedProcess]]:
-    ensure_priority_classes(cluster)
-    with pipeline(cluster, skip=("podgrouper",)) as procs:
-        yield procs
-        for proc in procs.values():
-            proc.check_alive()
 
 
 @dataclass
@@ -145,7 +134,7 @@ def claim_phase(cluster: Cluster, namespace: str, name: str) -> tuple[str, str]:
 
 def test_statefulset_gang_with_local_pvs_starts_whole_each_pod_on_its_pv(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
@@ -204,7 +193,7 @@ def test_statefulset_gang_with_local_pvs_starts_whole_each_pod_on_its_pv(
 
 def test_pod_whose_claim_is_bound_to_a_pv_of_one_node_lands_there(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
@@ -231,7 +220,7 @@ def test_pod_whose_claim_is_bound_to_a_pv_of_one_node_lands_there(
 
 def test_a_claim_that_cannot_be_served_is_named_in_the_reasons(
     cluster: Cluster,
-    components: dict[str, ManagedProcess],
+    podmuster_own_groups: dict[str, ManagedProcess],
     namespace: str,
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
