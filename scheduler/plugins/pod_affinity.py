@@ -200,10 +200,14 @@ class PodAffinityPlugin:
         def required_affinity(pod: PodInfo, terms: tuple[PodTerm, ...]) -> ep.Mask:
             tally = all_terms_tally(terms)
             ok = np.ones(count, dtype=bool)
+            keyed = np.zeros(count, dtype=bool)
             for term in terms:
-                ok &= domains(nodes, term.topology_key).has_key
-            if tally.total == 0:
-                # The first pod of a group that is affine to itself may start anywhere.
+                has_key = domains(nodes, term.topology_key).has_key
+                ok &= has_key
+                keyed |= has_key
+            if not tally.per_node[keyed].any():
+                # No matching pod in any domain: the first pod of a group that is affine
+                # to itself may start on any node carrying the keys (kube-scheduler's rule).
                 if all(t.matches(pod.namespace, pod.labels, ns_labels) for t in terms):
                     return ok
                 return np.zeros(count, dtype=bool)

@@ -313,6 +313,20 @@ SCENARIOS = [
         ],
         binds={"j-0": "n1"},
     ),
+    # A matching pod on a node without the key is in no domain: it does not count, so the
+    # first self-affine pod may still start (on n1, the only node with the key; n0 wins
+    # by name and holds that pod).
+    Scenario(
+        "self-affinity-ignores-pods-outside-every-domain",
+        [
+            Q,
+            node("n0"),
+            zoned("n1", "a"),
+            *running("early", "n0", "j"),
+            job("j", "q", 1, labels={"app": "j"}, affinity=affinity(required=[term("j", ZONE)])),
+        ],
+        binds={"j-0": "n1"},
+    ),
     # Affinity to a pod in a namespace picked by label (n1), not to the busier n0.
     Scenario(
         "affinity-namespace-selector",
