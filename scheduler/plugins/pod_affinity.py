@@ -246,11 +246,13 @@ class PodAffinityPlugin:
             return mask
 
         def spread_counts(
-            pod: PodInfo, constraint: SpreadConstraint
+            pod: PodInfo, constraint: SpreadConstraint, keyed: ep.Mask
         ) -> tuple[Domains, ep.Scores, ep.Mask]:
-            """Per node: matching pods in its domain; and which domains are eligible."""
+            """Per domain: matching pods; and which domains are eligible. ``keyed``: the
+            nodes carrying the key of every constraint of the same kind (hard or soft),
+            the only ones kube-scheduler counts."""
             found = domains(nodes, constraint.topology_key)
-            eligible = found.has_key & policy_mask(pod, constraint)
+            eligible = keyed & policy_mask(pod, constraint)
             tally = spread_tally(constraint, pod.namespace)
             counted = np.where(eligible, tally.per_node, 0)
             summed: ep.Scores = np.bincount(
@@ -264,8 +266,11 @@ class PodAffinityPlugin:
         def spread(pod: PodInfo) -> tuple[list[tuple[ep.Mask, str]], ep.Scores | None]:
             parts: list[tuple[ep.Mask, str]] = []
             raw: ep.Scores | None = None
+            keyed = {True: np.ones(count, dtype=bool), False: np.ones(count, dtype=bool)}
             for constraint in pod.spread:
-                found, summed, present = spread_counts(pod, constraint)
+                keyed[constraint.hard] &= domains(nodes, constraint.topology_key).has_key
+            for constraint in pod.spread:
+                found, summed, present = spread_counts(pod, constraint, keyed[constraint.hard])
                 per_node = summed[found.of_node]
                 if constraint.hard:
                     domains_present = int(present.sum())
