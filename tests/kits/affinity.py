@@ -361,13 +361,16 @@ def _spread_violations(
     """``pod``'s DoNotSchedule constraints on the final placement: its node carries the
     key, and its domain holds at most ``maxSkew`` more matching pods than the emptiest
     eligible domain (min 0 with fewer than ``minDomains`` eligible domains). Eligible:
-    nodes with the key that pass the pod's node selector and required node affinity
-    (``nodeAffinityPolicy`` Honor, the default) and whose NoSchedule/NoExecute taints it
-    tolerates (``nodeTaintsPolicy`` Honor; default Ignore). Counted: pods on eligible
+    nodes carrying every DoNotSchedule constraint's key (as kube-scheduler counts) that
+    pass the pod's node selector and required node affinity (``nodeAffinityPolicy``
+    Honor, the default) and whose NoSchedule/NoExecute taints it tolerates
+    (``nodeTaintsPolicy`` Honor; default Ignore). Counted: pods on eligible
     nodes, in the pod's namespace, not being deleted, matching the selector with
     ``matchLabelKeys`` folded in from the pod's labels."""
     found = []
-    for c in pod.spec.get("topologySpreadConstraints") or []:
+    constraints = pod.spec.get("topologySpreadConstraints") or []
+    hard_keys = {c["topologyKey"] for c in constraints if c["whenUnsatisfiable"] == "DoNotSchedule"}
+    for c in constraints:
         if c["whenUnsatisfiable"] != "DoNotSchedule":
             continue
         key = c["topologyKey"]
@@ -381,7 +384,7 @@ def _spread_violations(
         eligible = {
             name: labels[key]
             for name, labels in labels_of_node.items()
-            if key in labels
+            if all(k in labels for k in hard_keys)
             and (not honor_affinity or _node_affinity_passes(pod.spec, name, labels))
             and (not honor_taints or all(_tolerated(t, tolerations) for t in taints_of_node[name]))
         }

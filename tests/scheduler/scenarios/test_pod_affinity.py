@@ -575,6 +575,48 @@ MORE_SCENARIOS = [
         ],
         binds={"j-0": "n1"},
     ),
+    # An existing pod's namespaceSelector is matched against the incoming pod's
+    # namespace labels: guard (namespace "other") repels web pods of namespaces labelled
+    # team=blue; a web pod in "blue" (team=blue) is refused n0 -> n1 ...
+    Scenario(
+        "more-symmetric-namespace-selector-by-label",
+        [
+            Q,
+            *ZONES,
+            namespace("blue", team="blue"),
+            *placed(
+                "guard",
+                "n0",
+                {"app": "guard"},
+                namespace="other",
+                affinity=affinity(
+                    anti=[term("web", namespaceSelector={"matchLabels": {"team": "blue"}})]
+                ),
+            ),
+            one(labels={"app": "web"}, namespace="blue"),
+        ],
+        binds={"blue/j-0": "n1"},
+    ),
+    # ... and one in "default" (no team label) is not -> n0 (bin-packing).
+    Scenario(
+        "more-symmetric-namespace-selector-other-label",
+        [
+            Q,
+            *ZONES,
+            namespace("blue", team="blue"),
+            *placed(
+                "guard",
+                "n0",
+                {"app": "guard"},
+                namespace="other",
+                affinity=affinity(
+                    anti=[term("web", namespaceSelector={"matchLabels": {"team": "blue"}})]
+                ),
+            ),
+            one(labels={"app": "web"}),
+        ],
+        binds={"j-0": "n0"},
+    ),
     # matchLabelKeys on an existing pod's term takes the existing pod's value: guard
     # (tenant=a, on n0) is anti-affine to app=web with matchLabelKeys [tenant], i.e. to
     # web pods of tenant a. A web pod of tenant a is refused n0 -> n1 ...

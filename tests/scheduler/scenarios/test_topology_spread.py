@@ -563,6 +563,31 @@ MORE_SCENARIOS = [
         ],
         binds={"j-0": "n2"},
     ),
+    # Pods of any scheduler count: two default-scheduler w pods on n0 make a=2, b=0 ->
+    # n2 (a gives 3).
+    Scenario(
+        "more-spread-foreign-pods-count",
+        [Q, *THREE, *ws("n0", "n0", scheduler_name="default-scheduler"), incoming(spread("w"))],
+        binds={"j-0": "n2"},
+    ),
+    # Only nodes carrying every DoNotSchedule constraint's key are counted (kube-scheduler's
+    # PodTopologySpread PreFilter skips a node failing nodeLabelsMatchSpreadConstraints,
+    # "ALL topology keys in spread constraints are present"). Constraints: zone
+    # (maxSkew 1) and rack (maxSkew 5). n1 (zone b) has no rack label, so zone b is no
+    # eligible domain: a=1 (n0), c=1 (n2), min 1 -> n0 allowed (1+1-1=1), n2 too; they
+    # tie on bin-packing -> n0. (Counting zone b would make the min 0 and refuse all.)
+    Scenario(
+        "more-spread-node-needs-every-key",
+        [
+            Q,
+            zoned("n0", "a", labels={"rack": "r1"}),
+            zoned("n1", "b"),
+            zoned("n2", "c", labels={"rack": "r2"}),
+            *ws("n0", "n2"),
+            incoming(spread("w"), spread("w", "rack", skew=5)),
+        ],
+        binds={"j-0": "n0"},
+    ),
     # A gang with ScheduleAnyway per host: its members count against each other in the
     # score: j-0 -> n0 (tie), j-1 -> n1 (n0 has 1), j-2 -> n2. Without: all on n0.
     Scenario(
