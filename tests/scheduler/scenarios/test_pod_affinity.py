@@ -841,6 +841,28 @@ MORE_SCENARIOS = [
         pending=["g"],
         reasons={"g": ["3 node(s) didn't match pod affinity rules"]},
     ),
+    # Symmetry inside one gang: its ps pod (g-0) is anti-affine per host to its workers
+    # (role=worker); members go in creation order (the kit stamps g-0 first, as KAI
+    # orders a gang's tasks). g-0 -> n0 (tie); worker g-1 is refused n0 by g-0's term -> n1; worker
+    # g-2 is refused n0 too and bin-packing takes n1 over the empty n2. Without the rule
+    # all three go to n0.
+    Scenario(
+        "more-symmetric-inside-one-gang",
+        [
+            Q,
+            *ZONES,
+            pod_group("g", "q", min_member=3),
+            *pod(
+                "g-0",
+                "g",
+                labels={"role": "ps"},
+                affinity=affinity(anti=[term(selector={"matchLabels": {"role": "worker"}})]),
+            ),
+            *pod("g-1", "g", labels={"role": "worker"}),
+            *pod("g-2", "g", labels={"role": "worker"}),
+        ],
+        binds={"g-0": "n0", "g-1": "n1", "g-2": "n1"},
+    ),
     # Pods placed earlier in the cycle count across jobs: job a (older) goes to n0; job b,
     # anti-affine to app=a per host, is refused n0 -> n1. Without the rule: n0.
     Scenario(
