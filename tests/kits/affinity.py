@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.cycle import CycleResult
+from tests.kits import worlds
 from tests.kits.worlds import NAMESPACE, Item, flatten, node
 
 HOST = "kubernetes.io/hostname"
@@ -106,6 +107,29 @@ def namespace(name: str, **labels: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 
+def placed(
+    name: str,
+    where: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    state: str = "Running",
+    **pod_args: Any,
+) -> list[Obj]:
+    """A pod already on node ``where`` (Running unless ``state`` says Releasing, Bound,
+    Binding, Succeeded or Failed) with ``labels``; other arguments go to ``pod``."""
+    return worlds.pod(name, state=state, node=where, labels=dict(labels or {}), **pod_args)
+
+
+def node_affinity(*expressions: Mapping[str, Any]) -> Obj:
+    """A ``spec.affinity`` with one required nodeSelectorTerm of ``expressions``; merge it
+    with :func:`affinity`'s output (``{**affinity(...), **node_affinity(...)}``)."""
+    return {
+        "nodeAffinity": {
+            REQUIRED: {"nodeSelectorTerms": [{"matchExpressions": [dict(e) for e in expressions]}]}
+        }
+    }
+
+
 # --- the independent checker ---------------------------------------------------------
 
 
@@ -121,6 +145,11 @@ def _requirement(labels: Mapping[str, str], expression: Mapping[str, Any]) -> bo
         return value is not None
     if operator == "DoesNotExist":
         return value is None
+    if operator in ("Gt", "Lt"):  # node affinity only: integers compared
+        if value is None or not value.lstrip("-").isdigit():
+            return False
+        bound = int(values[0])
+        return int(value) > bound if operator == "Gt" else int(value) < bound
     raise ValueError(f"operator {operator}")
 
 
@@ -140,6 +169,7 @@ class _Pod:
     spec: Obj
     node: str = ""
     placed_now: bool = False
+    deleting: bool = False
 
 
 def _term_selects(
@@ -184,6 +214,7 @@ def _final_pods(objects: Iterable[Item], result: CycleResult) -> list[_Pod]:
         if obj.get("kind") == "Pod":
             phase = obj.get("status", {}).get("phase")
             pod = _Pod(f"{ns}/{meta['name']}", ns, dict(meta.get("labels") or {}), obj["spec"])
+            pod.deleting = bool(meta.get("deletionTimestamp"))
             if phase not in ("Succeeded", "Failed"):
                 pod.node = obj["spec"].get("nodeName") or ""
             pods[pod.key] = pod
@@ -218,23 +249,23 @@ def violations(
     they followed may undo them (IgnoredDuringExecution), so a check after actions
     that evict asks for anti-affinity only.
     """
-    objects = list(flatten(objects))
+    flat = flatten(objects)
     labels_of_node = {
         o["metadata"]["name"]: dict(o["metadata"].get("labels") or {})
-        for o in objects
+        for o in flat
         if o.get("kind") == "Node"
     }
     taints_of_node = {
         o["metadata"]["name"]: list((o.get("spec") or {}).get("taints") or [])
-        for o in objects
+        for o in flat
         if o.get("kind") == "Node"
     }
     ns_labels = {
         o["metadata"]["name"]: dict(o["metadata"].get("labels") or {})
-        for o in objects
+        for o in flat
         if o.get("kind") == "Namespace"
     }
-    pods = _final_pods(objects, result)
+    pods = _final_pods(flat, result)
 
     def domain(pod: _Pod, key: str) -> str | None:
         return labels_of_node.get(pod.node, {}).get(key)
@@ -275,8 +306,10 @@ def violations(
                 any(matches_all(other) and domain(other, k) == domain(pod, k) for other in others)
                 for k in keys
             ):
+                # kube-scheduler counts a pod matching all terms in each term's domain
+                # its node has; the first-pod exception needs those counts empty
                 anywhere = any(
-                    matches_all(other) and all(domain(other, k) is not None for k in keys)
+                    matches_all(other) and any(domain(other, k) is not None for k in keys)
                     for other in others
                 )
                 if anywhere or not matches_all(pod):
@@ -299,14 +332,45 @@ def _tolerated(taint: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -
     return False
 
 
+def _node_affinity_passes(spec: Mapping[str, Any], name: str, labels: Mapping[str, str]) -> bool:
+    """The pod's ``nodeSelector`` and required node affinity (terms ORed, a term's
+    expressions and fields ANDed, an empty term matching nothing) admit the node."""
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
+    if not required:
+        return True
+    for t in required.get("nodeSelectorTerms") or []:
+        expressions = t.get("matchExpressions") or []
+        fields = t.get("matchFields") or []
+        if not expressions and not fields:
+            continue
+        if all(_requirement(labels, e) for e in expressions) and all(
+            _requirement({"metadata.name": name}, f) for f in fields
+        ):
+            return True
+    return False
+
+
 def _spread_violations(
     pod: _Pod,
     pods: list[_Pod],
     labels_of_node: Mapping[str, Mapping[str, str]],
     taints_of_node: Mapping[str, list[Mapping[str, Any]]],
 ) -> list[str]:
+    """``pod``'s DoNotSchedule constraints on the final placement: its node carries the
+    key, and its domain holds at most ``maxSkew`` more matching pods than the emptiest
+    eligible domain (min 0 with fewer than ``minDomains`` eligible domains). Eligible:
+    nodes carrying every DoNotSchedule constraint's key (as kube-scheduler counts) that
+    pass the pod's node selector and required node affinity (``nodeAffinityPolicy``
+    Honor, the default) and whose NoSchedule/NoExecute taints it tolerates
+    (``nodeTaintsPolicy`` Honor; default Ignore). Counted: pods on eligible
+    nodes, in the pod's namespace, not being deleted, matching the selector with
+    ``matchLabelKeys`` folded in from the pod's labels."""
     found = []
-    for c in pod.spec.get("topologySpreadConstraints") or []:
+    constraints = pod.spec.get("topologySpreadConstraints") or []
+    hard_keys = {c["topologyKey"] for c in constraints if c["whenUnsatisfiable"] == "DoNotSchedule"}
+    for c in constraints:
         if c["whenUnsatisfiable"] != "DoNotSchedule":
             continue
         key = c["topologyKey"]
@@ -314,29 +378,39 @@ def _spread_violations(
         if mine is None:
             found.append(f"{pod.key} on {pod.node} lacks spread key {key}")
             continue
-        selector = pod.spec.get("nodeSelector") or {}
-        if c.get("nodeAffinityPolicy") == "Ignore":
-            selector = {}
+        honor_affinity = c.get("nodeAffinityPolicy", "Honor") == "Honor"
+        honor_taints = c.get("nodeTaintsPolicy", "Ignore") == "Honor"
         tolerations = list(pod.spec.get("tolerations") or [])
         eligible = {
             name: labels[key]
             for name, labels in labels_of_node.items()
-            if key in labels
-            and all(labels.get(k) == v for k, v in selector.items())
-            and (
-                c.get("nodeTaintsPolicy") != "Honor"
-                or all(_tolerated(t, tolerations) for t in taints_of_node[name])
-            )
+            if all(k in labels for k in hard_keys)
+            and (not honor_affinity or _node_affinity_passes(pod.spec, name, labels))
+            and (not honor_taints or all(_tolerated(t, tolerations) for t in taints_of_node[name]))
         }
+        selector = c.get("labelSelector")
+        if selector is not None:
+            selector = {
+                "matchLabels": selector.get("matchLabels") or {},
+                "matchExpressions": [
+                    *(selector.get("matchExpressions") or []),
+                    *(
+                        {"key": k, "operator": "In", "values": [pod.labels[k]]}
+                        for k in c.get("matchLabelKeys") or []
+                        if k in pod.labels
+                    ),
+                ],
+            }
         counts = dict.fromkeys(eligible.values(), 0)
         for other in pods:
             if (
                 other.node in eligible
                 and other.namespace == pod.namespace
-                and _selects(c.get("labelSelector"), other.labels)
+                and not other.deleting
+                and _selects(selector, other.labels)
             ):
                 counts[eligible[other.node]] += 1
-        low = min(counts.values()) if len(counts) >= c.get("minDomains", 1) else 0
+        low = min(counts.values(), default=0) if len(counts) >= c.get("minDomains", 1) else 0
         if counts.get(mine, 0) - low > c["maxSkew"]:
             found.append(f"{pod.key} on {pod.node}: {key} counts {counts} exceed maxSkew")
     return found
