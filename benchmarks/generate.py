@@ -3,7 +3,9 @@
 Why: the engine's performance targets are stated for clusters far larger than
 any test fixture (5,000 nodes, 100,000 pods); this module builds such
 snapshots deterministically (seeded) as the raw objects a cluster would hold,
-so the benchmark measures snapshot building too.
+so the benchmark measures snapshot building too. Issue 15's target compares
+allocate with and without inter-pod rules on one cluster, so the rules are given
+to gangs drawn by a random stream of their own, leaving every other object as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.queue import API_VERSION as QUEUE_API_VERSION
+from crds.topology import HOSTNAME_LABEL
 
 GPUS_PER_NODE = 8
 NODE_CPU = 96
@@ -72,13 +75,16 @@ def leaf_names(leaves: int = 50) -> list[str]:
     return [f"team-{d}-{e}-{t}" for d in range(5) for e in range(2) for t in range(per_department)]
 
 
-HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
+ZONES = 3
+APP_LABEL = "app"
+"""The job label inter-pod rules select on; its value is the pod's PodGroup."""
 
 
 def node(i: int) -> dict[str, Any]:
+    """A node labelled as the kubelet and a cloud provider label it: hostname and zone."""
     name = f"node-{i:05d}"
-    labels = {"pool": f"pool-{i % 4}", HOSTNAME: name, ZONE: f"zone-{i % 3}"}
+    labels = {"pool": f"pool-{i % 4}", HOSTNAME_LABEL: name, ZONE: f"zone-{i % ZONES}"}
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -145,24 +151,55 @@ def group_object(
     }
 
 
+def _term(app: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {APP_LABEL: app}}, "topologyKey": key}
+
+
 def one_per_node(pods: list[dict[str, Any]], app: str) -> None:
     """Label ``pods`` ``app`` and make them anti-affine per hostname to that label, as a
     Deployment or a training job that wants one replica per node writes it."""
-    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOSTNAME}
+    term = _term(app, HOSTNAME_LABEL)
     for pod in pods:
-        pod["metadata"]["labels"] = {"app": app}
+        pod["metadata"]["labels"] = {APP_LABEL: app}
         pod["spec"]["affinity"] = {
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         }
 
 
+def spread_over_zones(pods: list[dict[str, Any]], app: str, hard: bool) -> None:
+    """Label ``pods`` ``app`` and spread them over zones: a DoNotSchedule topology spread
+    constraint (``hard``) or a preferred anti-affinity per zone to that label."""
+    term = _term(app, ZONE)
+    for pod in pods:
+        pod["metadata"]["labels"] = {APP_LABEL: app}
+        if hard:
+            pod["spec"]["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule", **term}
+            ]
+        else:
+            preferred = {"weight": 100, "podAffinityTerm": term}
+            pod["spec"]["affinity"] = {
+                "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [preferred]}
+            }
+
+
 def cluster(
-    nodes: int, pods: int, pending: int, seed: int = 7, anti_affinity: float = 0.0
+    nodes: int,
+    pods: int,
+    pending: int,
+    seed: int = 7,
+    anti_affinity: float = 0.0,
+    zone_spread: float = 0.0,
+    label_every_pod: bool = False,
 ) -> list[dict[str, Any]]:
     """Nodes, queues, running pods packed onto nodes, and pending gangs of 1-16 pods.
 
     ``anti_affinity``: the share of pending pods, whole gangs drawn at random, whose pods
     are anti-affine to each other per hostname (the rest of the cluster is unchanged).
+    ``zone_spread``: the share of pending pods, of other gangs, spread over zones
+    (:func:`spread_over_zones`, every other gang hard). ``label_every_pod``: every pod
+    carries ``app: <its PodGroup>``, as real workloads' pods carry their app's label, so
+    the selectors' index covers every pod, not only those with rules.
     """
     rng = random.Random(seed)
     objects: list[dict[str, Any]] = [node(i) for i in range(nodes)]
@@ -215,12 +252,27 @@ def cluster(
         made += size
         job += 1
         created += 1
+    if label_every_pod:
+        for obj in objects:
+            if obj["kind"] == "Pod":
+                obj["metadata"]["labels"] = {APP_LABEL: _group_of(obj)}
     chooser = random.Random(seed + 1)  # its own stream: the cluster above stays the same
     chooser.shuffle(gangs)
-    wanted, marked = anti_affinity * pending, 0
+    anti_wanted, spread_wanted = anti_affinity * pending, zone_spread * pending
+    marked = spread = spread_gangs = 0
     for members in gangs:
-        if marked >= wanted:
+        if marked < anti_wanted:
+            one_per_node(members, _group_of(members[0]))
+            marked += len(members)
+        elif spread < spread_wanted:
+            spread_over_zones(members, _group_of(members[0]), hard=spread_gangs % 2 == 0)
+            spread += len(members)
+            spread_gangs += 1
+        else:
             break
-        one_per_node(members, members[0]["metadata"]["annotations"][POD_GROUP_ANNOTATION])
-        marked += len(members)
     return objects
+
+
+def _group_of(pod: dict[str, Any]) -> str:
+    group: str = pod["metadata"]["annotations"][POD_GROUP_ANNOTATION]
+    return group
