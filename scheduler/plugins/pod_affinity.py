@@ -41,7 +41,7 @@ from scheduler.api.namespaces import namespace_labels
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
-from scheduler.plugins.pod_tallies import Domains, PodTallies, Tally, domains
+from scheduler.plugins.pod_tallies import Anchor, Domains, PodTallies, Tally, domains
 from scheduler.plugins.predicates import matches_node_affinity, tolerates_node
 
 AFFINITY_MISMATCH = "node(s) didn't match pod affinity rules"
@@ -52,10 +52,8 @@ SPREAD_MISSING_LABEL = f"{SPREAD_MISMATCH} (missing required label)"
 PREFERENCE_TIER = 100_000.0  # KAI's k8s-plugins score tier
 
 
-def _selector_keys(selector: Selector | None) -> set[str]:
-    if selector is None:
-        return set()
-    return {key for key, _ in selector.anchors()}
+def _selector_anchors(selector: Selector | None) -> set[Anchor]:
+    return set(selector.anchors()) if selector is not None else set()
 
 
 class _Owners:
@@ -154,14 +152,14 @@ class PodAffinityPlugin:
                 found = ns_memo[namespace] = namespace_labels(known, namespace)
             return found
 
-        keys: set[str] = set()
+        anchors: set[Anchor] = set()
         for pod in ruled:
             if pod.pod_affinity is not None:
                 for kind_key in _owner_keys(pod):
-                    keys |= _selector_keys(kind_key[2].selector)
+                    anchors |= _selector_anchors(kind_key[2].selector)
             for constraint in pod.spread:
-                keys |= _selector_keys(constraint.selector)
-        tallies = PodTallies(pods, count, keys)
+                anchors |= _selector_anchors(constraint.selector)
+        tallies = PodTallies(pods, count, anchors)
         owners = _Owners(tallies, count)
         for pod in ruled:
             owners.register(pod)

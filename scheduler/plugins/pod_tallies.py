@@ -90,10 +90,15 @@ class Tally:
 class PodTallies:
     """Every tally of one session, kept in step with its placements and evictions."""
 
-    def __init__(self, pods: Sequence[PodInfo], node_count: int, keys: Iterable[str]) -> None:
+    def __init__(self, pods: Sequence[PodInfo], node_count: int, anchors: Iterable[Anchor]) -> None:
+        """``anchors``: every anchor of the selectors the session's tallies will use; only
+        pods carrying one of them are indexed (a label every pod has, such as ``app``,
+        costs one lookup per pod, not one entry per pod)."""
         self._pods = pods
         self._node_count = node_count
-        self._keys = frozenset(keys)
+        wanted = frozenset(anchors)
+        self._wanted = wanted
+        self._keys = frozenset(key for key, _ in wanted)
         # Pods being deleted when the cycle began: they count for affinity until gone.
         self._releasing_at_open = {
             pod.uid for pod in pods if pod.status == PodStatus.RELEASING and pod.node >= 0
@@ -105,8 +110,11 @@ class PodTallies:
                 continue
             for key in self._keys:
                 value = labels.get(key)
-                if value is not None:
+                if value is None:
+                    continue
+                if (key, value) in wanted:
                     self._by_anchor.setdefault((key, value), []).append(pod)
+                if (key, None) in wanted:
                     self._by_anchor.setdefault((key, None), []).append(pod)
         self._tallies: dict[object, Tally] = {}
         self._anchored: dict[Anchor, list[Tally]] = {}
@@ -141,8 +149,8 @@ class PodTallies:
         if found is not None:
             return found
         anchors = selector.anchors() if selector is not None else ()
-        if any(anchor_key not in self._keys for anchor_key, _ in anchors):
-            anchors = ()  # not indexed: try every pod (never happens for collected keys)
+        if any(anchor not in self._wanted for anchor in anchors):
+            anchors = ()  # not indexed: try every pod (never happens for collected anchors)
         made = Tally(matches, anchors, skip_releasing, np.zeros(self._node_count, dtype=np.int64))
         if selector is not None:  # a null selector matches nothing: the tally stays empty
             candidates: Iterable[PodInfo] = (

@@ -89,7 +89,7 @@ def test_tallies_follow_every_move_exactly(
     snapshot = build_snapshot(sourced(_world(running, pending))).snapshot
     session = open_session(snapshot, SchedulerConfig(actions=("allocate",)))
     pods = snapshot.pods
-    tallies = PodTallies(pods, len(snapshot.nodes), {"app"})
+    tallies = PodTallies(pods, len(snapshot.nodes), {a for s in SELECTORS for a in s.anchors()})
     made: list[tuple[Tally, Selector, bool]] = []
 
     def add_tallies(tag: str) -> None:
