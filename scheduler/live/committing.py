@@ -59,6 +59,7 @@ from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object, event_body, owner_reference
 from kubeapi.protocol import KubeController
 from scheduler.api.resources import GPU_UNIT
+from scheduler.cache.pools import NodePool
 from scheduler.cache.reading import read_bind_request
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
@@ -109,13 +110,20 @@ def binder_needed(pod: Mapping[str, Any]) -> str | None:
 
 
 def bind_request(
-    pod: Mapping[str, Any], node: str, backoff_limit: int, decision: Bind | None = None
+    pod: Mapping[str, Any],
+    node: str,
+    backoff_limit: int,
+    decision: Bind | None = None,
+    pool: NodePool | None = None,
 ) -> Object:
     """The BindRequest for ``pod`` on ``node`` (KAI's shape, plus ``backoffLimit``).
 
     ``decision`` carries what the engine chose for shared GPUs: the groups go to
     ``selectedGPUGroups`` (the binder makes one reservation pod per group and
     labels the pod with them) and the portion per device to ``receivedGPU``.
+    A named ``pool`` labels the request with its node-pool label, as KAI does: the
+    instance watches only its pool's BindRequests, so without the label it would not
+    see its own binds in flight (and the default pool would count them instead).
     """
     meta = pod.get("metadata") or {}
     groups: list[str] = []
@@ -140,13 +148,16 @@ def bind_request(
     }
     if groups:
         spec["selectedGPUGroups"] = groups
+    labels = {SELECTED_NODE_LABEL: node}
+    if pool is not None and pool.name is not None:
+        labels[pool.label] = pool.name
     return {
         "apiVersion": BINDREQUEST_API_VERSION,
         "kind": "BindRequest",
         "metadata": {
             "name": meta.get("name"),
             "namespace": meta.get("namespace") or "default",
-            "labels": {SELECTED_NODE_LABEL: node},
+            "labels": labels,
             "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
         "spec": spec,
@@ -269,7 +280,7 @@ class Committer:
                 BINDREQUEST_API_VERSION, "BindRequest", namespace, name, uid=uid
             )
             await self._guarded(f"delete failed BindRequest {pod_key}", delete, report)
-        body = bind_request(pod, node, self.backoff_limit, decision)
+        body = bind_request(pod, node, self.backoff_limit, decision, self.informers.pool)
         async with self._limit:
             try:
                 created = await self.api.create(body)

@@ -1,20 +1,25 @@
 """Node pools: an instance keeps only its pool's Nodes, Queues, PodGroups and
 BindRequests (the default instance: those without the label), every Pod, one Lease per
-pool, and ``--node-pool`` rejects what is not a label value."""
+pool, its BindRequests carry its label, and ``--node-pool`` rejects what is not a label
+value."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
 import pytest
 from live_objects import api_with, with_informers
 
+from crds.bindrequest import SELECTED_NODE_LABEL
 from crds.names import NODE_POOL_LABEL
 from scheduler.cache import pools
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.pools import NodePool
+from scheduler.cycle import Bind, CycleResult
 from scheduler.live import statuses
+from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
 from tests.kits import worlds as st
 from tests.kits.fake_kube import FakeKube
@@ -133,3 +138,26 @@ def test_a_pool_writes_and_replaces_only_its_own_scheduling_condition() -> None:
     assert patch is not None
     conditions = patch["status"]["schedulingConditions"]
     assert sorted(c["nodePool"] for c in conditions) == ["a", "b", "default"]
+
+
+@pytest.mark.parametrize(
+    ("pool", "labels"), [(NodePool("a"), {NODE_POOL_LABEL: "a"}), (NodePool(), {})]
+)
+def test_a_pool_labels_its_bind_requests_and_keeps_seeing_them(
+    pool: NodePool, labels: dict[str, str]
+) -> None:
+    """As KAI does: a pool's instance watches only BindRequests with its label, so an
+    unlabelled request would vanish from its cache (the pod would look unplaced) and be
+    counted by the default pool instead."""
+    objects = st.stamp(st.flatten([_labelled(st.node("na"), pool.name), st.pod("p")]))
+    fake = api_with(objects)
+    informers = Informers(fake, ClusterCache(strict=False), pool=pool)
+    for obj in objects:
+        informers.observe("ADDED", obj)
+    report = asyncio.run(
+        Committer(fake, informers).commit(CycleResult(binds=[Bind("default/p", "na")]))
+    )
+    assert report.bind_requests == 1
+    (request,) = fake.of_kind("BindRequest")
+    assert request["metadata"]["labels"] == {SELECTED_NODE_LABEL: "na", **labels}
+    assert set(informers.objects["BindRequest"]) == {"default/p"}
