@@ -28,6 +28,7 @@ from podgrouper import cli as podgrouper_cli
 from scheduler import metrics_http
 from scheduler.binder.flags import reservation_settings, volume_timeout
 from scheduler.binder.reconciler import Binder
+from scheduler.cache.pools import NodePool
 from scheduler.component import process
 from scheduler.component.fencing import FencedWrites
 from scheduler.component.leader import LeaderElector
@@ -81,6 +82,8 @@ def main(args: argparse.Namespace) -> int:
         schedule_period=args.schedule_period,
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
+        # The default pool, by the podgrouper's node-pool label: one key for both.
+        pool=NodePool(None, args.nodepool_label_key),
     )
     return asyncio.run(serve(args, options, prepared, limit, scaling))
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from podmuster import cli
+from podmuster import all_in_one, cli
+from scheduler.cache.pools import NodePool
+from scheduler.live import loop
 
 
 def run(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str]:
@@ -92,3 +94,19 @@ def test_missing_kubeconfig_is_reported(capsys: pytest.CaptureFixture[str], tmp_
     code, err = run(capsys, f"--kubeconfig={tmp_path / 'absent'}")
     assert code == 2
     assert "absent" in err
+
+
+def test_the_scheduler_takes_the_default_pool_of_the_podgroupers_label(
+    monkeypatch: pytest.MonkeyPatch, kubeconfig: str
+) -> None:
+    """One node-pool label key for both: the podgrouper copies a pod's label under it to
+    the PodGroup, and the scheduler of ``run all`` (the default pool) leaves out what has it."""
+    seen: list[loop.Options] = []
+
+    async def serve(args: object, options: loop.Options, *rest: object) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr(all_in_one, "serve", serve)
+    assert cli.main(["run", "all", kubeconfig, "--nodepool-label-key=example.com/pool"]) == 0
+    assert seen[0].pool == NodePool(None, "example.com/pool")
