@@ -24,12 +24,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
-def component(cluster: Cluster, name: str, flags: Sequence[str]) -> Iterator[ManagedProcess]:
-    """``podmuster run <name> --kubeconfig=… <flags>``, running until the block ends."""
+def component(
+    cluster: Cluster, name: str, flags: Sequence[str], instance: str = ""
+) -> Iterator[ManagedProcess]:
+    """``podmuster run <name> --kubeconfig=… <flags>``, running until the block ends.
+
+    ``instance`` tells apart two processes of one component (e.g. the schedulers of two
+    node pools): each gets its own name and log, ``podmuster-<name>-<instance>``.
+    """
     argv = [sys.executable, "-m", "podmuster.cli", "run", name,
             f"--kubeconfig={cluster.kubeconfig}", *flags]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = ManagedProcess(f"podmuster-{name}", argv, cluster.workdir, env=env).start()
+    label = f"podmuster-{name}-{instance}" if instance else f"podmuster-{name}"
+    proc = ManagedProcess(label, argv, cluster.workdir, env=env).start()
     cluster.processes[proc.name] = proc
     try:
         yield proc
