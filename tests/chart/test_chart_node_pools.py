@@ -4,23 +4,37 @@ Each pool's scheduler gets `--node-pool`, the chart's node-pool label, its own
 ServiceAccount with the scheduler's rules and a Role on its own Lease (the name the
 scheduler computes, scheduler.cache.pools), and its config merged over the scheduler's.
 The default pool's scheduler can be turned off; pools with mode all, and pool names
-that are not label values or that give two pools one object name, are refused.
+that are not label values or that give two pools one object name, are refused. On the
+real API server, each pool's scheduler runs as its own account and takes its Lease.
 """
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from chartkit import NAMESPACE, Helm, HelmError, Rendered, container
+from test_chart_apply import (
+    apply_rendered,
+    delete_rendered,
+    release_name,
+    reservations_in,
+    token_kubeconfig,
+)
 
 from podmuster.cli import build_parser
 from scheduler.cache.pools import NodePool
 from scheduler.config import load_config
+from tests.e2e import live
+from tests.e2e.controlplane import Cluster
+from tests.e2e.kube import NotYet, wait_for
 
 pytestmark = pytest.mark.chart
 
+POOL_CONFIG = {"placementStrategy": {"gpu": "spread", "cpu": "spread"}}
 POOLS = {
     "scheduler": {
         "nodePools": [
@@ -142,3 +156,64 @@ def test_bad_pools_are_refused(helm: Helm, values: dict[str, Any], words: str) -
     with pytest.raises(HelmError) as failure:
         helm.template(values)
     assert words in failure.value.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(300)
+def test_pool_schedulers_take_their_leases_as_their_accounts(
+    helm: Helm, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Applied on the real API server (Deployments dry-run), each pool's scheduler runs
+    with its rendered arguments and configuration, as its own ServiceAccount, and holds
+    its Lease: the RBAC covers every pool, and a pool name with capitals and '_' still
+    makes a Lease name the API server accepts."""
+    release = release_name()
+    values = {
+        "scheduler": {"nodePools": [{"name": "a"}, {"name": "GPU_b", "config": POOL_CONFIG}]},
+        "webhooks": {"enabled": False},
+        **reservations_in(namespace),
+    }
+    rendered = helm.template(values, release=release, namespace=namespace)
+    pools = {}
+    for deployment in rendered.of_kind("Deployment"):
+        parsed = build_parser().parse_args(container(deployment)["args"])
+        if getattr(parsed, "node_pool", None):
+            pools[parsed.node_pool] = (deployment, parsed.node_pool_label)
+    assert sorted(pools) == ["GPU_b", "a"]
+    try:
+        apply_rendered(cluster, rendered)
+        with contextlib.ExitStack() as stack:
+            procs = []
+            for pool, (deployment, _) in pools.items():
+                account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+                kubeconfig = token_kubeconfig(cluster, namespace, account, tmp_path / f"{pool}.kc")
+                config = tmp_path / f"{pool}.yaml"
+                _, raw = _config(rendered, deployment)
+                config.write_text(yaml.safe_dump(raw))
+                local = {"--config": str(config), "--metrics-port": "0"}
+                args = container(deployment)["args"]
+                kept = [a for a in args[2:] if a.split("=", 1)[0] not in local]
+                flags = [*kept, *(f"{k}={v}" for k, v in local.items())]
+                flags.append(f"--kubeconfig={kubeconfig}")  # the last one wins
+                procs.append(stack.enter_context(live.component(cluster, "scheduler", flags, pool)))
+
+            def holders() -> dict[str, str] | NotYet:
+                held = {}
+                for pool, (_, label) in pools.items():
+                    lease = NodePool(pool, label).lease_name
+                    if not cluster.kubectl.exists("lease", lease, "-n", namespace):
+                        return NotYet(f"no Lease {lease}")
+                    spec = cluster.kubectl.get("lease", lease, "-n", namespace)["spec"]
+                    if not spec.get("holderIdentity"):
+                        return NotYet(f"Lease {lease} is not held")
+                    held[lease] = spec["holderIdentity"]
+                return held
+
+            assert len(wait_for("a Lease held per pool", holders, timeout=120)) == 2
+            for proc in procs:
+                proc.check_alive()
+                log = proc.log_path.read_text(errors="replace")
+                denied = [line for line in log.splitlines() if "forbidden" in line.lower()]
+                assert denied == [], f"{proc.name} was refused:\n" + "\n".join(denied[:10])
+    finally:
+        delete_rendered(cluster, rendered)
