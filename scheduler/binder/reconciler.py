@@ -239,7 +239,7 @@ class Binder:
         if watched is not None and watched.is_set():
             # bind-time admission (scheduler.cache.room): a room taken since the
             # decision fails the request for good, and the scheduler decides again
-            await node_pods.refresh(self.room, self.api, action.node, pod)
+            await node_pods.refresh(self.room, self.api, action.node)
             refused = self.room.shortfall(node, pod)
             if refused:
                 return Action("fail", action.node, refused)

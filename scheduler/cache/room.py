@@ -23,8 +23,7 @@ check costs one sum over the pods of one node. A watch may lag by far more than 
 moment between a check and its bind, so the callers first list the node's pods
 (``fieldSelector=spec.nodeName``, a consistent read) and file them with
 :meth:`NodeRoom.listed`: the race with another scheduler narrows to that one round trip.
-They do so once :meth:`NodeRoom.shared` says another scheduler is about. A pod that
-cannot be read holds nothing (the scheduler reports it). Pure: no API calls.
+A pod that cannot be read holds nothing (the scheduler reports it). Pure: no API calls.
 """
 
 from __future__ import annotations
@@ -71,8 +70,6 @@ class NodeRoom:
         self._where: dict[Key, str] = {}
         # node -> pod key -> (request, schedulerName if held by nomination, else None)
         self._held: dict[str, dict[Key, tuple[Vector, str | None]]] = {}
-        # schedulerName of every pod that has held room, DaemonSet pods aside
-        self._schedulers: set[str] = set()
 
     def pod_changed(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
         """A watch event (or our own bind seen before its event): re-file the pod."""
@@ -93,22 +90,9 @@ class NodeRoom:
         except FieldError:
             return
         spec = new.get("spec") or {}
-        owners = (new.get("metadata") or {}).get("ownerReferences") or ()
-        if not any(isinstance(o, Mapping) and o.get("kind") == "DaemonSet" for o in owners):
-            self._schedulers.add(str(spec.get("schedulerName") or ""))
         nominated = None if spec.get("nodeName") else str(spec.get("schedulerName") or "")
         self._where[key] = node
         self._held.setdefault(node, {})[key] = (request, nominated)
-
-    def shared(self, pod: Mapping[str, Any]) -> bool:
-        """Whether a pod of another scheduler than ``pod``'s has ever held room.
-
-        DaemonSet pods do not count: each is bound once to its own node and never races
-        for room. Until another scheduler is seen, no bind can be overtaken by one, and
-        the callers skip the fresh list (one request per bind saved).
-        """
-        mine = str((pod.get("spec") or {}).get("schedulerName") or "")
-        return any(name != mine for name in self._schedulers)
 
     def listed(self, pods: Iterable[Mapping[str, Any]]) -> None:
         """A fresh listing of one node's pods (``fieldSelector spec.nodeName``): re-file each.

@@ -5,16 +5,15 @@ before ``pods/binding``, that the node still has room (:mod:`scheduler.cache.roo
 Their Pod watch may lag the API server; another scheduler's bind of a moment ago is seen
 only by a read. This lists the node's pods (``fieldSelector=spec.nodeName``, served
 consistently by the API server) into the room, so both components read the same way.
-Until a pod of another scheduler has been seen, there is no one to race and no list is
-made (DaemonSet pods aside, each bound once to its own node). A failed read leaves the
-room as the watch made it: the check still runs.
+The list is made before every bind: skipping it until the watch has shown another
+scheduler's pod is unsound, since the watch may not yet show the first one (an e2e run
+under load bound a pod onto a node kube-scheduler had just filled that way). A failed
+read leaves the room as the watch made it: the check still runs.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
 
 from kubeapi.errors import ApiError
 from kubeapi.protocol import KubeReader
@@ -23,11 +22,9 @@ from scheduler.cache.room import NodeRoom
 log = logging.getLogger("podmuster.room")
 
 
-async def refresh(room: NodeRoom, api: KubeReader, node: str, pod: Mapping[str, Any]) -> None:
-    """File the pods the API server has bound to ``node`` now in ``room``, before ``pod``
-    is bound there; nothing while no other scheduler has been seen (:meth:`NodeRoom.shared`)."""
-    if not room.shared(pod):
-        return
+async def refresh(room: NodeRoom, api: KubeReader, node: str) -> None:
+    """File the pods the API server has bound to ``node`` now in ``room``, before a pod is
+    bound there."""
     try:
         pods = await api.list("v1", "Pod", "", fields={"spec.nodeName": node})
     except ApiError as exc:

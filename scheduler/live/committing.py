@@ -302,7 +302,7 @@ class Committer:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
         if self.room is not None:
-            await node_pods.refresh(self.room, self.api, node, pod)
+            await node_pods.refresh(self.room, self.api, node)
             refused = self.room.shortfall(self.informers.objects["Node"].get(node) or {}, pod)
             if refused:
                 report.refused += 1

@@ -112,3 +112,20 @@ def test_a_bind_the_watch_has_not_shown_yet_is_read_before_binding() -> None:
         assert (report.bound, report.refused) == (0, 1)
 
     with_informers(fake, scenario)
+
+
+def test_the_first_pod_of_another_scheduler_is_read_before_binding() -> None:
+    """No pod of another scheduler has ever been in the watch, and kube-scheduler's very
+    first one, ``web``, is stored but not yet watched: the list before the bind finds it
+    all the same, and j-0 is not bound where it no longer fits."""
+    fake = api_with(_world())
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers, direct_bind=True)
+        decided = cycle(informers)
+        assert decided.binds == [Bind("default/j-0", "n1")]
+        fake.objects[("v1", "Pod", "default", "web")] = WEB  # stored, never watched
+        report = await committer.commit(decided)
+        assert (report.bound, report.refused) == (0, 1)
+
+    with_informers(fake, scenario)
