@@ -16,6 +16,7 @@ from podmuster.schedule_command import render
 from scheduler.actions.scale_hint import MAX_JOBS_PER_CYCLE, format_quantity
 from scheduler.api.resources import CPU, GPU, MEMORY
 from scheduler.cycle import CycleResult
+from tests.kits.affinity import HOST, ZONE, affinity, spread, term, with_spread, zoned
 from tests.kits.worlds import (
     job,
     node,
@@ -48,6 +49,17 @@ def rack_node(name: str, rack: str, zone: str = "z1") -> dict[str, Any]:
 
 
 RACK_REQUIRED = topology_constraint("topo", required="rack")
+
+
+def host_node(name: str, zone: str = "a") -> dict[str, Any]:
+    """An 8-GPU node of pool "gpu" labelled with its hostname and ``zone``."""
+    return zoned(name, zone, gpus=8, cpu="32", memory="256Gi", labels={POOL: "gpu"})
+
+
+def apart_gang(name: str, tasks: int, key: str = HOST) -> list[dict[str, Any]]:
+    """A gang of 1-GPU pods labelled app=<name>, required anti-affine to them per ``key``."""
+    anti = affinity(anti=[term(name, key)])
+    return job(name, "q", tasks, gpus=1, labels={"app": name}, affinity=anti)
 
 
 def in_rack(hint: dict[str, Any], domain: str) -> dict[str, Any]:
@@ -348,6 +360,59 @@ CASES = [
             job("g", "q", 2, gpus=1, topology=topology_constraint("nope", required="rack")),
         ],
         {"g": None},
+    ),
+    # Anti-affine to itself per hostname: one pod per node. Two free nodes take 2 of the
+    # 4 (by GPUs they would take all 4: no hint before), so 2 more nodes, one pod each.
+    Case(
+        "anti-affine-per-host-one-pod-per-new-node",
+        [queue("q"), host_node("n0"), host_node("n1"), apart_gang("g", 4)],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # n0 holds a pod the rule matches (app=g, another owner): its free GPUs are no room.
+    # One pod on n1; 2 more nodes for the other 2 (not 1 node, as GPUs alone would say).
+    Case(
+        "anti-affine-per-host-node-with-a-match-is-no-room",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            pod("old", state="Running", node="n0", labels={"app": "g"}),
+            apart_gang("g", 3),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # 8 pods, one per node, on 8-GPU nodes: 8 nodes, where GPUs alone would say 1.
+    Case(
+        "anti-affine-per-host-nothing-free",
+        [queue("q"), host_node("n0"), busy("busy", "n0"), apart_gang("g", 8)],
+        {"g": {**WANT_ONE_NODE, "nodes": 8}},
+    ),
+    # Anti-affine per zone: zones a (n0, n1) and b (n2) take one pod each; the third
+    # needs 1 node in a zone of its own, which the hint says (``apart``).
+    Case(
+        "anti-affine-per-zone-names-the-key",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            host_node("n2", zone="b"),
+            apart_gang("g", 3, ZONE),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 1, "pods": 1, "apart": [ZONE]}},
+    ),
+    # Spread per hostname, maxSkew 1, DoNotSchedule: n2 is full and holds no app=g pod,
+    # so the skew stays measured from 0 and n0, n1 take one each; 2 more nodes.
+    Case(
+        "spread-per-host-max-skew-1-one-pod-per-new-node",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            host_node("n2"),
+            busy("busy", "n2"),
+            *with_spread(job("g", "q", 4, gpus=1, labels={"app": "g"}), spread("g", HOST)),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
     ),
     # An elastic gang already at its minimum: its extras wait one at a time, no hint.
     Case(
