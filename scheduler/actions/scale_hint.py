@@ -36,7 +36,7 @@ packed with that rule: step 1 uses only the free room of nodes the inter-pod rul
 as the cycle stands, at most one member per domain of the rule's key; step 4 puts at
 most one member on each new node. A new node's zone (or rack) is not known, so for keys
 other than hostname the hint names the key (``apart``): each new node must be in a
-different domain of it, one holding none of the gang's pods.
+different domain of it, one holding no pod the rule matches (none of the gang's).
 
 Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest first.
 """
@@ -138,7 +138,7 @@ class ScaleUpHint:
                 else ""
             )
             apart = (
-                f", each in a different {' and '.join(self.apart)} holding none of its pods,"
+                f", each in a different {' and '.join(self.apart)} holding no pod its rules match,"
                 if self.apart
                 else ""
             )

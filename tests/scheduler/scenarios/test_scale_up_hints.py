@@ -561,3 +561,15 @@ def test_topology_hint_message_and_output_name_the_domain() -> None:
         g for g in render(result, explain=True)["podGroups"] if g["podGroup"] == "default/g"
     ]
     assert entry["scaleUpHint"]["topology"] == {"name": "topo", "level": "rack", "domain": "z1/r1"}
+
+
+def test_apart_hint_message_names_the_key() -> None:
+    """A zone rule: the message says each new node goes to a zone of its own."""
+    result = run_objects([queue("q"), host_node("n0"), host_node("n1"), apart_gang("g", 3, ZONE)])
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.message() == (
+        "ScaleUpHint: 2 more node(s) of shape {cpu=32, memory=256Gi, nvidia.com/gpu=8} "
+        f"({POOL}=gpu), each in a different {ZONE} holding no pod its rules match, would host "
+        "the 2 pod(s) that do not fit the current nodes"
+    )
