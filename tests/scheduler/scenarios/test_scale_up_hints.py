@@ -44,7 +44,7 @@ def busy(name: str, node_name: str, gpus: int = 8) -> list[dict[str, Any]]:
 
 def rack_node(name: str, rack: str, zone: str = "z1") -> dict[str, Any]:
     """An 8-GPU node of pool "gpu" in ``zone``/``rack`` (topology "topo": zone, rack)."""
-    labels = {POOL: "gpu", "zone": zone, "rack": rack}
+    labels = {POOL: "gpu", "zone": zone, "rack": rack, HOST: name}
     return node(name, gpus=8, cpu="32", memory="256Gi", labels=labels)
 
 
@@ -413,6 +413,28 @@ CASES = [
             *with_spread(job("g", "q", 4, gpus=1, labels={"app": "g"}), spread("g", HOST)),
         ],
         {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # Rack required and one pod per node: r1's two empty nodes take 2 of 3 (by GPUs, all
+    # 3: no hint before), r2's one node takes 1; r1 needs 1 more node, r2 2: r1 wins.
+    Case(
+        "anti-affine-per-host-in-a-required-rack",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("a1", "r1"),
+            rack_node("b0", "r2"),
+            *job(
+                "g",
+                "q",
+                3,
+                gpus=1,
+                topology=RACK_REQUIRED,
+                labels={"app": "g"},
+                affinity=affinity(anti=[term("g")]),
+            ),
+        ],
+        {"g": in_rack({**WANT_ONE_NODE, "pods": 1}, "z1/r1")},
     ),
     # An elastic gang already at its minimum: its extras wait one at a time, no hint.
     Case(
