@@ -53,7 +53,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crds.names import NODE_POOL_LABEL, SCALE_UP_HINT_ANNOTATION
-from scheduler.actions.scale_hint_apart import HOSTNAME, Apart, apart_rules, room_masks
+from crds.topology import HOSTNAME_LABEL
+from scheduler.actions.scale_hint_apart import Apart, apart_rules, room_masks
 from scheduler.actions.scale_hint_domains import (
     ApartColumns,
     DomainScope,
@@ -88,9 +89,6 @@ POOL_LABELS = (
     "nvidia.com/gpu.product",
 )
 """Node labels that name the group a new node would come from (reported with the shape)."""
-
-HOSTNAME_LABEL = HOSTNAME
-"""A pod that selects one node by name can use no new node: it is reported unhostable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +283,7 @@ def _hint_for(
     """How many nodes of which shape would host the shortfall tasks ``left``; ``masks``
     are the static ones (a new node holds no pods), ``rules`` how its tasks stay apart."""
     space = session.snapshot.space
+    # A pod that selects one node by name can use no new node: it is reported unhostable.
     movable = [i for i in left if HOSTNAME_LABEL not in tasks[i].node_selector]
     hosts: list[set[int]] = []  # per shape: indices (into tasks) of shortfall tasks it hosts
     for shape in shapes:
@@ -327,7 +326,7 @@ def _hint_for(
         ],
     )
     apart = sorted(
-        {r.key for r in rules if r.key != HOSTNAME and any(i in r.members for i in placed)}
+        {r.key for r in rules if r.key != HOSTNAME_LABEL and any(i in r.members for i in placed)}
     )
     described = {
         space.display_name(c): format_quantity(c, int(chosen.capacity[c]))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from crds.topology import HOSTNAME_LABEL
 from scheduler.api.affinity import PodTerm
 from scheduler.api.labels import Selector
 from scheduler.api.namespaces import namespace_labels
@@ -40,8 +41,6 @@ from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.domains import domains
 from scheduler.framework.session import Session
-
-HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +87,7 @@ def apart_rules(session: Session, tasks: Sequence[PodInfo]) -> list[Apart]:
     spreads: dict[tuple[Selector, str], set[int]] = {}
     for i, task in enumerate(tasks):
         for c in task.spread:
-            hostname = c.topology_key == HOSTNAME
+            hostname = c.topology_key == HOSTNAME_LABEL
             if c.hard and c.max_skew == 1 and hostname and c.selector is not None:
                 spreads.setdefault((c.selector, task.namespace), set()).add(i)
     for (selector, namespace), owned in spreads.items():
@@ -98,7 +97,7 @@ def apart_rules(session: Session, tasks: Sequence[PodInfo]) -> list[Apart]:
             if t.namespace == namespace and selector.matches(t.labels)
         }
         if selected:
-            rules.append(Apart(HOSTNAME, frozenset(owned | selected), 1))
+            rules.append(Apart(HOSTNAME_LABEL, frozenset(owned | selected), 1))
     return rules
 
 
