@@ -111,10 +111,23 @@ def room_masks(
     if not session.dynamic_constraints:
         return list(masks)
     out: list[ep.Mask] = []
+    # A gang's workers differ in name only: the rules see a pod's constraints, namespace
+    # and labels, so identical ones are asked once.
+    seen: dict[object, ep.Mask] = {}
     for task, mask in zip(tasks, masks, strict=True):
-        parts, _ = session.dynamic_constraint(task)
-        narrowed = mask.copy()
-        for part, _reason in parts:
-            narrowed &= part
+        key = (
+            task.constraint_key,
+            task.namespace,
+            task.pod_affinity,
+            task.spread,
+            tuple(sorted(task.labels.items())),
+        )
+        narrowed = seen.get(key)
+        if narrowed is None:
+            parts, _ = session.dynamic_constraint(task)
+            narrowed = mask.copy()
+            for part, _reason in parts:
+                narrowed &= part
+            seen[key] = narrowed
         out.append(narrowed)
     return out
