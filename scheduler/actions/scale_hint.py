@@ -30,6 +30,14 @@ unhostable tasks first), ties to the first domain id; the hint names it
 (``topology``: name, level, domain) and its labels carry the domain's level labels.
 A constraint no node can meet (its Topology or level does not exist) gets no hint.
 
+A gang whose pods must stay apart (required anti-affinity among its own pods, or
+``DoNotSchedule`` spread per hostname with ``maxSkew: 1``: ``scale_hint_apart``) is
+packed with that rule: step 1 uses only the free room of nodes the inter-pod rules allow
+as the cycle stands, at most one member per domain of the rule's key; step 4 puts at
+most one member on each new node. A new node's zone (or rack) is not known, so for keys
+other than hostname the hint names the key (``apart``): each new node must be in a
+different domain of it, one holding no pod the rule matches (none of the gang's).
+
 Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest first.
 """
 
@@ -42,9 +50,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from crds.names import NODE_POOL_LABEL, SCALE_UP_HINT_ANNOTATION
-from scheduler.actions.scale_hint_domains import DomainScope, domain_scope, shortfalls
+from crds.topology import HOSTNAME_LABEL
+from scheduler.actions.scale_hint_apart import Apart, apart_rules, room_masks
+from scheduler.actions.scale_hint_domains import (
+    ApartColumns,
+    DomainScope,
+    domain_scope,
+    shortfalls,
+)
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY, PODS, Vector
@@ -74,9 +90,6 @@ POOL_LABELS = (
 )
 """Node labels that name the group a new node would come from (reported with the shape)."""
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-"""A pod that selects one node by name can use no new node: it is reported unhostable."""
-
 
 @dataclass(frozen=True, slots=True)
 class ScaleUpHint:
@@ -88,6 +101,7 @@ class ScaleUpHint:
     labels: Mapping[str, str]
     unhostable: tuple[str, ...] = ()
     topology: Mapping[str, str] | None = None  # name, level, domain: where the nodes go
+    apart: tuple[str, ...] = ()  # keys (zone, rack): each new node in a domain of its own
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -100,6 +114,8 @@ class ScaleUpHint:
             out["unhostable"] = list(self.unhostable)
         if self.topology is not None:
             out["topology"] = dict(self.topology)
+        if self.apart:
+            out["apart"] = list(self.apart)
         return out
 
     def to_json(self) -> str:
@@ -119,9 +135,14 @@ class ScaleUpHint:
                 if self.topology is not None
                 else ""
             )
+            apart = (
+                f", each in a different {' and '.join(self.apart)} holding no pod its rules match,"
+                if self.apart
+                else ""
+            )
             parts.append(
                 f"ScaleUpHint: {self.nodes} more node(s) of shape {{{shape}}}{where}{inside}"
-                f" would host the {self.pods} pod(s) that do not fit the current nodes"
+                f"{apart} would host the {self.pods} pod(s) that do not fit the current nodes"
             )
         if self.unhostable:
             parts.append(
@@ -201,7 +222,23 @@ def _order(tasks: Sequence[PodInfo]) -> list[int]:
     return sorted(range(len(tasks)), key=lambda i: _size(tasks[i]))
 
 
-def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask]) -> list[int]:
+def _apart_columns(
+    session: Session, rules: Sequence[Apart], order: Sequence[int], columns: npt.NDArray[np.intp]
+) -> list[ApartColumns]:
+    """``rules`` as ``shortfalls`` takes them: members in ``order``, key domains of ``columns``."""
+    return [
+        (
+            np.array([i in rule.members for i in order], dtype=bool),
+            rule.domain_of(session, columns),
+            rule.cap,
+        )
+        for rule in rules
+    ]
+
+
+def _shortfall(
+    session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask], rules: Sequence[Apart]
+) -> list[int]:
     """Indices of the tasks that do not fit what is free now (first-fit decreasing)."""
     nodes = session.snapshot.nodes
     union = np.zeros(len(nodes), dtype=bool)
@@ -215,12 +252,15 @@ def _shortfall(session: Session, tasks: Sequence[PodInfo], masks: list[ep.Mask])
         [masks[i][columns] for i in order],
         np.zeros(len(columns), dtype=np.intp),
         1,
+        _apart_columns(session, rules, order, columns),
     )
     return [order[t] for t in np.flatnonzero(left[0])]
 
 
 def _pack(capacity: Vector, requests: Sequence[Vector]) -> int:
-    """Empty nodes of ``capacity`` needed for ``requests`` (already in decreasing order)."""
+    """Empty nodes of ``capacity`` needed for ``requests`` (already in decreasing order).
+    Apart rules ride along as extra entries: a cap in ``capacity``, 1 in each member's
+    request (a new node is a domain of its own for every key)."""
     bins: list[Vector] = []
     for request in requests:
         for room in bins:
@@ -238,9 +278,12 @@ def _hint_for(
     masks: list[ep.Mask],
     left: Sequence[int],
     shapes: list[_Shape],
+    rules: Sequence[Apart] = (),
 ) -> ScaleUpHint:
-    """How many nodes of which shape would host the shortfall tasks ``left``."""
+    """How many nodes of which shape would host the shortfall tasks ``left``; ``masks``
+    are the static ones (a new node holds no pods), ``rules`` how its tasks stay apart."""
     space = session.snapshot.space
+    # A pod that selects one node by name can use no new node: it is reported unhostable.
     movable = [i for i in left if HOSTNAME_LABEL not in tasks[i].node_selector]
     hosts: list[set[int]] = []  # per shape: indices (into tasks) of shortfall tasks it hosts
     for shape in shapes:
@@ -272,9 +315,19 @@ def _hint_for(
     chosen = shapes[best]
     first = min(hosts[best])
     example = next(n for n in chosen.nodes if masks[first][n])  # an eligible node of it
-    placed = sorted((tasks[i] for i in hosts[best]), key=_size)
+    placed = sorted(hosts[best], key=lambda i: _size(tasks[i]))
     others = tuple(sorted(tasks[i].key for i in hostable - hosts[best]))
-    count = _pack(chosen.capacity, [_need(task) for task in placed])
+    caps = np.array([rule.cap for rule in rules], dtype=chosen.capacity.dtype)
+    count = _pack(
+        np.concatenate((chosen.capacity, caps)),
+        [
+            np.concatenate((_need(tasks[i]), [int(i in rule.members) for rule in rules]))
+            for i in placed
+        ],
+    )
+    apart = sorted(
+        {r.key for r in rules if r.key != HOSTNAME_LABEL and any(i in r.members for i in placed)}
+    )
     described = {
         space.display_name(c): format_quantity(c, int(chosen.capacity[c]))
         for c in range(len(chosen.capacity))
@@ -282,9 +335,12 @@ def _hint_for(
     }
     labels = dict(chosen.labels)
     node_labels = session.snapshot.nodes.meta[example].labels
-    for task in placed:  # the labels the pods select on name the pool too
-        labels.update({k: node_labels[k] for k in task.node_selector if k in node_labels})
-    return ScaleUpHint(count, len(placed), described, labels, (*unhostable, *others))
+    for i in placed:  # the labels the pods select on name the pool too
+        selector = tasks[i].node_selector
+        labels.update({k: node_labels[k] for k in selector if k in node_labels})
+    return ScaleUpHint(
+        count, len(placed), described, labels, (*unhostable, *others), apart=tuple(apart)
+    )
 
 
 def _in_one_domain(
@@ -293,6 +349,8 @@ def _in_one_domain(
     masks: list[ep.Mask],
     scope: DomainScope,
     shapes: list[_Shape],
+    room: list[ep.Mask],
+    rules: Sequence[Apart],
 ) -> ScaleUpHint | None:
     """The hint for a gang that must fit one domain: per candidate domain, its free room
     and new nodes; the domain needing the fewest new nodes wins, ties by domain id.
@@ -304,9 +362,10 @@ def _in_one_domain(
     left = shortfalls(
         session.snapshot.nodes.free[:, columns],
         [_need(tasks[i]) for i in order],
-        [masks[i][columns] for i in order],
+        [room[i][columns] for i in order],
         scope.domain_of_column,
         len(scope.ids),
+        _apart_columns(session, rules, order, columns),
     )
     if not left.any(axis=1).all():
         return None  # some domain holds the whole gang now
@@ -323,7 +382,7 @@ def _in_one_domain(
         left.astype(np.int64) @ onehot, axis=0, return_index=True, return_inverse=True
     )
     priced = [
-        _hint_for(session, tasks, masks, [order[t] for t in np.flatnonzero(left[d])], shapes)
+        _hint_for(session, tasks, masks, [order[t] for t in np.flatnonzero(left[d])], shapes, rules)
         for d in first
     ]
     ranks = np.array([(len(h.unhostable), h.nodes) for h in priced])[inverse.reshape(-1)]
@@ -349,12 +408,14 @@ def scale_up_hint(
     if isinstance(scope, str):
         return None
     shapes = _shapes(session) if shapes is None else shapes
+    rules = apart_rules(session, tasks)
+    room = room_masks(session, tasks, masks)
     if scope is not None:
-        return _in_one_domain(session, tasks, masks, scope, shapes)
-    left = _shortfall(session, tasks, masks)
+        return _in_one_domain(session, tasks, masks, scope, shapes, room, rules)
+    left = _shortfall(session, tasks, room, rules)
     if not left:
         return None
-    return _hint_for(session, tasks, masks, left, shapes)
+    return _hint_for(session, tasks, masks, left, shapes, rules)
 
 
 def scale_up_hints(

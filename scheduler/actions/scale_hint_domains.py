@@ -27,6 +27,7 @@ from scheduler.framework.session import Session
 
 IntArray = npt.NDArray[np.intp]
 BoolMatrix = npt.NDArray[np.bool_]
+ApartColumns = tuple[npt.NDArray[np.bool_], IntArray, int]  # members, key domain per column, cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,22 +106,33 @@ def shortfalls(
     masks: Sequence[ep.Mask],
     domain_of_column: IntArray,
     domains: int,
+    apart: Sequence[ApartColumns] = (),
 ) -> BoolMatrix:
     """``left[d, t]``: task ``t`` does not fit the free room of domain ``d``.
 
     ``free`` (resources x columns, columns grouped by domain; not changed) is packed
     first-fit on a copy: each task, in the given order, takes the first column of each
     domain where it fits (``masks[t]`` over the columns says where it may go). With
-    one domain this is plain first-fit decreasing over all the columns.
+    one domain this is plain first-fit decreasing over all the columns. ``apart``:
+    (members over the tasks in the given order, each column's domain of the rule's key,
+    cap): a member takes no column whose key domain already holds ``cap`` members.
     """
     left = np.ones((domains, len(requests)), dtype=bool)
     if not requests:
         return left
     rows = np.flatnonzero((np.array(requests) > 0).any(axis=0))  # only what is asked for
     room = free[rows]
+    held = []  # per rule: members taken per (candidate domain, key domain)
+    for _members, key_of_column, _cap in apart:
+        _, index = np.unique(key_of_column, return_inverse=True)
+        held.append((index.reshape(-1), np.zeros((domains, int(index.max(initial=-1)) + 1))))
     for t, (request, mask) in enumerate(zip(requests, masks, strict=True)):
         need = request[rows]
-        fits = np.flatnonzero((room >= need[:, None]).all(axis=0) & mask)
+        allowed = mask
+        for (members, _key, cap), (index, counts) in zip(apart, held, strict=True):
+            if members[t]:
+                allowed = allowed & (counts[domain_of_column, index] < cap)
+        fits = np.flatnonzero((room >= need[:, None]).all(axis=0) & allowed)
         if not fits.size:
             continue
         if domains == 1:
@@ -130,4 +142,7 @@ def shortfalls(
             first = fits[np.flatnonzero(np.concatenate(([True], of[1:] != of[:-1])))]
         room[:, first] -= need[:, None]
         left[domain_of_column[first], t] = False
+        for (members, _key, _cap), (index, counts) in zip(apart, held, strict=True):
+            if members[t]:
+                counts[domain_of_column[first], index[first]] += 1
     return left

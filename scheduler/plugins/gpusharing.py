@@ -18,8 +18,8 @@ from crds.gpusharing import NODE_GPU_MEMORY_LABEL
 from scheduler.api import gpu_sharing
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
+from scheduler.framework.node_memo import per_table
 from scheduler.framework.session import Session
-from scheduler.plugins.node_memo import per_table
 
 SHARED_GROUP_SCORE = 1000.0
 

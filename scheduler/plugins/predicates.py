@@ -16,8 +16,8 @@ from scheduler.api.labels import requirement_matches
 from scheduler.api.nodes import NodeMeta
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
+from scheduler.framework.node_memo import per_table
 from scheduler.framework.session import Session
-from scheduler.plugins.node_memo import per_table
 
 
 def _match_expression(labels: Mapping[str, str], expr: Mapping[str, Any], name: str) -> bool:

@@ -16,8 +16,8 @@ import numpy.typing as npt
 from scheduler.api.nodes import NodeTable
 from scheduler.api.resources import CPU, GPU
 from scheduler.framework import extension_points as ep
+from scheduler.framework.node_memo import per_table
 from scheduler.framework.session import Session
-from scheduler.plugins.node_memo import per_table
 
 AVAILABILITY = 100.0
 RESOURCE_TYPE = 10.0

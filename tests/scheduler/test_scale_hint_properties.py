@@ -14,6 +14,11 @@ and per-pod GPUs, optionally selecting one pool. After one cycle:
 The same for a gang that requires one rack (topology "topo": zone, rack; nodes in up to
 three racks): the hinted nodes, added with the hinted labels (which name the rack),
 let it be scheduled; one node fewer, in any rack, does not.
+
+And for a gang whose pods are required anti-affine to each other, per hostname (one pod
+per node) or per zone (label "az", nodes in zones a and b): the hinted nodes, each in a
+zone of its own when the hint names the key (``apart``), let it be scheduled; one fewer
+does not.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from tests.kits.affinity import HOST, affinity, term
 from tests.kits.worlds import job, node, queue, run_objects, topology, topology_constraint
 
 POOL = "karpenter.sh/nodepool"
+AZ = "az"
 SHAPES = [(8, "64"), (4, "32"), (2, "16")]
 
 
@@ -37,10 +44,12 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
         pool = draw(st.sampled_from(["a", "b"]))
         busy = draw(st.integers(0, gpus))
         rack = draw(st.sampled_from(["r1", "r2", "r3"]))
-        nodes.append((f"n{i}", gpus, cpu, pool, busy, rack))
+        az = draw(st.sampled_from(["a", "b"]))
+        nodes.append((f"n{i}", gpus, cpu, pool, busy, rack, az))
     return {
         "nodes": nodes,
         "racks": draw(st.booleans()),
+        "apart": draw(st.sampled_from([None, HOST, AZ])),
         "tasks": draw(st.integers(1, 12)),
         "gpus": draw(st.sampled_from([1, 2, 4])),
         "pool": draw(st.sampled_from([None, "a", "b"])),
@@ -49,8 +58,8 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
 
 def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[str, str]]]) -> list:  # type: ignore[type-arg]
     out: list[Any] = [queue("q"), topology("topo", "zone", "rack")]
-    for name, gpus, cpu, pool, busy, rack in case["nodes"]:
-        labels = {POOL: pool, "zone": "z1", "rack": rack}
+    for name, gpus, cpu, pool, busy, rack, az in case["nodes"]:
+        labels = {POOL: pool, "zone": "z1", "rack": rack, AZ: az, HOST: name}
         out.append(node(name, gpus=gpus, cpu=cpu, memory="256Gi", labels=labels))
         if busy:
             out.append(
@@ -76,6 +85,9 @@ def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[st
             )
         )
     selector = {POOL: case["pool"]} if case["pool"] else None
+    apart: dict[str, Any] = {}
+    if case["apart"]:
+        apart = {"labels": {"app": "g"}, "affinity": affinity(anti=[term("g", case["apart"])])}
     out.append(
         job(
             "g",
@@ -86,6 +98,7 @@ def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[st
             memory="1Gi",
             node_selector=selector,
             topology=topology_constraint("topo", required="rack") if case["racks"] else None,
+            **apart,
         )
     )
     return out
@@ -97,8 +110,12 @@ def gang_outcome(result: Any) -> Any:
 
 
 def with_new_nodes(case: dict[str, Any], hint: Any, count: int, rack: str = "") -> Any:
+    """The gang's outcome with ``count`` more nodes of the hint, each in a zone of its own."""
     labels = {**hint.labels, **({"rack": rack} if rack else {})}
-    extra = [(f"new-{i}", dict(hint.shape), labels) for i in range(count)]
+    extra = [
+        (f"new-{i}", dict(hint.shape), {**labels, HOST: f"new-{i}", AZ: f"new-{i}"})
+        for i in range(count)
+    ]
     return gang_outcome(run_objects(objects(case, extra)))
 
 
@@ -112,8 +129,9 @@ def test_hint_is_sufficient_and_minimal(case: dict[str, Any]) -> None:
         return
     if hint is None or hint.unhostable or hint.nodes == 0:
         return
-    event(f"racks={case['racks']} nodes={min(hint.nodes, 3)}")
+    event(f"racks={case['racks']} apart={case['apart']} nodes={min(hint.nodes, 3)}")
     assert (hint.topology is not None) == case["racks"]
+    assert list(hint.apart) == ([AZ] if case["apart"] == AZ else [])
     assert with_new_nodes(case, hint, hint.nodes).outcome == "scheduled"
     if hint.nodes > 1:
         racks = ["r1", "r2", "r3"] if case["racks"] else [""]

@@ -16,6 +16,7 @@ from podmuster.schedule_command import render
 from scheduler.actions.scale_hint import MAX_JOBS_PER_CYCLE, format_quantity
 from scheduler.api.resources import CPU, GPU, MEMORY
 from scheduler.cycle import CycleResult
+from tests.kits.affinity import HOST, ZONE, affinity, spread, term, with_spread, zoned
 from tests.kits.worlds import (
     job,
     node,
@@ -43,11 +44,22 @@ def busy(name: str, node_name: str, gpus: int = 8) -> list[dict[str, Any]]:
 
 def rack_node(name: str, rack: str, zone: str = "z1") -> dict[str, Any]:
     """An 8-GPU node of pool "gpu" in ``zone``/``rack`` (topology "topo": zone, rack)."""
-    labels = {POOL: "gpu", "zone": zone, "rack": rack}
+    labels = {POOL: "gpu", "zone": zone, "rack": rack, HOST: name}
     return node(name, gpus=8, cpu="32", memory="256Gi", labels=labels)
 
 
 RACK_REQUIRED = topology_constraint("topo", required="rack")
+
+
+def host_node(name: str, zone: str = "a") -> dict[str, Any]:
+    """An 8-GPU node of pool "gpu" labelled with its hostname and ``zone``."""
+    return zoned(name, zone, gpus=8, cpu="32", memory="256Gi", labels={POOL: "gpu"})
+
+
+def apart_gang(name: str, tasks: int, key: str = HOST) -> list[dict[str, Any]]:
+    """A gang of 1-GPU pods labelled app=<name>, required anti-affine to them per ``key``."""
+    anti = affinity(anti=[term(name, key)])
+    return job(name, "q", tasks, gpus=1, labels={"app": name}, affinity=anti)
 
 
 def in_rack(hint: dict[str, Any], domain: str) -> dict[str, Any]:
@@ -349,6 +361,81 @@ CASES = [
         ],
         {"g": None},
     ),
+    # Anti-affine to itself per hostname: one pod per node. Two free nodes take 2 of the
+    # 4 (by GPUs they would take all 4: no hint before), so 2 more nodes, one pod each.
+    Case(
+        "anti-affine-per-host-one-pod-per-new-node",
+        [queue("q"), host_node("n0"), host_node("n1"), apart_gang("g", 4)],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # n0 holds a pod the rule matches (app=g, another owner): its free GPUs are no room.
+    # One pod on n1; 2 more nodes for the other 2 (not 1 node, as GPUs alone would say).
+    Case(
+        "anti-affine-per-host-node-with-a-match-is-no-room",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            pod("old", state="Running", node="n0", labels={"app": "g"}),
+            apart_gang("g", 3),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # 8 pods, one per node, on 8-GPU nodes: 8 nodes, where GPUs alone would say 1.
+    Case(
+        "anti-affine-per-host-nothing-free",
+        [queue("q"), host_node("n0"), busy("busy", "n0"), apart_gang("g", 8)],
+        {"g": {**WANT_ONE_NODE, "nodes": 8}},
+    ),
+    # Anti-affine per zone: zones a (n0, n1) and b (n2) take one pod each; the third
+    # needs 1 node in a zone of its own, which the hint says (``apart``).
+    Case(
+        "anti-affine-per-zone-names-the-key",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            host_node("n2", zone="b"),
+            apart_gang("g", 3, ZONE),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 1, "pods": 1, "apart": [ZONE]}},
+    ),
+    # Spread per hostname, maxSkew 1, DoNotSchedule: n2 is full and holds no app=g pod,
+    # so the skew stays measured from 0 and n0, n1 take one each; 2 more nodes.
+    Case(
+        "spread-per-host-max-skew-1-one-pod-per-new-node",
+        [
+            queue("q"),
+            host_node("n0"),
+            host_node("n1"),
+            host_node("n2"),
+            busy("busy", "n2"),
+            *with_spread(job("g", "q", 4, gpus=1, labels={"app": "g"}), spread("g", HOST)),
+        ],
+        {"g": {**WANT_ONE_NODE, "nodes": 2, "pods": 2}},
+    ),
+    # Rack required and one pod per node: r1's two empty nodes take 2 of 3 (by GPUs, all
+    # 3: no hint before), r2's one node takes 1; r1 needs 1 more node, r2 2: r1 wins.
+    Case(
+        "anti-affine-per-host-in-a-required-rack",
+        [
+            queue("q"),
+            topology("topo", "zone", "rack"),
+            rack_node("a0", "r1"),
+            rack_node("a1", "r1"),
+            rack_node("b0", "r2"),
+            *job(
+                "g",
+                "q",
+                3,
+                gpus=1,
+                topology=RACK_REQUIRED,
+                labels={"app": "g"},
+                affinity=affinity(anti=[term("g")]),
+            ),
+        ],
+        {"g": in_rack({**WANT_ONE_NODE, "pods": 1}, "z1/r1")},
+    ),
     # An elastic gang already at its minimum: its extras wait one at a time, no hint.
     Case(
         "elastic-extras-no-hint",
@@ -496,3 +583,15 @@ def test_topology_hint_message_and_output_name_the_domain() -> None:
         g for g in render(result, explain=True)["podGroups"] if g["podGroup"] == "default/g"
     ]
     assert entry["scaleUpHint"]["topology"] == {"name": "topo", "level": "rack", "domain": "z1/r1"}
+
+
+def test_apart_hint_message_names_the_key() -> None:
+    """A zone rule: the message says each new node goes to a zone of its own."""
+    result = run_objects([queue("q"), host_node("n0"), host_node("n1"), apart_gang("g", 3, ZONE)])
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.message() == (
+        "ScaleUpHint: 2 more node(s) of shape {cpu=32, memory=256Gi, nvidia.com/gpu=8} "
+        f"({POOL}=gpu), each in a different {ZONE} holding no pod its rules match, would host "
+        "the 2 pod(s) that do not fit the current nodes"
+    )

@@ -1,4 +1,4 @@
-"""Per-node-table memos for plugin set-up work that only depends on the nodes.
+"""Per-node-table memos for set-up work (plugins, hints) that only depends on the nodes.
 
 Why: the cluster cache keeps one node table until a node changes, but plugins
 are opened every cycle; a Python loop over every node's labels or taints at

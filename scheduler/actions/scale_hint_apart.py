@@ -1,0 +1,133 @@
+"""Which of a gang's pods must be apart, for the scale-up hint: at most ``cap`` per domain.
+
+Why this module exists: the scale-up hint (``scale_hint``) packs a gang's shortfall onto
+free room and onto new nodes by resources. A gang whose pods are required anti-affine to
+each other (``podAntiAffinity`` per ``kubernetes.io/hostname``: one pod per node) or
+spread with ``DoNotSchedule`` and ``maxSkew: 1`` per hostname cannot be packed several to
+a node, so a resource-only count asks for too few nodes. The rules themselves live in the
+engine's plugin (:mod:`scheduler.plugins.pod_affinity`, docs/semantics.md §14): the hint
+asks it, through the session's dynamic constraints, which existing nodes a pod may use as
+the cycle stands (nodes already holding a pod the rule matches drop out). What it cannot
+ask the plugin is how the gang's own pods, none placed yet, limit each other; that is what
+:func:`apart_rules` states, as "at most ``cap`` of these tasks in one domain of ``key``":
+
+- a required anti-affinity term of a task that selects tasks of the gang: the term's
+  owners and the tasks it selects, one per domain of its ``topologyKey`` (one pod selected
+  by the term and one owning it may not share the domain, either way round; taking them
+  all as one group is exact when the owners are the pods selected, the common case of N
+  identical workers, and asks for more room than needed otherwise);
+- a ``DoNotSchedule`` spread per hostname with ``maxSkew: 1`` whose selector matches
+  tasks of the gang: those tasks, one per node. This is kube-scheduler's rule while some
+  eligible node holds none of the matching pods (the skew is then measured from 0), which
+  is what new, empty nodes make true while they fill.
+
+New nodes count as domains of their own for every key: the hint says so for keys other
+than hostname (a new node's zone is not ours to choose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from crds.topology import HOSTNAME_LABEL
+from scheduler.api.affinity import PodTerm
+from scheduler.api.labels import Selector
+from scheduler.api.namespaces import namespace_labels
+from scheduler.api.pods import PodInfo
+from scheduler.framework import extension_points as ep
+from scheduler.framework.domains import domains
+from scheduler.framework.session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class Apart:
+    """At most ``cap`` of the tasks ``members`` (indices) in one domain of ``key``."""
+
+    key: str
+    members: frozenset[int]
+    cap: int
+
+    def domain_of(self, session: Session, columns: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """The domain of ``key`` of each node column; a node without the key is a domain
+        of its own (negative ids), as the plugin lets such a node pass anti-affinity."""
+        found = domains(session.snapshot.nodes, self.key)
+        of = found.of_node[columns].copy()
+        missing = ~found.has_key[columns]
+        of[missing] = -1 - np.flatnonzero(missing)
+        return of
+
+
+def apart_rules(session: Session, tasks: Sequence[PodInfo]) -> list[Apart]:
+    """The rules by which the gang's tasks limit each other (see the module docstring)."""
+    known = session.snapshot.namespace_labels
+    memo: dict[str, Mapping[str, str]] = {}
+
+    def ns_labels(namespace: str) -> Mapping[str, str]:
+        found = memo.get(namespace)
+        if found is None:
+            found = memo[namespace] = namespace_labels(known, namespace)
+        return found
+
+    owners: dict[PodTerm, set[int]] = {}
+    for i, task in enumerate(tasks):
+        if task.pod_affinity is not None:
+            for term in task.pod_affinity.anti_affinity:
+                owners.setdefault(term, set()).add(i)
+    rules: list[Apart] = []
+    for term, owned in owners.items():
+        selected = {
+            i for i, t in enumerate(tasks) if term.matches(t.namespace, t.labels, ns_labels)
+        }
+        if selected:
+            rules.append(Apart(term.topology_key, frozenset(owned | selected), 1))
+    spreads: dict[tuple[Selector, str], set[int]] = {}
+    for i, task in enumerate(tasks):
+        for c in task.spread:
+            hostname = c.topology_key == HOSTNAME_LABEL
+            if c.hard and c.max_skew == 1 and hostname and c.selector is not None:
+                spreads.setdefault((c.selector, task.namespace), set()).add(i)
+    for (selector, namespace), owned in spreads.items():
+        selected = {
+            i
+            for i, t in enumerate(tasks)
+            if t.namespace == namespace and selector.matches(t.labels)
+        }
+        if selected:
+            rules.append(Apart(HOSTNAME_LABEL, frozenset(owned | selected), 1))
+    return rules
+
+
+def room_masks(
+    session: Session, tasks: Sequence[PodInfo], masks: Sequence[ep.Mask]
+) -> list[ep.Mask]:
+    """Per task, the nodes whose free room it may use now: its static ``masks`` narrowed by
+    the plugins' placement-dependent rules as the cycle stands (anti-affinity to pods
+    already there, spread counts). Shapes are judged by the static masks alone: a new
+    node holds no pods."""
+    if not session.dynamic_constraints:
+        return list(masks)
+    out: list[ep.Mask] = []
+    # A gang's workers differ in name only: the rules see a pod's constraints, namespace
+    # and labels, so identical ones are asked once.
+    seen: dict[object, ep.Mask] = {}
+    for task, mask in zip(tasks, masks, strict=True):
+        key = (
+            task.constraint_key,
+            task.namespace,
+            task.pod_affinity,
+            task.spread,
+            tuple(sorted(task.labels.items())),
+        )
+        narrowed = seen.get(key)
+        if narrowed is None:
+            parts, _ = session.dynamic_constraint(task)
+            narrowed = mask.copy()
+            for part, _reason in parts:
+                narrowed &= part
+            seen[key] = narrowed
+        out.append(narrowed)
+    return out
