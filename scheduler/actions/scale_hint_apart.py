@@ -2,24 +2,24 @@
 
 Why this module exists: the scale-up hint (``scale_hint``) packs a gang's shortfall onto
 free room and onto new nodes by resources. A gang whose pods are required anti-affine to
-each other (``podAntiAffinity`` per ``kubernetes.io/hostname``: one pod per node) or
-spread with ``DoNotSchedule`` and ``maxSkew: 1`` per hostname cannot be packed several to
-a node, so a resource-only count asks for too few nodes. The rules themselves live in the
-engine's plugin (:mod:`scheduler.plugins.pod_affinity`, docs/semantics.md §14): the hint
-asks it, through the session's dynamic constraints, which existing nodes a pod may use as
-the cycle stands (nodes already holding a pod the rule matches drop out). What it cannot
-ask the plugin is how the gang's own pods, none placed yet, limit each other; that is what
-:func:`apart_rules` states, as "at most ``cap`` of these tasks in one domain of ``key``":
+each other (``podAntiAffinity`` per ``kubernetes.io/hostname``: one pod per node) cannot
+be packed several to a node, so a resource-only count asks for too few nodes. The rules
+themselves live in the engine's plugin (:mod:`scheduler.plugins.pod_affinity`,
+docs/semantics.md §14): the hint asks it, through the session's dynamic constraints,
+which existing nodes a pod may use as the cycle stands (nodes already holding a pod the
+rule matches drop out). What it cannot ask the plugin is how the gang's own pods, none
+placed yet, limit each other; that is what :func:`apart_rules` states, as "at most
+``cap`` of these tasks in one domain of ``key``": a required anti-affinity term of a task
+that selects tasks of the gang makes the term's owners and the tasks it selects one per
+domain of its ``topologyKey`` (one pod selected by the term and one owning it may not
+share the domain, either way round; taking them all as one group is exact when the owners
+are the pods selected, the common case of N identical workers, and asks for more room
+than needed otherwise).
 
-- a required anti-affinity term of a task that selects tasks of the gang: the term's
-  owners and the tasks it selects, one per domain of its ``topologyKey`` (one pod selected
-  by the term and one owning it may not share the domain, either way round; taking them
-  all as one group is exact when the owners are the pods selected, the common case of N
-  identical workers, and asks for more room than needed otherwise);
-- a ``DoNotSchedule`` spread per hostname with ``maxSkew: 1`` whose selector matches
-  tasks of the gang: those tasks, one per node. This is kube-scheduler's rule while some
-  eligible node holds none of the matching pods (the skew is then measured from 0), which
-  is what new, empty nodes make true while they fill.
+A topology spread constraint is not such a rule: it lets a node take a second pod once
+every eligible node holds one, a level only the plugin's per-node counts know, so the
+hint packs spread pods by resources (it may then ask for too few nodes; asking a node per
+pod would ask for far too many wherever every node can take a pod).
 
 New nodes count as domains of their own for every key: the hint says so for keys other
 than hostname (a new node's zone is not ours to choose).
@@ -33,9 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from crds.topology import HOSTNAME_LABEL
 from scheduler.api.affinity import PodTerm
-from scheduler.api.labels import Selector
 from scheduler.api.namespaces import namespace_labels
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
@@ -84,20 +82,6 @@ def apart_rules(session: Session, tasks: Sequence[PodInfo]) -> list[Apart]:
         }
         if selected:
             rules.append(Apart(term.topology_key, frozenset(owned | selected), 1))
-    spreads: dict[tuple[Selector, str], set[int]] = {}
-    for i, task in enumerate(tasks):
-        for c in task.spread:
-            hostname = c.topology_key == HOSTNAME_LABEL
-            if c.hard and c.max_skew == 1 and hostname and c.selector is not None:
-                spreads.setdefault((c.selector, task.namespace), set()).add(i)
-    for (selector, namespace), owned in spreads.items():
-        selected = {
-            i
-            for i, t in enumerate(tasks)
-            if t.namespace == namespace and selector.matches(t.labels)
-        }
-        if selected:
-            rules.append(Apart(HOSTNAME_LABEL, frozenset(owned | selected), 1))
     return rules
 
 

@@ -40,8 +40,9 @@ from scheduler.api.labels import Selector
 from scheduler.api.namespaces import namespace_labels
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
+from scheduler.framework.domains import Domains, domains
 from scheduler.framework.session import Session
-from scheduler.plugins.pod_tallies import Anchor, Domains, PodTallies, Tally, domains
+from scheduler.plugins.pod_tallies import Anchor, PodTallies, Tally
 from scheduler.plugins.predicates import matches_node_affinity, tolerates_node
 
 AFFINITY_MISMATCH = "node(s) didn't match pod affinity rules"

@@ -27,9 +27,9 @@ import numpy as np
 
 from scheduler.api.labels import Selector
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
-from scheduler.framework.domains import Counts, Domains, domains
+from scheduler.framework.domains import Counts
 
-__all__ = ["Anchor", "Counts", "Domains", "PodTallies", "Tally", "domains"]
+__all__ = ["Anchor", "PodTallies", "Tally"]
 
 Anchor = tuple[str, str | None]
 

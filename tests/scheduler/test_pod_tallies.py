@@ -23,7 +23,8 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
-from scheduler.plugins.pod_tallies import PodTallies, Tally, domains
+from scheduler.framework.domains import domains
+from scheduler.plugins.pod_tallies import PodTallies, Tally
 from tests.kits.worlds import job, node, pod, queue, sourced
 
 APPS = ("a", "b", "c")
