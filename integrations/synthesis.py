@@ -41,6 +41,10 @@ _STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
 )
 
 
+_BOUND_KINDS = frozenset({("trainer.kubeflow.org", "TrainJob")})
+"""Kinds whose hooks are bound per call (to a lookup or a warning sink) in :func:`hooks`."""
+
+
 def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """Any other kind: ``spec.replicas`` (default 1) pods from a ``spec.template`` pod template."""
     template = fields.get(obj, "spec.template")
@@ -55,8 +59,11 @@ def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[s
     ]
 
 
-def hooks(lookup: base.ObjectLookup) -> dict[GVK, templates.Hook]:
-    """The hook table; hooks that need related objects are bound to ``lookup``."""
+def hooks(
+    lookup: base.ObjectLookup, warn: templates.Warn = templates.ignore_warning
+) -> dict[GVK, templates.Hook]:
+    """The hook table; hooks that need related objects are bound to ``lookup``, and
+    hooks that may have to leave something out report it to ``warn``."""
     table = dict(_STATIC_HOOKS)
     table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup)
     return table
@@ -65,19 +72,26 @@ def hooks(lookup: base.ObjectLookup) -> dict[GVK, templates.Hook]:
 def has_hook(obj: base.RawObject) -> bool:
     gvk = GVK.of(obj)
     table = dict(_STATIC_HOOKS)
-    return gvk in table or GVK(gvk.group, "*", gvk.kind) in table or gvk.kind == "TrainJob"
+    return (
+        gvk in table
+        or GVK(gvk.group, "*", gvk.kind) in table
+        or (gvk.group, gvk.kind) in _BOUND_KINDS
+    )
 
 
 def synthesize(
-    obj: base.RawObject, lookup: base.ObjectLookup | None = None
+    obj: base.RawObject,
+    lookup: base.ObjectLookup | None = None,
+    warn: templates.Warn = templates.ignore_warning,
 ) -> list[dict[str, Any]]:
     """Everything the controllers of ``obj`` would create, in creation order.
 
     ``obj`` should carry a namespace, name and uid (see :func:`templates.normalized`).
     Raises :class:`~integrations.base.GroupingError` on malformed counts or a missing
-    related object (e.g. a TrainJob's runtime).
+    related object (e.g. a TrainJob's runtime); what is synthesized only in part (a
+    decision made at run time, a field not understood) goes to ``warn``.
     """
-    table = hooks(lookup or base.EmptyLookup())
+    table = hooks(lookup or base.EmptyLookup(), warn)
 
     def expand(child: base.RawObject) -> list[dict[str, Any]]:
         gvk = GVK.of(child)
