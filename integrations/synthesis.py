@@ -12,6 +12,7 @@ Kinds without a hook get one pod from ``spec.template`` when it is a pod templat
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from integrations import argo, base, fields, jobset, knative, lws, spark, templates, trainer
@@ -31,8 +32,6 @@ _STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
     (GVK("kubeflow.org", "v2beta1", "MPIJob"), replicas.mpi_v2_children),
     (GVK("kubeflow.org", "*", "Notebook"), replicas.notebook_children),
     (GVK("ray.io", "*", "RayCluster"), ray_pods.cluster_pods),
-    (GVK("ray.io", "*", "RayJob"), ray_pods.owned_cluster_children),
-    (GVK("ray.io", "*", "RayService"), ray_pods.owned_cluster_children),
     (GVK("jobset.x-k8s.io", "*", "JobSet"), jobset.synthesize_jobs),
     (GVK("leaderworkerset.x-k8s.io", "*", "LeaderWorkerSet"), lws.synthesize_groups),
     (GVK("serving.knative.dev", "*", "Service"), knative.synthesize_revision),
@@ -41,7 +40,9 @@ _STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
 )
 
 
-_BOUND_KINDS = frozenset({("trainer.kubeflow.org", "TrainJob")})
+_BOUND_KINDS = frozenset(
+    {("trainer.kubeflow.org", "TrainJob"), ("ray.io", "RayJob"), ("ray.io", "RayService")}
+)
 """Kinds whose hooks are bound per call (to a lookup or a warning sink) in :func:`hooks`."""
 
 
@@ -66,6 +67,9 @@ def hooks(
     hooks that may have to leave something out report it to ``warn``."""
     table = dict(_STATIC_HOOKS)
     table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup)
+    ray_children = functools.partial(ray_pods.owned_cluster_children, warn=warn)
+    table[GVK("ray.io", "*", "RayJob")] = ray_children
+    table[GVK("ray.io", "*", "RayService")] = ray_children
     return table
 
 

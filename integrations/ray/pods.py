@@ -6,7 +6,9 @@ head) and ``ray.io/node-type``, and creates ``replicas x numOfHosts`` pods per
 unsuspended worker group; RayJob and RayService first create a RayCluster
 ``<name>-<x>`` from their embedded spec.  The Ray adapter maps pods by these labels.
 The RayJob submitter (K8sJobMode) is not synthesized: KubeRay disables it with KAI
-because it cannot join the gang (docs/semantics.md §12).
+because it cannot join the gang (docs/semantics.md §12).  A RayJob with
+``spec.clusterSelector`` runs on a RayCluster that exists already: KubeRay creates no
+cluster for it, so nothing is synthesized and a warning says where its pods are.
 """
 
 from __future__ import annotations
@@ -81,9 +83,25 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     return pods
 
 
-def owned_cluster_children(owner: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+def owned_cluster_children(
+    owner: base.RawObject, expand: templates.Expand, warn: templates.Warn
+) -> list[dict[str, Any]]:
     """The RayCluster ``<name>-<x>`` a RayJob/RayService creates, and its pods."""
     kind = str(owner.get("kind"))
+    selector = grouper.cluster_selector(owner)
+    if selector:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        warn(
+            base.GroupingWarning(
+                fields.describe(owner),
+                grouper.CLUSTER_SELECTOR,
+                f"runs on an existing RayCluster ({wanted}); KubeRay creates no cluster"
+                " for it, so its Ray pods are grouped with that RayCluster's PodGroup"
+                " (give the RayCluster too to see it); the submitter pod, if any,"
+                " is grouped alone",
+            )
+        )
+        return []
     path = grouper.EMBEDDED_SPEC[kind]
     spec = fields.get_mapping(owner, path)
     if not spec:

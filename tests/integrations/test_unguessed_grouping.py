@@ -2,7 +2,10 @@
 
 Covers (issue 16, item 5), on hand-written manifests under ``fixtures/`` with the
 expected PodGroups worked out by hand from KAI's rules and the frameworks' docs:
-a kind with no adapter and no pod template (default grouping + a warning).
+a kind with no adapter and no pod template (default grouping + a warning); a RayJob
+on an existing RayCluster (``spec.clusterSelector``: no cluster of its own, a warning,
+its submitter pod alone); a RayService's default priority (``inference``; KAI's
+``train`` under ``reproduce_kai_bugs``).
 """
 
 from __future__ import annotations
@@ -11,9 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from integrations import templates
+from integrations.base import GroupingSettings
 from integrations.grouping import GroupingResult, group_workloads
 
 Fixture = Callable[[str], list[dict[str, Any]]]
+RAY = "ray.io/v1"
+KAI = GroupingSettings(reproduce_kai_bugs=True)
 
 
 def pg_name(api_version: str, kind: str, name: str, namespace: str = "default") -> str:
@@ -46,3 +52,83 @@ def test_unknown_kind_without_pods_is_shown_with_a_warning(fixture: Fixture) -> 
 def test_known_kinds_give_no_warning(fixture: Fixture) -> None:
     result = group_workloads(fixture("spark-app.yaml"))
     assert result.warnings == ()
+
+
+# --- RayJob on an existing RayCluster -------------------------------------------------
+
+
+def test_rayjob_with_cluster_selector_is_grouped_with_its_cluster(fixture: Fixture) -> None:
+    result = group_workloads(fixture("rayjob-cluster-selector.yaml"))
+    assert result.errors == ()
+    # head 1 + cpu-workers minReplicas 2; the RayJob adds no PodGroup and no pods
+    cluster = pg_name(RAY, "RayCluster", "shared-cluster", "analytics")
+    assert summary(result) == {
+        cluster: (3, (("headgroup", 1), ("cpu-workers", 2)), "team-data", "train")
+    }
+    assert len(result.pods) == 3
+    assert {a.pod_group for a in result.assignments} == {cluster}
+    [warning] = result.warnings
+    assert warning.object == "RayJob analytics/nightly-report"
+    assert "spec.clusterSelector" in warning.message
+    assert "ray.io/cluster=shared-cluster" in warning.message
+
+
+def test_rayjob_with_cluster_selector_alone_is_a_warning_not_an_error(fixture: Fixture) -> None:
+    docs = [d for d in fixture("rayjob-cluster-selector.yaml") if d["kind"] == "RayJob"]
+    result = group_workloads(docs)
+    assert result.errors == ()
+    assert result.pod_groups == ()
+    assert len(result.warnings) == 1
+
+
+def test_submitter_pod_of_a_selector_rayjob_is_grouped_alone(fixture: Fixture) -> None:
+    result = group_workloads(fixture("rayjob-submitter-pod.yaml"))
+    assert result.errors == ()
+    name = "pg-nightly-report-0c7e2b1a-0000-4000-8000-000000000001"
+    assert summary(result) == {name: (1, (), "team-data", "train")}
+    [assignment] = result.assignments
+    assert (assignment.pod, assignment.pod_group, assignment.sub_group) == (
+        "analytics/nightly-report-x7k2p",
+        name,
+        None,
+    )
+
+
+def test_kai_gives_the_submitter_pod_the_selected_clusters_gang(fixture: Fixture) -> None:
+    cluster = [d for d in fixture("rayjob-cluster-selector.yaml") if d["kind"] == "RayCluster"]
+    result = group_workloads([*fixture("rayjob-submitter-pod.yaml"), *cluster], settings=KAI)
+    assert result.errors == ()
+    got = summary(result)["pg-nightly-report-0c7e2b1a-0000-4000-8000-000000000001"]
+    assert got[:2] == (3, (("headgroup", 1), ("cpu-workers", 2)))  # one pod never reaches 3
+
+
+# --- RayService priority --------------------------------------------------------------
+
+
+def test_rayservice_defaults_to_inference_unless_set(fixture: Fixture) -> None:
+    result = group_workloads(fixture("rayservice-priority.yaml"))
+    assert result.errors == ()
+    assert summary(result) == {
+        # head 1 + gpu minReplicas 1
+        pg_name(RAY, "RayService", "text-embedder"): (
+            2,
+            (("headgroup", 1), ("gpu", 1)),
+            "default-queue",
+            "inference",
+        ),
+        pg_name(RAY, "RayService", "batch-scorer"): (
+            1,
+            (("headgroup", 1),),
+            "default-queue",
+            "build",
+        ),
+    }
+
+
+def test_rayservice_priority_as_kai_gives_it(fixture: Fixture) -> None:
+    result = group_workloads(fixture("rayservice-priority.yaml"), settings=KAI)
+    priorities = {name: spec[3] for name, spec in summary(result).items()}
+    assert priorities == {
+        pg_name(RAY, "RayService", "text-embedder"): "train",
+        pg_name(RAY, "RayService", "batch-scorer"): "build",
+    }
