@@ -35,13 +35,17 @@ _STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
     (GVK("jobset.x-k8s.io", "*", "JobSet"), jobset.synthesize_jobs),
     (GVK("leaderworkerset.x-k8s.io", "*", "LeaderWorkerSet"), lws.synthesize_groups),
     (GVK("serving.knative.dev", "*", "Service"), knative.synthesize_revision),
-    (GVK("argoproj.io", "*", "Workflow"), argo.synthesize_workflow),
     (GVK("sparkoperator.k8s.io", "*", "SparkApplication"), spark.synthesize_application),
 )
 
 
 _BOUND_KINDS = frozenset(
-    {("trainer.kubeflow.org", "TrainJob"), ("ray.io", "RayJob"), ("ray.io", "RayService")}
+    {
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayService"),
+        ("argoproj.io", "Workflow"),
+    }
 )
 """Kinds whose hooks are bound per call (to a lookup or a warning sink) in :func:`hooks`."""
 
@@ -70,6 +74,9 @@ def hooks(
     ray_children = functools.partial(ray_pods.owned_cluster_children, warn=warn)
     table[GVK("ray.io", "*", "RayJob")] = ray_children
     table[GVK("ray.io", "*", "RayService")] = ray_children
+    table[GVK("argoproj.io", "*", "Workflow")] = functools.partial(
+        argo.synthesize_workflow, warn=warn
+    )
     return table
 
 

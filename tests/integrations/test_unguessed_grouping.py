@@ -132,3 +132,19 @@ def test_rayservice_priority_as_kai_gives_it(fixture: Fixture) -> None:
         pg_name(RAY, "RayService", "text-embedder"): "train",
         pg_name(RAY, "RayService", "batch-scorer"): "build",
     }
+
+
+# --- Argo: a template that calls itself -----------------------------------------------
+
+
+def test_recursive_workflow_is_synthesized_one_pass_with_a_warning(fixture: Fixture) -> None:
+    result = group_workloads(fixture("argo-recursive.yaml"))
+    assert result.errors == ()
+    # 3 DAG tasks x (flip + report); the call back into ``toss`` is not followed
+    assert len(result.pods) == 6
+    assert len(result.pod_groups) == 6  # step pods: one PodGroup each (skip-top-owner)
+    assert {s[0] for s in summary(result).values()} == {1}
+    assert {s[2] for s in summary(result).values()} == {"ci-batch"}  # Workflow label
+    [warning] = result.warnings
+    assert warning.object.startswith("Workflow ci/coin-toss-")
+    assert "template 'toss' calls itself" in warning.message
