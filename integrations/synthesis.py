@@ -70,7 +70,7 @@ def hooks(
     """The hook table; hooks that need related objects are bound to ``lookup``, and
     hooks that may have to leave something out report it to ``warn``."""
     table = dict(_STATIC_HOOKS)
-    table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup)
+    table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup, warn)
     ray_children = functools.partial(ray_pods.owned_cluster_children, warn=warn)
     table[GVK("ray.io", "*", "RayJob")] = ray_children
     table[GVK("ray.io", "*", "RayService")] = ray_children

@@ -148,3 +148,46 @@ def test_recursive_workflow_is_synthesized_one_pass_with_a_warning(fixture: Fixt
     [warning] = result.warnings
     assert warning.object.startswith("Workflow ci/coin-toss-")
     assert "template 'toss' calls itself" in warning.message
+
+
+# --- Kubeflow Trainer: the trainer's replicatedJob is not always "node" -----------------
+
+JOBSET = "jobset.x-k8s.io/v1alpha2"
+
+
+def _gpus(result: GroupingResult, job_label: str) -> list[str]:
+    """The GPU limit of every pod of one replicatedJob."""
+    return [
+        c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", "none")
+        for p in result.pods
+        if p["metadata"]["labels"].get("jobset.sigs.k8s.io/replicatedjob-name") == job_label
+        for c in p["spec"]["containers"]
+    ]
+
+
+def test_trainer_job_found_by_name_trainer_node_or_by_ancestor_label(fixture: Fixture) -> None:
+    result = group_workloads(fixture("trainjob-runtimes.yaml"))
+    assert result.errors == ()
+    assert result.warnings == ()
+    # no startupPolicy: InOrder, one PodGroup per replicatedJob (replicas 1 x numNodes)
+    bert = pg_name(JOBSET, "JobSet", "bert-pretrain", "nlp")
+    finetune = pg_name(JOBSET, "JobSet", "finetune", "nlp")
+    assert summary(result) == {
+        f"{bert}-launcher": (1, (), "nlp-train", "train"),
+        f"{bert}-trainer-node": (4, (), "nlp-train", "train"),
+        f"{finetune}-workers": (3, (), "nlp-train", "train"),
+    }
+    assert _gpus(result, "trainer-node") == ["8"] * 4  # the container named like its job
+    assert _gpus(result, "launcher") == ["none"]
+    assert _gpus(result, "workers") == ["1"] * 3  # the only container
+
+
+def test_unrecognised_runtime_is_kept_as_written_with_a_warning(fixture: Fixture) -> None:
+    result = group_workloads(fixture("trainjob-unrecognised-runtime.yaml"))
+    assert result.errors == ()
+    name = pg_name(JOBSET, "JobSet", "rl-run")
+    assert summary(result) == {f"{name}-learner": (1, (), "default-queue", "train")}
+    [warning] = result.warnings
+    assert warning.object == "TrainJob default/rl-run"
+    assert "numNodes and resourcesPerNode not applied" in warning.message
+    assert "trainer.kubeflow.org/trainjob-ancestor-step=trainer" in warning.message
