@@ -44,6 +44,7 @@ _BOUND_KINDS = frozenset(
         ("trainer.kubeflow.org", "TrainJob"),
         ("ray.io", "RayJob"),
         ("ray.io", "RayService"),
+        ("ray.io", "RayCronJob"),
         ("argoproj.io", "Workflow"),
     }
 )
@@ -74,6 +75,9 @@ def hooks(
     ray_children = functools.partial(ray_pods.owned_cluster_children, warn=warn)
     table[GVK("ray.io", "*", "RayJob")] = ray_children
     table[GVK("ray.io", "*", "RayService")] = ray_children
+    table[GVK("ray.io", "*", "RayCronJob")] = functools.partial(
+        ray_pods.cronjob_children, warn=warn
+    )
     table[GVK("argoproj.io", "*", "Workflow")] = functools.partial(
         argo.synthesize_workflow, warn=warn
     )

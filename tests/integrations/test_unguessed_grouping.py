@@ -191,3 +191,33 @@ def test_unrecognised_runtime_is_kept_as_written_with_a_warning(fixture: Fixture
     assert warning.object == "TrainJob default/rl-run"
     assert "numNodes and resourcesPerNode not applied" in warning.message
     assert "trainer.kubeflow.org/trainjob-ancestor-step=trainer" in warning.message
+
+
+# --- RayCronJob: one RayJob gang per scheduled run ------------------------------------
+
+
+def _scheduled_rayjob(cron: str, namespace: str) -> str:
+    """The RayJob podmuster synthesizes for one run: ``<cron>-<suffix of the cron uid>``."""
+    return f"{cron}-{templates.suffix(templates.stable_uid(RAY, 'RayCronJob', namespace, cron))}"
+
+
+def test_raycronjob_run_is_grouped_as_its_rayjob(fixture: Fixture) -> None:
+    result = group_workloads(fixture("raycronjob.yaml"))
+    assert result.errors == ()
+    rayjob = _scheduled_rayjob("hourly-etl", "data")
+    name = pg_name(RAY, "RayJob", rayjob, "data")
+    # head 1 + workers replicas 3; queue from the RayCronJob (KubeRay copies no labels)
+    assert summary(result) == {name: (4, (("headgroup", 1), ("workers", 3)), "etl", "train")}
+    [group] = result.pod_groups
+    assert group["metadata"]["ownerReferences"][0]["kind"] == "RayJob"
+    assert len(result.pods) == 4
+    assert {a.sub_group for a in result.assignments} == {"headgroup", "workers"}
+    [warning] = result.warnings  # the suspended one: no RayJob, nothing to group
+    assert warning.object == "RayCronJob data/paused-backfill"
+    assert "suspended" in warning.message
+
+
+def test_raycronjob_as_kai_groups_it_one_group_of_one(fixture: Fixture) -> None:
+    result = group_workloads(fixture("raycronjob.yaml"), settings=KAI)
+    name = pg_name(RAY, "RayCronJob", "hourly-etl", "data")
+    assert summary(result) == {name: (1, (), "etl", "train")}  # default grouper, top owner
