@@ -4,8 +4,11 @@ Covers (issue 16, item 5), on hand-written manifests under ``fixtures/`` with th
 expected PodGroups worked out by hand from KAI's rules and the frameworks' docs:
 a kind with no adapter and no pod template (default grouping + a warning); a RayJob
 on an existing RayCluster (``spec.clusterSelector``: no cluster of its own, a warning,
-its submitter pod alone); a RayService's default priority (``inference``; KAI's
-``train`` under ``reproduce_kai_bugs``).
+its submitter pod alone); a RayService's default priority (``inference``); a recursive
+Argo workflow (one pass + a warning); TrainJob runtimes whose trainer job is not named
+``node`` (found by label or name, else a warning); a RayCronJob (each run's RayJob
+gang; a warning while suspended).  KAI's results, where they differ, are checked under
+``reproduce_kai_bugs``.
 """
 
 from __future__ import annotations
