@@ -7,6 +7,11 @@ grouped by their own adapter; the Workflow's labels and annotations (e.g. the qu
 fill what the grouped object lacks (docs/semantics.md §4.3, skip-top-owner — the grouper
 is :class:`integrations.skipping.SkipTopOwnerGrouper`).  This module synthesizes the
 pods Argo's controller would create by walking the entrypoint's steps and DAG tasks.
+
+A template that calls itself (directly or through others, e.g. ``dag-coinflip``'s
+``coinflip``) recurses until a ``when`` decided at run time stops it, so how many pods
+it makes cannot be known from the manifest: the walk goes through it once, does not
+follow the call back into it, and reports a warning naming the template.
 """
 
 from __future__ import annotations
@@ -44,8 +49,11 @@ def _calls(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return []
 
 
-def leaf_nodes(wf: base.RawObject) -> list[tuple[str, Mapping[str, Any]]]:
-    """``(node name, template)`` for every pod-running node reachable from the entrypoint."""
+def leaf_nodes(
+    wf: base.RawObject, warn: templates.Warn = templates.ignore_warning
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(node name, template)`` for every pod-running node reachable from the entrypoint;
+    a call back into a template being walked is not followed (reported to ``warn``)."""
     by_name = {
         str(t.get("name")): t
         for t in fields.get_list(wf, "spec.templates")
@@ -53,8 +61,12 @@ def leaf_nodes(wf: base.RawObject) -> list[tuple[str, Mapping[str, Any]]]:
     }
     entry = fields.get(wf, "spec.entrypoint") or next(iter(by_name), None)
     result: list[tuple[str, Mapping[str, Any]]] = []
+    recursive: dict[str, None] = {}
 
-    def walk(template_name: str, node: str, depth: int) -> None:
+    def walk(template_name: str, node: str, depth: int, path: tuple[str, ...]) -> None:
+        if template_name in path:
+            recursive[template_name] = None
+            return
         template = by_name.get(template_name)
         if template is None:
             raise base.GroupingError(
@@ -68,10 +80,24 @@ def leaf_nodes(wf: base.RawObject) -> list[tuple[str, Mapping[str, Any]]]:
         for call in _calls(template):
             for item in range(_fan_out(wf, call)):
                 suffix_ = f"({item})" if _fan_out(wf, call) > 1 else ""
-                walk(str(call.get("template")), f"{node}.{call.get('name')}{suffix_}", depth + 1)
+                walk(
+                    str(call.get("template")),
+                    f"{node}.{call.get('name')}{suffix_}",
+                    depth + 1,
+                    (*path, template_name),
+                )
 
     if entry is not None:
-        walk(str(entry), fields.name(wf), 0)
+        walk(str(entry), fields.name(wf), 0, ())
+    for name in recursive:
+        warn(
+            base.GroupingWarning(
+                fields.describe(wf),
+                "spec.templates",
+                f"template {name!r} calls itself; how often it recurses is decided at run"
+                " time, so its pods are synthesized for one pass only",
+            )
+        )
     return result
 
 
@@ -120,8 +146,10 @@ def _created_resource(
     return [child, *expand(child)]
 
 
-def synthesize_workflow(wf: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
-    nodes = leaf_nodes(wf)
+def synthesize_workflow(
+    wf: base.RawObject, expand: templates.Expand, warn: templates.Warn = templates.ignore_warning
+) -> list[dict[str, Any]]:
+    nodes = leaf_nodes(wf, warn)
     result: list[dict[str, Any]] = []
     for node, template in nodes:
         result.append(_pod_for(wf, node, template, single=len(nodes) == 1))

@@ -13,6 +13,10 @@ one model, :class:`crds.podgroup.PodGroup`, and ``to_manifest`` writes the exact
 Error tree::
 
     GroupingError            a workload cannot be grouped; names the object and field
+
+:class:`GroupingWarning` is not raised: it is what offline synthesis reports when it
+had to leave something out (a run-time decision, a field it does not understand), so
+that a guess is never silent.
 """
 
 from __future__ import annotations
@@ -42,6 +46,22 @@ class GroupingError(Exception):
         self.problem = problem
         where = f" field {field}" if field else ""
         super().__init__(f"{obj}{where}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupingWarning:
+    """Something about a workload that was not understood, and what was done instead.
+
+    Same parts as :class:`GroupingError`; reported next to the result, never raised.
+    """
+
+    obj: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        where = f" field {self.field}" if self.field else ""
+        return f"{self.obj}{where}: {self.problem}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ stable uids), synthesizes the pods of workloads given without
 any, walks every pod's owner chain, runs the registered adapter and collects the
 PodGroups (deduplicated: the last pod's view wins, as the podgrouper's last update
 would, labels and annotations merged) and each pod's PodGroup and subgroup.  One
-bad workload is reported in ``errors`` and never stops the others.
+bad workload is reported in ``errors`` and never stops the others; what could only
+be guessed (a kind whose pods podmuster cannot make, a run-time decision) is reported
+in ``warnings``, so no guess is silent.
 """
 
 from __future__ import annotations
@@ -56,12 +58,24 @@ class ObjectError:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectWarning:
+    """A workload that was grouped, but not entirely understood: what and why."""
+
+    object: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"object": self.object, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
 class GroupingResult:
     """PodGroup manifests (sorted by namespace/name), assignments and errors."""
 
     pod_groups: tuple[dict[str, Any], ...] = ()
     assignments: tuple[PodAssignment, ...] = ()
     errors: tuple[ObjectError, ...] = ()
+    warnings: tuple[ObjectWarning, ...] = ()
     pods: tuple[dict[str, Any], ...] = field(default=(), repr=False)
     """Every pod that was grouped, the synthesized ones included."""
 
@@ -120,6 +134,7 @@ class _Run:
         self.registry = groupers or registry.build_registry(settings=settings)
         self.index = objects.ObjectIndex()
         self.errors: dict[tuple[str, str], None] = {}
+        self.warnings: dict[tuple[str, str], None] = {}
         self.normalized = [templates.normalized(o) for o in _flatten(given)]
         for obj in self.normalized:
             self.index.add(obj)
@@ -135,6 +150,9 @@ class _Run:
 
     def error(self, obj: base.RawObject, exc: base.GroupingError) -> None:
         self.errors[(fields.describe(obj), str(exc))] = None
+
+    def warn(self, warning: base.GroupingWarning) -> None:
+        self.warnings[(warning.obj, str(warning))] = None
 
     def top_of(self, pod: base.RawObject) -> base.RawObject | None:
         try:
@@ -173,7 +191,7 @@ class _Run:
                 self.expand_deepest(child, children)
             return
         try:
-            created = synthesis.synthesize(obj, self.index)
+            created = synthesis.synthesize(obj, self.index, self.warn)
         except base.GroupingError as exc:
             self.error(obj, exc)
             return
@@ -228,6 +246,7 @@ class _Run:
             pod_groups=tuple(groups[k] for k in sorted(groups)),
             assignments=tuple(assignments),
             errors=tuple(ObjectError(o, m) for o, m in self.errors),
+            warnings=tuple(ObjectWarning(o, m) for o, m in self.warnings),
             pods=tuple(dict(p) for p in pods),
         )
 
@@ -254,6 +273,15 @@ class _Run:
                 self.error(obj, exc)
                 continue
             groups[(spec.namespace, spec.name)] = spec.to_manifest()
+            self.warn(
+                base.GroupingWarning(
+                    fields.describe(obj),
+                    "",
+                    f"podmuster does not know which pods {obj.get('kind')} creates"
+                    " (no adapter and no spec.template); shown with the default grouping,"
+                    " minMember 1, which may not be what its controller needs",
+                )
+            )
 
 
 def group_workloads(

@@ -17,6 +17,7 @@ from typing import Final
 from integrations import base, default, fields, jobset, knative, lws, skipping
 from integrations.k8s import cronjob, deployment, job, pod
 from integrations.kubeflow import distributed, mpi, pytorch
+from integrations.ray import cronjob as ray_cronjob
 from integrations.ray import grouper as ray
 
 GVK = base.GroupVersionKind
@@ -80,6 +81,7 @@ PODMUSTER_ONLY: Final[tuple[tuple[GVK, GrouperFactory], ...]] = (
         GVK("kubeflow.org", "v1", "Notebook"),
         _const(default.DefaultGrouper("notebook", default.BUILD, top_owner_only=True)),
     ),
+    (GVK("ray.io", "*", "RayCronJob"), _const(ray_cronjob.RayCronJobGrouper(rayjobs=_RAY))),
 )
 """Kinds KAI leaves to the default grouper although they gang or default differently."""
 

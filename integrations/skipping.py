@@ -27,7 +27,7 @@ class ExactLookup(Protocol):
     def lookup_exact(self, gvk: base.GroupVersionKind) -> base.WorkloadGrouper | None: ...
 
 
-def _fill_gaps(target: Mapping[str, Any], wrapper: base.RawObject) -> dict[str, Any]:
+def fill_gaps(target: Mapping[str, Any], wrapper: base.RawObject) -> dict[str, Any]:
     """``target`` with the wrapper's labels/annotations added where keys are missing."""
     merged = dict(target)
     meta = dict(fields.metadata(target))
@@ -50,7 +50,7 @@ class SkipTopOwnerGrouper:
     ) -> tuple[base.WorkloadGrouper, base.GroupingContext]:
         wrapper = ctx.top_owner
         below = ctx.owners[:-1] if ctx.owners else ()
-        subject = _fill_gaps(below[-1] if below else ctx.pod, wrapper)
+        subject = fill_gaps(below[-1] if below else ctx.pod, wrapper)
         owners = (*below[:-1], subject) if below else ()
         grouper = self.registry.lookup_exact(base.GroupVersionKind.of(subject))
         inner = dataclasses.replace(ctx, top_owner=subject, owners=owners)

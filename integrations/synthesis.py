@@ -12,6 +12,7 @@ Kinds without a hook get one pod from ``spec.template`` when it is a pod templat
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from integrations import argo, base, fields, jobset, knative, lws, spark, templates, trainer
@@ -31,14 +32,23 @@ _STATIC_HOOKS: tuple[tuple[GVK, templates.Hook], ...] = (
     (GVK("kubeflow.org", "v2beta1", "MPIJob"), replicas.mpi_v2_children),
     (GVK("kubeflow.org", "*", "Notebook"), replicas.notebook_children),
     (GVK("ray.io", "*", "RayCluster"), ray_pods.cluster_pods),
-    (GVK("ray.io", "*", "RayJob"), ray_pods.owned_cluster_children),
-    (GVK("ray.io", "*", "RayService"), ray_pods.owned_cluster_children),
     (GVK("jobset.x-k8s.io", "*", "JobSet"), jobset.synthesize_jobs),
     (GVK("leaderworkerset.x-k8s.io", "*", "LeaderWorkerSet"), lws.synthesize_groups),
     (GVK("serving.knative.dev", "*", "Service"), knative.synthesize_revision),
-    (GVK("argoproj.io", "*", "Workflow"), argo.synthesize_workflow),
     (GVK("sparkoperator.k8s.io", "*", "SparkApplication"), spark.synthesize_application),
 )
+
+
+_BOUND_KINDS = frozenset(
+    {
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayService"),
+        ("ray.io", "RayCronJob"),
+        ("argoproj.io", "Workflow"),
+    }
+)
+"""Kinds whose hooks are bound per call (to a lookup or a warning sink) in :func:`hooks`."""
 
 
 def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
@@ -55,29 +65,48 @@ def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[s
     ]
 
 
-def hooks(lookup: base.ObjectLookup) -> dict[GVK, templates.Hook]:
-    """The hook table; hooks that need related objects are bound to ``lookup``."""
+def hooks(
+    lookup: base.ObjectLookup, warn: templates.Warn = templates.ignore_warning
+) -> dict[GVK, templates.Hook]:
+    """The hook table; hooks that need related objects are bound to ``lookup``, and
+    hooks that may have to leave something out report it to ``warn``."""
     table = dict(_STATIC_HOOKS)
-    table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup)
+    table[GVK("trainer.kubeflow.org", "*", "TrainJob")] = trainer.make_hook(lookup, warn)
+    ray_children = functools.partial(ray_pods.owned_cluster_children, warn=warn)
+    table[GVK("ray.io", "*", "RayJob")] = ray_children
+    table[GVK("ray.io", "*", "RayService")] = ray_children
+    table[GVK("ray.io", "*", "RayCronJob")] = functools.partial(
+        ray_pods.cronjob_children, warn=warn
+    )
+    table[GVK("argoproj.io", "*", "Workflow")] = functools.partial(
+        argo.synthesize_workflow, warn=warn
+    )
     return table
 
 
 def has_hook(obj: base.RawObject) -> bool:
     gvk = GVK.of(obj)
     table = dict(_STATIC_HOOKS)
-    return gvk in table or GVK(gvk.group, "*", gvk.kind) in table or gvk.kind == "TrainJob"
+    return (
+        gvk in table
+        or GVK(gvk.group, "*", gvk.kind) in table
+        or (gvk.group, gvk.kind) in _BOUND_KINDS
+    )
 
 
 def synthesize(
-    obj: base.RawObject, lookup: base.ObjectLookup | None = None
+    obj: base.RawObject,
+    lookup: base.ObjectLookup | None = None,
+    warn: templates.Warn = templates.ignore_warning,
 ) -> list[dict[str, Any]]:
     """Everything the controllers of ``obj`` would create, in creation order.
 
     ``obj`` should carry a namespace, name and uid (see :func:`templates.normalized`).
     Raises :class:`~integrations.base.GroupingError` on malformed counts or a missing
-    related object (e.g. a TrainJob's runtime).
+    related object (e.g. a TrainJob's runtime); what is synthesized only in part (a
+    decision made at run time, a field not understood) goes to ``warn``.
     """
-    table = hooks(lookup or base.EmptyLookup())
+    table = hooks(lookup or base.EmptyLookup(), warn)
 
     def expand(child: base.RawObject) -> list[dict[str, Any]]:
         gvk = GVK.of(child)

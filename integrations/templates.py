@@ -44,6 +44,13 @@ Expand = Callable[[base.RawObject], list[dict[str, Any]]]
 Hook = Callable[[base.RawObject, Expand], list[dict[str, Any]]]
 """A per-kind synthesis hook: the objects the kind's controller creates, pods included."""
 
+Warn = Callable[[base.GroupingWarning], None]
+"""Where a hook reports what it could not synthesize faithfully (never silent guesses)."""
+
+
+def ignore_warning(_warning: base.GroupingWarning) -> None:
+    """The :data:`Warn` of callers that do not collect warnings."""
+
 
 def stable_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NAMESPACE, f"{api_version}/{kind}/{namespace}/{name}"))

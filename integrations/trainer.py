@@ -5,12 +5,21 @@ Why this module exists: a TrainJob is a wrapper — the trainer controller rende
 KAI groups on that JobSet, with the TrainJob's labels (e.g. the queue) filling gaps
 (docs/semantics.md §4.3).  Offline, the JobSet is built from the runtime found through
 the lookup: ``trainer.numNodes`` becomes the parallelism and completions of the
-``node`` replicatedJob, ``resourcesPerNode`` its ``node`` container's resources.
+trainer's replicatedJob, ``resourcesPerNode`` its trainer container's resources.
+
+Which replicatedJob is the trainer's is what the trainer itself reads: the one labelled
+``trainer.kubeflow.org/trainjob-ancestor-step: trainer``; runtimes without that label
+name it ``node`` (or ``trainer-node``, as some upstream runtimes do).  Its container
+is the one named ``node``, else named like the replicatedJob, else its only one.  When
+no replicatedJob or container can be told apart, the runtime's JobSet is kept as
+written and a warning says that ``numNodes``/``resourcesPerNode`` were not applied,
+instead of silently giving one GPU-less pod.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from integrations import base, fields, templates
@@ -18,7 +27,10 @@ from integrations import base, fields, templates
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 NODE_JOB = "node"
+NODE_JOB_NAMES = (NODE_JOB, "trainer-node")
 TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER_ANCESTOR = "trainer"
 
 
 def find_runtime(job: base.RawObject, lookup: base.ObjectLookup) -> base.RawObject:
@@ -34,7 +46,31 @@ def find_runtime(job: base.RawObject, lookup: base.ObjectLookup) -> base.RawObje
     return runtime
 
 
-def _shape_node_job(job: base.RawObject, runtime: base.RawObject, rj: dict[str, Any]) -> None:
+def trainer_job(replicated_jobs: list[Any]) -> dict[str, Any] | None:
+    """The trainer's replicatedJob: by the ancestor label, else by name (``node`` first)."""
+    jobs = [rj for rj in replicated_jobs if isinstance(rj, dict)]
+    for rj in jobs:
+        if fields.labels(rj.get("template") or {}).get(ANCESTOR_LABEL) == TRAINER_ANCESTOR:
+            return rj
+    for name in NODE_JOB_NAMES:
+        for rj in jobs:
+            if rj.get("name") == name:
+                return rj
+    return None
+
+
+def _trainer_container(rj: Mapping[str, Any], containers: list[Any]) -> dict[str, Any] | None:
+    named = [c for c in containers if isinstance(c, dict)]
+    for wanted in (NODE_JOB, rj.get("name")):
+        for container in named:
+            if container.get("name") == wanted:
+                return container
+    return named[0] if len(named) == 1 else None
+
+
+def _shape_node_job(
+    job: base.RawObject, runtime: base.RawObject, rj: dict[str, Any], warn: templates.Warn
+) -> None:
     """``numNodes`` (TrainJob, else runtime) → parallelism/completions; resources per node."""
     nodes = fields.get_int(job, "spec.trainer.numNodes", minimum=1)
     if nodes is None:
@@ -43,20 +79,44 @@ def _shape_node_job(job: base.RawObject, runtime: base.RawObject, rj: dict[str, 
     if nodes is not None:
         spec["parallelism"] = spec["completions"] = nodes
     resources = fields.get_mapping(job, "spec.trainer.resourcesPerNode")
-    for container in fields.get(spec, "template.spec.containers") or []:
-        if isinstance(container, dict) and resources and container.get("name") == NODE_JOB:
-            container["resources"] = copy.deepcopy(dict(resources))
+    if not resources:
+        return
+    container = _trainer_container(rj, fields.get(spec, "template.spec.containers") or [])
+    if container is None:
+        warn(
+            base.GroupingWarning(
+                fields.describe(job),
+                "spec.trainer.resourcesPerNode",
+                f"not applied: replicatedJob {rj.get('name')!r} of {fields.describe(runtime)}"
+                f" has no container named {NODE_JOB!r} or {rj.get('name')!r} and more than one",
+            )
+        )
+        return
+    container["resources"] = copy.deepcopy(dict(resources))
 
 
-def make_hook(lookup: base.ObjectLookup) -> templates.Hook:
+def make_hook(
+    lookup: base.ObjectLookup, warn: templates.Warn = templates.ignore_warning
+) -> templates.Hook:
     """The TrainJob synthesis hook, bound to a lookup that finds runtimes."""
 
     def hook(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
         runtime = find_runtime(job, lookup)
         spec = copy.deepcopy(dict(fields.get_mapping(runtime, "spec.template.spec")))
-        for rj in spec.get("replicatedJobs") or []:
-            if isinstance(rj, dict) and rj.get("name") == NODE_JOB:
-                _shape_node_job(job, runtime, rj)
+        rj = trainer_job(spec.get("replicatedJobs") or [])
+        if rj is not None:
+            _shape_node_job(job, runtime, rj, warn)
+        else:
+            warn(
+                base.GroupingWarning(
+                    fields.describe(job),
+                    "spec.trainer",
+                    f"numNodes and resourcesPerNode not applied: no replicatedJob of"
+                    f" {fields.describe(runtime)} is labelled {ANCESTOR_LABEL}="
+                    f"{TRAINER_ANCESTOR} or named {' or '.join(NODE_JOB_NAMES)};"
+                    " its JobSet is shown as the runtime writes it",
+                )
+            )
         jobset = templates.make_object(
             JOBSET_API,
             "JobSet",

@@ -5,7 +5,10 @@ will podmuster make of my workload" offline, from the same adapters the live
 podgrouper uses. Every workload given is grouped, whatever its schedulerName.
 A workload that cannot be grouped is reported on stderr (one line naming the
 file, the object and the problem) while the others are still printed; the
-exit code is then 2.
+exit code is then 2. What was grouped but not fully understood (a kind whose pods
+cannot be made offline, a decision taken at run time) gets one ``warning`` line, so
+the user knows which part of the output is a guess; warnings alone leave the exit
+code 0.
 """
 
 from __future__ import annotations
@@ -67,13 +70,14 @@ def run(args: argparse.Namespace) -> int:
     for item in sourced:  # adapters report namespace-less objects in "default"
         if not item.namespace:
             sources.setdefault(f"{item.kind} default/{item.name}", item.source)
-    for error in result.errors:
-        source = sources.get(error.object)
-        prefix = f"{source}: " if source else ""
-        message = error.message
-        if message.startswith(error.object):
-            message = message[len(error.object) :].lstrip(" :")
-        print(f"podmuster: {prefix}{error.object}: {message}", file=sys.stderr)
+    for label, reports in (("", result.errors), ("warning: ", result.warnings)):
+        for report in reports:
+            source = sources.get(report.object)
+            prefix = f"{source}: " if source else ""
+            message = report.message
+            if message.startswith(report.object):
+                message = message[len(report.object) :].lstrip(" :")
+            print(f"podmuster: {label}{prefix}{report.object}: {message}", file=sys.stderr)
     document = result.to_list()
     if args.pods:
         if args.output == "json":

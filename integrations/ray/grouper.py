@@ -7,9 +7,18 @@ top owner itself, or the cluster a RayJob (``status.rayClusterName``) or RayServ
 top-owner label ``ray.io/priority-class-name`` wins over every other priority,
 unchecked (docs/semantics.md §4.3, §12).
 
-podmuster difference: when the status names no cluster (or one that the lookup does
-not find), the RayCluster in the pod's owner chain is used, then the cluster spec
-embedded in the RayJob/RayService; KAI fails the reconcile instead.
+podmuster differences (docs/integrations.md), all switched off by
+``reproduce_kai_bugs``:
+
+- when the status names no cluster (or one that the lookup does not find), the
+  RayCluster in the pod's owner chain is used, then the cluster spec embedded in the
+  RayJob/RayService; KAI fails the reconcile instead;
+- a RayJob with ``spec.clusterSelector`` runs on a RayCluster that already exists and
+  is grouped on its own: the Ray pods belong to that cluster (their top owner), so
+  the only pod the RayJob owns is KubeRay's submitter, grouped alone (minMember 1).
+  KAI gives it the selected cluster's whole gang size, which one pod never reaches;
+- a RayService defaults to ``inference``: Serve replicas are long-running services,
+  as a Deployment or a Knative Service is.  KAI's default is ``train``.
 """
 
 from __future__ import annotations
@@ -35,6 +44,21 @@ _STATUS_PATHS = {
     ),
 }
 EMBEDDED_SPEC = {"RayJob": "spec.rayClusterSpec", "RayService": "spec.rayClusterConfig"}
+CLUSTER_SELECTOR = "spec.clusterSelector"
+
+
+def cluster_selector(obj: base.RawObject) -> Mapping[str, Any]:
+    """A RayJob's ``spec.clusterSelector`` (empty: the RayJob makes its own cluster)."""
+    if obj.get("kind") != "RayJob":
+        return {}
+    return fields.get_mapping(obj, CLUSTER_SELECTOR)
+
+
+def fallback_priority(obj: base.RawObject, kai_bug: bool) -> str:
+    """The kind's default priority: ``inference`` for a RayService (KAI: ``train``)."""
+    if obj.get("kind") == "RayService" and not kai_bug:
+        return default.INFERENCE
+    return default.TRAIN
 
 
 def find_cluster(ctx: base.GroupingContext) -> tuple[base.RawObject, Mapping[str, Any], str]:
@@ -81,17 +105,30 @@ class RayGrouper:
         return (*clusters_, legacy)
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
+        kai_bug = ctx.settings.reproduce_kai_bugs
+        priority = fallback_priority(ctx.top_owner, kai_bug)
+        if cluster_selector(ctx.top_owner) and not kai_bug:
+            # the submitter pod of a RayJob on an existing cluster: not part of a gang
+            return _with_ray_priority(
+                ctx, default.build(ctx, subject=ctx.top_owner, fallback_priority=priority)
+            )
         holder, spec, path = find_cluster(ctx)
-        total, subgroups = clusters.subgroups(
-            holder, spec, path, ctx.pod, kai_bug=ctx.settings.reproduce_kai_bugs
+        total, subgroups = clusters.subgroups(holder, spec, path, ctx.pod, kai_bug=kai_bug)
+        result = _with_ray_priority(
+            ctx,
+            default.build(ctx, subject=ctx.top_owner, min_member=total, fallback_priority=priority),
         )
-        result = default.build(ctx, subject=ctx.top_owner, min_member=total)
-        override = fields.labels(ctx.top_owner).get(RAY_PRIORITY_LABEL)
-        if override:
-            result = dataclasses.replace(result, priority_class_name=str(override))
         if _is_legacy(ctx, result):
             return result
         return dataclasses.replace(result, subgroups=subgroups)
+
+
+def _with_ray_priority(ctx: base.GroupingContext, spec: base.PodGroupSpec) -> base.PodGroupSpec:
+    """The top owner's ``ray.io/priority-class-name`` label wins, unchecked (as in KAI)."""
+    override = fields.labels(ctx.top_owner).get(RAY_PRIORITY_LABEL)
+    if override:
+        return dataclasses.replace(spec, priority_class_name=str(override))
+    return spec
 
 
 def _is_legacy(ctx: base.GroupingContext, spec: base.PodGroupSpec) -> bool:

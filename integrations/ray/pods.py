@@ -6,7 +6,11 @@ head) and ``ray.io/node-type``, and creates ``replicas x numOfHosts`` pods per
 unsuspended worker group; RayJob and RayService first create a RayCluster
 ``<name>-<x>`` from their embedded spec.  The Ray adapter maps pods by these labels.
 The RayJob submitter (K8sJobMode) is not synthesized: KubeRay disables it with KAI
-because it cannot join the gang (docs/semantics.md §12).
+because it cannot join the gang (docs/semantics.md §12).  A RayJob with
+``spec.clusterSelector`` runs on a RayCluster that exists already: KubeRay creates no
+cluster for it, so nothing is synthesized and a warning says where its pods are.
+A RayCronJob creates a RayJob ``<cron>-<x>`` from ``spec.jobTemplate`` on each tick;
+one run is synthesized (none, with a warning, while ``spec.suspend`` is true).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 from crds.names import QUEUE_LABEL
 from integrations import base, fields, templates
-from integrations.ray import clusters, grouper
+from integrations.ray import clusters, cronjob, grouper
 
 CLUSTER_LABEL = "ray.io/cluster"
 NODE_TYPE_LABEL = "ray.io/node-type"
@@ -81,9 +85,25 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     return pods
 
 
-def owned_cluster_children(owner: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+def owned_cluster_children(
+    owner: base.RawObject, expand: templates.Expand, warn: templates.Warn
+) -> list[dict[str, Any]]:
     """The RayCluster ``<name>-<x>`` a RayJob/RayService creates, and its pods."""
     kind = str(owner.get("kind"))
+    selector = grouper.cluster_selector(owner)
+    if selector:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        warn(
+            base.GroupingWarning(
+                fields.describe(owner),
+                grouper.CLUSTER_SELECTOR,
+                f"runs on an existing RayCluster ({wanted}); KubeRay creates no cluster"
+                " for it, so its Ray pods are grouped with that RayCluster's PodGroup"
+                " (give the RayCluster too to see it); the submitter pod, if any,"
+                " is grouped alone",
+            )
+        )
+        return []
     path = grouper.EMBEDDED_SPEC[kind]
     spec = fields.get_mapping(owner, path)
     if not spec:
@@ -102,3 +122,30 @@ def owned_cluster_children(owner: base.RawObject, expand: templates.Expand) -> l
         spec=spec,
     )
     return [cluster, *expand(cluster)]
+
+
+def cronjob_children(
+    cron: base.RawObject, expand: templates.Expand, warn: templates.Warn
+) -> list[dict[str, Any]]:
+    """One scheduled run of a RayCronJob: the RayJob ``<cron>-<x>``, then what it creates."""
+    if fields.get(cron, "spec.suspend") is True:
+        warn(
+            base.GroupingWarning(
+                fields.describe(cron),
+                "spec.suspend",
+                "suspended: KubeRay creates no RayJob for it, so there is nothing to group",
+            )
+        )
+        return []
+    template = fields.get_mapping(cron, "spec.jobTemplate")
+    if not template:
+        raise base.GroupingError(fields.describe(cron), "spec.jobTemplate", "is required")
+    rayjob = templates.make_object(
+        str(cron.get("apiVersion")),
+        "RayJob",
+        f"{fields.name(cron)}-{templates.suffix(fields.uid(cron))}",
+        cron,
+        labels={cronjob.CRONJOB_NAME_LABEL: fields.name(cron)},
+        spec=template,
+    )
+    return [rayjob, *expand(rayjob)]

@@ -35,7 +35,7 @@ OWNER_KINDS = {
     "trainer.kubeflow.org": ("trainjobs",),
     "jobset.x-k8s.io": ("jobsets",),
     "leaderworkerset.x-k8s.io": ("leaderworkersets",),
-    "ray.io": ("rayclusters", "rayjobs", "rayservices"),
+    "ray.io": ("rayclusters", "rayjobs", "rayservices", "raycronjobs"),
     "serving.knative.dev": ("services", "configurations", "revisions"),
     "argoproj.io": ("workflows",),
 }

@@ -176,14 +176,27 @@ PER_WORKLOAD: dict[tuple[str, ...], list[Expected]] = {
     ],
     ("kuberay/ray-service.sample.yaml",): [
         Expected(
-            pg(RAY, "RayService", "rayservice-sample"), 2, (("headgroup", 1), ("small-group", 1))
+            pg(RAY, "RayService", "rayservice-sample"),
+            2,
+            (("headgroup", 1), ("small-group", 1)),
+            priority="inference",  # Serve replicas are services (KAI: train)
         )
     ],
     ("kuberay/ray-service.high-throughput-llm.yaml",): [
-        Expected(pg(RAY, "RayService", "qwen-35-4b"), 5, (("headgroup", 1), ("gpu-group", 4)))
+        Expected(
+            pg(RAY, "RayService", "qwen-35-4b"),
+            5,
+            (("headgroup", 1), ("gpu-group", 4)),
+            priority="inference",
+        )
     ],
     ("kuberay/ray-service.incremental-upgrade.yaml",): [
-        Expected(pg(RAY, "RayService", "rayservice-incremental-upgrade"), 1, (("headgroup", 1),))
+        Expected(
+            pg(RAY, "RayService", "rayservice-incremental-upgrade"),
+            1,
+            (("headgroup", 1),),
+            priority="inference",
+        )
     ],
     ("lws/lws-sample.yaml",): [
         Expected(

@@ -133,3 +133,27 @@ def test_unreadable_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "missing.yaml" in err[0]
+
+
+SELECTOR_RAYJOB = """
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: on-shared, namespace: team-a}
+spec:
+  entrypoint: python run.py
+  clusterSelector: {ray.io/cluster: shared}
+"""
+
+
+def test_what_is_not_understood_is_one_warning_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, "rayjob.yaml", SELECTOR_RAYJOB)
+    assert main(["group", path, _write(tmp_path, "ray.yaml", RAY)]) == 0  # warnings only
+    captured = capsys.readouterr()
+    assert len(yaml.safe_load(captured.out)["items"]) == 1  # the RayCluster
+    [line] = captured.err.strip().splitlines()
+    assert line.startswith(
+        f"podmuster: warning: {path}: RayJob team-a/on-shared: field spec.clusterSelector: "
+    )
+    assert "existing RayCluster (ray.io/cluster=shared)" in line

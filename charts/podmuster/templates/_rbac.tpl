@@ -48,7 +48,7 @@ separately, in the release namespace only (rbac.yaml).
   resources: [leaderworkersets]
   verbs: [get]
 - apiGroups: [ray.io]
-  resources: [rayclusters, rayjobs, rayservices]
+  resources: [rayclusters, rayjobs, rayservices, raycronjobs]
   verbs: [get]
 - apiGroups: [serving.knative.dev]
   resources: [services, configurations, revisions]
