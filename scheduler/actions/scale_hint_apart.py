@@ -27,14 +27,14 @@ than hostname (a new node's zone is not ours to choose).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.affinity import PodTerm
-from scheduler.api.namespaces import namespace_labels
+from scheduler.api.namespaces import namespace_lookup
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.domains import domains
@@ -61,14 +61,7 @@ class Apart:
 
 def apart_rules(session: Session, tasks: Sequence[PodInfo]) -> list[Apart]:
     """The rules by which the gang's tasks limit each other (see the module docstring)."""
-    known = session.snapshot.namespace_labels
-    memo: dict[str, Mapping[str, str]] = {}
-
-    def ns_labels(namespace: str) -> Mapping[str, str]:
-        found = memo.get(namespace)
-        if found is None:
-            found = memo[namespace] = namespace_labels(known, namespace)
-        return found
+    ns_labels = namespace_lookup(session.snapshot.namespace_labels)
 
     owners: dict[PodTerm, set[int]] = {}
     for i, task in enumerate(tasks):

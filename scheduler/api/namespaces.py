@@ -7,9 +7,23 @@ so a namespace the snapshot has no object for still answers to its name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from crds.names import NAMESPACE_NAME_LABEL
+
+
+def namespace_lookup(known: Mapping[str, Mapping[str, str]]) -> Callable[[str], Mapping[str, str]]:
+    """:func:`namespace_labels` of ``known`` as a function, each namespace worked out once
+    (a namespace selector is asked about the same few namespaces for many pods)."""
+    memo: dict[str, Mapping[str, str]] = {}
+
+    def lookup(name: str) -> Mapping[str, str]:
+        found = memo.get(name)
+        if found is None:
+            found = memo[name] = namespace_labels(known, name)
+        return found
+
+    return lookup
 
 
 def namespace_labels(known: Mapping[str, Mapping[str, str]], name: str) -> Mapping[str, str]:

@@ -26,7 +26,6 @@ a rule the plugin registers nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from scheduler.api.affinity import (
     SpreadConstraint,
 )
 from scheduler.api.labels import Selector
-from scheduler.api.namespaces import namespace_labels
+from scheduler.api.namespaces import namespace_lookup
 from scheduler.api.pods import PodInfo
 from scheduler.framework import extension_points as ep
 from scheduler.framework.domains import Domains, domains
@@ -143,15 +142,7 @@ class PodAffinityPlugin:
         nodes = snapshot.nodes
         meta = nodes.meta
         count = len(nodes)
-        known = snapshot.namespace_labels
-
-        ns_memo: dict[str, Mapping[str, str]] = {}
-
-        def ns_labels(namespace: str) -> Mapping[str, str]:
-            found = ns_memo.get(namespace)
-            if found is None:
-                found = ns_memo[namespace] = namespace_labels(known, namespace)
-            return found
+        ns_labels = namespace_lookup(snapshot.namespace_labels)
 
         anchors: set[Anchor] = set()
         for pod in ruled:
