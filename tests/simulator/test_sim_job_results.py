@@ -1,0 +1,102 @@
+"""Per-job results (``job_results``): times, nodes, disruptions, and why a job never ran.
+
+The trace (fixtures/job-results.csv on two 1-GPU nodes) is preempt.csv plus a job
+whose nodeSelector no node has. Simulated-time rules as in test_sim_metrics: cycles
+on 1 s ticks, a cycle's decisions take effect one period later.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scheduler.config import SchedulerConfig
+from simulator import cluster, csvtrace
+from simulator.events import Simulation
+from simulator.model import Scenario
+
+
+def _scenario(fixtures: Path) -> Scenario:
+    """The trace, with picky's pod asking for a node label no node carries."""
+    scenario = csvtrace.load(
+        str(fixtures / "job-results.csv"), cluster.load(str(fixtures / "cluster.yaml"))
+    )
+    (picky,) = [job for job in scenario.jobs if job.key == "sim/picky"]
+    for pod in picky.pods:
+        pod["spec"]["nodeSelector"] = {"gpu": "a100"}
+    return scenario
+
+
+def _results(fixtures: Path) -> dict[str, dict[str, Any]]:
+    figures = Simulation(_scenario(fixtures), SchedulerConfig()).run().figures
+    return {entry["name"]: entry for entry in figures["job_results"]}
+
+
+def test_one_entry_per_job_and_the_count_stays(fixtures: Path) -> None:
+    figures = Simulation(_scenario(fixtures), SchedulerConfig()).run().figures
+    assert figures["jobs"] == 3
+    assert [entry["name"] for entry in figures["job_results"]] == [
+        "sim/batch",
+        "sim/urgent",
+        "sim/picky",
+    ]  # by arrival
+
+
+def test_completed_jobs_have_their_times_computed_by_hand(fixtures: Path) -> None:
+    # batch (2 x 1 GPU) starts at 1; the cycle at 10 preempts it for urgent (applied at
+    # 11); urgent is bound at 11 and runs 12..32; batch runs again 33..133.
+    results = _results(fixtures)
+    urgent = results["sim/urgent"]
+    assert urgent == {
+        "name": "sim/urgent",
+        "queue": "team-a",
+        "gpus": 1.0,
+        "arrival_s": 10.0,
+        "start_s": 12.0,
+        "end_s": 32.0,
+        "wait_s": 2.0,
+        "nodes": 1,
+        "preempted": 0,
+        "reclaimed": 0,
+        "moved": 0,
+        "stale_gang_evicted": 0,
+        "last_reasons": None,
+    }
+    batch = results["sim/batch"]
+    # start is the first start (wait = start - arrival); end is after the restart
+    assert (batch["arrival_s"], batch["start_s"], batch["end_s"], batch["wait_s"]) == (
+        0.0,
+        1.0,
+        133.0,
+        1.0,
+    )
+    assert batch["nodes"] == 2  # one pod on each 1-GPU node
+
+
+def test_the_preempted_job_counts_one_preemption(fixtures: Path) -> None:
+    batch = _results(fixtures)["sim/batch"]
+    assert (batch["preempted"], batch["reclaimed"], batch["moved"]) == (1, 0, 0)
+    assert batch["last_reasons"] is None  # it started: no reason to explain
+
+
+def test_a_job_that_never_starts_says_its_node_selector_matches_no_node(fixtures: Path) -> None:
+    picky = _results(fixtures)["sim/picky"]
+    assert (picky["start_s"], picky["end_s"], picky["wait_s"], picky["nodes"]) == (
+        None,
+        None,
+        None,
+        0,
+    )
+    assert picky["arrival_s"] == 20.0
+    reasons = picky["last_reasons"]
+    assert reasons, "a job that never started carries the engine's last reasons"
+    assert "node selector" in reasons[0]
+    assert "0/2 nodes are available" in reasons[0]
+
+
+def test_disruptions_per_job_add_up_to_the_run_totals(fixtures: Path) -> None:
+    figures = Simulation(_scenario(fixtures), SchedulerConfig()).run().figures
+    jobs = figures["job_results"]
+    assert sum(entry["preempted"] for entry in jobs) == figures["preemptions"]
+    assert sum(entry["reclaimed"] for entry in jobs) == figures["reclaims"]
+    assert sum(entry["moved"] for entry in jobs) == figures["consolidation_moves"]
