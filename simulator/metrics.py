@@ -62,6 +62,27 @@ def summary(values: list[float]) -> dict[str, float | None]:
     }
 
 
+def never_started(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``job_results`` entries of the jobs that never started, in arrival order.
+
+    Why: the table and the report both single these jobs out (with the
+    engine's last reason), and must agree on which they are.
+    """
+    return [entry for entry in figures.get("job_results", ()) if entry["start_s"] is None]
+
+
+def _workload(pod_group: dict[str, Any]) -> str | None:
+    """ "Kind namespace/name" of the workload that owns a PodGroup, None for a trace row.
+
+    Why: the podgrouper names a workload's PodGroup ``pg-<name>-<hash>-<uid>``;
+    a person looks for the RayJob or PyTorchJob they submitted.
+    """
+    metadata = pod_group.get("metadata") or {}
+    for owner in metadata.get("ownerReferences") or ():
+        return f"{owner.get('kind')} {metadata.get('namespace')}/{owner.get('name')}"
+    return None
+
+
 def _round(value: float, digits: int = 6) -> float:
     return round(value, digits)
 
@@ -364,6 +385,7 @@ class Recorder:
         disruptions = self.job_disruptions.get(job.key, {})
         result: dict[str, Any] = {
             "name": job.key,
+            "workload": _workload(job.pod_group),
             "queue": job.queue,
             "gpus": _round(job.gpus),
             "arrival_s": _round(job.arrival),

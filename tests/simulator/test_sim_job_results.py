@@ -7,13 +7,20 @@ on 1 s ticks, a cycle's decisions take effect one period later.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from podmuster.cli import main
 from scheduler.config import SchedulerConfig
 from simulator import cluster, csvtrace
 from simulator.events import Simulation
 from simulator.model import Scenario
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STUCK = ("--workloads", str(FIXTURES / "stuck"))  # fits runs 1..31; picky never starts
 
 
 def _scenario(fixtures: Path) -> Scenario:
@@ -49,6 +56,7 @@ def test_completed_jobs_have_their_times_computed_by_hand(fixtures: Path) -> Non
     urgent = results["sim/urgent"]
     assert urgent == {
         "name": "sim/urgent",
+        "workload": None,  # a trace row has no owning workload
         "queue": "team-a",
         "gpus": 1.0,
         "arrival_s": 10.0,
@@ -100,3 +108,61 @@ def test_disruptions_per_job_add_up_to_the_run_totals(fixtures: Path) -> None:
     assert sum(entry["preempted"] for entry in jobs) == figures["preemptions"]
     assert sum(entry["reclaimed"] for entry in jobs) == figures["reclaims"]
     assert sum(entry["moved"] for entry in jobs) == figures["consolidation_moves"]
+
+
+def _cli(*argv: str) -> list[str]:
+    return ["simulate", "--cluster", str(FIXTURES / "cluster.yaml"), *argv]
+
+
+def test_json_names_the_workload_of_a_job_that_never_started(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*_cli(*STUCK), "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["jobs"] == 2
+    fits, picky = document["job_results"]
+    assert fits["workload"] == "Job team-a/fits"
+    assert (fits["start_s"], fits["end_s"], fits["wait_s"]) == (1.0, 31.0, 1.0)
+    assert picky["workload"] == "Job team-b/picky"
+    assert picky["start_s"] is None
+    assert "didn't match Pod's node selector" in picky["last_reasons"][0]
+
+
+def test_a_reclaimed_workload_counts_one_reclaim(capsys: pytest.CaptureFixture[str]) -> None:
+    # test_sim_cli's manifest form: eval reclaims one of train's pods once (applied at 61);
+    # train started at 11, restarts and ends at 393; eval runs 62..92.
+    assert main([*_cli("--workloads", str(FIXTURES / "workloads")), "-o", "json"]) == 0
+    results = {e["workload"]: e for e in json.loads(capsys.readouterr().out)["job_results"]}
+    train, evaluation = results["PyTorchJob team-a/train"], results["Job team-b/eval"]
+    assert (train["reclaimed"], train["preempted"], train["moved"]) == (1, 0, 0)
+    assert (train["arrival_s"], train["start_s"], train["end_s"]) == (10.0, 11.0, 393.0)
+    assert train["nodes"] == 2
+    assert (evaluation["reclaimed"], evaluation["start_s"], evaluation["end_s"]) == (0, 62.0, 92.0)
+
+
+def test_table_lists_the_job_that_never_started_with_its_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(_cli(*STUCK)) == 0
+    out = capsys.readouterr().out
+    assert "jobs that never started: 1 of 2" in out
+    (line,) = [row for row in out.splitlines() if "Job team-b/picky" in row]
+    assert "queue team-b" in line
+    assert "didn't match Pod's node selector" in line
+    assert "Job team-a/fits" not in out
+
+
+def test_compare_has_job_results_per_run(capsys: pytest.CaptureFixture[str]) -> None:
+    spread = str(FIXTURES / "spread.yaml")
+    assert main([*_cli(*STUCK), "--compare", spread, "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    compared = document["compare"]
+    for run in ("a", "b"):
+        names = [entry["workload"] for entry in compared[run]["job_results"]]
+        assert names == ["Job team-a/fits", "Job team-b/picky"]
+    assert document["job_results"] == compared["a"]["job_results"]  # A's keys at the top
+    assert "job_results" not in compared["diff"]  # per-job lists have no difference
+    assert main([*_cli(*STUCK), "--compare", spread]) == 0
+    table = capsys.readouterr().out
+    assert "jobs that never started in A: default: 1 of 2" in table
+    assert "jobs that never started in B: spread.yaml: 1 of 2" in table
