@@ -7,6 +7,7 @@ on 1 s ticks, a cycle's decisions take effect one period later.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from podmuster.cli import main
 from scheduler.config import SchedulerConfig
-from simulator import cluster, csvtrace
+from simulator import cluster, csvtrace, table
 from simulator.events import Simulation
 from simulator.model import Scenario
 
@@ -166,3 +167,40 @@ def test_compare_has_job_results_per_run(capsys: pytest.CaptureFixture[str]) -> 
     table = capsys.readouterr().out
     assert "jobs that never started in A: default: 1 of 2" in table
     assert "jobs that never started in B: spread.yaml: 1 of 2" in table
+
+
+def test_report_has_a_section_for_the_jobs_that_never_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.html"
+    assert main([*_cli(*STUCK), "--report", str(report), "-o", "json"]) == 0
+    capsys.readouterr()
+    section = report.read_text().split("<h2>Jobs that never started</h2>", 1)[1].split("<h2>")[0]
+    assert "1 of 2 jobs never started" in section
+    assert "<td>Job team-b/picky</td><td>team-b</td>" in section
+    assert "didn&#39;t match Pod&#39;s node selector" in section  # escaped, not raw HTML
+    assert "Job team-a/fits" not in section
+
+
+def test_report_says_when_every_job_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.html"
+    argv = _cli("--trace", str(FIXTURES / "three-jobs.csv"), "--report", str(report))
+    assert main([*argv, "-o", "json"]) == 0
+    capsys.readouterr()
+    section = report.read_text().split("<h2>Jobs that never started</h2>", 1)[1].split("<h2>")[0]
+    assert "Every job started." in section
+    assert "<table>" not in section
+
+
+def test_table_shows_ten_jobs_that_never_started_and_counts_the_rest() -> None:
+    entry = {"workload": None, "queue": "q", "gpus": 0.5, "arrival_s": 3.0, "start_s": None}
+    jobs = [{**entry, "name": f"sim/j{i}", "last_reasons": [f"reason {i}"]} for i in range(12)]
+    out = io.StringIO()
+    table._never_started(out, "", {"jobs": 20, "job_results": jobs})
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "jobs that never started: 12 of 20"
+    assert lines[2] == "  sim/j0  queue q, 0.5 GPUs, arrived 3.0s: reason 0"
+    assert len(lines) == 2 + table.NEVER_STARTED_LINES + 1
+    assert lines[-1] == "  ... and 2 more (-o json: job_results)"
