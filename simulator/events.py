@@ -264,6 +264,7 @@ class Simulation:
             run.start = self.now
             if run.first_start is None:
                 run.first_start = self.now
+            self.recorder.started(run)
             if math.isfinite(run.job.duration):
                 self.push(self.now + run.job.duration, _COMPLETE, (run, run.epoch))
         self.dirty = True

@@ -41,6 +41,13 @@ DISRUPTIONS = {
     "consolidation": "consolidation_moves",
     "stalegangeviction": "stale_gang_evictions",
 }
+# The same actions as counted on one job in ``job_results`` (times it suffered each).
+JOB_DISRUPTIONS = {
+    "preempt": "preempted",
+    "reclaim": "reclaimed",
+    "consolidation": "moved",
+    "stalegangeviction": "stale_gang_evicted",
+}
 
 
 def summary(values: list[float]) -> dict[str, float | None]:
@@ -53,6 +60,27 @@ def summary(values: list[float]) -> dict[str, float | None]:
         "p50": _round(float(np.percentile(array, 50))),
         "p95": _round(float(np.percentile(array, 95))),
     }
+
+
+def never_started(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``job_results`` entries of the jobs that never started, in arrival order.
+
+    Why: the table and the report both single these jobs out (with the
+    engine's last reason), and must agree on which they are.
+    """
+    return [entry for entry in figures.get("job_results", ()) if entry["start_s"] is None]
+
+
+def _workload(pod_group: dict[str, Any]) -> str | None:
+    """ "Kind namespace/name" of the workload that owns a PodGroup, None for a trace row.
+
+    Why: the podgrouper names a workload's PodGroup ``pg-<name>-<hash>-<uid>``;
+    a person looks for the RayJob or PyTorchJob they submitted.
+    """
+    metadata = pod_group.get("metadata") or {}
+    for owner in metadata.get("ownerReferences") or ():
+        return f"{owner.get('kind')} {metadata.get('namespace')}/{owner.get('name')}"
+    return None
 
 
 def _round(value: float, digits: int = 6) -> float:
@@ -128,6 +156,11 @@ class Recorder:
         self.lost_gpu_s = 0.0
         self.reasons: dict[str, int] = {}
         self._seen_reasons: set[tuple[str, str]] = set()
+        # per job (PodGroup key): disruptions by JOB_DISRUPTIONS name, nodes at its last
+        # start, and the engine's reasons from the last cycle it was pending in
+        self.job_disruptions: dict[str, dict[str, int]] = {}
+        self.job_nodes: dict[str, int] = {}
+        self.last_reasons: dict[str, tuple[str, ...]] = {}
         self._fragmented: float | None = None
         self.series = Series()
 
@@ -166,7 +199,9 @@ class Recorder:
         self.pending[queue] += delta
 
     def started(self, run: JobRun) -> None:
-        pass
+        """Note how many nodes the job runs on now that all its pods run."""
+        self.job_nodes[run.job.key] = len(set(run.running.values()))
+        self.last_reasons.pop(run.job.key, None)  # only a job that never starts needs them
 
     def completed(self, run: JobRun) -> None:
         self._fragmented = None
@@ -175,6 +210,9 @@ class Recorder:
         name = DISRUPTIONS.get(action, action)
         totals = self._queue(run.job.queue)
         self.disruptions[name] = self.disruptions.get(name, 0) + 1
+        per_job = self.job_disruptions.setdefault(run.job.key, {})
+        job_name = JOB_DISRUPTIONS.get(action, action)
+        per_job[job_name] = per_job.get(job_name, 0) + 1
         totals.disruptions[name] = totals.disruptions.get(name, 0) + 1
         if run.start is not None:
             lost = (self.sim.now - run.start) * run.job.gpus
@@ -188,6 +226,7 @@ class Recorder:
         for outcome in result.pod_groups:
             if outcome.outcome != "pending":
                 continue
+            self.last_reasons[outcome.pod_group] = outcome.reasons
             for reason in outcome.reasons:
                 for category in categories(reason):
                     if (outcome.pod_group, category) in self._seen_reasons:
@@ -331,4 +370,33 @@ class Recorder:
             )
             queues[name] = queue_figures
         figures["queues"] = queues
+        figures["job_results"] = [self._job_result(run) for run in sim.runs]
         return RunMetrics(figures, self.series, waits)
+
+    def _job_result(self, run: JobRun) -> dict[str, Any]:
+        """One job's line in ``job_results``: when it ran, where, what disrupted it, or why not.
+
+        Why: the run's figures say how many jobs never ran, not which ones or
+        why; one such job can skew a queue's fairness figures, and the person
+        reading them needs its name and the engine's last explanation.
+        """
+        job = run.job
+        started = run.first_start
+        disruptions = self.job_disruptions.get(job.key, {})
+        result: dict[str, Any] = {
+            "name": job.key,
+            "workload": _workload(job.pod_group),
+            "queue": job.queue,
+            "gpus": _round(job.gpus),
+            "arrival_s": _round(job.arrival),
+            "start_s": None if started is None else _round(started),
+            "end_s": None if run.end is None else _round(run.end),
+            "wait_s": None if started is None else _round(started - job.arrival),
+            "nodes": self.job_nodes.get(job.key, 0),
+        }
+        for name in JOB_DISRUPTIONS.values():
+            result[name] = disruptions.get(name, 0)
+        result["last_reasons"] = (
+            list(self.last_reasons.get(job.key, ())) if started is None else None
+        )
+        return result

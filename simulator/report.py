@@ -12,9 +12,10 @@ from typing import Any
 
 from crds.errors import InputError
 from simulator import plots
-from simulator.metrics import RunMetrics
+from simulator.metrics import RunMetrics, never_started
 
 TEMPLATE = "report.html.j2"
+NEVER_STARTED_ROWS = 50  # per run; the JSON's job_results has them all
 
 
 def render(
@@ -40,7 +41,31 @@ def render(
         settings=settings,
         runs=[(name, metrics.figures) for name, metrics in runs],
         images=images,
+        never_started=[
+            (name, metrics.figures["jobs"], _never_started(metrics.figures))
+            for name, metrics in runs
+        ],
+        never_started_rows=NEVER_STARTED_ROWS,
     )
+
+
+def _never_started(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jobs that never started, each with a display name and its last reasons.
+
+    Why: a reader of the report asks "which job never ran, and why" before
+    trusting a queue's fairness figures; the workload a person submitted is
+    easier to recognise than its PodGroup's generated name.
+    """
+    return [
+        {
+            "job": entry["workload"] or entry["name"],
+            "queue": entry["queue"],
+            "gpus": f"{entry['gpus']:g}",
+            "arrival_s": entry["arrival_s"],
+            "reasons": entry["last_reasons"] or ["no cycle explained it"],
+        }
+        for entry in never_started(figures)
+    ]
 
 
 def write(path: str, page: str) -> None:

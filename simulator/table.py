@@ -11,7 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from simulator.metrics import never_started
+
 BAR_WIDTH = 30
+NEVER_STARTED_LINES = 10  # per run; the JSON's job_results has them all
 
 
 def progress_bar(label: str, stream: TextIO | None = None) -> Callable[[float], None]:
@@ -53,6 +56,10 @@ def _duration(value: Any) -> str:
     if seconds < 172800:
         return f"{seconds / 3600:.1f}h"
     return f"{seconds / 86400:.1f}d"
+
+
+def _gpus(count: float) -> str:
+    return f"{count:g} GPU" if count == 1 else f"{count:g} GPUs"
 
 
 def _rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
@@ -127,3 +134,30 @@ def render(runs: Sequence[tuple[str, dict[str, Any]]], stream: TextIO | None = N
     skipped = runs[0][1].get("skipped") or {}
     for reason, count in skipped.items():
         out.write(f"skipped {count:,} input rows: {reason}\n")
+    for name, figures in runs:
+        _never_started(out, name if len(runs) > 1 else "", figures)
+
+
+def _never_started(out: TextIO, name: str, figures: dict[str, Any]) -> None:
+    """List the jobs that never started, each with the engine's last reason.
+
+    Why: "10 jobs (9 completed)" does not say which job never ran or why, and
+    one such job skews its queue's fairness figures. The first reason is the
+    placement failure ("0/2 nodes are available: ..."); the JSON has the rest.
+    """
+    jobs = never_started(figures)
+    if not jobs:
+        return
+    where = f" in {name}" if name else ""
+    out.write(f"\njobs that never started{where}: {len(jobs):,} of {figures['jobs']:,}\n")
+    shown = jobs[:NEVER_STARTED_LINES]
+    names = [entry["workload"] or entry["name"] for entry in shown]
+    width = max(len(name) for name in names)
+    for entry, job in zip(shown, names, strict=True):
+        reasons = entry["last_reasons"] or ["no cycle explained it"]
+        out.write(
+            f"  {job.ljust(width)}  queue {entry['queue']}, {_gpus(entry['gpus'])}, "
+            f"arrived {_duration(entry['arrival_s'])}: {reasons[0]}\n"
+        )
+    if len(jobs) > NEVER_STARTED_LINES:
+        out.write(f"  ... and {len(jobs) - NEVER_STARTED_LINES:,} more (-o json: job_results)\n")
