@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except KeyboardInterrupt:  # a second Ctrl-C during `simulate`: stop without output
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

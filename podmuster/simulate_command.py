@@ -4,20 +4,34 @@ Why: the what-if question "what happens to my teams if I change this" is
 answered offline, on the same engine as the live scheduler (the
 ``simulator`` package). This module only reads the options, picks the input
 form, and writes the table, the JSON and the report.
+
+It also owns the run's lifetime: progress on stderr once a run lasts over
+2 s, and SIGINT/SIGTERM, which only set a flag (``simulator.progress``); the
+loop stops at the next event boundary, the results so far are written
+as usual, marked partial, and the exit status says a signal ended the run
+(128 + its number: 130 for SIGINT, 143 for SIGTERM; docs/cli.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from crds.errors import InputError
 from podmuster import output
 from podmuster.schedule_command import read_config, report_bad_objects
 from scheduler.config import ConfigError, SchedulerConfig, parse_duration
+
+if TYPE_CHECKING:
+    from simulator.metrics import RunMetrics
+    from simulator.progress import StopFlag
 
 FORMATS = ("alibaba-2023", "csv")
 
@@ -53,7 +67,13 @@ def add_parser(subparsers: Any) -> None:
         help="multiply every arrival time by X (e.g. 0.01 packs a sparse trace; default 1)",
     )
     parser.add_argument("--report", metavar="FILE.html", help="write an HTML report with plots")
-    parser.add_argument("--progress", action="store_true", help="show progress even if not a TTY")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress from the start (default: once a run lasts over 2 s)",
+    )
+    shown.add_argument("--no-progress", action="store_true", help="never show progress")
     parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     parser.set_defaults(handler=run)
 
@@ -111,10 +131,54 @@ def _period(raw: str | None, scenario_period: float | None) -> float:
     return value
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _stop_on_signals(flag: StopFlag) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``flag`` while the block runs; the previous handlers come back after.
+
+    The handler only records the signal: the event loop reads the flag between
+    events. It also puts the previous handler back, so a second Ctrl-C or
+    SIGTERM stops the command at once, without results, for a person who does
+    not want to wait for them.
+    """
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        flag.set(signum)
+        signal.signal(signum, previous[signum])
+
+    try:
+        for stop_signal in STOP_SIGNALS:
+            if signal.getsignal(stop_signal) is signal.SIG_IGN:
+                continue  # ignored on purpose (a background job, nohup): leave it so
+            previous[stop_signal] = signal.signal(stop_signal, handler)
+    except ValueError:  # not the main thread (an embedding program): no handlers
+        for number, old in previous.items():
+            signal.signal(number, old)
+        previous.clear()
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
 def run(args: argparse.Namespace) -> int:
+    from simulator.progress import StopFlag
+
+    flag = StopFlag()
+    with _stop_on_signals(flag):
+        status = _simulate(args, flag)
+    return 128 + flag.signum if flag.signum is not None else status
+
+
+def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
     from simulator import compare, report, table
     from simulator.checking import leave_out_bad_objects
     from simulator.events import Simulation
+    from simulator.progress import Progress
 
     configs = _configs(args)
     names = ["A", "B"] if len(configs) == 2 else ["run"]
@@ -127,16 +191,35 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be positive, got {args.arrival_scale}", field="--arrival-scale")
     for job in scenario.jobs:
         job.arrival *= args.arrival_scale
-    show_progress = args.progress or sys.stderr.isatty()
-    results = []
+    progress = None
+    if not args.no_progress:
+        progress = Progress(
+            sys.stderr, tty=sys.stderr.isatty(), delay=0.0 if args.progress else 2.0
+        )
+    results: list[tuple[str, RunMetrics]] = []
     for (path, config), name in zip(configs, names, strict=True):
+        if flag.is_set() and results:
+            break  # stopped during A: B is not run, A is written partial
         chosen = config or scenario.config or SchedulerConfig()
         label = f"{name} ({os.path.basename(path)})" if len(configs) == 2 else "simulating"
-        progress = table.progress_bar(label) if show_progress else None
+        simulation = Simulation(
+            scenario.fresh(), chosen, period=period, progress=progress, stop=flag
+        )
+        if progress is not None:
+            progress.begin(label)
         started = time.perf_counter()
-        metrics = Simulation(scenario.fresh(), chosen, period=period, progress=progress).run()
+        metrics = simulation.run()
         metrics.figures["wall_seconds"] = round(time.perf_counter() - started, 3)
+        if progress is not None:
+            progress.end(
+                simulation.now,
+                simulation.finished,
+                len(simulation.runs),
+                partial=simulation.partial,
+            )
         results.append((name if len(configs) == 2 else "run", metrics))
+    configs = configs[: len(results)]
+    names = names[: len(results)]
     figures = [m.figures for _, m in results]
     if args.report:
         settings = {"period": f"{period:g}s"}

@@ -25,6 +25,11 @@ Rules of simulated time (docs/simulate.md):
   can next change their answer (:mod:`simulator.timers`): a cycle runs at the
   first tick after a victim's minimum runtime ends or a stale gang's grace
   period runs out, if some pod is still pending.
+
+A run can be stopped early (SIGINT, SIGTERM in ``podmuster simulate``): the
+loop reads a :class:`~simulator.progress.StopFlag` between events and ends
+there, and the figures of the run so far are computed as at a normal end,
+marked ``partial`` (docs/simulate.md, "Progress and interruption").
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from simulator import objects, timers
 from simulator.autoscale import Autoscaler
 from simulator.metrics import Recorder, RunMetrics
 from simulator.model import Scenario, SimJob
+from simulator.progress import Progress, StopFlag
 
 # Events at the same instant happen in this order: what frees resources first.
 _COMPLETE, _APPLY, _ARRIVE, _NODE, _WAKE, _CYCLE = range(6)
@@ -79,7 +85,8 @@ class Simulation:
         config: SchedulerConfig,
         *,
         period: float = 1.0,
-        progress: Callable[[float], None] | None = None,
+        progress: Progress | None = None,
+        stop: StopFlag | None = None,
     ) -> None:
         if period <= 0:
             raise ValueError("the scheduling period must be positive")
@@ -87,6 +94,8 @@ class Simulation:
         self.config = config
         self.period = period
         self.progress = progress
+        self.stop = stop
+        self.partial = False  # stopped by ``stop`` before the end
         self.cache = ClusterCache(config.scheduler_name, strict=True)
         self.node_index: dict[str, int] = {}
         self.node_names: list[str] = []
@@ -348,15 +357,19 @@ class Simulation:
         # The collector runs between cycles (run_cycle pauses it inside): each cycle's
         # session is a reference cycle, and thousands of them would pile up otherwise.
         self._loop()
-        if self.progress is not None:
-            self.progress(1.0)
-        return self.recorder.finish()
+        metrics = self.recorder.finish()
+        metrics.figures["partial"] = self.partial
+        return metrics
 
     def _loop(self) -> None:
-        horizon = max((run.job.arrival for run in self.runs), default=0.0)
-        last_report = 0.0
         events = self._events
+        stop = self.stop
+        progress = self.progress
+        total = len(self.runs)
         while events:
+            if stop is not None and stop.is_set():
+                self.partial = True
+                break
             at, kind, _, payload = heapq.heappop(events)
             if at > self.now:
                 self.recorder.advance(at)
@@ -377,7 +390,6 @@ class Simulation:
                 if self.finished == len(self.runs):
                     break  # left: only autoscaler timers
                 self._maybe_schedule_cycle()
-            if self.progress is not None and time.perf_counter() - last_report > 0.2:
-                last_report = time.perf_counter()
-                self.progress(min(1.0, self.now / horizon) if horizon else 1.0)
+            if progress is not None:
+                progress.update(self.now, self.finished, total)
         self.recorder.advance(self.now)

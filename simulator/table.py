@@ -1,34 +1,19 @@
-"""The terminal view of a run: a progress bar while it runs, a table of figures at the end.
+"""The terminal view of a run: a table of figures at the end.
 
-Why: a person running ``podmuster simulate`` wants to see it move and then
-read the answer at a glance; with two configurations the columns sit side
-by side so the differences stand out.
+Why: a person running ``podmuster simulate`` wants to read the answer at a
+glance; with two configurations the columns sit side by side so the
+differences stand out. (Progress while it runs: ``simulator.progress``.)
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from simulator.metrics import never_started
 
-BAR_WIDTH = 30
 NEVER_STARTED_LINES = 10  # per run; the JSON's job_results has them all
-
-
-def progress_bar(label: str, stream: TextIO | None = None) -> Callable[[float], None]:
-    """A callback drawing ``label [#####.....]  42%`` in place on ``stream`` (stderr)."""
-    out = stream or sys.stderr
-
-    def draw(fraction: float) -> None:
-        filled = round(fraction * BAR_WIDTH)
-        bar = "#" * filled + "." * (BAR_WIDTH - filled)
-        end = "\n" if fraction >= 1.0 else ""
-        out.write(f"\r{label} [{bar}] {fraction * 100:3.0f}%{end}")
-        out.flush()
-
-    return draw
 
 
 def _number(value: Any) -> str:
@@ -106,10 +91,17 @@ def _reason_rows(figures: dict[str, Any], limit: int = 5) -> list[tuple[str, str
     return [(f"pending: {reason}", f"{count:,} jobs") for reason, count in reasons]
 
 
+def _partial_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    """The first row of a run stopped early (SIGINT/SIGTERM): its figures cover only part of it."""
+    if not figures.get("partial"):
+        return []
+    return [("PARTIAL (interrupted)", f"after {_duration(figures['simulated_seconds'])} simulated")]
+
+
 def render(runs: Sequence[tuple[str, dict[str, Any]]], stream: TextIO | None = None) -> None:
     """Print one column per run (name, figures)."""
     out = stream or sys.stdout
-    columns = [[*_rows(f), *_queue_rows(f), *_reason_rows(f)] for _, f in runs]
+    columns = [[*_partial_rows(f), *_rows(f), *_queue_rows(f), *_reason_rows(f)] for _, f in runs]
     labels: list[str] = []
     for column in columns:
         for label, _ in column:

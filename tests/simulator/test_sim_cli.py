@@ -4,7 +4,7 @@ Covers: the CSV form and its §5 JSON keys; the manifest form with a reclaim
 whose numbers are computed by hand; the Alibaba layout on a small fixture;
 the HTML report with its four plots; ``--compare`` binpack vs spread on a
 fragmentation-prone trace (JSON a/b/diff and two table columns); the
-progress bar; bad input as one line with exit code 2.
+progress lines on request; bad input as one line with exit code 2.
 """
 
 from __future__ import annotations
@@ -138,7 +138,9 @@ def test_compare_binpack_and_spread(fixtures: Path, capsys: pytest.CaptureFixtur
     assert line.split()[1:] == ["0.000", "0.429"]
 
 
-def test_progress_bar_on_request(fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_from_the_start_on_request(
+    fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = [
         "--trace",
         str(fixtures / "three-jobs.csv"),
@@ -146,9 +148,12 @@ def test_progress_bar_on_request(fixtures: Path, capsys: pytest.CaptureFixture[s
         str(fixtures / "cluster.yaml"),
     ]
     assert main(["simulate", *argv, "--progress"]) == 0
-    assert "100%" in capsys.readouterr().err
-    assert main(["simulate", *argv]) == 0
-    assert capsys.readouterr().err == ""  # not a TTY, no --progress
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("simulating: simulated ")
+    assert lines[-1].startswith("simulating: finished at ")
+    assert "3/3 jobs done" in lines[-1]
+    assert main(["simulate", *argv, "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize(
