@@ -126,15 +126,17 @@ def test_two_pools_two_schedulers_no_pod_outside_its_pool(
     e2e_pool = kwok_nodes.pool
     _gang(cluster, "ga", namespace, queue_a, POOL_A, e2e_pool, 3)  # 6 of pool a's 8 CPUs
     _gang(cluster, "gb", namespace, queue_b, POOL_B, e2e_pool, 2)  # 4 of pool b's 8 CPUs
-    # 3 more pods of 2 CPUs: pool b has 4 left, pool a 2: together they would fit.
-    _gang(cluster, "big", namespace, queue_b, POOL_B, e2e_pool, 3)
-    # One pod of 5 CPUs fits no node: pool a's scheduler must say so, for pool a.
-    _gang(cluster, "huge", namespace, queue_a, POOL_A, e2e_pool, 1, cpu="5")
     placed: dict[str, str] = {}
     for group, pool, count in (("ga", POOL_A, 3), ("gb", POOL_B, 2)):
         for pod in wait_running(cluster, namespace, f"app={group}", count, timeout=90):
             assert pod["spec"]["nodeName"] in nodes[pool], (group, pod["spec"]["nodeName"])
             placed[pod["metadata"]["name"]] = pod["spec"]["nodeName"]
+    # Only once ga and gb run (a gang created with them might be decided first and take
+    # the room): 3 more pods of 2 CPUs, where pool b has 4 left and pool a 2: together
+    # they would fit.
+    _gang(cluster, "big", namespace, queue_b, POOL_B, e2e_pool, 3)
+    # One pod of 5 CPUs fits no node: pool a's scheduler must say so, for pool a.
+    _gang(cluster, "huge", namespace, queue_a, POOL_A, e2e_pool, 1, cpu="5")
     reasons = wait_for(
         "why big waits",
         saying("Insufficient cpu", partial(scheduling_reasons, cluster, namespace, "big")),
