@@ -42,7 +42,11 @@ from scheduler.framework import extension_points as ep
 from scheduler.framework.domains import Domains, domains
 from scheduler.framework.session import Session
 from scheduler.plugins.pod_tallies import Anchor, PodTallies, Tally
-from scheduler.plugins.predicates import matches_node_affinity, tolerates_node
+from scheduler.plugins.predicates import (
+    node_affinity_mask,
+    node_selector_mask,
+    toleration_mask,
+)
 
 AFFINITY_MISMATCH = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_MISMATCH = "node(s) didn't match pod anti-affinity rules"
@@ -221,17 +225,12 @@ class PodAffinityPlugin:
                 return found
             mask = np.ones(count, dtype=bool)
             if constraint.honor_node_affinity:
-                selector = pod.node_selector.items()
-                if selector:
-                    mask &= np.array(
-                        [all(m.labels.get(k) == v for k, v in selector) for m in meta], dtype=bool
-                    )
+                if pod.node_selector:
+                    mask &= node_selector_mask(meta, pod.node_selector)
                 if pod.node_affinity:
-                    mask &= np.array(
-                        [matches_node_affinity(m, pod.node_affinity) for m in meta], dtype=bool
-                    )
+                    mask &= node_affinity_mask(meta, pod.node_affinity)
             if constraint.honor_taints:
-                mask &= np.array([tolerates_node(m, pod.tolerations) for m in meta], dtype=bool)
+                mask &= toleration_mask(meta, pod.tolerations)
             policy_memo[memo_key] = mask
             return mask
 

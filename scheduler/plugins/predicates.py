@@ -80,6 +80,22 @@ def tolerates_node(node: NodeMeta, tolerations: Sequence[Mapping[str, Any]]) -> 
     )
 
 
+def node_selector_mask(meta: Sequence[NodeMeta], selector: Mapping[str, str]) -> ep.Mask:
+    """Nodes carrying every label of a pod's ``nodeSelector``."""
+    pairs = selector.items()
+    return np.array([all(node.labels.get(k) == v for k, v in pairs) for node in meta], dtype=bool)
+
+
+def node_affinity_mask(meta: Sequence[NodeMeta], required: Mapping[str, Any]) -> ep.Mask:
+    """Nodes a pod's required node affinity admits."""
+    return np.array([matches_node_affinity(node, required) for node in meta], dtype=bool)
+
+
+def toleration_mask(meta: Sequence[NodeMeta], tolerations: Sequence[Mapping[str, Any]]) -> ep.Mask:
+    """Nodes whose NoSchedule/NoExecute taints the pod tolerates."""
+    return np.array([tolerates_node(node, tolerations) for node in meta], dtype=bool)
+
+
 class PredicatesPlugin:
     """Registers the node-selector, node-affinity and taint filters."""
 
@@ -93,20 +109,13 @@ class PredicatesPlugin:
         def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
             parts: list[tuple[ep.Mask, str]] = []
             if pod.node_selector:
-                selector = pod.node_selector.items()
-                mask = np.array(
-                    [all(node.labels.get(k) == v for k, v in selector) for node in meta], dtype=bool
-                )
+                mask = node_selector_mask(meta, pod.node_selector)
                 parts.append((mask, "node(s) didn't match Pod's node selector"))
             if pod.node_affinity:
-                mask = np.array(
-                    [matches_node_affinity(node, pod.node_affinity) for node in meta], dtype=bool
-                )
+                mask = node_affinity_mask(meta, pod.node_affinity)
                 parts.append((mask, "node(s) didn't match Pod's node affinity"))
             if has_taints:
-                mask = np.array(
-                    [tolerates_node(node, pod.tolerations) for node in meta], dtype=bool
-                )
+                mask = toleration_mask(meta, pod.tolerations)
                 parts.append((mask, "node(s) had untolerated taint"))
             return parts
 
