@@ -32,7 +32,7 @@ from typing import Annotated, Any, Final, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from crds import quantities
+from crds import durations, quantities
 
 __all__ = [
     "QUANTITY",
@@ -120,6 +120,11 @@ def _check_datetime(text: str) -> str:
     return text
 
 
+def _check_duration(text: str) -> str:
+    durations.seconds(text)
+    return text
+
+
 def _check_quantity(raw: int | float | str) -> int | float | str:
     quantities.parse_quantity(raw)
     return raw
@@ -130,6 +135,10 @@ Int32 = Annotated[int, SchemaFormat("int32"), AfterValidator(_check_int32)]
 
 DateTime = Annotated[str, SchemaFormat("date-time"), AfterValidator(_check_datetime)]
 """An RFC 3339 timestamp, kept as written so dumps round-trip exactly."""
+
+Duration = Annotated[str, AfterValidator(_check_duration)]
+"""A Go duration string (``metav1.Duration``: ``30s``, ``1h30m``), kept as written;
+read in seconds with :func:`crds.durations.seconds`."""
 
 Number = int | float
 """A Go ``float64`` field; an integer stays an integer on a round trip."""

@@ -27,7 +27,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field
 
 from crds import rules
-from crds.meta import DateTime, Int32, KaiModel, ObjectMeta, ResourceList
+from crds.meta import DateTime, Duration, Int32, KaiModel, ObjectMeta, ResourceList
 
 __all__ = [
     "API_VERSION",
@@ -73,7 +73,8 @@ REASON_NON_PREEMPTIBLE_OVER_QUOTA: Final = "NonPreemptibleOverQuota"
 REASON_OVER_LIMIT: Final = "OverLimit"
 REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
 
-MinMember = Annotated[Int32, Field(ge=1)]
+MinMember = Annotated[Int32, Field(ge=0)]
+MinSubGroup = Annotated[Int32, Field(ge=0)]
 
 
 class TopologyConstraint(KaiModel):
@@ -93,7 +94,9 @@ class SubGroup(KaiModel):
     name: str = Field(min_length=1)
     """Unique subgroup name; pods join a leaf subgroup with label kai.scheduler/subgroup-name."""
     min_member: MinMember | None = None
-    """Gang size of this subgroup when it has no children."""
+    """Gang size of a leaf subgroup (0: no gang); exclusive with minSubGroup."""
+    min_sub_group: MinSubGroup | None = None
+    """Children that must be schedulable for this subgroup to be; exclusive with minMember."""
     parent: str | None = None
     """Name of the parent subgroup; unset means under the PodGroup root."""
     topology_constraint: TopologyConstraint | None = None
@@ -108,7 +111,9 @@ class PodGroupSpec(KaiModel):
     """``spec``: all fields optional, as in KAI's schema."""
 
     min_member: MinMember | None = None
-    """Gang size; read only when there are no subGroups (min-available max(minMember,1))."""
+    """Gang size without subGroups (0: no gang requirement); exclusive with minSubGroup."""
+    min_sub_group: MinSubGroup | None = None
+    """Root subgroups that must be schedulable for the PodGroup to be; exclusive with minMember."""
     queue: str | None = None
     """Leaf queue name; a missing queue leaves the PodGroup unscheduled."""
     priority_class_name: str | None = None
@@ -130,6 +135,10 @@ class PodGroupSpec(KaiModel):
     """Placement constraint for the whole PodGroup."""
     sub_groups: list[SubGroup] | None = None
     """Tree of subgroups; leaves are pod sets with their own gang size."""
+    preemption_delay: Duration | None = None
+    """Least time pending (since creation or last eviction) before this PodGroup may evict."""
+    staleness_grace_period: Duration | None = None
+    """Time stale before eviction (negative: never; unset: the scheduler's default)."""
 
     def mark_unschedulable_or_default(self) -> bool:
         return True if self.mark_unschedulable is None else self.mark_unschedulable

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from crds import durations
 from crds.names import DEFAULT_SCHEDULER_NAME
 
 ACTIONS = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
@@ -76,26 +77,10 @@ def parse_duration(raw: Any, key: str) -> float:
         return float(raw)
     if not isinstance(raw, str) or not raw:
         raise ConfigError(f"{key}: expected a duration such as '60s', got {raw!r}")
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    total, number, text = 0.0, "", raw.strip()
-    sign = -1.0 if text.startswith("-") else 1.0
-    text = text.lstrip("+-")
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch.isdigit() or ch == ".":
-            number += ch
-            i += 1
-            continue
-        unit = "ms" if text.startswith("ms", i) else ch
-        if unit not in units or not number:
-            raise ConfigError(f"{key}: invalid duration {raw!r}")
-        total += float(number) * units[unit]
-        number = ""
-        i += len(unit)
-    if number:
-        raise ConfigError(f"{key}: invalid duration {raw!r} (missing unit)")
-    return sign * total
+    try:
+        return durations.seconds(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
 
 
 _KNOWN_KEYS = {

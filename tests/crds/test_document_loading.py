@@ -174,7 +174,7 @@ def test_to_model_turns_validation_errors_into_input_errors(tmp_path: Path) -> N
         "metadata: {name: pg2, namespace: ns}\nspec: {minmember: 2}\n"
         "---\n"
         "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\n"
-        "metadata: {name: pg3, namespace: ns}\nspec: {minMember: 0, subGroups: [{name: a}]}\n"
+        "metadata: {name: pg3, namespace: ns}\nspec: {minMember: -1, subGroups: [{name: a}]}\n"
     )
     bad_quantity, typo, too_small = load_documents([write(tmp_path, "pg.yaml", text)])
     with pytest.raises(errors.InputError) as caught:

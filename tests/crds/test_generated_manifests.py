@@ -44,7 +44,7 @@ def test_model_facts_reach_the_schema() -> None:
         "description": podgroup.PodGroupSpec.model_fields["min_member"].description,
         "type": "integer",
         "format": "int32",
-        "minimum": 1,
+        "minimum": 0,
     }
     assert spec["preemptibility"]["enum"] == ["preemptible", "non-preemptible"]
     gpu = _schema("Queue")["properties"]["spec"]["properties"]["resources"]["properties"]["gpu"]

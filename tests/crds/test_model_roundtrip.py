@@ -140,7 +140,7 @@ def test_bindrequest_failed_for_good(
     ("kind", "patch", "problem"),
     [
         ("PodGroup", {"spec": {"minmember": 2}}, "extra_forbidden"),
-        ("PodGroup", {"spec": {"minMember": 0}}, "greater_than_equal"),
+        ("PodGroup", {"spec": {"minMember": -1}}, "greater_than_equal"),
         ("PodGroup", {"spec": {"minMember": "2"}}, "int_type"),
         ("PodGroup", {"spec": {"minMember": 2**31}}, "value_error"),
         ("PodGroup", {"spec": {"preemptibility": "Preemptible"}}, "literal_error"),

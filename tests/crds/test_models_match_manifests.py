@@ -194,7 +194,7 @@ def test_flattening_sees_constraints() -> None:
     assert facts["spec.minMember"] == {
         "type": "integer",
         "format": "int32",
-        "minimum": 1,
+        "minimum": 0,
         "required": False,
     }
     assert facts["spec.preemptibility"]["enum"] == ["non-preemptible", "preemptible"]

@@ -76,8 +76,7 @@ def test_a_subgroup_that_is_its_own_parent() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        (0, "Input should be greater than or equal to 1"),
-        (-1, "Input should be greater than or equal to 1"),
+        (-1, "Input should be greater than or equal to 0"),
         (1.5, "Input should be a valid integer"),
         ("2", "Input should be a valid integer"),
         (True, "Input should be a valid integer"),
