@@ -25,12 +25,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "parent exists, no cycles, valid numbers) and the GPU-sharing annotations of pods "
         "(gpu-fraction, gpu-memory, gpu-fraction-num-devices, gpu-fraction-container-name, "
         "mps) over HTTPS; /mutate-pod wires a GPU-sharing pod's NVIDIA_VISIBLE_DEVICES and "
-        "GPU_PORTION to its ConfigMap (runai/shared-gpu-configmap), which the binder writes.",
+        "GPU_PORTION to its ConfigMap (runai/shared-gpu-configmap), which the binder writes; "
+        "/gate-pod holds new pods of queues under admission behind the "
+        "kai.scheduler/queue-admission scheduling gate.",
     )
     parser.add_argument(
         "--scheduler-name",
         default=DEFAULT_SCHEDULER_NAME,
         help="judge only the pods with this spec.schedulerName (default: kai-scheduler)",
+    )
+    parser.add_argument(
+        "--admission-gate-all-queues",
+        action="store_true",
+        help="/gate-pod holds every new pod of our scheduler behind the queue admission "
+        "gate, not only pods of queues annotated kai.scheduler/admission-gate=true",
     )
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
@@ -90,6 +98,7 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 tls=tls,
                 stop=stop,
                 scheduler_name=args.scheduler_name,
+                gate_all_queues=args.admission_gate_all_queues,
             )
         finally:
             await api.close()

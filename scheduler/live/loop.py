@@ -146,6 +146,7 @@ async def run(
                     "bind_requests": report.bind_requests,
                     "bound": report.bound,
                     "refused_binds": report.refused,
+                    "ungated": report.ungated,
                     "failed_writes": report.failed,
                 },
             )
