@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from crds.names import DEFAULT_SCHEDULER_NAME
+from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 
 __all__ = ["add_parser"]
 
@@ -33,6 +33,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--scheduler-name",
         default=DEFAULT_SCHEDULER_NAME,
         help="judge only the pods with this spec.schedulerName (default: kai-scheduler)",
+    )
+    parser.add_argument(
+        "--queue-label-key",
+        default=QUEUE_LABEL,
+        help="the pod label naming its queue, read by /gate-pod (default: kai.scheduler/queue)",
     )
     parser.add_argument(
         "--admission-gate-all-queues",
@@ -99,6 +104,7 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 stop=stop,
                 scheduler_name=args.scheduler_name,
                 gate_all_queues=args.admission_gate_all_queues,
+                queue_label=args.queue_label_key,
             )
         finally:
             await api.close()

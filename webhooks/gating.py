@@ -9,8 +9,8 @@ does once the pod's queue can admit its whole gang (docs/semantics.md §5.11).
 A pod of our scheduler (``spec.schedulerName``) gets the gate when
 
 * every queue is under the gate (``--admission-gate-all-queues``), or
-* its ``kai.scheduler/queue`` label names a queue under the gate (the queue or an
-  ancestor carries ``kai.scheduler/admission-gate: "true"``), or
+* its queue label (``kai.scheduler/queue`` unless configured) names a queue under the
+  gate (the queue or an ancestor carries ``kai.scheduler/admission-gate: "true"``), or
 * it has no queue label and some queue is under the gate: its queue is known only once
   the podgrouper has made its PodGroup (from the workload's labels), so the scheduler
   decides, and lifts the gate at once when that queue turns out not to be under it.
@@ -55,9 +55,17 @@ def gated_queues(queues: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
 
 
 def gate_patch(
-    obj: Mapping[str, Any], scheduler_name: str, gated: frozenset[str], *, everywhere: bool
+    obj: Mapping[str, Any],
+    scheduler_name: str,
+    gated: frozenset[str],
+    *,
+    everywhere: bool,
+    queue_label: str = QUEUE_LABEL,
 ) -> JsonPatch:
-    """The JSONPatch adding the admission gate to Pod ``obj`` (empty: no gate)."""
+    """The JSONPatch adding the admission gate to Pod ``obj`` (empty: no gate).
+
+    ``queue_label`` is the pod label naming its queue (the podgrouper's setting).
+    """
     spec = _mapping(obj.get("spec"))
     if spec.get("schedulerName") != scheduler_name or spec.get("nodeName"):
         return []
@@ -65,7 +73,7 @@ def gate_patch(
         return []
     if not everywhere:
         labels = _mapping(_mapping(obj.get("metadata")).get("labels"))
-        queue = labels.get(QUEUE_LABEL)
+        queue = labels.get(queue_label)
         if queue is not None and queue not in gated:
             return []
         if queue is None and not gated:

@@ -30,7 +30,7 @@ from aiohttp import web
 
 from crds import podgroup, queue
 from crds.errors import InputError
-from crds.names import DEFAULT_SCHEDULER_NAME
+from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from kubeapi.errors import ApiError
 from kubeapi.protocol import KubeReader
 from webhooks import gating, podenv, pods, validation
@@ -105,11 +105,13 @@ def build_app(
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     *,
     gate_all_queues: bool = False,
+    queue_label: str = QUEUE_LABEL,
 ) -> web.Application:
     """The webhook application: one POST path per validated kind.
 
     Pods are judged only when their ``spec.schedulerName`` is ``scheduler_name``;
-    ``gate_all_queues`` puts every queue under the admission gate.
+    ``gate_all_queues`` puts every queue under the admission gate; ``queue_label`` is
+    the pod label naming its queue.
     """
     gate_queues = recent(queues)
 
@@ -146,7 +148,9 @@ def build_app(
             except ApiError as exc:
                 log.error("reading Queues: %s", exc)
                 raise web.HTTPInternalServerError(text=f"reading Queues: {exc}") from exc
-        patch = gating.gate_patch(obj, scheduler_name, gated, everywhere=gate_all_queues)
+        patch = gating.gate_patch(
+            obj, scheduler_name, gated, everywhere=gate_all_queues, queue_label=queue_label
+        )
         return web.json_response(mutation_response(review, patch))
 
     app = web.Application(client_max_size=8 * 1024 * 1024)
@@ -193,9 +197,12 @@ async def serve(
     host: str = "0.0.0.0",
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     gate_all_queues: bool = False,
+    queue_label: str = QUEUE_LABEL,
 ) -> None:
     """Serve the webhooks on ``port`` (HTTPS) and ``/healthz`` on ``health_port`` until ``stop``."""
-    app = build_app(queues, scheduler_name, gate_all_queues=gate_all_queues)
+    app = build_app(
+        queues, scheduler_name, gate_all_queues=gate_all_queues, queue_label=queue_label
+    )
     runners = [web.AppRunner(app), web.AppRunner(_health_app())]
     for runner in runners:
         await runner.setup()
