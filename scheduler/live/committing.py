@@ -35,6 +35,9 @@ session close do (§1.2 step 4):
   (:mod:`scheduler.actions.scale_hint`) is one more reason in the PodGroup's
   condition, its Event and its pods' conditions, and the
   ``kai.scheduler/scale-up-hint`` annotation goes with the cycle's annotations;
+* a group held at the queue admission gate → the same PodGroup condition and Event
+  (reason code ``AdmissionGated``), nothing on its pods: the API server's
+  ``PodScheduled=False/SchedulingGated`` stays;
 * a pod the cycle admits (``CycleResult.ungated``) → a strategic-merge patch deleting
   only the ``kai.scheduler/queue-admission`` scheduling gate (other gates stay), with
   the pod's uid as precondition; a pod gone or replaced meanwhile is skipped;
@@ -233,6 +236,9 @@ class Committer:
                 said = (*outcome.reasons, hint.message()) if hint else outcome.reasons
                 writes.append(self._unschedulable(outcome.pod_group, said, report))
                 writes += [self._pod_condition(p, said, report) for p in group_pods]
+        for outcome in result.pod_groups:  # held at the admission gate: the group says why
+            if outcome.outcome == "held":
+                writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
         while self.informers.invalid:
             obj, error = self.informers.invalid.pop(0)
             writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))

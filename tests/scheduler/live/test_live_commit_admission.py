@@ -81,3 +81,31 @@ def test_gated_pods_of_a_pending_gang_get_no_condition() -> None:
     assert held is not None
     assert [c["type"] for c in admitted["status"].get("conditions") or ()] == ["PodScheduled"]
     assert not held.get("status", {}).get("conditions")
+
+
+def test_a_held_gang_says_why_on_its_pod_group_only() -> None:
+    fake = api_with(
+        [
+            st.node("n1", gpus=4),
+            st.queue("q", gpu_limit=1, admission_gate=True),
+            st.job("run", "q", 1, gpus=1, states=["Running"], nodes=["n1"]),
+            st.job("b", "q", 1, gpus=1, states=["AdmissionGated"]),
+        ]
+    )
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        await committer.commit(cycle(informers))
+        again = await committer.commit(cycle(informers))
+        assert again.conditions == 0  # written once, not every cycle
+
+    with_informers(fake, scenario)
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "b")
+    assert group is not None
+    (condition,) = group["status"]["schedulingConditions"]
+    assert [r["reason"] for r in condition["reasons"]] == ["AdmissionGated"]
+    assert "OverLimit" in condition["message"]
+    pod = fake.stored("v1", "Pod", "default", "b-0")
+    assert pod is not None
+    assert not pod.get("status", {}).get("conditions")
+    assert gates(fake, "b-0") == [ADMISSION_GATE]
