@@ -100,13 +100,10 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
     snapshot = session.snapshot
     tree = snapshot.queues
     result = Admission()
-    gated_jobs = [
-        job
-        for job in snapshot.jobs.values()
-        if any(p.admission_gated and p.status == PodStatus.GATED for p in job.iter_pods())
-    ]
-    if not gated_jobs:
+    held_pods = [p for p in snapshot.pods if p.admission_gated and p.status == PodStatus.GATED]
+    if not held_pods:  # the usual cycle: one cheap pass over the pods
         return result
+    gated_jobs = [snapshot.jobs[key] for key in {p.job for p in held_pods} if key in snapshot.jobs]
     states = _copies(session.plugin_state.get(STATE_KEY, {}))
     under_gate = _gated_queues(session, everywhere)
     paths = {name: tree.path_to_root(name) for name in states}
@@ -119,6 +116,10 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
     extras: list[PodGroupInfo] = []
     for job in sorted(gated_jobs, key=_order):
         gated = [p for p in job.iter_pods() if p.admission_gated and p.status == PodStatus.GATED]
+        problems = snapshot.job_problems.get(job.key)
+        if problems:  # the engine would not schedule it either: keep it out of the way
+            result.held[job.key] = f"{HELD}: " + "; ".join(problems)
+            continue
         if job.queue not in paths:
             result.held[job.key] = f"{HELD}: queue {job.queue!r} does not exist"
             continue

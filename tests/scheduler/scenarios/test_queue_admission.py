@@ -212,7 +212,7 @@ CASES = [
     Case(
         "missing-queue-holds",
         [queue("q", admission_gate=True), node("n0", gpus=8), gated("b", "nowhere", gpus=1)],
-        held={"b": ["AdmissionGated", "'nowhere' does not exist"]},
+        held={"b": ["AdmissionGated: QueueDoesNotExist", "'nowhere' does not exist"]},
     ),
 ]
 
