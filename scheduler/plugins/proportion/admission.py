@@ -15,7 +15,6 @@ docs/semantics.md §5.11 states the rules; the live loop removes the gates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from crds import rules
@@ -123,7 +122,7 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
         if job.queue not in paths:
             result.held[job.key] = f"{HELD}: queue {job.queue!r} does not exist"
             continue
-        if job.queue not in under_gate:  # opted out since its pods were created
+        if job.queue not in under_gate:  # gated without a queue label, or opted out since
             lifted += gated
             _charge(states, paths[job.queue], job, tasks_request(gated))
             continue
@@ -150,9 +149,8 @@ def _extras(
     session: Session,
     states: dict[str, QueueState],
     path: list[str],
-    lifted: Iterable[int],
+    done: set[int],
 ) -> list[PodInfo]:
-    done = set(lifted)
     taken: list[PodInfo] = []
     for pod_set in job.pod_sets:
         for pod in session.pods_in_task_order(pod_set):
