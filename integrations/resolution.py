@@ -13,11 +13,14 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 
+from crds import durations
 from crds.names import (
     PREEMPTIBILITY_LABEL,
+    PREEMPTION_DELAY_ANNOTATION,
     PRIORITY_CLASS_LABEL,
     SEGMENT_PREFERRED_ANNOTATION,
     SEGMENT_REQUIRED_ANNOTATION,
+    STALENESS_GRACE_PERIOD_ANNOTATION,
     TOP_OWNER_METADATA_ANNOTATION,
     TOPOLOGY_ANNOTATION,
     TOPOLOGY_PREFERRED_ANNOTATION,
@@ -97,6 +100,36 @@ def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawOb
         if entry and entry.preemptibility.lower() in _PREEMPTIBILITY_VALUES:
             return entry.preemptibility.lower()
     return ""
+
+
+def _duration(sources: Iterable[base.RawObject], key: str, *, negative: bool) -> str:
+    """The first valid Go duration in annotation ``key`` of ``sources``, as Go prints it.
+
+    Invalid values (and negative ones unless ``negative``) are skipped, as KAI skips them
+    with a log line, so a typo never blocks grouping.
+    """
+    for source in sources:
+        value = fields.annotations_of(source).get(key)
+        if value is None:
+            continue
+        try:
+            if negative or durations.seconds(str(value)) >= 0:
+                return durations.go_string(str(value))
+        except ValueError:
+            continue
+    return ""
+
+
+def resolve_preemption_delay(ctx: base.GroupingContext, chain: Iterable[base.RawObject]) -> str:
+    """``kai.scheduler/preemption-delay``: owners bottom→top, then the pod; >= 0 only."""
+    return _duration((*chain, ctx.pod), PREEMPTION_DELAY_ANNOTATION, negative=False)
+
+
+def resolve_staleness_grace_period(
+    ctx: base.GroupingContext, chain: Iterable[base.RawObject]
+) -> str:
+    """``kai.scheduler/staleness-grace-period``: owners bottom→top, then the pod."""
+    return _duration((*chain, ctx.pod), STALENESS_GRACE_PERIOD_ANNOTATION, negative=True)
 
 
 def topology_of(annotations: Mapping[str, str]) -> base.TopologyConstraint:
