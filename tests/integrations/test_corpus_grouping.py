@@ -339,10 +339,14 @@ def _per_pod(result: GroupingResult, group_uid: Callable[[str], str]) -> None:
     assert all(pg["spec"]["minMember"] == 1 for pg in result.pod_groups)
 
 
-def test_corpus_batch_job_is_one_group_per_pod(manifests: Loader) -> None:
+def test_corpus_batch_job_is_one_group_per_job(manifests: Loader) -> None:
     result = group_workloads(manifests("kai-scheduler/batch-job.yaml"))
-    _per_pod(result, lambda _pod: uid("batch/v1", "Job", "batch-job"))
-    assert len(result.pod_groups) == 2  # parallelism 2
+    assert result.errors == ()
+    [group] = result.pod_groups  # both pods (parallelism 2) in pg-<job>-<jobUID>, minMember 1
+    assert group["metadata"]["name"] == pg("batch/v1", "Job", "batch-job")
+    assert group["spec"]["minMember"] == 1
+    assert {a.pod_group for a in result.assignments} == {group["metadata"]["name"]}
+    assert len(result.assignments) == 2
     assert {pg["spec"]["queue"] for pg in result.pod_groups} == {"default-queue"}  # pod label
 
 
@@ -379,7 +383,7 @@ def test_corpus_argo_resource_job_is_grouped_by_the_job_adapter(manifests: Loade
     result = group_workloads(manifests("argo-workflows/k8s-jobs.yaml"))
     assert result.errors == ()
     owners = sorted(pg["metadata"]["ownerReferences"][0]["kind"] for pg in result.pod_groups)
-    assert owners == ["Job", "Job", "Job", "Pod"]  # 3 Job pods + the resource step pod
+    assert owners == ["Job", "Pod"]  # the Job's 3 pods together + the resource step pod
     job_groups = [
         pg for pg in result.pod_groups if pg["metadata"]["ownerReferences"][0]["kind"] == "Job"
     ]
