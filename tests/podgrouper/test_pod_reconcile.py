@@ -202,6 +202,10 @@ def test_owner_lookup_failure_on_a_terminating_pod_is_ignored() -> None:
         (pod("other", scheduler="default-scheduler"), "scheduler"),
         (pod("mine", annotations={"pod-group-name": "user-pg"}), "user-managed"),
         (pod("unlabelled"), "labels do not match"),
+        (
+            pod("ext", annotations={"kai.scheduler/skip-podgrouper": "true"}),
+            'Pod ns/ext has kai.scheduler/skip-podgrouper: "true"',
+        ),
     ],
 )
 def test_ignored_pods_are_not_touched(p: dict[str, Any], reason: str) -> None:
@@ -213,6 +217,29 @@ def test_ignored_pods_are_not_touched(p: dict[str, Any], reason: str) -> None:
     kube_ = fake(p)
     assert reason in reconcile(kube_, p, config).skipped
     assert kube_.calls == []
+
+
+def test_skip_podgrouper_on_an_owner_leaves_the_pod_and_its_podgroup_alone() -> None:
+    """External PodGroup: the user's own PodGroup is used, nothing is written or patched."""
+    skip = {"kai.scheduler/skip-podgrouper": "true"}
+    js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "js", annotations=skip, spec={})
+    job = obj("batch/v1", "Job", "js-a-0", owners=(js,), spec={})
+    p = pod("js-a-0-x", job, annotations={"pod-group-name": "mine"})
+    kube_ = fake(js, job, p)
+    outcome = reconcile(kube_, p)
+    assert (
+        outcome.skipped
+        == 'JobSet ns/js has kai.scheduler/skip-podgrouper: "true" (external PodGroup)'
+    )
+    assert kube_.count("create") == 0
+    assert kube_.count("merge_patch") == 0
+    assert stored_pod(kube_, "js-a-0-x")["metadata"]["annotations"] == {"pod-group-name": "mine"}
+    plain = obj(
+        "batch/v1", "Job", "j", annotations={"kai.scheduler/skip-podgrouper": "yes"}, spec={}
+    )
+    other = pod("j-x", plain)
+    kube_ = fake(plain, other)
+    assert reconcile(kube_, other).applied is not None  # only "true" skips, as in KAI
 
 
 def test_namespace_selector_is_checked_per_event() -> None:
