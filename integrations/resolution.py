@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -66,6 +67,22 @@ def _default_entry(ctx: base.GroupingContext, owner: base.RawObject) -> base.Def
     return table.get(f"{kind}.{_group_of(owner)}") or table.get(kind)
 
 
+def default_labels(ctx: base.GroupingContext, owner: base.RawObject) -> dict[str, str]:
+    """The defaults-ConfigMap entry for ``owner``'s kind as the labels that would say it.
+
+    A skipped wrapper (a DynamoGraphDeployment, a TrainJob) hands its kind's default
+    priority (when that PriorityClass exists) and preemptibility down to the object
+    grouped on, which then reads them like its own labels.
+    """
+    entry = _default_entry(ctx, owner)
+    result: dict[str, str] = {}
+    if entry and entry.priority_name and entry.priority_name in ctx.priority_classes:
+        result[PRIORITY_CLASS_LABEL] = entry.priority_name
+    if entry and entry.preemptibility:
+        result[PREEMPTIBILITY_LABEL] = entry.preemptibility
+    return result
+
+
 def resolve_priority(
     ctx: base.GroupingContext, chain: Iterable[base.RawObject], fallback: str
 ) -> str:
@@ -102,14 +119,15 @@ def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawOb
     return ""
 
 
-def _duration(sources: Iterable[base.RawObject], key: str, *, negative: bool) -> str:
-    """The first valid Go duration in annotation ``key`` of ``sources``, as Go prints it.
+def first_duration(sources: Iterable[Mapping[str, Any]], key: str, *, negative: bool = True) -> str:
+    """The first valid Go duration under ``key`` in ``sources`` (annotation maps), as Go
+    prints it.
 
     Invalid values (and negative ones unless ``negative``) are skipped, as KAI skips them
     with a log line, so a typo never blocks grouping.
     """
     for source in sources:
-        value = fields.annotations_of(source).get(key)
+        value = source.get(key)
         if value is None:
             continue
         try:
@@ -122,14 +140,16 @@ def _duration(sources: Iterable[base.RawObject], key: str, *, negative: bool) ->
 
 def resolve_preemption_delay(ctx: base.GroupingContext, chain: Iterable[base.RawObject]) -> str:
     """``kai.scheduler/preemption-delay``: owners bottom→top, then the pod; >= 0 only."""
-    return _duration((*chain, ctx.pod), PREEMPTION_DELAY_ANNOTATION, negative=False)
+    sources = (fields.annotations_of(o) for o in (*chain, ctx.pod))
+    return first_duration(sources, PREEMPTION_DELAY_ANNOTATION, negative=False)
 
 
 def resolve_staleness_grace_period(
     ctx: base.GroupingContext, chain: Iterable[base.RawObject]
 ) -> str:
     """``kai.scheduler/staleness-grace-period``: owners bottom→top, then the pod."""
-    return _duration((*chain, ctx.pod), STALENESS_GRACE_PERIOD_ANNOTATION, negative=True)
+    sources = (fields.annotations_of(o) for o in (*chain, ctx.pod))
+    return first_duration(sources, STALENESS_GRACE_PERIOD_ANNOTATION)
 
 
 def topology_of(annotations: Mapping[str, str]) -> base.TopologyConstraint:

@@ -118,6 +118,31 @@ def test_raycluster_head_and_worker_pods_get_subgroup_labels() -> None:
     assert labels["kai.scheduler/subgroup-name"] == "gpu"
 
 
+def test_dynamo_pod_is_grouped_from_its_podgang_with_its_subgroup_label() -> None:
+    """DynamoGraphDeployment -> PodCliqueSet -> PodClique -> pod; the PodGang is read."""
+    dgd = obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "llm", labels={"team": "a"})
+    pcs = obj("grove.io/v1alpha1", "PodCliqueSet", "llm", owners=(dgd,), spec={})
+    clique = obj("grove.io/v1alpha1", "PodClique", "llm-0-decode", owners=(pcs,), spec={})
+    refs = [{"namespace": "ns", "name": n} for n in ("llm-0-decode-a", "llm-0-decode-b")]
+    gang = obj(
+        "scheduler.grove.io/v1alpha1",
+        "PodGang",
+        "llm-0",
+        owners=(pcs,),
+        spec={"podgroups": [{"name": "llm-0-decode", "minReplicas": 2, "podReferences": refs}]},
+    )
+    p = pod("llm-0-decode-a", clique, labels={"grove.io/podgang": "llm-0"})
+    kube_ = fake(dgd, pcs, clique, gang, p)
+    outcome = reconcile(kube_, p)
+    assert outcome.applied is not None
+    assert outcome.applied.subgroup == "llm-0-decode"
+    group = pod_group(kube_, "pg-llm-0-uid-llm-0")
+    assert group["spec"]["minMember"] == 2
+    assert group["metadata"]["labels"]["team"] == "a"  # the DynamoGraphDeployment's label
+    labels = stored_pod(kube_, "llm-0-decode-a")["metadata"]["labels"]
+    assert labels["kai.scheduler/subgroup-name"] == "llm-0-decode"
+
+
 def test_rayjob_cluster_is_looked_up_through_its_status() -> None:
     embedded = ray_cluster("unused", 7)["spec"]
     job = obj(
