@@ -62,7 +62,7 @@ def test_lws_group_name_and_leader_workers() -> None:
             8,
             "LeaderWorker",
             [
-                ("segment-0", 4, None),
+                ("segment-0", 2, None),  # minSubGroup: leader and workers (KAI v0.17)
                 ("leader", 1, "segment-0"),
                 ("workers", 3, "segment-0"),
                 ("segment-1", 4, None),
@@ -74,7 +74,7 @@ def test_lws_group_name_and_leader_workers() -> None:
             9,
             "LeaderWorker",
             [
-                ("segment-0", 5, None),
+                ("segment-0", 2, None),
                 ("leader", 1, "segment-0"),
                 ("workers", 4, "segment-0"),
                 ("segment-1", 4, None),
