@@ -157,6 +157,8 @@ def test_dynamo_graph_deployment_is_skipped_to_its_podcliqueset() -> None:
     assert kai.queue == "default-queue"
     dgd["metadata"]["labels"]["priorityClassName"] = "train"
     assert group(context).priority_class_name == "train"  # the user's label beats the default
+    kai = group(dataclass_replace_settings(context, reproduce_kai_bugs=True))
+    assert kai.priority_class_name == "build"  # KAI: the kind's default beats it
     needs = registry.build_registry().lookup(base.GroupVersionKind.of(dgd))
     assert isinstance(needs, base.NeedsRelatedObjects)
     assert needs.related_objects(context) == (base.ObjectQuery(GANG_API, "PodGang", "ns", "g"),)
