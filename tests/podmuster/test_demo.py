@@ -99,7 +99,7 @@ def test_pod_groups_are_what_the_adapters_make(summary: dict[str, Any]) -> None:
     assert _groups(summary, "ray-vision") == [(3, {"headgroup": 1, "gpu-workers": 2})]
     assert _groups(summary, "bert-pretrain") == [(4, {})]
     assert _groups(summary, "data-prep") == [(1, {})] * 3  # one per Argo step pod
-    assert _groups(summary, "eval-batch") == [(1, {})] * 2  # one per Job pod
+    assert _groups(summary, "eval-batch") == [(1, {})]  # one per Job, minMember 1
     assert _groups(summary, "llm-serve") == [(1, {})] * 3  # one per replica
     priorities = {w["name"]: w["priority"] for w in summary["workloads"]}
     assert priorities["llm-serve"] == "inference"
