@@ -20,6 +20,13 @@ podmuster differences (docs/integrations.md; ``reproduce_kai_bugs`` restores KAI
   exist yet, and the gang can never be complete;
 * a leaf's ``minMember`` is ``min(parallelism, completions)``: a Job never runs more
   pods than it has completions, and KAI's ``parallelism`` alone can never be met.
+
+Upgrades: while a PodGroup of the JobSet without subgroups exists (``pg-<js>-<uid>`` or
+``pg-<js>-<uid>-<replicatedJob>``, written before KAI v0.16 or by older podmuster), its
+pods keep flat PodGroups as KAI's legacy grouper names them (per replicatedJob for
+``InOrder``, else one), minMember the JobSet's ``batch-min-member`` or 1; podmuster
+also keeps a pod in the per-replicatedJob PodGroup of its replicatedJob when that one
+exists (older podmuster made them without a startup policy too).
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from crds.names import BATCH_MIN_MEMBER_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields, resolution, templates
 
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -132,9 +141,50 @@ def subgroups(
     return result
 
 
+def _base_name(js: base.RawObject) -> str:
+    return f"pg-{fields.name(js)}-{fields.uid(js)}"
+
+
+def _legacy_names(js: base.RawObject) -> list[str]:
+    """The flat PodGroups a JobSet may have from before KAI v0.16."""
+    names = [_base_name(js)]
+    for _, rj in replicated_jobs(js):
+        if isinstance(rj.get("name"), str) and rj["name"]:
+            names.append(f"{_base_name(js)}-{rj['name']}")
+    return names
+
+
+def _legacy(ctx: base.GroupingContext, rj_name: str) -> base.PodGroupSpec | None:
+    """The flat PodGroup of an in-flight JobSet (module docstring), if it has one."""
+    js = ctx.top_owner
+    ns = fields.namespace(ctx.pod) or fields.namespace(js)
+    existing = {
+        name: found
+        for name in _legacy_names(js)
+        if (found := ctx.lookup.get(PODGROUP_API_VERSION, PODGROUP_KIND, ns, name)) is not None
+    }
+    if not any(not fields.get(pg, "spec.subGroups") for pg in existing.values()):
+        return None
+    own = f"{_base_name(js)}-{rj_name}"
+    in_order = fields.get(js, "spec.startupPolicy.startupPolicyOrder") == IN_ORDER
+    kai = ctx.settings.reproduce_kai_bugs
+    name = own if in_order or (own in existing and not kai) else _base_name(js)
+    override = batch_min_member(js, fields.annotations_of(js), "metadata.annotations")
+    return default.build(ctx, subject=js, name=name, min_member=override or 1)
+
+
 @dataclass(frozen=True, slots=True)
 class JobSetGrouper:
     name: str = "jobset"
+
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The flat PodGroups the JobSet may still have (module docstring, Upgrades)."""
+        js = ctx.top_owner
+        ns = fields.namespace(ctx.pod) or fields.namespace(js)
+        return tuple(
+            base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, name)
+            for name in _legacy_names(js)
+        )
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         js = ctx.top_owner
@@ -146,6 +196,9 @@ class JobSetGrouper:
                 )
         if not replicated_jobs(js):
             raise base.GroupingError(fields.describe(js), "spec.replicatedJobs", "is empty")
+        legacy = _legacy(ctx, str(pod_labels[REPLICATED_JOB_LABEL]))
+        if legacy is not None:
+            return legacy
         kai = ctx.settings.reproduce_kai_bugs
         pod_leaf = leaf_name(
             str(pod_labels[REPLICATED_JOB_LABEL]), str(pod_labels[JOB_INDEX_LABEL])
@@ -157,7 +210,7 @@ class JobSetGrouper:
                 f"metadata.labels[{JOB_INDEX_LABEL}]",
                 f"names Job replica {pod_leaf!r}, which {fields.describe(js)} does not have",
             )
-        spec = default.build(ctx, subject=js, min_member=0)
+        spec = default.build(ctx, subject=js, name=_base_name(js), min_member=0)
         return dataclasses.replace(
             spec, min_sub_group=root_min_sub_group(js, kai), subgroups=tuple(tree)
         )

@@ -6,7 +6,8 @@ leaf topology from the replicatedJob template, preemption delay and staleness co
 from the JobSet; the root ``minSubGroup`` for AnyOrder (default), InOrder, the
 JobSet's ``batch-min-member`` (capped) and ``dependsOn`` (podmuster) vs KAI's; the leaf
 ``minMember`` from parallelism, completions (podmuster), the template's override, and an
-explicit 0; bad inputs named by object and field.
+explicit 0; in-flight JobSets keeping their flat PodGroups (KAI's legacy grouper, and
+podmuster's per-replicatedJob ones); bad inputs named by object and field.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapter_builders import ctx, group, obj, pod
+from adapter_builders import Lookup, ctx, group, obj, pod
 
-from integrations import base
+from integrations import base, registry
 from integrations.grouping import group_workloads
 
 Fixture = Callable[[str], list[dict[str, Any]]]
@@ -198,3 +199,45 @@ def test_bad_jobsets_name_object_and_field(
     assert caught.value.field == field
     assert problem in caught.value.problem
     assert caught.value.obj in {"JobSet ns/js", "Pod ns/p"}
+
+
+def podgroup(name: str, *, with_subgroups: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": 4}
+    if with_subgroups:
+        spec = {"minSubGroup": 1, "subGroups": [{"name": "a", "minSubGroup": 1}]}
+    return obj("scheduling.run.ai/v2alpha2", "PodGroup", name, spec=spec)
+
+
+def test_in_flight_jobsets_keep_their_flat_podgroups() -> None:
+    """Upgrades: a PodGroup of the JobSet without subgroups keeps the set flat (KAI's
+    legacy grouper); podmuster also keeps a pod in its replicatedJob's own PodGroup."""
+    js = jobset(rj("a", 2, parallelism=2), rj("b"))
+    flat = podgroup("pg-js-uid-js")
+    spec = group(ctx(js, js_pod(js, "b"), lookup=Lookup(flat)))
+    assert (spec.name, spec.min_member, spec.min_sub_group, spec.subgroups) == (
+        "pg-js-uid-js",
+        1,
+        None,
+        (),
+    )
+    js["metadata"]["annotations"] = {MIN: "3"}
+    assert group(ctx(js, js_pod(js, "b"), lookup=Lookup(flat))).min_member == 3
+    per_job = podgroup("pg-js-uid-js-a")
+    assert group(ctx(js, js_pod(js, "a"), lookup=Lookup(per_job))).name == "pg-js-uid-js-a"
+    assert group(ctx(js, js_pod(js, "b"), lookup=Lookup(per_job))).name == "pg-js-uid-js"
+    kai = group(ctx(js, js_pod(js, "a"), lookup=Lookup(per_job), reproduce_kai_bugs=True))
+    assert kai.name == "pg-js-uid-js"  # KAI: one flat group unless InOrder
+    in_order = jobset(rj("a"), rj("b"), order="InOrder")
+    assert group(ctx(in_order, js_pod(in_order, "b"), lookup=Lookup(per_job))).name == (
+        "pg-js-uid-js-b"
+    )
+    current = podgroup("pg-js-uid-js", with_subgroups=True)
+    assert group(ctx(js, js_pod(js, "b"), lookup=Lookup(current))).min_sub_group == 2
+
+
+def test_jobset_reads_the_podgroups_it_may_still_have() -> None:
+    js = jobset(rj("a"), rj("b"))
+    grouper = registry.build_registry().lookup(base.GroupVersionKind.of(js))
+    assert isinstance(grouper, base.NeedsRelatedObjects)
+    names = [q.name for q in grouper.related_objects(ctx(js, js_pod(js)))]
+    assert names == ["pg-js-uid-js", "pg-js-uid-js-a", "pg-js-uid-js-b"]
