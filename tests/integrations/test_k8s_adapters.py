@@ -94,6 +94,17 @@ def test_cronjob_groups_on_the_job_and_its_metadata() -> None:
     assert spec.owner.kind == "Job"
 
 
+def test_cronjob_run_honours_its_jobs_batch_min_member() -> None:
+    """podmuster: a run's Job is a Job; KAI's CronJob grouper ignores the annotation."""
+    cron = obj("batch/v1", "CronJob", "nightly")
+    notes = {"kai.scheduler/batch-min-member": "3"}
+    the_job = obj("batch/v1", "Job", "nightly-1", owner=cron, annotations=notes)
+    the_pod = pod("nightly-1-x", owner=the_job)
+    assert group(ctx(cron, the_pod, (the_job, cron))).min_member == 3
+    kai = group(ctx(cron, the_pod, (the_job, cron), reproduce_kai_bugs=True))
+    assert kai.min_member == 1
+
+
 def test_cronjob_synthesized_run_takes_job_template_metadata() -> None:
     cron = obj(
         "batch/v1",
