@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["seconds"]
+__all__ = ["go_string", "seconds"]
 
 _UNITS: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
@@ -47,3 +47,31 @@ def seconds(text: str) -> float:
     if number:
         raise ValueError(f"invalid duration {text!r} (missing unit)")
     return sign * total
+
+
+def go_string(text: str) -> str:
+    """``text`` (a Go duration) as Go prints it (``time.Duration.String``: ``5m`` is
+    ``5m0s``), which is how a ``metav1.Duration`` is written back; ``ValueError`` as
+    :func:`seconds`."""
+    nanos = round(seconds(text) * 1e9)
+    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
+    if nanos == 0:
+        return "0s"
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("\u00b5s", 1_000), ("ns", 1)):
+            if nanos >= size or unit == "ns":
+                return f"{sign}{_fraction(nanos, size)}{unit}"
+    hours, rest = divmod(nanos, 3600 * 1_000_000_000)
+    minutes, rest = divmod(rest, 60 * 1_000_000_000)
+    text_out = f"{hours}h" if hours else ""
+    text_out += f"{minutes}m" if hours or minutes else ""
+    return f"{sign}{text_out}{_fraction(rest, 1_000_000_000)}s"
+
+
+def _fraction(value: int, size: int) -> str:
+    """``value / size`` in decimal without trailing zeros (``1500, 1000`` → ``1.5``)."""
+    whole, part = divmod(value, size)
+    if not part:
+        return str(whole)
+    digits = len(str(size)) - 1
+    return f"{whole}.{str(part).rjust(digits, '0').rstrip('0')}"

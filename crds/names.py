@@ -17,6 +17,7 @@ from typing import Any, Final
 __all__ = [
     "ADMISSION_GATE",
     "ADMISSION_GATE_ANNOTATION",
+    "BATCH_MIN_MEMBER_ANNOTATION",
     "BUILTIN_PRIORITY_CLASSES",
     "CORE_KINDS",
     "DEFAULT_QUEUE",
@@ -28,6 +29,7 @@ __all__ = [
     "NO_PROVISIONER",
     "POD_GROUP_ANNOTATION",
     "PREEMPTIBILITY_LABEL",
+    "PREEMPTION_DELAY_ANNOTATION",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "SCALE_UP_HINT_ANNOTATION",
@@ -36,6 +38,8 @@ __all__ = [
     "SEGMENT_REQUIRED_ANNOTATION",
     "SEGMENT_SIZE_ANNOTATION",
     "SELECTED_NODE_ANNOTATION",
+    "SKIP_PODGROUPER_ANNOTATION",
+    "STALENESS_GRACE_PERIOD_ANNOTATION",
     "STALE_ANNOTATION",
     "SUBGROUP_LABEL",
     "TASK_PRIORITY_LABEL",
@@ -74,6 +78,16 @@ TASK_PRIORITY_LABEL: Final = "kai.scheduler/task-priority"
 """On a pod: its order within its gang (higher first)."""
 TOP_OWNER_METADATA_ANNOTATION: Final = "kai.scheduler/top-owner-metadata"
 """On a pod: the top owner's identity, as the podgrouper resolved it."""
+SKIP_PODGROUPER_ANNOTATION: Final = "kai.scheduler/skip-podgrouper"
+"""On a pod or any of its owners, ``"true"``: the podgrouper leaves the pod alone (the user
+writes its PodGroup and sets ``pod-group-name`` themselves)."""
+BATCH_MIN_MEMBER_ANNOTATION: Final = "kai.scheduler/batch-min-member"
+"""On a Job: its PodGroup's minMember; on a JobSet: the root minSubGroup; on a JobSet's
+replicatedJob template: each replica's subgroup minMember."""
+PREEMPTION_DELAY_ANNOTATION: Final = "kai.scheduler/preemption-delay"
+"""On a workload or pod: its PodGroup's ``spec.preemptionDelay`` (Go duration, >= 0)."""
+STALENESS_GRACE_PERIOD_ANNOTATION: Final = "kai.scheduler/staleness-grace-period"
+"""On a workload or pod: its PodGroup's ``spec.stalenessGracePeriod`` (Go duration)."""
 
 # --- queue admission through scheduling gates (docs/semantics.md §5.11) ------------------
 ADMISSION_GATE: Final = "kai.scheduler/queue-admission"

@@ -122,7 +122,10 @@ class SubGroupSpec:
     """One node of the subgroup tree; leaves are gang units (pod sets).
 
     ``pod_names`` lists the pods (of the reconciled set) that belong to this leaf;
-    the podgrouper labels them ``kai.scheduler/subgroup-name``.
+    the podgrouper labels them ``kai.scheduler/subgroup-name``.  A node with
+    ``min_sub_group`` (children that must be schedulable) writes that instead of
+    ``minMember``; a leaf with ``exact_min_member`` writes its ``minMember`` even
+    when 0, as KAI does for groupers that compute it (JobSet, Grove).
     """
 
     name: str
@@ -130,11 +133,18 @@ class SubGroupSpec:
     parent: str | None = None
     topology: TopologyConstraint | None = None
     pod_names: tuple[str, ...] = ()
+    min_sub_group: int | None = None
+    exact_min_member: bool = False
 
     def to_model(self) -> pg_api.SubGroup:
+        if self.min_sub_group is not None:
+            min_member = None
+        else:
+            min_member = self.min_member if self.exact_min_member else self.min_member or None
         return pg_api.SubGroup(
             name=self.name,
-            min_member=self.min_member or None,
+            min_member=min_member,
+            min_sub_group=self.min_sub_group,
             parent=self.parent,
             topology_constraint=self.topology.to_model() if self.topology is not None else None,
         )
@@ -155,6 +165,12 @@ class PodGroupSpec:
     annotations: Mapping[str, str] = field(default_factory=dict)
     topology: TopologyConstraint = field(default_factory=TopologyConstraint)
     subgroups: tuple[SubGroupSpec, ...] = ()
+    min_sub_group: int | None = None
+    """Root subgroups that must be schedulable; when set, ``minMember`` is not written."""
+    preemption_delay: str = ""
+    """``spec.preemptionDelay`` as a Go duration string (empty: unset)."""
+    staleness_grace_period: str = ""
+    """``spec.stalenessGracePeriod`` as a Go duration string (empty: unset)."""
 
     def subgroup_of(self, pod_name: str) -> str | None:
         """The leaf subgroup that lists ``pod_name``, if any."""
@@ -175,12 +191,15 @@ class PodGroupSpec:
                 owner_references=[self.owner.to_model()],
             ),
             spec=pg_api.PodGroupSpec(
-                min_member=self.min_member or None,
+                min_member=None if self.min_sub_group is not None else self.min_member or None,
+                min_sub_group=self.min_sub_group,
                 queue=self.queue or None,
                 priority_class_name=self.priority_class_name or None,
                 preemptibility=preemptibility,
                 topology_constraint=self.topology.to_model(),
                 sub_groups=[s.to_model() for s in self.subgroups] or None,
+                preemption_delay=self.preemption_delay or None,
+                staleness_grace_period=self.staleness_grace_period or None,
             ),
         )
 

@@ -45,6 +45,8 @@ def build(
         labels=resolution.pod_group_labels(ctx, subject),
         annotations=resolution.pod_group_annotations(ctx, subject),
         topology=resolution.topology_of(fields.annotations_of(subject)),
+        preemption_delay=resolution.resolve_preemption_delay(ctx, chain),
+        staleness_grace_period=resolution.resolve_staleness_grace_period(ctx, chain),
     )
 
 

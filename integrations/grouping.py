@@ -22,6 +22,7 @@ from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from integrations import (
     base,
     default,
+    external,
     fields,
     objects,
     registry,
@@ -232,6 +233,8 @@ class _Run:
             try:
                 chain = self.index.owner_chain(pod)
                 top = chain[-1] if chain else pod
+                if self.left_alone(pod, chain, ref, assignments):
+                    continue
                 spec = self.registry.group(self.context(pod, chain))
             except base.GroupingError as exc:
                 self.error(top, exc)
@@ -250,6 +253,32 @@ class _Run:
             pods=tuple(dict(p) for p in pods),
         )
 
+    def left_alone(
+        self,
+        pod: base.RawObject,
+        chain: tuple[base.RawObject, ...],
+        ref: str,
+        assignments: list[PodAssignment],
+    ) -> bool:
+        """An external-PodGroup pod: assigned to the PodGroup it names, never grouped."""
+        asking = external.skipped_by((pod, *chain))
+        if asking is None:
+            return False
+        user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
+        if user_group:
+            subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
+            assignments.append(PodAssignment(ref, str(user_group), subgroup))
+        else:
+            self.warn(
+                base.GroupingWarning(
+                    fields.describe(pod),
+                    f"metadata.annotations[{POD_GROUP_ANNOTATION}]",
+                    f"is missing: {external.reason(asking)}, so the pod joins no PodGroup"
+                    " and is not scheduled until it names one",
+                )
+            )
+        return True
+
     def group_podless(
         self, grouped: set[str], groups: dict[tuple[str, str], dict[str, Any]]
     ) -> None:
@@ -258,6 +287,8 @@ class _Run:
             if fields.uid(obj) in grouped or fields.owner_references(obj) or objects.is_pod(obj):
                 continue
             if not objects.is_workload(obj) or synthesis.has_hook(obj):
+                continue
+            if external.requests_skip(obj):
                 continue
             grouper = self.registry.lookup(base.GroupVersionKind.of(obj))
             if not isinstance(grouper, default.DefaultGrouper):

@@ -1,44 +1,52 @@
-"""JobSet: one PodGroup per replicatedJob (InOrder startup) or one for the whole set.
+"""JobSet: one PodGroup per set, a subgroup per replicatedJob and per Job replica (KAI v0.16).
 
-Why this module exists: with ``startupPolicyOrder: InOrder`` (or no startup policy)
-JobSet starts its replicatedJobs one after another, so each must be its own gang
-(``pg-<js>-<uid>-<replicatedJob>``); otherwise all start together and form one
-gang (``pg-<js>-<uid>``).  A replicatedJob's gang is ``replicas x
-min(parallelism, completions)`` (docs/semantics.md §4.3).
+Why this module exists: a JobSet is one workload made of several replicatedJobs, each
+``replicas`` Jobs of ``parallelism`` pods.  KAI groups it as one PodGroup
+``pg-<js>-<uid>`` whose subgroups form two levels: a parent per replicatedJob (its
+``minSubGroup`` is ``replicas``: every Job replica must fit) and a leaf
+``<rj>-replica-<i>`` per Job (its ``minMember`` the Job's pod count).  The root's
+``minSubGroup`` says how many replicatedJobs must fit together: all of them
+(``AnyOrder``, JobSet's default), one (``InOrder``: JobSet starts them one after
+another), or the JobSet's ``kai.scheduler/batch-min-member`` (capped at their number).
+The same annotation on a replicatedJob's template overrides its leaves' ``minMember``;
+its ``kai.scheduler/topology*`` annotations constrain each leaf.  Pods join their
+leaf by the ``replicatedjob-name`` and ``job-index`` labels JobSet puts on them.
 
-podmuster difference: a JobSet whose replicatedJobs use ``dependsOn`` (the API that
-replaced startupPolicy) also starts them one after another, so it gets one PodGroup
-per replicatedJob whatever its startup policy; KAI would make one gang that can
-never be complete (reproducible with ``reproduce_kai_bugs``).
+podmuster differences (docs/integrations.md; ``reproduce_kai_bugs`` restores KAI's):
+
+* a replicatedJob with ``dependsOn`` is only created once its dependency is ready or
+  complete, so without an override the root's ``minSubGroup`` counts only the
+  replicatedJobs without ``dependsOn`` — KAI's count includes jobs whose pods do not
+  exist yet, and the gang can never be complete;
+* a leaf's ``minMember`` is ``min(parallelism, completions)``: a Job never runs more
+  pods than it has completions, and KAI's ``parallelism`` alone can never be met.
+
+Upgrades: while a PodGroup of the JobSet without subgroups exists (``pg-<js>-<uid>`` or
+``pg-<js>-<uid>-<replicatedJob>``, written before KAI v0.16 or by older podmuster), its
+pods keep flat PodGroups as KAI's legacy grouper names them (per replicatedJob for
+``InOrder``, else one), minMember the JobSet's ``batch-min-member`` or 1; podmuster
+also keeps a pod in the per-replicatedJob PodGroup of its replicatedJob when that one
+exists (older podmuster made them without a startup policy too).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from integrations import base, default, fields, templates
+from crds.names import BATCH_MIN_MEMBER_ANNOTATION
+from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import KIND as PODGROUP_KIND
+from integrations import base, default, fields, resolution, templates
 
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+REPLICAS_LABEL = "jobset.sigs.k8s.io/replicatedjob-replicas"
+JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 IN_ORDER = "InOrder"
-
-
-def replicated_job_min(js: base.RawObject, index: int, rj: Mapping[str, Any]) -> int:
-    """``replicas x min(parallelism, completions)``; replicas/parallelism <= 0 count as 1."""
-    prefix = f"spec.replicatedJobs[{index}]."
-    replicas = fields.get_int(js, "replicas", within=rj, prefix=prefix, minimum=None)
-    parallelism = fields.get_int(
-        js, "template.spec.parallelism", within=rj, prefix=prefix, minimum=None
-    )
-    completions = fields.get_int(
-        js, "template.spec.completions", within=rj, prefix=prefix, minimum=None
-    )
-    replicas = replicas if replicas and replicas > 0 else 1
-    parallelism = parallelism if parallelism and parallelism > 0 else 1
-    if completions is not None and 0 < completions < parallelism:
-        parallelism = completions
-    return replicas * parallelism
 
 
 def replicated_jobs(js: base.RawObject) -> list[tuple[int, Mapping[str, Any]]]:
@@ -46,36 +54,166 @@ def replicated_jobs(js: base.RawObject) -> list[tuple[int, Mapping[str, Any]]]:
     return [(i, rj) for i, rj in enumerate(items) if isinstance(rj, Mapping)]
 
 
+def leaf_name(rj_name: str, index: str | int) -> str:
+    """The subgroup of one Job replica: ``<replicatedJob>-replica-<jobIndex>``."""
+    return f"{rj_name}-replica-{index}"
+
+
+def batch_min_member(obj: base.RawObject, annotations: Mapping[str, Any], path: str) -> int | None:
+    """``kai.scheduler/batch-min-member`` from ``annotations`` (>= 1), if present."""
+    value = annotations.get(BATCH_MIN_MEMBER_ANNOTATION)
+    if value is None:
+        return None
+    field = f"{path}[{BATCH_MIN_MEMBER_ANNOTATION}]"
+    return fields.as_int(value, obj=obj, path=field, minimum=1, text=True)
+
+
+def _name_of(js: base.RawObject, index: int, rj: Mapping[str, Any]) -> str:
+    name = rj.get("name")
+    if not isinstance(name, str) or not name:
+        raise base.GroupingError(
+            fields.describe(js), f"spec.replicatedJobs[{index}].name", "is required"
+        )
+    return name
+
+
+def _leaf_min(js: base.RawObject, index: int, rj: Mapping[str, Any], kai: bool) -> int:
+    """Pods one Job replica must have: the template's override, else its pod count."""
+    prefix = f"spec.replicatedJobs[{index}]."
+    template_annotations = fields.get_mapping(rj, "template.metadata.annotations")
+    override = batch_min_member(js, template_annotations, f"{prefix}template.metadata.annotations")
+    if override is not None:
+        return override
+    parallelism = fields.get_int(js, "template.spec.parallelism", 1, within=rj, prefix=prefix)
+    completions = fields.get_int(js, "template.spec.completions", within=rj, prefix=prefix)
+    assert parallelism is not None
+    if not kai and completions is not None and completions < parallelism:
+        return completions
+    return parallelism
+
+
+def _leaf_topology(rj: Mapping[str, Any]) -> base.TopologyConstraint | None:
+    """The template's topology annotations; none without a name and a level."""
+    found = resolution.topology_of(fields.get_mapping(rj, "template.metadata.annotations"))
+    if not found.topology or not (found.required_level or found.preferred_level):
+        return None
+    return found
+
+
+def root_min_sub_group(js: base.RawObject, kai: bool) -> int:
+    """How many replicatedJobs must fit together (module docstring)."""
+    jobs = replicated_jobs(js)
+    override = batch_min_member(js, fields.annotations_of(js), "metadata.annotations")
+    if override is not None:
+        return min(override, len(jobs))
+    if fields.get(js, "spec.startupPolicy.startupPolicyOrder") == IN_ORDER:
+        return 1
+    if kai:
+        return len(jobs)
+    return max(sum(1 for _, rj in jobs if not rj.get("dependsOn")), 1)
+
+
+def subgroups(
+    js: base.RawObject, pod_leaf: str, pod_name: str, kai: bool
+) -> list[base.SubGroupSpec]:
+    """The parent-per-replicatedJob, leaf-per-replica tree; ``pod_leaf`` lists the pod."""
+    result: list[base.SubGroupSpec] = []
+    for index, rj in replicated_jobs(js):
+        rj_name = _name_of(js, index, rj)
+        path = f"spec.replicatedJobs[{index}]."
+        replicas = fields.get_int(js, "replicas", 1, within=rj, prefix=path)
+        assert replicas is not None
+        leaf_min = _leaf_min(js, index, rj, kai)
+        topology = _leaf_topology(rj)
+        result.append(base.SubGroupSpec(rj_name, min_sub_group=replicas))
+        for job_index in range(replicas):
+            leaf = leaf_name(rj_name, job_index)
+            result.append(
+                base.SubGroupSpec(
+                    leaf,
+                    leaf_min,
+                    parent=rj_name,
+                    topology=topology,
+                    pod_names=(pod_name,) if leaf == pod_leaf else (),
+                    exact_min_member=True,
+                )
+            )
+    return result
+
+
+def _base_name(js: base.RawObject) -> str:
+    return f"pg-{fields.name(js)}-{fields.uid(js)}"
+
+
+def _legacy_names(js: base.RawObject) -> list[str]:
+    """The flat PodGroups a JobSet may have from before KAI v0.16."""
+    names = [_base_name(js)]
+    for _, rj in replicated_jobs(js):
+        if isinstance(rj.get("name"), str) and rj["name"]:
+            names.append(f"{_base_name(js)}-{rj['name']}")
+    return names
+
+
+def _legacy(ctx: base.GroupingContext, rj_name: str) -> base.PodGroupSpec | None:
+    """The flat PodGroup of an in-flight JobSet (module docstring), if it has one."""
+    js = ctx.top_owner
+    ns = fields.namespace(ctx.pod) or fields.namespace(js)
+    existing = {
+        name: found
+        for name in _legacy_names(js)
+        if (found := ctx.lookup.get(PODGROUP_API_VERSION, PODGROUP_KIND, ns, name)) is not None
+    }
+    if not any(not fields.get(pg, "spec.subGroups") for pg in existing.values()):
+        return None
+    own = f"{_base_name(js)}-{rj_name}"
+    in_order = fields.get(js, "spec.startupPolicy.startupPolicyOrder") == IN_ORDER
+    kai = ctx.settings.reproduce_kai_bugs
+    name = own if in_order or (own in existing and not kai) else _base_name(js)
+    override = batch_min_member(js, fields.annotations_of(js), "metadata.annotations")
+    return default.build(ctx, subject=js, name=name, min_member=override or 1)
+
+
 @dataclass(frozen=True, slots=True)
 class JobSetGrouper:
     name: str = "jobset"
 
+    def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
+        """The flat PodGroups the JobSet may still have (module docstring, Upgrades)."""
+        js = ctx.top_owner
+        ns = fields.namespace(ctx.pod) or fields.namespace(js)
+        return tuple(
+            base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, name)
+            for name in _legacy_names(js)
+        )
+
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         js = ctx.top_owner
-        rj_name = fields.labels(ctx.pod).get(REPLICATED_JOB_LABEL)
-        if not rj_name:
+        pod_labels = fields.labels(ctx.pod)
+        for label in (REPLICATED_JOB_LABEL, JOB_INDEX_LABEL):
+            if not pod_labels.get(label):
+                raise base.GroupingError(
+                    fields.describe(ctx.pod), f"metadata.labels[{label}]", "is required"
+                )
+        if not replicated_jobs(js):
+            raise base.GroupingError(fields.describe(js), "spec.replicatedJobs", "is empty")
+        legacy = _legacy(ctx, str(pod_labels[REPLICATED_JOB_LABEL]))
+        if legacy is not None:
+            return legacy
+        kai = ctx.settings.reproduce_kai_bugs
+        pod_leaf = leaf_name(
+            str(pod_labels[REPLICATED_JOB_LABEL]), str(pod_labels[JOB_INDEX_LABEL])
+        )
+        tree = subgroups(js, pod_leaf, fields.name(ctx.pod), kai)
+        if not any(s.name == pod_leaf for s in tree):
             raise base.GroupingError(
-                fields.describe(ctx.pod), f"metadata.labels[{REPLICATED_JOB_LABEL}]", "is required"
+                fields.describe(ctx.pod),
+                f"metadata.labels[{JOB_INDEX_LABEL}]",
+                f"names Job replica {pod_leaf!r}, which {fields.describe(js)} does not have",
             )
-        base_name = f"pg-{fields.name(js)}-{fields.uid(js)}"
-        order = fields.get(js, "spec.startupPolicy.startupPolicyOrder")
-        jobs = replicated_jobs(js)
-        sequential = any(rj.get("dependsOn") for _, rj in jobs)
-        if sequential and ctx.settings.reproduce_kai_bugs:
-            sequential = False
-        if order is None or order == IN_ORDER or sequential:
-            mins = [replicated_job_min(js, i, rj) for i, rj in jobs if rj.get("name") == rj_name]
-            return default.build(
-                ctx, subject=js, name=f"{base_name}-{rj_name}", min_member=mins[0] if mins else 1
-            )
-        total = sum(replicated_job_min(js, i, rj) for i, rj in jobs if rj.get("name"))
-        return default.build(ctx, subject=js, name=base_name, min_member=max(total, 1))
-
-
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
-REPLICAS_LABEL = "jobset.sigs.k8s.io/replicatedjob-replicas"
-JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
+        spec = default.build(ctx, subject=js, name=_base_name(js), min_member=0)
+        return dataclasses.replace(
+            spec, min_sub_group=root_min_sub_group(js, kai), subgroups=tuple(tree)
+        )
 
 
 def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:

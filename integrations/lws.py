@@ -107,13 +107,18 @@ def segmented(
     for segment, count in sorted(members.items()):
         is_mine = mine == segment and (worker != 0 or not excluded)
         if segment == 0 and not excluded:
-            result.append(base.SubGroupSpec("segment-0", count, topology=topology))
+            # a parent counts children (KAI v0.17): leader and workers
+            result.append(base.SubGroupSpec("segment-0", min_sub_group=2, topology=topology))
             result.append(
                 base.SubGroupSpec("leader", 1, "segment-0", pod_names=pod if worker == 0 else ())
             )
             result.append(
                 base.SubGroupSpec(
-                    "workers", count - 1, "segment-0", pod_names=pod if is_mine and worker else ()
+                    "workers",
+                    count - 1,
+                    "segment-0",
+                    pod_names=pod if is_mine and worker else (),
+                    exact_min_member=True,
                 )
             )
             continue

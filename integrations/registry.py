@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from integrations import base, default, fields, jobset, knative, lws, skipping
+from integrations import base, default, fields, grove, jobset, knative, lws, skipping
 from integrations.k8s import cronjob, deployment, job, pod
 from integrations.kubeflow import distributed, mpi, pytorch
 from integrations.ray import cronjob as ray_cronjob
@@ -69,6 +69,9 @@ BUILTIN: Final[tuple[tuple[GVK, GrouperFactory], ...]] = (
     (GVK("ray.io", "*", "RayService"), _const(_RAY)),
     (GVK("serving.knative.dev", "v1", "Service"), _const(knative.KnativeGrouper())),
     (GVK("argoproj.io", "v1alpha1", "Workflow"), _SKIP),
+    (GVK("grove.io", "v1alpha1", "PodCliqueSet"), _const(grove.GroveGrouper())),
+    (GVK("grove.io", "v1alpha1", "PodGangSet"), _const(grove.GroveGrouper())),
+    (GVK("nvidia.com", "*", "DynamoGraphDeployment"), _SKIP),
 )
 """KAI's table (docs/semantics.md §4.3) for the kinds podmuster supports."""
 

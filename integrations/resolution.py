@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import yaml
 
+from crds import durations
 from crds.names import (
     PREEMPTIBILITY_LABEL,
+    PREEMPTION_DELAY_ANNOTATION,
     PRIORITY_CLASS_LABEL,
     SEGMENT_PREFERRED_ANNOTATION,
     SEGMENT_REQUIRED_ANNOTATION,
+    STALENESS_GRACE_PERIOD_ANNOTATION,
     TOP_OWNER_METADATA_ANNOTATION,
     TOPOLOGY_ANNOTATION,
     TOPOLOGY_PREFERRED_ANNOTATION,
@@ -63,6 +67,22 @@ def _default_entry(ctx: base.GroupingContext, owner: base.RawObject) -> base.Def
     return table.get(f"{kind}.{_group_of(owner)}") or table.get(kind)
 
 
+def default_labels(ctx: base.GroupingContext, owner: base.RawObject) -> dict[str, str]:
+    """The defaults-ConfigMap entry for ``owner``'s kind as the labels that would say it.
+
+    A skipped wrapper (a DynamoGraphDeployment, a TrainJob) hands its kind's default
+    priority (when that PriorityClass exists) and preemptibility down to the object
+    grouped on, which then reads them like its own labels.
+    """
+    entry = _default_entry(ctx, owner)
+    result: dict[str, str] = {}
+    if entry and entry.priority_name and entry.priority_name in ctx.priority_classes:
+        result[PRIORITY_CLASS_LABEL] = entry.priority_name
+    if entry and entry.preemptibility:
+        result[PREEMPTIBILITY_LABEL] = entry.preemptibility
+    return result
+
+
 def resolve_priority(
     ctx: base.GroupingContext, chain: Iterable[base.RawObject], fallback: str
 ) -> str:
@@ -97,6 +117,39 @@ def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawOb
         if entry and entry.preemptibility.lower() in _PREEMPTIBILITY_VALUES:
             return entry.preemptibility.lower()
     return ""
+
+
+def first_duration(sources: Iterable[Mapping[str, Any]], key: str, *, negative: bool = True) -> str:
+    """The first valid Go duration under ``key`` in ``sources`` (annotation maps), as Go
+    prints it.
+
+    Invalid values (and negative ones unless ``negative``) are skipped, as KAI skips them
+    with a log line, so a typo never blocks grouping.
+    """
+    for source in sources:
+        value = source.get(key)
+        if value is None:
+            continue
+        try:
+            if negative or durations.seconds(str(value)) >= 0:
+                return durations.go_string(str(value))
+        except ValueError:
+            continue
+    return ""
+
+
+def resolve_preemption_delay(ctx: base.GroupingContext, chain: Iterable[base.RawObject]) -> str:
+    """``kai.scheduler/preemption-delay``: owners bottom→top, then the pod; >= 0 only."""
+    sources = (fields.annotations_of(o) for o in (*chain, ctx.pod))
+    return first_duration(sources, PREEMPTION_DELAY_ANNOTATION, negative=False)
+
+
+def resolve_staleness_grace_period(
+    ctx: base.GroupingContext, chain: Iterable[base.RawObject]
+) -> str:
+    """``kai.scheduler/staleness-grace-period``: owners bottom→top, then the pod."""
+    sources = (fields.annotations_of(o) for o in (*chain, ctx.pod))
+    return first_duration(sources, STALENESS_GRACE_PERIOD_ANNOTATION)
 
 
 def topology_of(annotations: Mapping[str, str]) -> base.TopologyConstraint:

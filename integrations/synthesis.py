@@ -15,7 +15,18 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from integrations import argo, base, fields, jobset, knative, lws, spark, templates, trainer
+from integrations import (
+    argo,
+    base,
+    fields,
+    grove_pods,
+    jobset,
+    knative,
+    lws,
+    spark,
+    templates,
+    trainer,
+)
 from integrations.k8s import controllers
 from integrations.kubeflow import replicas
 from integrations.ray import pods as ray_pods
@@ -46,6 +57,9 @@ _BOUND_KINDS = frozenset(
         ("ray.io", "RayService"),
         ("ray.io", "RayCronJob"),
         ("argoproj.io", "Workflow"),
+        ("grove.io", "PodCliqueSet"),
+        ("grove.io", "PodGangSet"),
+        ("nvidia.com", "DynamoGraphDeployment"),
     }
 )
 """Kinds whose hooks are bound per call (to a lookup or a warning sink) in :func:`hooks`."""
@@ -80,6 +94,12 @@ def hooks(
     )
     table[GVK("argoproj.io", "*", "Workflow")] = functools.partial(
         argo.synthesize_workflow, warn=warn
+    )
+    grove_hook = functools.partial(grove_pods.synthesize_podcliqueset, warn=warn)
+    table[GVK("grove.io", "*", "PodCliqueSet")] = grove_hook
+    table[GVK("grove.io", "*", "PodGangSet")] = grove_hook
+    table[GVK("nvidia.com", "*", "DynamoGraphDeployment")] = functools.partial(
+        grove_pods.synthesize_dynamo, warn=warn
     )
     return table
 

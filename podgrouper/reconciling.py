@@ -4,8 +4,10 @@ Why this module exists: this is the whole podgrouper decision for one pod event,
 free of kopf so it can be tested against :class:`~tests.kits.podgrouper_kube.FakeKube` and
 reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
-* pods of other schedulers, pods outside the selectors, and owner-less pods that already
-  carry ``pod-group-name`` (user-managed PodGroups) are ignored;
+* pods of other schedulers, pods outside the selectors, owner-less pods that already
+  carry ``pod-group-name`` (user-managed PodGroups), and pods that are, or are owned
+  by, an object annotated ``kai.scheduler/skip-podgrouper: "true"`` (external
+  PodGroups, :mod:`integrations.external`) are ignored;
 * a :class:`~integrations.base.GroupingError` (a workload the adapter cannot group, a
   malformed owner chain) becomes a Warning event ``PodGrouperWarning`` on the pod and its
   top owner and is **not** raised — retrying cannot fix it, and other pods go on;
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crds.names import POD_GROUP_ANNOTATION
-from integrations import base, fields, registry, resolution
+from integrations import base, external, fields, registry, resolution
 from kubeapi.errors import ApiError, NotFoundError
 from kubeapi.objects import Object, ObjectRef
 from kubeapi.protocol import Kube, KubeReader, KubeWriter
@@ -61,6 +63,8 @@ def ignored(pod: Mapping[str, Any], config: settings.PodGrouperSettings) -> str:
         return f"labels do not match {config.pod_selector}"
     if not fields.owner_references(pod) and POD_GROUP_ANNOTATION in (fields.annotations_of(pod)):
         return "owner-less pod with pod-group-name: user-managed PodGroup"
+    if external.requests_skip(pod):
+        return external.reason(pod)
     return ""
 
 
@@ -85,6 +89,9 @@ async def reconcile_pod(
         if fields.metadata(pod).get("deletionTimestamp"):
             return Outcome(skipped=f"terminating pod; owner lookup failed: {exc}")
         raise await _retryable(kube_, pod, exc) from exc
+    skipping = external.skipped_by(chain.owners)
+    if skipping is not None:
+        return Outcome(skipped=external.reason(skipping))
     top: Mapping[str, Any] = chain.top
     try:
         full = await _full_chain(chain, kube_)

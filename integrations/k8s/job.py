@@ -1,33 +1,39 @@
-"""batch/v1 Job: one PodGroup per pod, owned by the Job (docs/semantics.md §4.3).
+"""batch/v1 Job: one PodGroup per Job, its minMember from ``kai.scheduler/batch-min-member``.
 
-Why this module exists: Job pods are independent units (each completion is its own
-gang of one), so the PodGroup is named ``pg-<pod>-<jobUID>``.  For a Job with
-``parallelism`` <= 1 an existing legacy PodGroup ``pg-<job>-<jobUID>`` (written by
-older podgroupers) is reused instead, found through the lookup.
+Why this module exists: since KAI v0.15 a Job's pods share one PodGroup
+``pg-<job>-<jobUID>`` owned by the Job, whose ``minMember`` is 1 unless the Job's
+``kai.scheduler/batch-min-member`` annotation asks for a gang (docs/semantics.md §4.3).
+A pod whose per-pod PodGroup ``pg-<pod>-<jobUID>`` (written by older podgroupers)
+still exists keeps it, with minMember 1, so running pods are not moved to a new
+PodGroup during an upgrade; the lookup finds it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crds.names import BATCH_MIN_MEMBER_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields
 
 
-def legacy_name(job: base.RawObject) -> str:
+def job_name(job: base.RawObject) -> str:
     return f"pg-{fields.name(job)}-{fields.uid(job)}"
 
 
-def job_pod_group_name(ctx: base.GroupingContext, job: base.RawObject) -> str:
-    """``pg-<pod>-<jobUID>``, or the legacy per-Job name when such a PodGroup exists."""
-    parallelism = fields.get_int(job, "spec.parallelism", minimum=None)
-    if parallelism is None or parallelism <= 1:
-        ns = fields.namespace(ctx.pod) or fields.namespace(job)
-        existing = ctx.lookup.get(PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy_name(job))
-        if existing is not None:
-            return legacy_name(job)
+def legacy_name(ctx: base.GroupingContext, job: base.RawObject) -> str:
+    """The per-pod name older podgroupers gave: ``pg-<pod>-<jobUID>``."""
     return f"pg-{fields.name(ctx.pod)}-{fields.uid(job)}"
+
+
+def min_member(job: base.RawObject) -> int:
+    """The Job's ``kai.scheduler/batch-min-member`` (>= 1), else 1."""
+    value = fields.annotations_of(job).get(BATCH_MIN_MEMBER_ANNOTATION)
+    if value is None:
+        return 1
+    field = f"metadata.annotations[{BATCH_MIN_MEMBER_ANNOTATION}]"
+    return fields.as_int(value, obj=job, path=field, minimum=1, text=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +41,17 @@ class JobGrouper:
     name: str = "job"
 
     def related_objects(self, ctx: base.GroupingContext) -> tuple[base.ObjectQuery, ...]:
-        """The legacy per-Job PodGroup."""
+        """The legacy per-pod PodGroup."""
         job = ctx.top_owner
         ns = fields.namespace(ctx.pod) or fields.namespace(job)
-        return (base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy_name(job)),)
+        return (base.ObjectQuery(PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy_name(ctx, job)),)
 
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
         job = ctx.top_owner
-        return default.build(ctx, subject=job, name=job_pod_group_name(ctx, job))
+        legacy = legacy_name(ctx, job)
+        ns = fields.namespace(ctx.pod) or fields.namespace(job)
+        if legacy != job_name(job) and ctx.lookup.get(
+            PODGROUP_API_VERSION, PODGROUP_KIND, ns, legacy
+        ):
+            return default.build(ctx, subject=job, name=legacy)
+        return default.build(ctx, subject=job, name=job_name(job), min_member=min_member(job))

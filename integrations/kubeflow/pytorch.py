@@ -69,15 +69,20 @@ def _worker_segments(
                 f"expected an integer replica index, got {index!r}",
             )
         pod_segment = parsed // size
-    segments = [base.SubGroupSpec(name="worker", min_member=worker_min)]
+    # the parent counts its segments (KAI v0.17); segments past the first worker_min
+    # workers are elastic: minMember 0
+    segments = [base.SubGroupSpec(name="worker", min_sub_group=count)]
+    mandatory = math.ceil(worker_min / size)
     for i in range(count):
+        full = size if i < count - 1 else workers - size * (count - 1)
         segments.append(
             base.SubGroupSpec(
                 name=f"worker-{i}",
-                min_member=size if i < count - 1 else workers - size * (count - 1),
+                min_member=full if i < mandatory else 0,
                 parent="worker",
                 topology=topology,
                 pod_names=(fields.name(ctx.pod),) if pod_segment == i else (),
+                exact_min_member=True,
             )
         )
     return tuple(segments)

@@ -75,7 +75,11 @@ def _view(pod_group: Mapping[str, Any], pods: int) -> PodGroupView:
         namespace=pod_group["metadata"]["namespace"],
         name=pod_group["metadata"]["name"],
         min_member=int(spec.get("minMember", 1)),
-        subgroups=tuple((s["name"], int(s["minMember"])) for s in spec.get("subGroups", ())),
+        subgroups=tuple(
+            (s["name"], int(s["minMember"]))
+            for s in spec.get("subGroups", ())
+            if "minMember" in s  # pod sets; a parent counts children (minSubGroup)
+        ),
         priority=str(spec.get("priorityClassName", "")),
         queue=str(spec.get("queue", "")),
         pods=pods,

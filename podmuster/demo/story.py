@@ -76,7 +76,7 @@ _TIMING = (
     ("llama-finetune", 0, 10, "gang: master + 3 workers start together or not at all"),
     ("ray-vision", 0, 20, "sub-groups: the head + 2 GPU workers are the gang"),
     ("data-prep", 0, 10, "each Argo step pod is its own PodGroup and starts on its own"),
-    ("eval-batch", 0, 10, "a Job with parallelism 2: one PodGroup per pod"),
+    ("eval-batch", 0, 10, "a Job with parallelism 2: one PodGroup for both pods"),
     ("llm-serve", 0, None, "inference: non-preemptible, within the team's deserved quota"),
     ("notebook-alice", 0, 10, "build priority: interactive, non-preemptible"),
     ("notebook-bob", 0, None, "non-preemptible jobs may not exceed the deserved quota"),

@@ -38,6 +38,9 @@ OWNER_KINDS = {
     "ray.io": ("rayclusters", "rayjobs", "rayservices", "raycronjobs"),
     "serving.knative.dev": ("services", "configurations", "revisions"),
     "argoproj.io": ("workflows",),
+    "grove.io": ("podcliquesets", "podgangsets", "podcliques", "podcliquescalinggroups"),
+    "scheduler.grove.io": ("podgangs",),
+    "nvidia.com": ("dynamographdeployments",),
 }
 
 

@@ -38,6 +38,8 @@ from .objects import (
 )
 from .procs import ManagedProcess
 
+BATCH_MIN_MEMBER_ANNOTATION = "kai.scheduler/batch-min-member"
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
@@ -82,32 +84,32 @@ def test_batch_job_through_the_job_controller(
     node = kwok_nodes.add(cpu="8")
     queue = kai_queues.add("batch")
     template = kai_template(kwok_nodes.pool, cpu="1")
-    cluster.kubectl.create(batch_job("train", namespace, queue, template, parallelism=3))
+    job = batch_job("train", namespace, queue, template, parallelism=3)
+    job["metadata"]["annotations"] = {BATCH_MIN_MEMBER_ANNOTATION: "3"}  # a gang of 3
+    cluster.kubectl.create(job)
 
     found = wait_running(cluster, namespace, "job-name=train", 3)
     job_uid = cluster.kubectl.get("job", "train", "-n", namespace)["metadata"]["uid"]
+    group = f"pg-train-{job_uid}"  # one PodGroup per Job (KAI v0.15)
     requests = bind_requests(cluster, namespace)
-    groups: list[str] = []
     for member in found:
         name = member["metadata"]["name"]
         assert member["spec"]["nodeName"] == node
-        assert group_of(member) == f"pg-{name}-{job_uid}"  # one PodGroup per Job pod
+        assert group_of(member) == group
         assert requests[name]["spec"]["selectedNode"] == node
         assert requests[name]["status"]["phase"] == "Succeeded"
-        spec = pod_group(cluster, namespace, group_of(member))
-        assert spec["spec"]["queue"] == queue
-        assert spec["spec"]["minMember"] == 1
-        assert spec["spec"]["priorityClassName"] == "train"
-        owner = spec["metadata"]["ownerReferences"][0]
-        assert (owner["kind"], owner["name"]) == ("Job", "train")
-        groups.append(group_of(member))
+    spec = pod_group(cluster, namespace, group)
+    assert spec["spec"]["queue"] == queue
+    assert spec["spec"]["minMember"] == 3
+    assert spec["spec"]["priorityClassName"] == "train"
+    owner = spec["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == ("Job", "train")
 
-    def allocated_is(group: str, cpu: str) -> bool:
+    def allocated_is(cpu: str) -> bool:
         status = pod_group(cluster, namespace, group).get("status") or {}
         return bool((status.get("resourcesStatus") or {}).get("allocated", {}).get("cpu") == cpu)
 
-    for name in groups:
-        wait_for(f"PodGroup {name} allocated 1 CPU", partial(allocated_is, name, "1000"))
+    wait_for(f"PodGroup {group} allocated 3 CPUs", partial(allocated_is, "3000"))
 
     def queue_allocated() -> str:
         status = cluster.kubectl.get("queues.scheduling.run.ai", queue).get("status") or {}

@@ -97,4 +97,8 @@ def group(context: base.GroupingContext) -> base.PodGroupSpec:
 
 
 def subgroups(spec: base.PodGroupSpec) -> list[tuple[str, int, str | None]]:
-    return [(s.name, s.min_member, s.parent) for s in spec.subgroups]
+    """``(name, min, parent)``: min is a parent's minSubGroup, else the leaf's minMember."""
+    return [
+        (s.name, s.min_member if s.min_sub_group is None else s.min_sub_group, s.parent)
+        for s in spec.subgroups
+    ]

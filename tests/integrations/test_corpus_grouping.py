@@ -23,10 +23,26 @@ Loader = Callable[..., list[dict[str, Any]]]
 @dataclass(frozen=True)
 class Expected:
     name: str
-    min_member: int
-    subgroups: tuple[tuple[str, int], ...] = ()
+    min_member: int | None
+    subgroups: tuple[tuple[str, int | None], ...] = ()
     queue: str = "default-queue"
     priority: str = "train"
+    min_sub_group: int | None = None
+    parents: tuple[tuple[str, int], ...] = ()
+    """``(name, minSubGroup)`` of the subgroups that have children."""
+
+
+def jobset_tree(*jobs: tuple[str, int, int]) -> dict[str, Any]:
+    """A JobSet's subgroups from ``(replicatedJob, replicas, leaf minMember)`` (KAI v0.16):
+    each replicatedJob (minSubGroup ``replicas``) followed by its ``<rj>-replica-<i>`` leaves."""
+    order: list[tuple[str, int | None]] = []
+    for rj, replicas, size in jobs:
+        order.append((rj, None))
+        order.extend((f"{rj}-replica-{i}", size) for i in range(replicas))
+    return {
+        "subgroups": tuple(order),
+        "parents": tuple((rj, replicas) for rj, replicas, _ in jobs),
+    }
 
 
 def uid(api_version: str, kind: str, name: str, namespace: str = "default") -> str:
@@ -215,29 +231,54 @@ PER_WORKLOAD: dict[tuple[str, ...], list[Expected]] = {
         for i in range(2)
     ],
     # JobSets without startupPolicy: KAI treats a missing order as InOrder.
+    # JobSet: one PodGroup, a parent per replicatedJob, a leaf per Job replica; the root's
+    # minSubGroup is all replicatedJobs (no startupPolicy: AnyOrder), 1 for InOrder, and
+    # those without dependsOn when some have it.
     ("jobset/paralleljobs.yaml",): [
-        Expected(pg(JOBSET, "JobSet", "paralleljobs", suffix="-driver"), 1),
-        Expected(pg(JOBSET, "JobSet", "paralleljobs", suffix="-workers"), 4),
+        Expected(
+            pg(JOBSET, "JobSet", "paralleljobs"),
+            None,
+            min_sub_group=2,
+            **jobset_tree(("workers", 1, 4), ("driver", 1, 1)),
+        )
     ],
     ("jobset/pytorch-cnn-mnist.yaml",): [
-        Expected(pg(JOBSET, "JobSet", "pytorch", suffix="-workers"), 4)
+        Expected(
+            pg(JOBSET, "JobSet", "pytorch"), None, min_sub_group=1, **jobset_tree(("workers", 1, 4))
+        )
     ],
     ("jobset/startup-driver-ready.yaml",): [
-        Expected(pg(JOBSET, "JobSet", "startup-driver-ready", suffix="-driver"), 1),
-        Expected(pg(JOBSET, "JobSet", "startup-driver-ready", suffix="-workers"), 4),
+        Expected(
+            pg(JOBSET, "JobSet", "startup-driver-ready"),
+            None,
+            min_sub_group=1,
+            **jobset_tree(("driver", 1, 1), ("workers", 1, 4)),
+        )
     ],
     ("jobset/depends-on.yaml",): [
-        Expected(pg(JOBSET, "JobSet", "depends-on", suffix="-initializer"), 1),
-        Expected(pg(JOBSET, "JobSet", "depends-on", suffix="-launcher"), 1),
-        Expected(pg(JOBSET, "JobSet", "depends-on", suffix="-worker"), 4),
+        Expected(
+            pg(JOBSET, "JobSet", "depends-on"),
+            None,
+            min_sub_group=1,
+            **jobset_tree(("initializer", 1, 1), ("launcher", 1, 1), ("worker", 1, 4)),
+        )
     ],
     # TrainJob: skipped to the JobSet the trainer renders from the runtime.
     ("kubeflow-trainer/01-multi-node.yaml", "kubeflow-trainer/runtime-torch_distributed.yaml"): [
-        Expected(pg(JOBSET, "JobSet", "multi-node-example", suffix="-node"), 3)
+        Expected(
+            pg(JOBSET, "JobSet", "multi-node-example"),
+            None,
+            min_sub_group=1,
+            **jobset_tree(("node", 1, 3)),
+        )
     ],
     ("kubeflow-trainer/05-multi-step.yaml",): [
-        Expected(pg(JOBSET, "JobSet", "multi-step-example", suffix="-dataset-initializer"), 1),
-        Expected(pg(JOBSET, "JobSet", "multi-step-example", suffix="-node"), 2),
+        Expected(
+            pg(JOBSET, "JobSet", "multi-step-example"),
+            None,
+            min_sub_group=1,
+            **jobset_tree(("dataset-initializer", 1, 1), ("node", 1, 2)),
+        )
     ],
     # Knative (gang): one per Revision; min-scale from the legacy minScale spelling.
     ("knative-serving/helloworld-service.yaml",): [
@@ -262,10 +303,19 @@ def _check(result: GroupingResult, expected: list[Expected]) -> None:
             pg["spec"]["queue"],
             pg["spec"]["priorityClassName"],
             pg["spec"].get("preemptibility"),
+            pg["spec"].get("minSubGroup"),
+            tuple(
+                (s["name"], s["minSubGroup"])
+                for s in pg["spec"].get("subGroups", [])
+                if "minSubGroup" in s
+            ),
         )
         for pg in result.pod_groups
     }
-    want = {e.name: (e.min_member, e.subgroups, e.queue, e.priority, None) for e in expected}
+    want = {
+        e.name: (e.min_member, e.subgroups, e.queue, e.priority, None, e.min_sub_group, e.parents)
+        for e in expected
+    }
     assert got == want
     assert {a.pod_group for a in result.assignments} <= set(want)
     assert len(result.assignments) == len(result.pods) > 0
@@ -289,10 +339,14 @@ def _per_pod(result: GroupingResult, group_uid: Callable[[str], str]) -> None:
     assert all(pg["spec"]["minMember"] == 1 for pg in result.pod_groups)
 
 
-def test_corpus_batch_job_is_one_group_per_pod(manifests: Loader) -> None:
+def test_corpus_batch_job_is_one_group_per_job(manifests: Loader) -> None:
     result = group_workloads(manifests("kai-scheduler/batch-job.yaml"))
-    _per_pod(result, lambda _pod: uid("batch/v1", "Job", "batch-job"))
-    assert len(result.pod_groups) == 2  # parallelism 2
+    assert result.errors == ()
+    [group] = result.pod_groups  # both pods (parallelism 2) in pg-<job>-<jobUID>, minMember 1
+    assert group["metadata"]["name"] == pg("batch/v1", "Job", "batch-job")
+    assert group["spec"]["minMember"] == 1
+    assert {a.pod_group for a in result.assignments} == {group["metadata"]["name"]}
+    assert len(result.assignments) == 2
     assert {pg["spec"]["queue"] for pg in result.pod_groups} == {"default-queue"}  # pod label
 
 
@@ -329,7 +383,7 @@ def test_corpus_argo_resource_job_is_grouped_by_the_job_adapter(manifests: Loade
     result = group_workloads(manifests("argo-workflows/k8s-jobs.yaml"))
     assert result.errors == ()
     owners = sorted(pg["metadata"]["ownerReferences"][0]["kind"] for pg in result.pod_groups)
-    assert owners == ["Job", "Job", "Job", "Pod"]  # 3 Job pods + the resource step pod
+    assert owners == ["Job", "Pod"]  # the Job's 3 pods together + the resource step pod
     job_groups = [
         pg for pg in result.pod_groups if pg["metadata"]["ownerReferences"][0]["kind"] == "Job"
     ]

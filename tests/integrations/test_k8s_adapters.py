@@ -9,6 +9,7 @@ StatefulSet/ReplicaSet through the default grouper.
 
 from __future__ import annotations
 
+import pytest
 from adapter_builders import Lookup, ctx, group, obj, pod
 
 from integrations import base
@@ -42,24 +43,36 @@ def job(**spec: object) -> dict[str, object]:
     return obj("batch/v1", "Job", "train", spec=dict(spec), labels={"kai.scheduler/queue": "jq"})
 
 
-def test_job_groups_each_pod_with_the_job_uid() -> None:
+def test_job_groups_all_its_pods_in_one_group() -> None:
     the_job = job(parallelism=3)
     spec = group(ctx(the_job, pod("train-abc", owner=the_job)))
-    assert spec.name == "pg-train-abc-uid-train"
+    assert (spec.name, spec.min_member) == ("pg-train-uid-train", 1)
     assert spec.owner.kind == "Job"
     assert spec.queue == "jq"
 
 
-def test_job_reuses_a_legacy_group_only_for_parallelism_up_to_one() -> None:
-    legacy = obj("scheduling.run.ai/v2alpha2", "PodGroup", "pg-train-uid-train")
-    for parallelism, expected in (
-        (None, "pg-train-uid-train"),
-        (1, "pg-train-uid-train"),
-        (2, "pg-train-x-uid-train"),
-    ):
-        the_job = job() if parallelism is None else job(parallelism=parallelism)
-        spec = group(ctx(the_job, pod("train-x", owner=the_job), lookup=Lookup(legacy)))
-        assert spec.name == expected
+def test_job_batch_min_member_makes_it_a_gang() -> None:
+    the_job = job(parallelism=4)
+    the_job["metadata"]["annotations"] = {"kai.scheduler/batch-min-member": "4"}
+    assert group(ctx(the_job, pod("train-x", owner=the_job))).min_member == 4
+    for bad, problem in (("four", "expected an integer"), ("0", "must be >= 1")):
+        the_job["metadata"]["annotations"] = {"kai.scheduler/batch-min-member": bad}
+        with pytest.raises(base.GroupingError) as caught:
+            group(ctx(the_job, pod("train-x", owner=the_job)))
+        assert caught.value.obj == "Job ns/train"
+        assert caught.value.field == "metadata.annotations[kai.scheduler/batch-min-member]"
+        assert problem in caught.value.problem
+
+
+def test_job_pod_keeps_its_legacy_per_pod_group() -> None:
+    """A pod grouped by an older podgrouper stays in pg-<pod>-<jobUID>, with minMember 1."""
+    legacy = obj("scheduling.run.ai/v2alpha2", "PodGroup", "pg-train-x-uid-train")
+    the_job = job(parallelism=2)
+    the_job["metadata"]["annotations"] = {"kai.scheduler/batch-min-member": "2"}
+    spec = group(ctx(the_job, pod("train-x", owner=the_job), lookup=Lookup(legacy)))
+    assert (spec.name, spec.min_member) == ("pg-train-x-uid-train", 1)
+    spec = group(ctx(the_job, pod("train-y", owner=the_job), lookup=Lookup(legacy)))
+    assert (spec.name, spec.min_member) == ("pg-train-uid-train", 2)
 
 
 def test_cronjob_groups_on_the_job_and_its_metadata() -> None:
@@ -79,6 +92,17 @@ def test_cronjob_groups_on_the_job_and_its_metadata() -> None:
         "build",
     )
     assert spec.owner.kind == "Job"
+
+
+def test_cronjob_run_honours_its_jobs_batch_min_member() -> None:
+    """podmuster: a run's Job is a Job; KAI's CronJob grouper ignores the annotation."""
+    cron = obj("batch/v1", "CronJob", "nightly")
+    notes = {"kai.scheduler/batch-min-member": "3"}
+    the_job = obj("batch/v1", "Job", "nightly-1", owner=cron, annotations=notes)
+    the_pod = pod("nightly-1-x", owner=the_job)
+    assert group(ctx(cron, the_pod, (the_job, cron))).min_member == 3
+    kai = group(ctx(cron, the_pod, (the_job, cron), reproduce_kai_bugs=True))
+    assert kai.min_member == 1
 
 
 def test_cronjob_synthesized_run_takes_job_template_metadata() -> None:

@@ -126,13 +126,36 @@ def test_pytorch_segments_example_from_the_reference() -> None:
     assert spec.min_member == 8
     assert subgroups(spec) == [
         ("master", 1, None),
-        ("worker", 7, None),
+        ("worker", 2, None),  # minSubGroup: both segments (KAI v0.17)
         ("worker-0", 4, "worker"),
         ("worker-1", 3, "worker"),
     ]
     assert spec.subgroup_of("pt-worker-5") == "worker-1"
     assert spec.subgroups[2].topology == base.TopologyConstraint("dc", "rack", "")
     assert spec.subgroups[1].topology is None
+
+
+def test_pytorch_elastic_segments_past_min_replicas_are_optional() -> None:
+    """minReplicas 5 of 8 workers in segments of 2: segments 0-2 hold workers 0-5 and are
+    mandatory, segment 3 is elastic (minMember 0, written)."""
+    notes = {"kai.scheduler/segment-size": "2"}
+    job = pytorch(
+        {
+            "elasticPolicy": {"minReplicas": 5, "maxReplicas": 8},
+            "pytorchReplicaSpecs": {"Worker": replica(8, notes)},
+        }
+    )
+    spec = group(ctx(job, worker_pod(7, job)))
+    assert subgroups(spec) == [
+        ("worker", 4, None),
+        ("worker-0", 2, "worker"),
+        ("worker-1", 2, "worker"),
+        ("worker-2", 2, "worker"),
+        ("worker-3", 0, "worker"),
+    ]
+    written = spec.to_manifest()["spec"]["subGroups"]
+    assert written[0] == {"name": "worker", "minSubGroup": 4}
+    assert written[4] == {"name": "worker-3", "minMember": 0, "parent": "worker"}
 
 
 def test_pytorch_segment_size_from_the_pod_and_its_errors() -> None:

@@ -62,7 +62,7 @@ def test_mpi_needs_launcher_pods_when_waiting_for_workers() -> None:
 def test_job_needs_its_legacy_podgroup_and_skip_delegates() -> None:
     wf = obj("argoproj.io/v1alpha1", "Workflow", "wf")
     job = obj("batch/v1", "Job", "j", owner=wf)
-    expected = (base.ObjectQuery("scheduling.run.ai/v2alpha2", "PodGroup", "ns", "pg-j-uid-j"),)
+    expected = (base.ObjectQuery("scheduling.run.ai/v2alpha2", "PodGroup", "ns", "pg-p-uid-j"),)
     assert needs(ctx(job, pod())) == expected
     assert needs(ctx(wf, pod(owner=job), (job, wf))) == expected
     assert needs(ctx(wf, pod(owner=wf), (wf,))) == ()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from adapter_builders import ctx, group
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from test_jobset_lws_adapters import lws, lws_pod
 from test_kubeflow_adapters import pytorch, replica, worker_pod
+from test_lws_adapter import lws, lws_pod
 
 
 def leaves(spec: object) -> dict[str, int]:

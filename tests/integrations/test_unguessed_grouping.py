@@ -172,13 +172,22 @@ def test_trainer_job_found_by_name_trainer_node_or_by_ancestor_label(fixture: Fi
     result = group_workloads(fixture("trainjob-runtimes.yaml"))
     assert result.errors == ()
     assert result.warnings == ()
-    # no startupPolicy: InOrder, one PodGroup per replicatedJob (replicas 1 x numNodes)
+    # one PodGroup per JobSet: a parent per replicatedJob, a leaf per replica (numNodes pods)
     bert = pg_name(JOBSET, "JobSet", "bert-pretrain", "nlp")
     finetune = pg_name(JOBSET, "JobSet", "finetune", "nlp")
     assert summary(result) == {
-        f"{bert}-launcher": (1, (), "nlp-train", "train"),
-        f"{bert}-trainer-node": (4, (), "nlp-train", "train"),
-        f"{finetune}-workers": (3, (), "nlp-train", "train"),
+        bert: (
+            None,
+            (
+                ("launcher", None),
+                ("launcher-replica-0", 1),
+                ("trainer-node", None),
+                ("trainer-node-replica-0", 4),
+            ),
+            "nlp-train",
+            "train",
+        ),
+        finetune: (None, (("workers", None), ("workers-replica-0", 3)), "nlp-train", "train"),
     }
     assert _gpus(result, "trainer-node") == ["8"] * 4  # the container named like its job
     assert _gpus(result, "launcher") == ["none"]
@@ -189,7 +198,9 @@ def test_unrecognised_runtime_is_kept_as_written_with_a_warning(fixture: Fixture
     result = group_workloads(fixture("trainjob-unrecognised-runtime.yaml"))
     assert result.errors == ()
     name = pg_name(JOBSET, "JobSet", "rl-run")
-    assert summary(result) == {f"{name}-learner": (1, (), "default-queue", "train")}
+    assert summary(result) == {
+        name: (None, (("learner", None), ("learner-replica-0", 1)), "default-queue", "train")
+    }
     [warning] = result.warnings
     assert warning.object == "TrainJob default/rl-run"
     assert "numNodes and resourcesPerNode not applied" in warning.message

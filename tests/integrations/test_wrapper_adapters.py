@@ -138,11 +138,11 @@ def test_trainjob_is_skipped_to_its_jobset() -> None:
         },
     )
     job = obj("batch/v1", "Job", "tj-node-0", owner=js)
-    the_pod = pod(
-        "tj-node-0-a", labels={"jobset.sigs.k8s.io/replicatedjob-name": "node"}, owner=job
-    )
+    labels = {"jobset.sigs.k8s.io/replicatedjob-name": "node", "jobset.sigs.k8s.io/job-index": "0"}
+    the_pod = pod("tj-node-0-a", labels=labels, owner=job)
     spec = group(ctx(train, the_pod, (job, js, train)))
-    assert (spec.name, spec.min_member, spec.queue) == ("pg-tj-uid-tj", 2, "tq")
+    assert (spec.name, spec.min_sub_group, spec.queue) == ("pg-tj-uid-tj", 1, "tq")
+    assert spec.subgroup_of("tj-node-0-a") == "node-replica-0"
     assert spec.owner.kind == "JobSet"
 
 

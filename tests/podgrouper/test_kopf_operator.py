@@ -86,7 +86,7 @@ def test_handler_groups_the_pod() -> None:
     p = pod("train-x", job)
     kube_ = fake(job, p)
     call(kube_, p)
-    assert pod_group(kube_, "pg-train-x-uid-train")["spec"]["queue"] == "default-queue"
+    assert pod_group(kube_, "pg-train-uid-train")["spec"]["queue"] == "default-queue"
 
 
 def test_adapter_error_returns_normally_with_events() -> None:

@@ -118,6 +118,31 @@ def test_raycluster_head_and_worker_pods_get_subgroup_labels() -> None:
     assert labels["kai.scheduler/subgroup-name"] == "gpu"
 
 
+def test_dynamo_pod_is_grouped_from_its_podgang_with_its_subgroup_label() -> None:
+    """DynamoGraphDeployment -> PodCliqueSet -> PodClique -> pod; the PodGang is read."""
+    dgd = obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "llm", labels={"team": "a"})
+    pcs = obj("grove.io/v1alpha1", "PodCliqueSet", "llm", owners=(dgd,), spec={})
+    clique = obj("grove.io/v1alpha1", "PodClique", "llm-0-decode", owners=(pcs,), spec={})
+    refs = [{"namespace": "ns", "name": n} for n in ("llm-0-decode-a", "llm-0-decode-b")]
+    gang = obj(
+        "scheduler.grove.io/v1alpha1",
+        "PodGang",
+        "llm-0",
+        owners=(pcs,),
+        spec={"podgroups": [{"name": "llm-0-decode", "minReplicas": 2, "podReferences": refs}]},
+    )
+    p = pod("llm-0-decode-a", clique, labels={"grove.io/podgang": "llm-0"})
+    kube_ = fake(dgd, pcs, clique, gang, p)
+    outcome = reconcile(kube_, p)
+    assert outcome.applied is not None
+    assert outcome.applied.subgroup == "llm-0-decode"
+    group = pod_group(kube_, "pg-llm-0-uid-llm-0")
+    assert group["spec"]["minMember"] == 2
+    assert group["metadata"]["labels"]["team"] == "a"  # the DynamoGraphDeployment's label
+    labels = stored_pod(kube_, "llm-0-decode-a")["metadata"]["labels"]
+    assert labels["kai.scheduler/subgroup-name"] == "llm-0-decode"
+
+
 def test_rayjob_cluster_is_looked_up_through_its_status() -> None:
     embedded = ray_cluster("unused", 7)["spec"]
     job = obj(
@@ -202,6 +227,10 @@ def test_owner_lookup_failure_on_a_terminating_pod_is_ignored() -> None:
         (pod("other", scheduler="default-scheduler"), "scheduler"),
         (pod("mine", annotations={"pod-group-name": "user-pg"}), "user-managed"),
         (pod("unlabelled"), "labels do not match"),
+        (
+            pod("ext", annotations={"kai.scheduler/skip-podgrouper": "true"}),
+            'Pod ns/ext has kai.scheduler/skip-podgrouper: "true"',
+        ),
     ],
 )
 def test_ignored_pods_are_not_touched(p: dict[str, Any], reason: str) -> None:
@@ -213,6 +242,29 @@ def test_ignored_pods_are_not_touched(p: dict[str, Any], reason: str) -> None:
     kube_ = fake(p)
     assert reason in reconcile(kube_, p, config).skipped
     assert kube_.calls == []
+
+
+def test_skip_podgrouper_on_an_owner_leaves_the_pod_and_its_podgroup_alone() -> None:
+    """External PodGroup: the user's own PodGroup is used, nothing is written or patched."""
+    skip = {"kai.scheduler/skip-podgrouper": "true"}
+    js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "js", annotations=skip, spec={})
+    job = obj("batch/v1", "Job", "js-a-0", owners=(js,), spec={})
+    p = pod("js-a-0-x", job, annotations={"pod-group-name": "mine"})
+    kube_ = fake(js, job, p)
+    outcome = reconcile(kube_, p)
+    assert (
+        outcome.skipped
+        == 'JobSet ns/js has kai.scheduler/skip-podgrouper: "true" (external PodGroup)'
+    )
+    assert kube_.count("create") == 0
+    assert kube_.count("merge_patch") == 0
+    assert stored_pod(kube_, "js-a-0-x")["metadata"]["annotations"] == {"pod-group-name": "mine"}
+    plain = obj(
+        "batch/v1", "Job", "j", annotations={"kai.scheduler/skip-podgrouper": "yes"}, spec={}
+    )
+    other = pod("j-x", plain)
+    kube_ = fake(plain, other)
+    assert reconcile(kube_, other).applied is not None  # only "true" skips, as in KAI
 
 
 def test_namespace_selector_is_checked_per_event() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
-from podmuster.demo import story
+from podmuster.demo import podgrouping, story
 from podmuster.demo.timeline import Simulation
 from scheduler.config import SchedulerConfig
 
@@ -99,7 +99,7 @@ def test_pod_groups_are_what_the_adapters_make(summary: dict[str, Any]) -> None:
     assert _groups(summary, "ray-vision") == [(3, {"headgroup": 1, "gpu-workers": 2})]
     assert _groups(summary, "bert-pretrain") == [(4, {})]
     assert _groups(summary, "data-prep") == [(1, {})] * 3  # one per Argo step pod
-    assert _groups(summary, "eval-batch") == [(1, {})] * 2  # one per Job pod
+    assert _groups(summary, "eval-batch") == [(1, {})]  # one per Job, minMember 1
     assert _groups(summary, "llm-serve") == [(1, {})] * 3  # one per replica
     priorities = {w["name"]: w["priority"] for w in summary["workloads"]}
     assert priorities["llm-serve"] == "inference"
@@ -215,3 +215,19 @@ def test_bin_packing_keeps_a_node_empty_at_t0(summary: dict[str, Any]) -> None:
 def test_main_story_runs_every_action_and_disrupts_no_one(summary: dict[str, Any]) -> None:
     # every action runs; in the main story nothing needs to be disrupted (the scenes do that)
     assert not any(step["evicted"] or step["pipelined"] for step in summary["timeline"])
+
+
+def test_a_podgroup_view_shows_pod_sets_not_parents() -> None:
+    """A JobSet's PodGroup (parents with minSubGroup only) is shown by its leaves."""
+    pg = {
+        "metadata": {"namespace": "ns", "name": "pg-js"},
+        "spec": {
+            "minSubGroup": 1,
+            "subGroups": [
+                {"name": "workers", "minSubGroup": 1},
+                {"name": "workers-replica-0", "minMember": 4, "parent": "workers"},
+            ],
+        },
+    }
+    view = podgrouping._view(pg, 4)
+    assert view.subgroups == (("workers-replica-0", 4),)

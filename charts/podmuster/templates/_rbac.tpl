@@ -56,6 +56,16 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [argoproj.io]
   resources: [workflows]
   verbs: [get]
+# Grove: the owners, and the PodGang a pod's label names (its gang is read from it).
+- apiGroups: [grove.io]
+  resources: [podcliquesets, podgangsets, podcliques, podcliquescalinggroups]
+  verbs: [get]
+- apiGroups: [scheduler.grove.io]
+  resources: [podgangs]
+  verbs: [get]
+- apiGroups: [nvidia.com]
+  resources: [dynamographdeployments]
+  verbs: [get]
 {{- with .Values.podgrouper.namespaces }}
 # kopf follows the namespaces matching --namespace patterns.
 - apiGroups: [""]

@@ -1,9 +1,6 @@
-"""JobSet (InOrder vs one group, dependsOn) and LeaderWorkerSet (groups, segments, LeaderReady).
+"""LeaderWorkerSet (groups, segments, LeaderReady); JobSet is in test_jobset_grouping.py.
 
-Covers: per-replicatedJob groups for InOrder and a missing startup policy, one
-group for AnyOrder, dependsOn forcing per-replicatedJob groups (podmuster) and KAI's
-behaviour behind ``reproduce_kai_bugs``; replicas x min(parallelism, completions)
-with defaults; the required replicatedjob label; LWS group naming, leader/workers,
+Covers: LWS group naming, leader/workers,
 the three segmentation examples of §4.3, LeaderExcluded divisibility, segment-size
 validation, LeaderReady with the KAI bug fixed, and synthesized LWS pods.
 """
@@ -18,66 +15,7 @@ from adapter_builders import ctx, group, obj, pod, subgroups
 from integrations import base
 from integrations.grouping import group_workloads
 
-JS = "jobset.x-k8s.io/v1alpha2"
 LWS = "leaderworkerset.x-k8s.io/v1"
-RJ_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
-
-
-def rj(
-    name: str, replicas: Any = None, parallelism: Any = None, completions: Any = None, **extra: Any
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": "c"}]}}}
-    if parallelism is not None:
-        spec["parallelism"] = parallelism
-    if completions is not None:
-        spec["completions"] = completions
-    body: dict[str, Any] = {"name": name, "template": {"spec": spec}, **extra}
-    if replicas is not None:
-        body["replicas"] = replicas
-    return body
-
-
-def jobset(*jobs: dict[str, Any], order: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"replicatedJobs": list(jobs)}
-    if order:
-        spec["startupPolicy"] = {"startupPolicyOrder": order}
-    return obj(JS, "JobSet", "js", spec=spec)
-
-
-def js_pod(job: str, owner: dict[str, Any]) -> dict[str, Any]:
-    return pod(f"js-{job}-0", labels={RJ_LABEL: job}, owner=owner)
-
-
-@pytest.mark.parametrize("order", [None, "InOrder"])
-def test_in_order_is_one_group_per_replicated_job(order: str | None) -> None:
-    js = jobset(rj("driver"), rj("workers", 2, 4, 3), order=order)
-    spec = group(ctx(js, js_pod("workers", js)))
-    assert (spec.name, spec.min_member) == ("pg-js-uid-js-workers", 6)
-    assert group(ctx(js, js_pod("driver", js))).min_member == 1
-    assert group(ctx(js, js_pod("ghost", js))).min_member == 1  # unknown replicatedJob
-
-
-def test_any_order_is_one_group_for_the_set() -> None:
-    js = jobset(rj("driver"), rj("workers", 2, 4, 3), rj("bad", -1, 0), order="AnyOrder")
-    spec = group(ctx(js, js_pod("driver", js)))
-    assert (spec.name, spec.min_member) == ("pg-js-uid-js", 1 + 6 + 1)
-
-
-def test_depends_on_forces_one_group_per_replicated_job() -> None:
-    js = jobset(
-        rj("init"),
-        rj("train", 1, 4, dependsOn=[{"name": "init", "status": "Complete"}]),
-        order="AnyOrder",
-    )
-    assert group(ctx(js, js_pod("train", js))).name == "pg-js-uid-js-train"
-    kai = group(ctx(js, js_pod("train", js), reproduce_kai_bugs=True))
-    assert (kai.name, kai.min_member) == ("pg-js-uid-js", 5)
-
-
-def test_replicated_job_label_is_required() -> None:
-    js = jobset(rj("a"))
-    with pytest.raises(base.GroupingError, match="replicatedjob-name"):
-        group(ctx(js, pod(owner=js)))
 
 
 def lws(
@@ -124,7 +62,7 @@ def test_lws_group_name_and_leader_workers() -> None:
             8,
             "LeaderWorker",
             [
-                ("segment-0", 4, None),
+                ("segment-0", 2, None),  # minSubGroup: leader and workers (KAI v0.17)
                 ("leader", 1, "segment-0"),
                 ("workers", 3, "segment-0"),
                 ("segment-1", 4, None),
@@ -136,7 +74,7 @@ def test_lws_group_name_and_leader_workers() -> None:
             9,
             "LeaderWorker",
             [
-                ("segment-0", 5, None),
+                ("segment-0", 2, None),
                 ("leader", 1, "segment-0"),
                 ("workers", 4, "segment-0"),
                 ("segment-1", 4, None),
