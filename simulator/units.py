@@ -22,7 +22,7 @@ NOT_APPLICABLE: Final = "n/a"
 
 
 def duration(seconds: float | None) -> str:
-    """``0.4s``, ``42s``, ``12m05s``, ``3h12m``, ``2d03h``; ``—`` for no value.
+    """``<0.1s``, ``0.4s``, ``42s``, ``12m05s``, ``3h12m``, ``2d03h``; ``—`` for no value.
 
     Below 10 s a tenth of a second is kept (a wait of one 1 s period and a
     half is 1.5s, not 2s); above a minute the two largest units are shown.
@@ -31,6 +31,8 @@ def duration(seconds: float | None) -> str:
         return MISSING
     value = abs(float(seconds))
     sign = "-" if seconds < 0 else ""
+    if 0 < value < 0.05:
+        return f"{sign}<0.1s"
     if round(value, 1) < 10:
         tenths = f"{value:.1f}".removesuffix(".0")
         return f"{sign}{tenths}s"
