@@ -151,7 +151,7 @@ def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -
         stem = os.path.splitext(os.path.basename(path))[0] if path != "default" else "default"
         labels.append(given.get(key, stem))
     if len(labels) == 2 and labels[0] == labels[1] and not given:
-        labels = [f"{labels[0]} (A)", f"{labels[1]} (B)"]
+        labels = [path for path, _ in configs]  # a/spread.yaml and b/spread.yaml
     return labels
 
 

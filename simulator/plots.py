@@ -21,13 +21,13 @@ MAX_POINTS = 4000
 WAIT_TICKS = (0.0, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0, 2592000.0)
 
 
-def _figure() -> tuple[Any, Any]:
+def _figure(height: float = 3.8) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    return pyplot.subplots(figsize=(10, 3.8), dpi=90)
+    return pyplot.subplots(figsize=(10, height), dpi=90)
 
 
 def _legend_outside(axes: Any, **options: Any) -> None:
@@ -192,12 +192,13 @@ def _percent_formatter() -> Any:
 def pending_reasons(runs: Sequence[tuple[str, RunMetrics]]) -> str:
     from matplotlib.ticker import MaxNLocator
 
-    figure, axes = _figure()
     labels: list[str] = []
     for _, metrics in runs:
         for reason in list(metrics.figures["pending_reasons"])[:8]:
             if reason not in labels:
                 labels.append(reason)
+    # a bar keeps its thickness however few reasons there are
+    figure, axes = _figure(min(3.8, 1.4 + 0.35 * max(1, len(labels)) * len(runs)))
     if not labels:
         axes.text(0.5, 0.5, "no job was ever pending", ha="center", va="center")
         axes.set_axis_off()
