@@ -51,7 +51,8 @@ def _node_groups(scenario: Scenario) -> list[dict[str, Any]]:
             groups[key]["count"] += 1
         else:
             groups[key] = {**shape, "count": 1, "autoscale": None}
-    out = list(groups.values())
+    # by pool, then the biggest GPU nodes first, then the most common shape
+    out = sorted(groups.values(), key=lambda g: (g["pool"] or "", -g["gpus"], -g["count"]))
     for pool in scenario.pools:
         shape = _shape(pool.template)
         out.append(

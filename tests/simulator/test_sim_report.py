@@ -185,3 +185,17 @@ def test_the_wait_cdf_is_drawn_when_all_waits_are_equal(
     image = plots.wait_cdf([("A", _waits([wait] * 3))])
     assert image.startswith("iVBOR")
     assert labels == [f"A: all 3 waited {plots.units.duration(wait)}"]
+
+
+def test_two_configuration_files_of_one_name_are_told_apart_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], report_input: list[str]
+) -> None:
+    paths = []
+    for folder in ("before", "after"):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "scheduler.yaml"
+        path.write_text("placementStrategy: {gpu: spread}\n")
+        paths.append(str(path))
+    assert main([*report_input, "--config", paths[0], "--config", paths[1], "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["compare"]["a"]["label"], document["compare"]["b"]["label"]) == tuple(paths)
