@@ -17,8 +17,12 @@ from simulator import units
 from simulator.metrics import RunMetrics
 
 MAX_POINTS = 4000
-# wait-time axis ticks at round human durations: 0, 1s, 10s, 1m, 10m, 1h, 6h, 1d, 1w, 30d
-WAIT_TICKS = (0.0, 1.0, 10.0, 60.0, 600.0, 3600.0, 21600.0, 86400.0, 604800.0, 2592000.0)
+# wait-time axis ticks at round human durations, from 0 to 30 days; at most MAX_TICKS are shown
+WAIT_TICKS = (
+    0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
+    21600.0, 43200.0, 86400.0, 172800.0, 604800.0, 2592000.0,
+)  # fmt: skip
+MAX_TICKS = 8
 
 
 def _figure(height: float = 3.8) -> tuple[Any, Any]:
@@ -172,7 +176,9 @@ def wait_cdf(runs: Sequence[tuple[str, RunMetrics]]) -> str:
         return _png(figure)
     axes.set_xscale("symlog", linthresh=1.0)
     axes.set_xlim(0, right)
-    axes.set_xticks([tick for tick in WAIT_TICKS if tick <= right])
+    ticks = [tick for tick in WAIT_TICKS if tick <= right]
+    step = -(-len(ticks) // MAX_TICKS)  # every step-th, the largest kept
+    axes.set_xticks(ticks[::-1][::step][::-1])
     axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: units.duration(x)))
     axes.yaxis.set_major_formatter(_percent_formatter())
     axes.set_xlabel("wait time (log scale above 1s)")

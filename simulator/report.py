@@ -258,7 +258,7 @@ def _job_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
             why = (entry.get("last_reasons") or ["no cycle explained it"])[0]
         else:
             status = "completed" if entry["end_s"] is not None else "running at the end"
-            why = entry.get("waited_for") or units.MISSING
+            why = entry.get("waited_for") or "nothing: its first cycle placed it"
         rows.append(
             {
                 "job": entry["workload"] or entry["name"],

@@ -199,3 +199,23 @@ def test_two_configuration_files_of_one_name_are_told_apart_by_path(
     assert main([*report_input, "--config", paths[0], "--config", paths[1], "-o", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert (document["compare"]["a"]["label"], document["compare"]["b"]["label"]) == tuple(paths)
+
+
+def test_an_autoscaled_pool_shows_its_range_and_the_nodes_it_added(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "report.html"
+    argv = [
+        "simulate",
+        "--trace", str(FIXTURES / "burst.csv"),
+        "--cluster", str(FIXTURES / "autoscaled.yaml"),
+        "--report", str(path), "-o", "json",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["cluster"]["nodes"][0]["autoscale"] == {"min": 0, "max": 2}
+    page = path.read_text()
+    assert "0 to 2 (autoscaled)" in _text(_section(page, "What was simulated"))
+    summary = _text(_section(page, "Summary"))
+    assert "nodes added 3 " in summary
+    assert "nodes removed 2 " in summary
