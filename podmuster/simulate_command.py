@@ -67,6 +67,16 @@ def add_parser(subparsers: Any) -> None:
         help="multiply every arrival time by X (e.g. 0.01 packs a sparse trace; default 1)",
     )
     parser.add_argument("--report", metavar="FILE.html", help="write an HTML report with plots")
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="A=NAME",
+        help=(
+            "name a configuration in the table, the JSON and the report, e.g. --label A=today "
+            "--label B=spread (default: its configuration file's name)"
+        ),
+    )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
         "--progress",
@@ -119,6 +129,32 @@ def _configs(args: argparse.Namespace) -> list[tuple[str, SchedulerConfig | None
     return configs or [("default", None)]
 
 
+def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -> list[str]:
+    """The name of each run: ``--label A=NAME`` / ``B=NAME``, else its file's name without suffix.
+
+    Why: "A" and "B" mean nothing to a reader of the report; "today" and
+    "spread" do. Without a configuration file a run is "default".
+    """
+    keys = ["A", "B"][: len(configs)]
+    given: dict[str, str] = {}
+    for item in raw:
+        key, sep, name = item.partition("=")
+        key = key.strip().upper()
+        if not sep or key not in keys or not name.strip():
+            runs = " and ".join(f"{k}=NAME" for k in keys)
+            raise InputError(f"expected {runs}, got {item!r}", field="--label")
+        if key in given:
+            raise InputError(f"{key} is named twice", field="--label")
+        given[key] = name.strip()
+    labels = []
+    for key, (path, _) in zip(keys, configs, strict=True):
+        stem = os.path.splitext(os.path.basename(path))[0] if path != "default" else "default"
+        labels.append(given.get(key, stem))
+    if len(labels) == 2 and labels[0] == labels[1] and not given:
+        labels = [path for path, _ in configs]  # a/spread.yaml and b/spread.yaml
+    return labels
+
+
 def _period(raw: str | None, scenario_period: float | None) -> float:
     if raw is None:
         return scenario_period or 1.0
@@ -129,6 +165,19 @@ def _period(raw: str | None, scenario_period: float | None) -> float:
     if value <= 0:
         raise InputError(f"expected a positive duration such as 1s, got {raw!r}", field="--period")
     return value
+
+
+def _default_source(scenario: Any) -> str:
+    """Where a run without --config got its scheduler configuration."""
+    if scenario.config is not None:
+        return f"the scheduler: section of {scenario.source}"
+    return "the defaults (docs/configuration.md)"
+
+
+def _title(labels: list[str]) -> str:
+    if len(labels) == 2:
+        return f"Simulation: {labels[0]} vs {labels[1]}"
+    return f"Simulation: {labels[0]}"
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -182,6 +231,7 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
 
     configs = _configs(args)
     names = ["A", "B"] if len(configs) == 2 else ["run"]
+    labels = _labels(args.label, configs)
     scheduler_name = (configs[0][1] or SchedulerConfig()).scheduler_name
     scenario = _scenario(args, scheduler_name)
     leave_out_bad_objects(scenario, scheduler_name)
@@ -202,6 +252,8 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
             break  # stopped during A: B is not run, A is written partial
         chosen = config or scenario.config or SchedulerConfig()
         label = f"{name} ({os.path.basename(path)})" if len(configs) == 2 else "simulating"
+        if args.label and len(configs) == 2:
+            label = f"{name} ({labels[len(results)]})"
         simulation = Simulation(
             scenario.fresh(), chosen, period=period, progress=progress, stop=flag
         )
@@ -210,6 +262,7 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
         started = time.perf_counter()
         metrics = simulation.run()
         metrics.figures["wall_seconds"] = round(time.perf_counter() - started, 3)
+        metrics.figures["label"] = labels[len(results)]
         if progress is not None:
             progress.end(
                 simulation.now,
@@ -220,19 +273,36 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
         results.append((name if len(configs) == 2 else "run", metrics))
     configs = configs[: len(results)]
     names = names[: len(results)]
+    labels = labels[: len(results)]
     figures = [m.figures for _, m in results]
     if args.report:
-        settings = {"period": f"{period:g}s"}
-        for (path, _), name in zip(configs, names, strict=True):
-            settings[f"configuration {name}"] = path
+        runs = [
+            report.Run(
+                key=name,
+                label=run_label,
+                configuration=path if config is not None else _default_source(scenario),
+                metrics=metrics,
+            )
+            for (path, config), name, run_label, (_, metrics) in zip(
+                configs, names, labels, results, strict=True
+            )
+        ]
         page = report.render(
-            results, title="podmuster simulate", source=scenario.source, settings=settings
+            runs,
+            title=_title(labels[: len(results)]),
+            source=scenario.source,
+            settings={"scheduling period": f"{period:g}s"},
         )
         report.write(args.report, page)
     if args.output == "table":
         columns = [
-            (f"{name}: {os.path.basename(path)}" if len(configs) == 2 else path, f)
-            for (path, _), name, f in zip(configs, names, figures, strict=True)
+            (
+                f"{name}: {run_label if args.label else os.path.basename(path)}"
+                if len(configs) == 2
+                else (run_label if args.label else path),
+                f,
+            )
+            for (path, _), name, run_label, f in zip(configs, names, labels, figures, strict=True)
         ]
         table.render(columns)
         if args.report:

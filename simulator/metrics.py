@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler.cycle import CycleResult
-from simulator.reasons import categories
+from simulator import inventory
+from simulator.reasons import root_cause
 
 if TYPE_CHECKING:
     from simulator.events import JobRun, Simulation
@@ -81,6 +82,11 @@ def _workload(pod_group: dict[str, Any]) -> str | None:
     for owner in metadata.get("ownerReferences") or ():
         return f"{owner.get('kind')} {metadata.get('namespace')}/{owner.get('name')}"
     return None
+
+
+def _by_count(counts: dict[str, int]) -> dict[str, int]:
+    """Most frequent first; equal counts keep their first-seen order."""
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _round(value: float, digits: int = 6) -> float:
@@ -134,7 +140,6 @@ class _QueueTotals:
     deviation_s: float = 0.0
     disruptions: dict[str, int] = field(default_factory=dict)
     lost_gpu_s: float = 0.0
-    reasons: dict[str, int] = field(default_factory=dict)
 
 
 class Recorder:
@@ -154,8 +159,10 @@ class Recorder:
         self.deviation_s = 0.0
         self.disruptions: dict[str, int] = {}
         self.lost_gpu_s = 0.0
-        self.reasons: dict[str, int] = {}
-        self._seen_reasons: set[tuple[str, str]] = set()
+        # per job: the root cause of its waiting now and since when (from the cycle that
+        # first gave it), and the seconds it has waited for each cause so far
+        self._cause_now: dict[str, tuple[str, float]] = {}
+        self.cause_seconds: dict[str, dict[str, float]] = {}
         # per job (PodGroup key): disruptions by JOB_DISRUPTIONS name, nodes at its last
         # start, and the engine's reasons from the last cycle it was pending in
         self.job_disruptions: dict[str, dict[str, int]] = {}
@@ -202,6 +209,15 @@ class Recorder:
         """Note how many nodes the job runs on now that all its pods run."""
         self.job_nodes[run.job.key] = len(set(run.running.values()))
         self.last_reasons.pop(run.job.key, None)  # only a job that never starts needs them
+        self._cause_ends(run.job.key, self.sim.now)
+
+    def _cause_ends(self, job: str, now: float) -> None:
+        """The job stops waiting for its current root cause (it started, or the run ended)."""
+        current = self._cause_now.pop(job, None)
+        if current is not None:
+            cause, since = current
+            seconds = self.cause_seconds.setdefault(job, {})
+            seconds[cause] = seconds.get(cause, 0.0) + (now - since)
 
     def completed(self, run: JobRun) -> None:
         self._fragmented = None
@@ -227,14 +243,24 @@ class Recorder:
             if outcome.outcome != "pending":
                 continue
             self.last_reasons[outcome.pod_group] = outcome.reasons
-            for reason in outcome.reasons:
-                for category in categories(reason):
-                    if (outcome.pod_group, category) in self._seen_reasons:
-                        continue
-                    self._seen_reasons.add((outcome.pod_group, category))
-                    self.reasons[category] = self.reasons.get(category, 0) + 1
-                    totals = self._queue(outcome.queue)
-                    totals.reasons[category] = totals.reasons.get(category, 0) + 1
+            cause = root_cause(outcome.reasons)
+            current = self._cause_now.get(outcome.pod_group)
+            if current is None or current[0] != cause:
+                self._cause_ends(outcome.pod_group, self.sim.now)
+                self._cause_now[outcome.pod_group] = (cause, self.sim.now)
+                self.cause_seconds.setdefault(outcome.pod_group, {}).setdefault(cause, 0.0)
+
+    def waited_for(self, job: str) -> str | None:
+        """The root cause a job waited for longest (the first on a tie), None if never pending.
+
+        Why: a pending-reasons histogram counts each job once, by what held it
+        up most; a job that waited 30 s for a node and then 1 s for a GPU
+        waited for the node.
+        """
+        seconds = self.cause_seconds.get(job)
+        if not seconds:
+            return None
+        return max(seconds, key=lambda cause: seconds[cause])
 
     # --- integration ----------------------------------------------------------------
     def _fragmented_now(self) -> float:
@@ -291,6 +317,15 @@ class Recorder:
         end = self.last
         start = self.start if self.start is not None else 0.0
         self.series.times.append(end)
+        for job in list(self._cause_now):
+            self._cause_ends(job, end)
+        reasons: dict[str, dict[str, int]] = {"": {}}  # queue ("" = all) -> root cause -> jobs
+        for run in sim.runs:
+            cause = self.waited_for(run.job.key)
+            if cause is not None:
+                for key in ("", run.job.queue):
+                    per_queue = reasons.setdefault(key, {})
+                    per_queue[cause] = per_queue.get(cause, 0) + 1
         waits: dict[str, list[float]] = {"": []}
         jcts: dict[str, list[float]] = {"": []}
         counts: dict[str, list[int]] = {name: [0, 0] for name in self.queues}
@@ -336,7 +371,7 @@ class Recorder:
         for name in DISRUPTIONS.values():
             figures[name] = self.disruptions.get(name, 0)
         figures["gpu_hours_lost"] = _round(self.lost_gpu_s / 3600.0)
-        figures["pending_reasons"] = dict(sorted(self.reasons.items(), key=lambda kv: -kv[1]))
+        figures["pending_reasons"] = _by_count(reasons[""])
         figures["cycles"] = sim.cycles
         figures["engine_seconds"] = _round(sim.engine_seconds, 3)
         figures["snapshot_seconds"] = _round(sim.snapshot_seconds, 3)
@@ -365,12 +400,11 @@ class Recorder:
             for key in DISRUPTIONS.values():
                 queue_figures[key] = totals.disruptions.get(key, 0)
             queue_figures["gpu_hours_lost"] = _round(totals.lost_gpu_s / 3600.0)
-            queue_figures["pending_reasons"] = dict(
-                sorted(totals.reasons.items(), key=lambda kv: -kv[1])
-            )
+            queue_figures["pending_reasons"] = _by_count(reasons.get(name, {}))
             queues[name] = queue_figures
         figures["queues"] = queues
         figures["job_results"] = [self._job_result(run) for run in sim.runs]
+        figures["cluster"] = inventory.describe(sim.scenario)
         return RunMetrics(figures, self.series, waits)
 
     def _job_result(self, run: JobRun) -> dict[str, Any]:
@@ -396,6 +430,7 @@ class Recorder:
         }
         for name in JOB_DISRUPTIONS.values():
             result[name] = disruptions.get(name, 0)
+        result["waited_for"] = self.waited_for(job.key)
         result["last_reasons"] = (
             list(self.last_reasons.get(job.key, ())) if started is None else None
         )

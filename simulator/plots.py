@@ -13,26 +13,37 @@ from typing import Any
 
 import numpy as np
 
+from simulator import units
 from simulator.metrics import RunMetrics
 
 MAX_POINTS = 4000
+# wait-time axis ticks at round human durations, from 0 to 30 days; at most MAX_TICKS are shown
+WAIT_TICKS = (
+    0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
+    21600.0, 43200.0, 86400.0, 172800.0, 604800.0, 2592000.0,
+)  # fmt: skip
+MAX_TICKS = 8
 
 
-def _figure() -> tuple[Any, Any]:
+def _figure(height: float = 3.8) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    return pyplot.subplots(figsize=(9, 3.6), dpi=90)
+    return pyplot.subplots(figsize=(10, height), dpi=90)
+
+
+def _legend_outside(axes: Any, **options: Any) -> None:
+    """The legend right of the plot area, so it never hides a line."""
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **options)
 
 
 def _png(figure: Any) -> str:
     from matplotlib import pyplot
 
     buffer = io.BytesIO()
-    figure.tight_layout()
-    figure.savefig(buffer, format="png")
+    figure.savefig(buffer, format="png", bbox_inches="tight")
     pyplot.close(figure)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
@@ -76,63 +87,124 @@ def allocation(runs: Sequence[tuple[str, RunMetrics]]) -> str:
         ratio = np.divide(allocated, capacity, out=np.zeros_like(allocated), where=capacity > 0)
         axes.step(t, ratio, where="post", label=name)
     axes.set_xlabel(f"simulated {label}")
-    axes.set_ylabel("allocated GPUs / cluster GPUs")
+    axes.set_ylabel("GPUs allocated (% of cluster)")
     axes.set_ylim(0, 1.05)
+    axes.yaxis.set_major_formatter(_percent_formatter())
     axes.set_title("GPU allocation over time")
-    axes.legend(loc="upper right")
+    _legend_outside(axes)
     return _png(figure)
 
 
+def shown_queues(metrics: RunMetrics) -> list[str]:
+    """The queues worth a line: those that ever had GPUs allocated or a fair share.
+
+    Parent queues hold no jobs of their own, and a queue nobody used is a flat
+    line at zero; both are left out of the plot (the page lists the tree).
+    """
+    return [
+        queue
+        for queue, series in metrics.series.queues.items()
+        if any(series.allocated) or any(series.fair_share)
+    ]
+
+
 def fair_share(name: str, metrics: RunMetrics) -> str:
+    from matplotlib.lines import Line2D
+
     label, unit = time_unit([(name, metrics)])
     figure, axes = _figure()
     series = metrics.series
-    for queue, queue_series in series.queues.items():
-        if not queue_series.allocated:
-            continue
+    handles = []
+    for queue in shown_queues(metrics):
+        queue_series = series.queues[queue]
         t, allocated, fair = _thin(
             series.times, unit, queue_series.allocated, queue_series.fair_share
         )
-        line = axes.step(t, allocated, where="post", label=f"{queue} allocated")
-        axes.step(
-            t,
-            fair,
-            where="post",
-            linestyle="--",
-            color=line[0].get_color(),
-            label=f"{queue} fair share",
-        )
+        line = axes.step(t, allocated, where="post", label=queue)
+        axes.step(t, fair, where="post", linestyle="--", color=line[0].get_color())
+        handles.append(line[0])
+    if not handles:
+        axes.text(0.5, 0.5, "no queue had GPUs allocated", ha="center", va="center")
+        axes.set_axis_off()
+        return _png(figure)
+    handles.append(Line2D([], [], color="0.3", label="allocated"))
+    handles.append(Line2D([], [], color="0.3", linestyle="--", label="fair share"))
     axes.set_xlabel(f"simulated {label}")
     axes.set_ylabel("GPUs")
-    axes.set_title(f"Queues: allocated vs fair share ({name})")
-    axes.legend(loc="upper right", fontsize="small", ncol=2)
+    axes.set_ylim(bottom=0)
+    axes.set_title(f"Queues: allocated (solid) vs fair share (dashed), {name}")
+    _legend_outside(axes, handles=handles, fontsize="small")
     return _png(figure)
 
 
 def wait_cdf(runs: Sequence[tuple[str, RunMetrics]]) -> str:
+    """The fraction of jobs that waited at most x, one line per run.
+
+    Each line runs on to the right edge at its final fraction, so a run whose
+    jobs all waited the same time is still a visible step (not a single point
+    on the axis), and a marker shows where its jobs' waits are.
+    """
+    from matplotlib.ticker import FuncFormatter
+
     figure, axes = _figure()
-    for name, metrics in runs:
-        waits = np.sort(np.asarray(metrics.waits.get("", []), dtype=np.float64))
+    all_waits = [
+        np.sort(np.asarray(metrics.waits.get("", []), dtype=np.float64)) for _, metrics in runs
+    ]
+    longest = max((float(waits[-1]) for waits in all_waits if len(waits)), default=0.0)
+    right = max(longest * 2.0, 2.0)
+    drawn = False
+    for (name, _), waits in zip(runs, all_waits, strict=True):
         if len(waits) == 0:
             continue
         fraction = np.arange(1, len(waits) + 1) / len(waits)
-        axes.step(np.r_[0.0, waits], np.r_[0.0, fraction], where="post", label=name)
+        label = name
+        if waits[0] == waits[-1]:
+            label = f"{name}: all {len(waits):,} waited {units.duration(float(waits[0]))}"
+        axes.step(
+            np.r_[0.0, waits, right],
+            np.r_[0.0, fraction, 1.0],
+            where="post",
+            label=label,
+            marker="o" if len(np.unique(waits)) <= 20 else None,
+            markevery=list(range(1, len(waits) + 1)) if len(np.unique(waits)) <= 20 else None,
+            markersize=4,
+        )
+        drawn = True
+    if not drawn:
+        axes.text(0.5, 0.5, "no job started", ha="center", va="center")
+        axes.set_axis_off()
+        return _png(figure)
     axes.set_xscale("symlog", linthresh=1.0)
-    axes.set_xlabel("wait time (s)")
-    axes.set_ylabel("fraction of jobs")
+    axes.set_xlim(0, right)
+    ticks = [tick for tick in WAIT_TICKS if tick <= right]
+    step = -(-len(ticks) // MAX_TICKS)  # every step-th, the largest kept
+    axes.set_xticks(ticks[::-1][::step][::-1])
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: units.duration(x)))
+    axes.yaxis.set_major_formatter(_percent_formatter())
+    axes.set_xlabel("wait time (log scale above 1s)")
+    axes.set_ylabel("jobs started within")
     axes.set_ylim(0, 1.02)
     axes.set_title("Wait time CDF")
-    axes.legend(loc="lower right")
+    _legend_outside(axes)
     return _png(figure)
 
 
+def _percent_formatter() -> Any:
+    from matplotlib.ticker import PercentFormatter
+
+    return PercentFormatter(1.0, decimals=0)
+
+
 def pending_reasons(runs: Sequence[tuple[str, RunMetrics]]) -> str:
-    figure, axes = _figure()
+    from matplotlib.ticker import MaxNLocator
+
     labels: list[str] = []
     for _, metrics in runs:
         for reason in list(metrics.figures["pending_reasons"])[:8]:
             if reason not in labels:
                 labels.append(reason)
+    # a bar keeps its thickness however few reasons there are
+    figure, axes = _figure(min(3.8, 1.4 + 0.35 * max(1, len(labels)) * len(runs)))
     if not labels:
         axes.text(0.5, 0.5, "no job was ever pending", ha="center", va="center")
         axes.set_axis_off()
@@ -145,7 +217,8 @@ def pending_reasons(runs: Sequence[tuple[str, RunMetrics]]) -> str:
     axes.set_yticks(positions + height * (len(runs) - 1) / 2)
     axes.set_yticklabels([label[:48] for label in labels], fontsize="small")
     axes.invert_yaxis()
-    axes.set_xlabel("jobs that waited for this reason")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("jobs (each counted once, by what it waited for longest)")
     axes.set_title("Pending reasons")
-    axes.legend(loc="lower right")
+    _legend_outside(axes)
     return _png(figure)

@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from simulator import units
+
 DELAY_S = 2.0  # runs shorter than this print no progress
 INTERVAL_S = 5.0  # one plain line this often without a terminal
 REDRAW_S = 0.5  # on a terminal, the line is redrawn this often
@@ -46,18 +48,8 @@ class StopFlag:
 
 
 def duration(seconds: float) -> str:
-    """A short human duration: ``42s``, ``12m05s``, ``3h12m``, ``2d03h``."""
-    whole = max(0, int(seconds))
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+    """A short human duration in whole seconds: ``42s``, ``12m05s``, ``3h12m``, ``2d03h``."""
+    return units.duration(max(0, int(seconds)))
 
 
 class Progress:

@@ -24,8 +24,8 @@ def _number(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value and abs(value) < 0.01:
-            return f"{value:.2e}"
+        if value and abs(value) < 0.001:
+            return "<0.001" if value > 0 else ">-0.001"  # never 9.3e-05
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 

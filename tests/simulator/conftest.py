@@ -23,3 +23,15 @@ def alibaba_trace() -> Path:
         if (candidate / "openb_pod_list_default.csv").is_file():
             return candidate
     pytest.skip("the shared corpus (../shared/corpus/traces/alibaba-openb) is not present")
+
+
+@pytest.fixture(scope="session")
+def report_input() -> list[str]:
+    """``podmuster simulate`` on the report's scenario: a pool of two 2-GPU nodes under a
+    two-level queue tree, five jobs of which one never starts (test_sim_report*.py)."""
+    return [
+        "simulate",
+        "--trace", str(FIXTURES / "report-jobs.csv"),
+        "--cluster", str(FIXTURES / "report-cluster.yaml"),
+        "--no-progress",
+    ]  # fmt: skip

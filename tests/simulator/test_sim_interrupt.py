@@ -68,7 +68,7 @@ def test_sigterm_after_the_first_progress_line_writes_partial_json(tmp_path: Pat
     assert document["jobs"] == 2000
     assert document["completed"] < 2000
     assert "stopped at" in err.splitlines()[-1]
-    assert "Partial results: run run was interrupted" in report.read_text()
+    assert "Partial results: default was interrupted after " in report.read_text()
 
 
 def test_compare_interrupted_in_b_prints_a_whole_and_b_partial(
