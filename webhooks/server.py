@@ -20,7 +20,7 @@ import json
 import logging
 import secrets
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -46,10 +46,17 @@ PATHS = {
 QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 
 
-def review_response(review: Mapping[str, Any], problems: list[InputError]) -> dict[str, Any]:
-    """The AdmissionReview answering ``review``: allowed, or denied with every problem."""
+def review_response(
+    review: Mapping[str, Any], problems: list[InputError], warnings: Sequence[InputError] = ()
+) -> dict[str, Any]:
+    """The AdmissionReview answering ``review``: allowed, or denied with every problem.
+
+    ``warnings`` go back either way (the API server shows them to the client).
+    """
     request = review.get("request") or {}
     response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": not problems}
+    if warnings:
+        response["warnings"] = [str(w) for w in warnings]
     if problems:
         response["status"] = {
             "code": 422,
@@ -87,7 +94,9 @@ def build_app(queues: QueueLister, scheduler_name: str = DEFAULT_SCHEDULER_NAME)
 
     async def validate_podgroup(request: web.Request) -> web.Response:
         review, obj = await _decode(request, podgroup.KIND)
-        return web.json_response(review_response(review, validation.validate_podgroup(obj)))
+        update = (review.get("request") or {}).get("operation") == "UPDATE"
+        problems, warnings = validation.podgroup_review(obj, update=update)
+        return web.json_response(review_response(review, problems, warnings))
 
     async def validate_queue(request: web.Request) -> web.Response:
         review, obj = await _decode(request, queue.KIND)
