@@ -40,7 +40,8 @@ def task_choices(
     child that cannot fit is left out by a later alternative). Each chosen
     member contributes its own missing pods (a pod set: ``min_available``
     minus its active pods). A node at its requirement adds one member's next
-    step only (one elastic pod, or an optional member's whole gang).
+    step only (one elastic pod, or an optional member's whole gang). A pod set
+    without enough pending pods to reach its minimum offers nothing.
     """
     active: dict[str, int] = {}
     pending: dict[str, list[PodInfo]] = {}
@@ -96,8 +97,8 @@ class _Walk:
     def choices(self, member: SubGroupNode | str) -> Iterator[list[PodInfo]]:
         if isinstance(member, str):
             waiting = self.pending[member]
-            if waiting:
-                missing = self.by_name[member].min_available - self.active[member]
+            missing = self.by_name[member].min_available - self.active[member]
+            if waiting and len(waiting) >= missing:  # never a pod set placed partly
                 yield waiting[: missing if missing > 0 else 1]
             return
         members = sorted((m for m in member.members if self.has_pending(m)), key=self.order)
