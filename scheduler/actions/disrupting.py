@@ -59,8 +59,8 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
             _refuse(
                 session,
                 job,
-                f"PreemptionDelayNotElapsed: {action}: within its preemption delay"
-                f" ({job.preemption_delay:g}s); may evict others from {rfc3339(end)}",
+                f"PreemptionDelayNotElapsed: within its preemption delay"
+                f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}",
             )
             continue
         jobs.append(job)

@@ -123,6 +123,16 @@ class PodGroupInfo:
 
     def elastic_state(self) -> int:
         """0 = below its requirement, 1 = exactly at it, 2 = above: a pod or member to spare."""
+        if self.shape is None:
+            # the same rule when every pod set is required (job order calls this often)
+            state = 1
+            for pod_set in self.pod_sets:
+                active = pod_set.active_allocated()
+                if active < pod_set.min_available:
+                    return 0
+                if active > pod_set.min_available:
+                    state = 2
+            return state
         counts = {pod_set.name: pod_set.active_allocated() for pod_set in self.pod_sets}
         if not self.counts_meet(counts):
             return 0

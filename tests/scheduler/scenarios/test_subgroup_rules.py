@@ -137,6 +137,20 @@ ALLOCATION = [
         A,
         pending=["g"],
     ),
+    # The root needs 1 of a (minMember 0) and b (minMember 2, but only one pod exists): a
+    # meets it, b could only start partly, so b-0 waits although it fits.
+    Disruption(
+        "optional-child-never-starts-partly",
+        [
+            queue("q"),
+            node("n0", gpus=4),
+            tree("g", [leaf("a", 0), leaf("b", 2)], min_sub_group=1),
+            *pods("g", "a", 1),
+            *pods("g", "b", 1),
+        ],
+        A,
+        binds={"a-0": "n0"},
+    ),
     # Unset minSubGroup means every child: the same picture without it starts nothing.
     Disruption(
         "unset-min-sub-group-needs-all-children",
