@@ -47,6 +47,7 @@ __all__ = [
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
     "REASON_OVER_LIMIT",
     "REASON_QUEUE_DOES_NOT_EXIST",
+    "SCHEDULER_READS_ANYWAY",
     "SCHEDULING_BACKOFF_NONE",
     "SCHEDULING_BACKOFF_ONCE",
     "WARNINGS_ON_CREATE",
@@ -114,7 +115,8 @@ class SubGroup(KaiModel):
     """Placement constraint for this subgroup."""
 
     def min_available(self) -> int:
-        """Gang size of this subgroup when it is a pod set: ``minMember`` (0: each pod alone)."""
+        """Gang size of this subgroup when it is a pod set: ``minMember`` (0 or unset: each pod
+        alone, as KAI's scheduler reads it)."""
         return self.min_member or 0
 
 
@@ -226,6 +228,9 @@ WARNINGS_ON_CREATE: Final = frozenset({MIN_SUB_GROUP_OVER_CHILDREN})
 """Kinds the webhook admits with a warning on create (KAI v0.17's choice)."""
 WARNINGS_ON_UPDATE: Final = frozenset({MIN_SUB_GROUP_OVER_CHILDREN, MIN_MEMBER_ON_PARENT})
 """Kinds the webhook admits with a warning on update (KAI v0.17's choice)."""
+SCHEDULER_READS_ANYWAY: Final = frozenset({MIN_MEMBER_MISSING, MIN_MEMBER_ON_PARENT})
+"""Kinds the scheduler reads as KAI's does rather than refusing the PodGroup: a leaf
+without minMember needs 0 pods, minMember on a mid-level subgroup is ignored."""
 
 
 def min_definition_problems(spec: PodGroupSpec) -> list[tuple[str, str, str]]:

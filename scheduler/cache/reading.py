@@ -323,14 +323,15 @@ def _pod_sets(spec: podgroup.PodGroupSpec) -> tuple[tuple[str, int], ...]:
     """Leaf sub-groups with minAvailable minMember; the implicit ``default`` set without.
 
     The subgroups must form a tree and use minMember/minSubGroup as KAI allows
-    (:func:`crds.podgroup.min_definition_problems`); ``minMember`` on a mid-level
-    subgroup is ignored, as by KAI's scheduler (the webhook refuses it on create).
+    (:func:`crds.podgroup.min_definition_problems`), except what KAI's scheduler
+    reads anyway (:data:`crds.podgroup.SCHEDULER_READS_ANYWAY`: a leaf without
+    ``minMember`` needs 0 pods, a mid-level subgroup's ``minMember`` is ignored).
     """
     subgroups = spec.sub_groups or []
     for field, message in podgroup.subgroup_problems(spec)[:1]:
         raise FieldError(field, message)
     for field, message, kind in podgroup.min_definition_problems(spec):
-        if kind != podgroup.MIN_MEMBER_ON_PARENT:
+        if kind not in podgroup.SCHEDULER_READS_ANYWAY:
             raise FieldError(field, message)
     if not subgroups:
         return ((DEFAULT_POD_SET, spec.default_min_available()),)

@@ -111,7 +111,7 @@ class _Walk:
                     return
             return
         below = [m for m in members if not self.met(m)]
-        for chosen in itertools.combinations(below, min(need, len(below))):
+        for chosen in itertools.combinations(below, need):  # none when too few can be had
             options = [list(itertools.islice(self.choices(m), CHOICE_LIMIT)) for m in chosen]
             for picked in itertools.product(*options):
                 yield [pod for tasks in picked for pod in tasks]

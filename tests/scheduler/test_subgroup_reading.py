@@ -30,7 +30,6 @@ BROKEN = [
         "spec.subGroups[0].minSubGroup",
         id="both-on-subgroup",
     ),
-    pytest.param(group([{"name": "a"}]), "spec.subGroups[0].minMember", id="leaf-without"),
     pytest.param(
         group([{"name": "a", "minSubGroup": 1, "minMember": None}]),
         "spec.subGroups[0].minSubGroup",
@@ -73,12 +72,20 @@ def test_a_broken_podgroup_is_reported_and_the_others_run(
     assert [b.pod for b in cycle.binds] == ["default/ok-0"]
 
 
-def test_min_member_on_a_mid_level_subgroup_is_ignored_as_by_kai() -> None:
+def test_what_kai_s_scheduler_reads_anyway_is_read_the_same_way() -> None:
+    """The webhook refuses both on create; objects written before (or by KAI's own
+    podgrouper, which sets minMember on every subgroup) are still scheduled."""
     record = read_pod_group(
-        group([{"name": "x", "minMember": 5}, {"name": "x1", "parent": "x", "minMember": 1}])
+        group(
+            [
+                {"name": "x", "minMember": 5},  # ignored on a mid-level subgroup
+                {"name": "x1", "parent": "x", "minMember": 1},
+                {"name": "x2", "parent": "x"},  # a leaf without minMember needs 0 pods
+            ]
+        )
     )
-    assert record.pod_sets == (("x1", 1),)
-    assert record.shape == SubGroupNode("", None, (SubGroupNode("x", None, ("x1",)),))
+    assert record.pod_sets == (("x1", 1), ("x2", 0))
+    assert record.shape == SubGroupNode("", None, (SubGroupNode("x", None, ("x1", "x2")),))
 
 
 def test_the_tree_durations_and_elastic_leaves_are_read() -> None:
