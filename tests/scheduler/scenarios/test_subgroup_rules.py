@@ -270,6 +270,22 @@ DELAY = [
         binds={"h-0": "n0"},
         pipelined={"h-1": "n0"},
     ),
+    # Consolidation too: moving b next to a would make room for big (4 GPUs), but big's
+    # delay (5 m, created 1 m ago) has not passed; nothing moves.
+    Disruption(
+        "delay-holds-consolidation",
+        [
+            node("n0", gpus=4),
+            node("n1", gpus=4),
+            queue("q", gpu_quota=8),
+            *job("a", "q", 1, gpus=2, states=["Running"], nodes=["n0"]),
+            *job("b", "q", 1, gpus=2, states=["Running"], nodes=["n1"]),
+            *created(with_spec(job("big", "q", 1, gpus=4), preemptionDelay="5m"), 60),
+        ],
+        ("consolidation",),
+        settings={"max_consolidation_preemptees": -1},
+        reasons={"big": ["PreemptionDelayNotElapsed"]},
+    ),
     # Reclaim is held back the same way: qa's job (over its share) keeps its GPU.
     Disruption(
         "delay-holds-reclaim",
