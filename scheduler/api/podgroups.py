@@ -62,7 +62,7 @@ Count = Callable[[PodSetInfo], int]
 
 @dataclass(slots=True)
 class PodGroupInfo:
-    """A PodGroup: queue, priority, preemptibility and its pod sets."""
+    """A PodGroup: queue, priority, preemptibility, its pod sets and their subgroup tree."""
 
     namespace: str
     name: str
@@ -102,7 +102,7 @@ class PodGroupInfo:
         return SubGroupNode("", None, tuple(pod_set.name for pod_set in self.pod_sets))
 
     def requirement_met(self, count: Count, *, whole: bool = True) -> bool:
-        """The gang rule (docs/semantics.md §5.1), pods per pod set counted by ``count``.
+        """The gang rule (docs/semantics.md §2.1), pods per pod set counted by ``count``.
 
         A pod set is schedulable when ``count`` reaches its ``min_available``; a
         node when at least ``required()`` of its members are. With ``whole``
