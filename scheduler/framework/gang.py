@@ -110,10 +110,16 @@ class _Walk:
                     yield first
                     return
             return
-        below = [m for m in members if not self.met(m)]
-        for chosen in itertools.combinations(below, need):  # none when too few can be had
-            options = [list(itertools.islice(self.choices(m), CHOICE_LIMIT)) for m in chosen]
-            for picked in itertools.product(*options):
+        # each member's own choices once; only members that have one are combined, so
+        # every combination yields and the caller's limit ends the walk quickly
+        options = {}
+        for m in members:
+            if not self.met(m):
+                own = list(itertools.islice(self.choices(m), CHOICE_LIMIT))
+                if own:
+                    options[m] = own
+        for chosen in itertools.combinations(options, need):  # none when too few can start
+            for picked in itertools.product(*(options[m] for m in chosen)):
                 yield [pod for tasks in picked for pod in tasks]
 
 

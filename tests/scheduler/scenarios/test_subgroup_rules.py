@@ -151,6 +151,24 @@ ALLOCATION = [
         A,
         binds={"a-0": "n0"},
     ),
+    # minSubGroup 20 of 40 leaves; the first twenty by name (s00-s19) need 2 pods but have
+    # 1, so the group is ready only through s20-s39, which start. The search goes straight
+    # to them rather than through the 40-choose-20 combinations that name s00 first.
+    Disruption(
+        "optional-members-that-cannot-start-are-passed-over",
+        [
+            queue("q"),
+            node("n0", gpus=64),
+            tree(
+                "g",
+                [leaf(f"s{i:02}", 2 if i < 20 else 1) for i in range(40)],
+                min_sub_group=20,
+            ),
+            *[p for i in range(40) for p in pods("g", f"s{i:02}", 1)],
+        ],
+        A,
+        binds={f"s{i}-0": "n0" for i in range(20, 40)},
+    ),
     # Unset minSubGroup means every child: the same picture without it starts nothing.
     Disruption(
         "unset-min-sub-group-needs-all-children",
