@@ -126,7 +126,7 @@ CASES = {
     ),
     "minMember-negative": (
         _broken_group(minMember=-2),
-        "PodGroup ns/other: spec.minMember: Input should be greater than or equal to 1, got -2",
+        "PodGroup ns/other: spec.minMember: Input should be greater than or equal to 0, got -2",
         {"ns/good-0", "ns/good-1"},
     ),
     "minMember-wrong-type": (
