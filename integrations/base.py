@@ -131,10 +131,12 @@ class SubGroupSpec:
     topology: TopologyConstraint | None = None
     pod_names: tuple[str, ...] = ()
 
-    def to_model(self) -> pg_api.SubGroup:
+    def to_model(self, *, leaf: bool = True) -> pg_api.SubGroup:
+        """The API subgroup: a leaf always says its ``minMember`` (0 included), a mid-level
+        subgroup never (KAI's webhook refuses ``minMember`` there)."""
         return pg_api.SubGroup(
             name=self.name,
-            min_member=self.min_member or None,
+            min_member=self.min_member if leaf else None,
             parent=self.parent,
             topology_constraint=self.topology.to_model() if self.topology is not None else None,
         )
@@ -166,6 +168,7 @@ class PodGroupSpec:
     def to_model(self) -> pg_api.PodGroup:
         """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes."""
         preemptibility = cast("pg_api.Preemptibility | None", self.preemptibility or None)
+        parents = {s.parent for s in self.subgroups if s.parent}
         return pg_api.PodGroup(
             metadata=meta.ObjectMeta(
                 name=self.name,
@@ -180,7 +183,7 @@ class PodGroupSpec:
                 priority_class_name=self.priority_class_name or None,
                 preemptibility=preemptibility,
                 topology_constraint=self.topology.to_model(),
-                sub_groups=[s.to_model() for s in self.subgroups] or None,
+                sub_groups=[s.to_model(leaf=s.name not in parents) for s in self.subgroups] or None,
             ),
         )
 
