@@ -9,20 +9,22 @@ while the others are scheduled. Assertions are on BindRequests and Events only.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from . import test_live_scheduler
 from .controlplane import Cluster
 from .kube import Obj, wait_for
 from .live import component
 from .objects import KWOK_TOLERATION
 from .procs import ManagedProcess
-from .test_live_scheduler import bind_requests, queue
+from .test_live_scheduler import bind_requests
 
 pytestmark = pytest.mark.e2e
+
+queue_name = test_live_scheduler.queue_name  # the fixture: a fresh Queue per test
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +32,6 @@ def scheduler(cluster: Cluster) -> Iterator[ManagedProcess]:
     flags = ["--schedule-period=0.5", "--log-format=json"]
     with component(cluster, "scheduler", flags) as proc:
         yield proc
-
-
-@pytest.fixture
-def queue_name(cluster: Cluster) -> Iterator[str]:
-    name = f"q-{uuid.uuid4().hex[:6]}"
-    cluster.kubectl.create(queue(name))
-    yield name
-    cluster.kubectl.run("delete", "queue.scheduling.run.ai", name, "--ignore-not-found")
 
 
 def member(namespace: str, group: str, name: str, sub: str | None, node: str, cpu: str) -> Obj:
