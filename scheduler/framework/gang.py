@@ -127,6 +127,9 @@ def needs_pipelining(job: PodGroupInfo) -> bool:
     """True when some pod set would start with a pipelined pod and fewer bound than its minimum.
 
     Then every allocation of the job is pipelined too: a gang never binds partly.
+    Judged per pod set, not over the tree: the pod sets being placed are exactly
+    those with pipelined pods, and each of them must start whole whatever its
+    parent needs (a ``minMember: 0`` pod set never asks for it).
     """
     for pod_set in job.pod_sets:
         pipelined = sum(1 for pod in pod_set.pods if pod.status == PodStatus.PIPELINED)
