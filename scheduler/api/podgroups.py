@@ -139,13 +139,16 @@ class PodGroupInfo:
         return 2 if self.has_surplus(counts) else 1
 
     def has_surplus(self, counts: Mapping[str, int]) -> bool:
-        """Some pod could go and the requirement still be met (the job is above its minimum)."""
+        """Some pod, or some optional subgroup, could go and the requirement still be met
+        (the job is above its minimum). Without a tree every pod set is required, so
+        only single pods are tried."""
         for name, value in counts.items():
             if value and self.counts_meet({**counts, name: value - 1}):
                 return True
+        units = self.member_pod_sets() if self.shape is not None else []
         return any(
             self.counts_meet({**counts, **dict.fromkeys(names, 0)})
-            for names in self.member_pod_sets()
+            for names in units
             if any(counts.get(n, 0) for n in names)
         )
 
