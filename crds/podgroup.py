@@ -46,6 +46,7 @@ __all__ = [
     "PREEMPTIBLE",
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
     "REASON_OVER_LIMIT",
+    "REASON_PREEMPTION_DELAY_NOT_ELAPSED",
     "REASON_QUEUE_DOES_NOT_EXIST",
     "SCHEDULER_READS_ANYWAY",
     "SCHEDULING_BACKOFF_NONE",
@@ -84,6 +85,8 @@ CONDITION_UNSCHEDULABLE_ON_NODE_POOL: Final = "UnschedulableOnNodePool"
 REASON_NON_PREEMPTIBLE_OVER_QUOTA: Final = "NonPreemptibleOverQuota"
 REASON_OVER_LIMIT: Final = "OverLimit"
 REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
+REASON_PREEMPTION_DELAY_NOT_ELAPSED: Final = "PreemptionDelayNotElapsed"
+"""The PodGroup may not evict others yet (``spec.preemptionDelay``, KAI v0.17)."""
 
 MinMember = Annotated[Int32, Field(ge=0)]
 MinSubGroup = Annotated[Int32, Field(ge=0)]

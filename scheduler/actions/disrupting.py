@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from crds.meta import rfc3339
+from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
 from scheduler.actions.solver import solve
@@ -59,7 +60,7 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
             _refuse(
                 session,
                 job,
-                f"PreemptionDelayNotElapsed: within its preemption delay"
+                f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
                 f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}",
             )
             continue

@@ -19,6 +19,8 @@ import pytest
 from disruption_kit import Disruption, check, rfc3339, stale
 
 from crds.names import LAST_EVICTION_ANNOTATION, STALE_ANNOTATION
+from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
+from scheduler.live.statuses import reason_code
 from tests.kits.worlds import Item, job, node, pod, pod_group, queue
 
 A = ("allocate",)
@@ -324,6 +326,13 @@ DELAY = [
 @pytest.mark.parametrize("case", DELAY, ids=str)
 def test_preemption_delay(case: Disruption) -> None:
     check(case)
+
+
+def test_the_delay_is_kai_s_unschedulable_reason_on_the_podgroup() -> None:
+    result = check(DELAY[0])
+    (outcome,) = [o for o in result.pod_groups if o.pod_group == "default/h"]
+    codes = {reason_code(reason) for reason in outcome.reasons}
+    assert REASON_PREEMPTION_DELAY_NOT_ELAPSED in codes
 
 
 S = ("stalegangeviction",)
