@@ -26,7 +26,7 @@ compares with the CRD manifests.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -49,6 +49,7 @@ __all__ = [
     "QuantityMarker",
     "ResourceList",
     "SchemaFormat",
+    "rfc3339",
     "rfc3339_seconds",
 ]
 
@@ -110,6 +111,11 @@ def rfc3339_seconds(text: str) -> float:
     every call and costs more than the parse it would save.
     """
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def rfc3339(seconds: float) -> str:
+    """The RFC 3339 timestamp (UTC, whole seconds) of seconds since the epoch."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_datetime(text: str) -> str:

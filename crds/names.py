@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_QUEUE",
     "DEFAULT_SCHEDULER_NAME",
     "KINDS",
+    "LAST_EVICTION_ANNOTATION",
     "LAST_START_ANNOTATION",
     "NAMESPACE_NAME_LABEL",
     "NODE_POOL_LABEL",
@@ -106,6 +107,8 @@ SEGMENT_PREFERRED_ANNOTATION: Final = "kai.scheduler/segment-topology-preferred-
 # --- what the scheduler writes -------------------------------------------------------------
 LAST_START_ANNOTATION: Final = "kai.scheduler/last-start-timestamp"
 """On a PodGroup: when its gang last started (minimum runtime counts from it)."""
+LAST_EVICTION_ANNOTATION: Final = "kai.scheduler/last-eviction-timestamp"
+"""On a PodGroup: when the scheduler last evicted a pod of it (preemption delay counts from it)."""
 STALE_ANNOTATION: Final = "kai.scheduler/stale-podgroup-timestamp"
 """On a PodGroup: since when it has run below its gang size."""
 SCALE_UP_HINT_ANNOTATION: Final = "kai.scheduler/scale-up-hint"

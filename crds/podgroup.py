@@ -8,8 +8,10 @@ scheduler (``schedulingConditions``). Field names are KAI's, including
 Defaults KAI applies in code (never injected into dumps; use the helpers):
 
 =====================  =============================================================
-``minMember``          only read without ``subGroups``: one implicit pod set
-                       :data:`DEFAULT_SUBGROUP` with min-available ``max(minMember, 1)``
+``minMember``          without ``subGroups``: one implicit pod set :data:`DEFAULT_SUBGROUP`
+                       with min-available ``max(minMember, 1)``; on a leaf subgroup
+                       its min-available as written (0: no gang)
+``minSubGroup``        unset: every direct child is required
 ``markUnschedulable``  ``True``
 ``schedulingBackoff``  :data:`SCHEDULING_BACKOFF_NONE` (-1); the other documented
                        value is :data:`SCHEDULING_BACKOFF_ONCE` (1)
@@ -34,13 +36,23 @@ __all__ = [
     "CONDITION_UNSCHEDULABLE_ON_NODE_POOL",
     "DEFAULT_SUBGROUP",
     "KIND",
+    "MIN_FIELDS_EXCLUSIVE",
+    "MIN_MEMBER_MISSING",
+    "MIN_MEMBER_ON_PARENT",
+    "MIN_SUB_GROUP_ON_LEAF",
+    "MIN_SUB_GROUP_OVER_CHILDREN",
+    "MIN_SUB_GROUP_TOO_SMALL",
     "NON_PREEMPTIBLE",
     "PREEMPTIBLE",
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
     "REASON_OVER_LIMIT",
+    "REASON_PREEMPTION_DELAY_NOT_ELAPSED",
     "REASON_QUEUE_DOES_NOT_EXIST",
+    "SCHEDULER_READS_ANYWAY",
     "SCHEDULING_BACKOFF_NONE",
     "SCHEDULING_BACKOFF_ONCE",
+    "WARNINGS_ON_CREATE",
+    "WARNINGS_ON_UPDATE",
     "PodGroup",
     "PodGroupCondition",
     "PodGroupResourcesStatus",
@@ -53,6 +65,7 @@ __all__ = [
     "TopologyConstraint",
     "UnschedulableDetails",
     "UnschedulableReason",
+    "min_definition_problems",
     "subgroup_problems",
 ]
 
@@ -72,6 +85,8 @@ CONDITION_UNSCHEDULABLE_ON_NODE_POOL: Final = "UnschedulableOnNodePool"
 REASON_NON_PREEMPTIBLE_OVER_QUOTA: Final = "NonPreemptibleOverQuota"
 REASON_OVER_LIMIT: Final = "OverLimit"
 REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
+REASON_PREEMPTION_DELAY_NOT_ELAPSED: Final = "PreemptionDelayNotElapsed"
+"""The PodGroup may not evict others yet (``spec.preemptionDelay``, KAI v0.17)."""
 
 MinMember = Annotated[Int32, Field(ge=0)]
 MinSubGroup = Annotated[Int32, Field(ge=0)]
@@ -103,8 +118,9 @@ class SubGroup(KaiModel):
     """Placement constraint for this subgroup."""
 
     def min_available(self) -> int:
-        """Gang size of this subgroup when it is a pod set: ``max(minMember, 1)``."""
-        return max(self.min_member or 0, 1)
+        """Gang size of this subgroup when it is a pod set: ``minMember`` (0 or unset: each pod
+        alone, as KAI's scheduler reads it)."""
+        return self.min_member or 0
 
 
 class PodGroupSpec(KaiModel):
@@ -196,6 +212,86 @@ def subgroup_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:
             path = " -> ".join(names[n] for n in [*cycle, cycle[0]])
             field = f"spec.subGroups[{by_lower[cycle[0]]}].parent"
             problems.append((field, f"subgroup parents form a cycle: {path}"))
+    return problems
+
+
+MIN_FIELDS_EXCLUSIVE: Final = "minFieldsExclusive"
+"""minMember and minSubGroup both set on one object (an error)."""
+MIN_SUB_GROUP_ON_LEAF: Final = "minSubGroupOnLeaf"
+"""minSubGroup on a subgroup without children (an error)."""
+MIN_MEMBER_MISSING: Final = "minMemberMissing"
+"""A leaf subgroup without minMember (an error)."""
+MIN_MEMBER_ON_PARENT: Final = "minMemberOnParent"
+"""minMember on a mid-level subgroup: an error on create, a warning on update (ignored)."""
+MIN_SUB_GROUP_TOO_SMALL: Final = "minSubGroupTooSmall"
+"""spec.minSubGroup below 1 (an error)."""
+MIN_SUB_GROUP_OVER_CHILDREN: Final = "minSubGroupOverChildren"
+"""minSubGroup above the number of direct children: a warning (the group never runs)."""
+WARNINGS_ON_CREATE: Final = frozenset({MIN_SUB_GROUP_OVER_CHILDREN})
+"""Kinds the webhook admits with a warning on create (KAI v0.17's choice)."""
+WARNINGS_ON_UPDATE: Final = frozenset({MIN_SUB_GROUP_OVER_CHILDREN, MIN_MEMBER_ON_PARENT})
+"""Kinds the webhook admits with a warning on update (KAI v0.17's choice)."""
+SCHEDULER_READS_ANYWAY: Final = frozenset({MIN_MEMBER_MISSING, MIN_MEMBER_ON_PARENT})
+"""Kinds the scheduler reads as KAI's does rather than refusing the PodGroup: a leaf
+without minMember needs 0 pods, minMember on a mid-level subgroup is ignored."""
+
+
+def min_definition_problems(spec: PodGroupSpec) -> list[tuple[str, str, str]]:
+    """``(field, message, kind)`` for each misuse of ``minMember``/``minSubGroup`` (KAI v0.17).
+
+    Only meaningful once :func:`subgroup_problems` is empty (the subgroups form a
+    tree). The rules: the two fields are mutually exclusive on the spec and on
+    each subgroup; a leaf subgroup needs ``minMember`` and may not have
+    ``minSubGroup``; a mid-level subgroup may not have ``minMember``;
+    ``spec.minSubGroup`` is at least 1; no ``minSubGroup`` exceeds the number of
+    direct children (root subgroups for the spec). ``kind`` is one of the
+    ``MIN_*`` constants; :data:`WARNINGS_ON_CREATE` and :data:`WARNINGS_ON_UPDATE`
+    say which the webhook only warns about.
+    """
+    problems: list[tuple[str, str, str]] = []
+    subgroups = spec.sub_groups or []
+    if spec.min_member is not None and spec.min_sub_group is not None:
+        message = "minMember and minSubGroup are mutually exclusive: set one of them"
+        problems.append(("spec.minSubGroup", message, MIN_FIELDS_EXCLUSIVE))
+    children: dict[str, int] = {}
+    for sub in subgroups:
+        key = sub.parent.lower() if sub.parent else ""
+        children[key] = children.get(key, 0) + 1
+    for index, sub in enumerate(subgroups):
+        where = f"spec.subGroups[{index}]"
+        count = children.get(sub.name.lower(), 0)
+        if sub.min_member is not None and sub.min_sub_group is not None:
+            message = f"subgroup {sub.name!r}: minMember and minSubGroup are mutually exclusive"
+            problems.append((f"{where}.minSubGroup", message, MIN_FIELDS_EXCLUSIVE))
+            continue
+        if count == 0:
+            if sub.min_sub_group is not None:
+                message = f"subgroup {sub.name!r} has no child subgroups: minSubGroup not allowed"
+                problems.append((f"{where}.minSubGroup", message, MIN_SUB_GROUP_ON_LEAF))
+            if sub.min_member is None:
+                message = f"subgroup {sub.name!r} has no child subgroups: minMember is required"
+                problems.append((f"{where}.minMember", message, MIN_MEMBER_MISSING))
+            continue
+        if sub.min_member is not None:
+            message = (
+                f"subgroup {sub.name!r} has child subgroups: minMember not allowed"
+                " (use minSubGroup)"
+            )
+            problems.append((f"{where}.minMember", message, MIN_MEMBER_ON_PARENT))
+        if sub.min_sub_group is not None and sub.min_sub_group > count:
+            message = (
+                f"subgroup {sub.name!r}: minSubGroup ({sub.min_sub_group}) exceeds its"
+                f" {count} direct child subgroups"
+            )
+            problems.append((f"{where}.minSubGroup", message, MIN_SUB_GROUP_OVER_CHILDREN))
+    if spec.min_sub_group is not None and spec.min_member is None:
+        roots = children.get("", 0)
+        if spec.min_sub_group < 1:
+            message = "must be at least 1 on the PodGroup"
+            problems.append(("spec.minSubGroup", message, MIN_SUB_GROUP_TOO_SMALL))
+        elif spec.min_sub_group > roots:
+            message = f"minSubGroup ({spec.min_sub_group}) exceeds the {roots} root subgroups"
+            problems.append(("spec.minSubGroup", message, MIN_SUB_GROUP_OVER_CHILDREN))
     return problems
 
 

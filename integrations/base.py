@@ -122,10 +122,9 @@ class SubGroupSpec:
     """One node of the subgroup tree; leaves are gang units (pod sets).
 
     ``pod_names`` lists the pods (of the reconciled set) that belong to this leaf;
-    the podgrouper labels them ``kai.scheduler/subgroup-name``.  A node with
-    ``min_sub_group`` (children that must be schedulable) writes that instead of
-    ``minMember``; a leaf with ``exact_min_member`` writes its ``minMember`` even
-    when 0, as KAI does for groupers that compute it (JobSet, Grove).
+    the podgrouper labels them ``kai.scheduler/subgroup-name``.  A leaf writes its
+    ``minMember`` (0 included); a node with children writes ``min_sub_group`` (children
+    that must be schedulable) instead, or nothing (all children required).
     """
 
     name: str
@@ -134,17 +133,15 @@ class SubGroupSpec:
     topology: TopologyConstraint | None = None
     pod_names: tuple[str, ...] = ()
     min_sub_group: int | None = None
-    exact_min_member: bool = False
 
-    def to_model(self) -> pg_api.SubGroup:
-        if self.min_sub_group is not None:
-            min_member = None
-        else:
-            min_member = self.min_member if self.exact_min_member else self.min_member or None
+    def to_model(self, *, leaf: bool = True) -> pg_api.SubGroup:
+        """The API subgroup: a leaf always says its ``minMember`` (0 included), a mid-level
+        subgroup never (KAI's webhook refuses ``minMember`` there); ``minSubGroup`` only on
+        a mid-level subgroup."""
         return pg_api.SubGroup(
             name=self.name,
-            min_member=min_member,
-            min_sub_group=self.min_sub_group,
+            min_member=self.min_member if leaf else None,
+            min_sub_group=None if leaf else self.min_sub_group,
             parent=self.parent,
             topology_constraint=self.topology.to_model() if self.topology is not None else None,
         )
@@ -182,6 +179,7 @@ class PodGroupSpec:
     def to_model(self) -> pg_api.PodGroup:
         """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes."""
         preemptibility = cast("pg_api.Preemptibility | None", self.preemptibility or None)
+        parents = {s.parent for s in self.subgroups if s.parent}
         return pg_api.PodGroup(
             metadata=meta.ObjectMeta(
                 name=self.name,
@@ -197,7 +195,7 @@ class PodGroupSpec:
                 priority_class_name=self.priority_class_name or None,
                 preemptibility=preemptibility,
                 topology_constraint=self.topology.to_model(),
-                sub_groups=[s.to_model() for s in self.subgroups] or None,
+                sub_groups=[s.to_model(leaf=s.name not in parents) for s in self.subgroups] or None,
                 preemption_delay=self.preemption_delay or None,
                 staleness_grace_period=self.staleness_grace_period or None,
             ),

@@ -154,7 +154,6 @@ def _leaves(
                 parent=parent_of.get(name),
                 topology=_pack(gang, item, path, topology),
                 pod_names=_pod_names(gang, item, path, namespace),
-                exact_min_member=True,
             )
         )
     return leaves

@@ -135,7 +135,6 @@ def subgroups(
                     parent=rj_name,
                     topology=topology,
                     pod_names=(pod_name,) if leaf == pod_leaf else (),
-                    exact_min_member=True,
                 )
             )
     return result

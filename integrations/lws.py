@@ -118,7 +118,6 @@ def segmented(
                     count - 1,
                     "segment-0",
                     pod_names=pod if is_mine and worker else (),
-                    exact_min_member=True,
                 )
             )
             continue

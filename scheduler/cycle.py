@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from crds.documents import gc_paused
-from crds.names import LAST_START_ANNOTATION
+from crds.meta import rfc3339
+from crds.names import LAST_EVICTION_ANNOTATION, LAST_START_ANNOTATION
 from scheduler.actions import scale_hint
 from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
@@ -179,7 +179,10 @@ def run_cycle(
     result.pod_groups.sort(key=lambda o: o.pod_group)
     result.queues = _queue_summaries(session)
     for key in _first_starts(session, outcome.binds, bound_jobs - pipelined_jobs - evicted_jobs):
-        session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = _rfc3339(snapshot.now)
+        session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = rfc3339(snapshot.now)
+    for key in sorted(k for k in evicted_jobs if k is not None):
+        # the preemption delay of the evicted group counts again from now (KAI v0.17)
+        session.annotations.setdefault(key, {})[LAST_EVICTION_ANNOTATION] = rfc3339(snapshot.now)
     result.annotations = {
         key: dict(changes) for key, changes in sorted(session.annotations.items())
     }
@@ -226,10 +229,6 @@ def _first_starts(
             for pod in session.snapshot.jobs[key].iter_pods()
         )
     ]
-
-
-def _rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _kai(vector: Any) -> tuple[float, float, float]:

@@ -21,7 +21,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run the admission webhooks: validate PodGroups, Queues and GPU-sharing pods, "
         "and wire GPU-sharing pods' env",
         description="Serve the validating admission webhooks for PodGroups (subgroup names "
-        "unique, parents exist, no cycles, minMember >= 1), Queues (resources present, "
+        "unique, parents exist, no cycles, minMember/minSubGroup as KAI allows), Queues "
+        "(resources present, "
         "parent exists, no cycles, valid numbers) and the GPU-sharing annotations of pods "
         "(gpu-fraction, gpu-memory, gpu-fraction-num-devices, gpu-fraction-container-name, "
         "mps) over HTTPS; /mutate-pod wires a GPU-sharing pod's NVIDIA_VISIBLE_DEVICES and "

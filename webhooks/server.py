@@ -23,7 +23,7 @@ import logging
 import secrets
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -54,10 +54,17 @@ pods costs one Queue list, and a queue annotated this long ago is seen)."""
 QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 
 
-def review_response(review: Mapping[str, Any], problems: list[InputError]) -> dict[str, Any]:
-    """The AdmissionReview answering ``review``: allowed, or denied with every problem."""
+def review_response(
+    review: Mapping[str, Any], problems: list[InputError], warnings: Sequence[InputError] = ()
+) -> dict[str, Any]:
+    """The AdmissionReview answering ``review``: allowed, or denied with every problem.
+
+    ``warnings`` go back either way (the API server shows them to the client).
+    """
     request = review.get("request") or {}
     response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": not problems}
+    if warnings:
+        response["warnings"] = [str(w) for w in warnings]
     if problems:
         response["status"] = {
             "code": 422,
@@ -117,7 +124,9 @@ def build_app(
 
     async def validate_podgroup(request: web.Request) -> web.Response:
         review, obj = await _decode(request, podgroup.KIND)
-        return web.json_response(review_response(review, validation.validate_podgroup(obj)))
+        update = (review.get("request") or {}).get("operation") == "UPDATE"
+        problems, warnings = validation.podgroup_review(obj, update=update)
+        return web.json_response(review_response(review, problems, warnings))
 
     async def validate_queue(request: web.Request) -> web.Response:
         review, obj = await _decode(request, queue.KIND)

@@ -8,12 +8,17 @@ tested with bad inputs directly. Every problem is an :class:`~crds.errors.InputE
 naming the object and the field, the project's one-line error format.
 
 Both kinds are first checked by their :mod:`crds` model, the same check the
-scheduler applies when it reads them (unknown fields, types, ``minMember`` >= 1, a
+scheduler applies when it reads them (unknown fields, types, ``minMember`` >= 0, a
 quota or limit of -1 or >= 0, ``overQuotaWeight`` >= 0); a model error is the one
 problem reported. Then:
 
 PodGroup: the subgroups form a tree (:func:`crds.podgroup.subgroup_problems`: unique
-names, every ``parent`` names a subgroup of the same PodGroup, no cycles).
+names, every ``parent`` names a subgroup of the same PodGroup, no cycles), and
+``minMember``/``minSubGroup`` are used as KAI v0.17 allows
+(:func:`crds.podgroup.min_definition_problems`). As in KAI, some of the latter only
+warn: ``minSubGroup`` above the number of children (create and update) and
+``minMember`` on a mid-level subgroup (update only, so objects written before the
+rule can still change).
 
 Queue (KAI rejects a Queue without ``spec.resources``; podmuster also checks the tree):
 
@@ -32,7 +37,7 @@ import pydantic
 from crds import podgroup, queue, rules
 from crds.errors import InputError, from_validation_error, object_error
 
-__all__ = ["validate_podgroup", "validate_queue"]
+__all__ = ["podgroup_review", "validate_podgroup", "validate_queue"]
 
 Problems = list[InputError]
 
@@ -41,16 +46,26 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def validate_podgroup(obj: Mapping[str, Any]) -> Problems:
+def validate_podgroup(obj: Mapping[str, Any], *, update: bool = False) -> Problems:
     """The problems of PodGroup ``obj`` (empty when it is acceptable)."""
+    return podgroup_review(obj, update=update)[0]
+
+
+def podgroup_review(obj: Mapping[str, Any], *, update: bool = False) -> tuple[Problems, Problems]:
+    """``(errors, warnings)`` of PodGroup ``obj`` on create (or ``update``)."""
     try:
         model = podgroup.PodGroup.model_validate(obj)
     except pydantic.ValidationError as exc:
-        return [from_validation_error(None, obj, exc)]
-    return [
-        object_error(None, obj, field, message)
-        for field, message in podgroup.subgroup_problems(model.spec)
-    ]
+        return [from_validation_error(None, obj, exc)], []
+    tree = podgroup.subgroup_problems(model.spec)
+    if tree:
+        return [object_error(None, obj, field, message) for field, message in tree], []
+    soft = podgroup.WARNINGS_ON_UPDATE if update else podgroup.WARNINGS_ON_CREATE
+    errors: Problems = []
+    warnings: Problems = []
+    for field, message, kind in podgroup.min_definition_problems(model.spec):
+        (warnings if kind in soft else errors).append(object_error(None, obj, field, message))
+    return errors, warnings
 
 
 def validate_queue(obj: Mapping[str, Any], existing: Mapping[str, Mapping[str, Any]]) -> Problems:

@@ -82,7 +82,6 @@ def _worker_segments(
                 parent="worker",
                 topology=topology,
                 pod_names=(fields.name(ctx.pod),) if pod_segment == i else (),
-                exact_min_member=True,
             )
         )
     return tuple(segments)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from scheduler.actions.ordering import JobQueue
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import PodStatus
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.framework.topology_placement import place_tasks
@@ -58,18 +58,30 @@ class AllocateAction:
                 queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> bool:
-        tasks = gang.tasks_to_allocate(session, job)
-        if not tasks:
-            return False
+        """Place the job's first task choice that fits; the first choice's problem otherwise.
+
+        A job has more than one choice only when ``minSubGroup`` leaves some
+        subgroups optional (:func:`gang.task_choices`).
+        """
+        first_problem: str | None = None
+        for tasks in gang.task_choices(session, job):
+            problem = self._place(session, job, tasks)
+            if problem is None:
+                return True
+            first_problem = first_problem or problem
+        if first_problem:
+            session.add_reason(job, first_problem)
+        return False
+
+    @staticmethod
+    def _place(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
         problem = session.job_capacity_problem(job, tasks)
         if problem:
-            session.add_reason(job, problem)
-            return False
+            return problem
         statement = session.statement()
         problem = place_tasks(session, statement, job, tasks)
         if problem is not None:
             statement.discard()
-            session.add_reason(job, problem)
-            return False
+            return problem
         statement.commit()  # pipelines the whole gang if part of it must wait
-        return True
+        return None

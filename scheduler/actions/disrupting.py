@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from crds.meta import rfc3339
+from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
 from scheduler.actions.solver import solve
@@ -48,12 +50,31 @@ def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
+    """Eligible jobs in queue order, less those whose preemption delay has not passed."""
     depth = session.config.queue_depth_per_action.get(action)
     queue = JobQueue(session, eligible_jobs(session, action), depth)
     jobs = []
     while (job := queue.pop()) is not None:
+        end = preemption_delay_end(job)
+        if end is not None and session.snapshot.now < end:
+            _refuse(
+                session,
+                job,
+                f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
+                f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}",
+            )
+            continue
         jobs.append(job)
     return jobs
+
+
+def preemption_delay_end(job: PodGroupInfo) -> float | None:
+    """When ``job`` may first trigger evictions (``spec.preemptionDelay`` after the later of its
+    creation and its last eviction), or None without a positive delay (KAI v0.17)."""
+    if job.preemption_delay is None or job.preemption_delay <= 0:
+        return None
+    anchor = max(job.creation, job.last_eviction or job.creation)
+    return anchor + job.preemption_delay
 
 
 def _refuse(session: Session, job: PodGroupInfo, reason: str) -> None:

@@ -41,27 +41,15 @@ def iter_chunks(
 ) -> Iterator[tuple[PodGroupInfo, list[PodInfo]]]:
     """The pods to evict from ``job``, chunk by chunk: surplus pods one at a time, then the rest.
 
-    A surplus pod is taken from the pod set furthest above its minimum, last
-    in task order; once no pod set is above its minimum, all remaining active
-    pods go together (the gang cannot run partly).
+    The chunks follow the group's requirement (:meth:`PodGroupInfo.eviction_chunks`):
+    a pod goes alone only if the group still meets it without that pod, last in
+    task order first; an optional subgroup goes whole; the core goes together.
     """
     remaining = {
-        id(pod_set): [
+        pod_set.name: [
             p for p in session.pods_in_task_order(pod_set) if p.status in ACTIVE_ALLOCATED
         ]
         for pod_set in job.pod_sets
     }
-    while True:
-        surplus = [
-            (len(remaining[id(ps)]) - ps.min_available, ps.name, ps)
-            for ps in job.pod_sets
-            if len(remaining[id(ps)]) > ps.min_available
-        ]
-        if surplus:
-            _, _, pod_set = max(surplus, key=lambda item: (item[0], item[1]))
-            yield job, [remaining[id(pod_set)].pop()]
-            continue
-        rest = [pod for ps in job.pod_sets for pod in remaining[id(ps)]]
-        if rest:
-            yield job, rest
-        return
+    for chunk in job.eviction_chunks(remaining):
+        yield job, chunk

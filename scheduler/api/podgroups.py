@@ -1,12 +1,15 @@
-"""Pod groups (jobs) and their pod sets: the gang units of the engine.
+"""Pod groups (jobs), their pod sets and subgroup tree: the gang units of the engine.
 
-Why: the gang rules (readiness, tasks to allocate, elastic order) are all
-questions about how many pods of each pod set are in which status; keeping the
-pod sets explicit makes those questions cheap and obvious.
+Why: the gang rules (readiness, tasks to allocate, elastic order, staleness,
+which pods may be evicted alone) are all questions about how many pods of each
+pod set are in which status, judged against the PodGroup's subgroup tree. The
+tree and its one rule (:meth:`PodGroupInfo.requirement_met`) live here; every
+action asks it rather than reading ``min_available`` itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, ALIVE, PodInfo, PodStatus
@@ -30,17 +33,36 @@ class PodSetInfo:
     def active_used(self) -> int:
         return self.count(ACTIVE_USED)
 
+    def alive_not_gated(self) -> int:
+        return sum(1 for pod in self.pods if pod.status in ALIVE and pod.status != PodStatus.GATED)
+
     def is_ready(self) -> bool:
         """Enough non-gated alive pods exist for the gang (docs/semantics.md §5.1 "Ready")."""
-        alive_not_gated = sum(
-            1 for pod in self.pods if pod.status in ALIVE and pod.status != PodStatus.GATED
-        )
-        return alive_not_gated >= self.min_available
+        return self.alive_not_gated() >= self.min_available
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupNode:
+    """A mid-level subgroup (or the PodGroup root): schedulable when enough members are.
+
+    ``members`` are child nodes and leaf pod-set names. ``min_sub_group`` is how
+    many members must be schedulable; ``None`` means all of them (KAI's default).
+    """
+
+    name: str
+    min_sub_group: int | None
+    members: tuple[SubGroupNode | str, ...]
+
+    def required(self) -> int:
+        return len(self.members) if self.min_sub_group is None else self.min_sub_group
+
+
+Count = Callable[[PodSetInfo], int]
 
 
 @dataclass(slots=True)
 class PodGroupInfo:
-    """A PodGroup: queue, priority, preemptibility and its pod sets."""
+    """A PodGroup: queue, priority, preemptibility, its pod sets and their subgroup tree."""
 
     namespace: str
     name: str
@@ -57,6 +79,11 @@ class PodGroupInfo:
     scale_up_hint: str = ""  # the kai.scheduler/scale-up-hint annotation as stored
     # topology constraints of the group and its subgroups; None when it has none (§5.8)
     topology_tree: TopologyTree | None = None
+    # the subgroup tree; None: every pod set is required directly under the root
+    shape: SubGroupNode | None = None
+    last_eviction: float | None = None  # the kai.scheduler/last-eviction-timestamp annotation
+    preemption_delay: float | None = None  # spec.preemptionDelay in seconds
+    staleness_grace: float | None = None  # spec.stalenessGracePeriod in seconds
 
     @property
     def key(self) -> str:
@@ -68,19 +95,144 @@ class PodGroupInfo:
     def has_pending(self) -> bool:
         return any(pod.status == PodStatus.PENDING for ps in self.pod_sets for pod in ps.pods)
 
+    def root(self) -> SubGroupNode:
+        """The subgroup tree: :attr:`shape`, or a root requiring every pod set."""
+        if self.shape is not None:
+            return self.shape
+        return SubGroupNode("", None, tuple(pod_set.name for pod_set in self.pod_sets))
+
+    def requirement_met(self, count: Count, *, whole: bool = True) -> bool:
+        """The gang rule (docs/semantics.md §2.1), pods per pod set counted by ``count``.
+
+        A pod set is schedulable when ``count`` reaches its ``min_available``; a
+        node when at least ``required()`` of its members are. With ``whole``
+        (judging pods that run or will), a member with any counted pod must
+        itself be schedulable: no subgroup runs partly, even an optional one.
+        """
+        by_name = {pod_set.name: pod_set for pod_set in self.pod_sets}
+        counts = {n: count(ps) for n, ps in by_name.items()}
+        return meets(self.root(), counts, by_name, whole=whole)
+
+    def counts_meet(self, counts: Mapping[str, int], *, whole: bool = True) -> bool:
+        """:meth:`requirement_met` with the counts given per pod-set name (absent: 0)."""
+        by_name = {pod_set.name: pod_set for pod_set in self.pod_sets}
+        return meets(self.root(), counts, by_name, whole=whole)
+
     def is_ready(self) -> bool:
-        return all(pod_set.is_ready() for pod_set in self.pod_sets)
+        return self.requirement_met(PodSetInfo.alive_not_gated, whole=False)
 
     def elastic_state(self) -> int:
-        """0 = some pod set below its minimum, 1 = all exactly at it, 2 = above (job order)."""
-        state = 1
-        for pod_set in self.pod_sets:
-            active = pod_set.active_allocated()
-            if active < pod_set.min_available:
-                return 0
-            if active > pod_set.min_available:
-                state = 2
-        return state
+        """0 = below its requirement, 1 = exactly at it, 2 = above: a pod or member to spare."""
+        if self.shape is None:
+            # the same rule when every pod set is required (job order calls this often)
+            state = 1
+            for pod_set in self.pod_sets:
+                active = pod_set.active_allocated()
+                if active < pod_set.min_available:
+                    return 0
+                if active > pod_set.min_available:
+                    state = 2
+            return state
+        counts = {pod_set.name: pod_set.active_allocated() for pod_set in self.pod_sets}
+        if not self.counts_meet(counts):
+            return 0
+        return 2 if self.has_surplus(counts) else 1
 
-    def min_member(self) -> int:
-        return sum(pod_set.min_available for pod_set in self.pod_sets)
+    def has_surplus(self, counts: Mapping[str, int]) -> bool:
+        """Some pod, or some optional subgroup, could go and the requirement still be met
+        (the job is above its minimum). Without a tree every pod set is required, so
+        only single pods are tried."""
+        for name, value in counts.items():
+            if value and self.counts_meet({**counts, name: value - 1}):
+                return True
+        units = self.member_pod_sets() if self.shape is not None else []
+        return any(
+            self.counts_meet({**counts, **dict.fromkeys(names, 0)})
+            for names in units
+            if any(counts.get(n, 0) for n in names)
+        )
+
+    def eviction_chunks(self, remaining: dict[str, list[PodInfo]]) -> Iterator[list[PodInfo]]:
+        """Pods to evict chunk by chunk, each chunk leaving the requirement met, then the rest.
+
+        ``remaining`` holds each pod set's active pods, the one to go first last;
+        it is emptied as chunks are taken. A chunk is one pod (from the pod set
+        furthest above its ``min_available``, then by name) while some pod can go
+        alone; then a whole optional member (a subgroup ``minSubGroup`` does not
+        need, smallest first); then all the rest together: a gang never runs partly.
+        """
+        by_name = {pod_set.name: pod_set for pod_set in self.pod_sets}
+        units = self.member_pod_sets() if self.shape is not None else []
+        while True:
+            counts = {name: len(pods) for name, pods in remaining.items()}
+            alone = [
+                (count - by_name[name].min_available, name)
+                for name, count in counts.items()
+                if count and self.counts_meet({**counts, name: count - 1})
+            ]
+            if alone:
+                _, name = max(alone)
+                yield [remaining[name].pop()]
+                continue
+            optional = [
+                (sum(counts.get(n, 0) for n in names), names)
+                for names in units
+                if any(counts.get(n, 0) for n in names)
+                and self.counts_meet({**counts, **dict.fromkeys(names, 0)})
+            ]
+            if optional:
+                _, names = min(optional)
+                chunk = [pod for n in names for pod in remaining.get(n, ())]
+                for n in names:
+                    if n in remaining:
+                        remaining[n] = []
+                yield chunk
+                continue
+            rest = [pod for pods in remaining.values() for pod in pods]
+            if rest:
+                for pods in remaining.values():
+                    pods.clear()
+                yield rest
+            return
+
+    def member_pod_sets(self) -> list[tuple[str, ...]]:
+        """The pod-set names under each member of each node (each optional unit), leaves first."""
+        units: list[tuple[str, ...]] = []
+
+        def walk(node: SubGroupNode | str) -> tuple[str, ...]:
+            if isinstance(node, str):
+                units.append((node,))
+                return (node,)
+            names = tuple(n for member in node.members for n in walk(member))
+            units.append(names)
+            return names
+
+        walk(self.root())
+        units.pop()  # the root itself is not a member
+        return units
+
+
+def meets(
+    node: SubGroupNode | str,
+    counts: Mapping[str, int],
+    pod_sets: Mapping[str, PodSetInfo],
+    *,
+    whole: bool,
+) -> bool:
+    """Whether ``node`` (a subtree or a pod-set name) is schedulable with ``counts``."""
+    if isinstance(node, str):
+        pod_set = pod_sets.get(node)
+        return pod_set is None or counts.get(node, 0) >= pod_set.min_available
+    met = 0
+    for member in node.members:
+        if meets(member, counts, pod_sets, whole=whole):
+            met += 1
+        elif whole and _any_counted(member, counts):
+            return False
+    return met >= node.required()
+
+
+def _any_counted(node: SubGroupNode | str, counts: Mapping[str, int]) -> bool:
+    if isinstance(node, str):
+        return counts.get(node, 0) > 0
+    return any(_any_counted(member, counts) for member in node.members)

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crds import bindrequest, podgroup, rules
+from crds import bindrequest, durations, podgroup, rules
 from crds.gpusharing import FRACTION, MEMORY
 from crds.names import (
+    LAST_EVICTION_ANNOTATION,
     LAST_START_ANNOTATION,
     SCALE_UP_HINT_ANNOTATION,
     STALE_ANNOTATION,
@@ -22,7 +23,7 @@ from crds.names import (
 from scheduler.api import gpu_sharing
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.nodes import NodeMeta
-from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo, SubGroupNode
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
@@ -289,6 +290,10 @@ class PodGroupRecord:
     topology: str
     scale_up_hint: str = ""
     topology_tree: TopologyTree | None = None
+    shape: SubGroupNode | None = None
+    last_eviction: float | None = None
+    preemption_delay: float | None = None
+    staleness_grace: float | None = None
 
     def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
         priority = rules.priority_of(self.priority_class, classes, default_priority)
@@ -308,20 +313,61 @@ class PodGroupRecord:
             topology=self.topology,
             scale_up_hint=self.scale_up_hint,
             topology_tree=self.topology_tree,
+            shape=self.shape,
+            last_eviction=self.last_eviction,
+            preemption_delay=self.preemption_delay,
+            staleness_grace=self.staleness_grace,
         )
 
 
 def _pod_sets(spec: podgroup.PodGroupSpec) -> tuple[tuple[str, int], ...]:
-    """Leaf sub-groups with minAvailable max(minMember, 1); the implicit ``default`` set without."""
+    """Leaf sub-groups with minAvailable minMember; the implicit ``default`` set without.
+
+    The subgroups must form a tree and use minMember/minSubGroup as KAI allows
+    (:func:`crds.podgroup.min_definition_problems`), except what KAI's scheduler
+    reads anyway (:data:`crds.podgroup.SCHEDULER_READS_ANYWAY`: a leaf without
+    ``minMember`` needs 0 pods, a mid-level subgroup's ``minMember`` is ignored).
+    """
     subgroups = spec.sub_groups or []
-    if not subgroups:
-        return ((DEFAULT_POD_SET, spec.default_min_available()),)
     for field, message in podgroup.subgroup_problems(spec)[:1]:
         raise FieldError(field, message)
+    for field, message, kind in podgroup.min_definition_problems(spec):
+        if kind not in podgroup.SCHEDULER_READS_ANYWAY:
+            raise FieldError(field, message)
+    if not subgroups:
+        return ((DEFAULT_POD_SET, spec.default_min_available()),)
     parents = {sub.parent.lower() for sub in subgroups if sub.parent}
     return tuple(
         (sub.name, sub.min_available()) for sub in subgroups if sub.name.lower() not in parents
     )
+
+
+def _shape(spec: podgroup.PodGroupSpec) -> SubGroupNode | None:
+    """The subgroup tree (checked by :func:`_pod_sets` first); None for the plain gang."""
+    subgroups = spec.sub_groups or []
+    if not subgroups:
+        return None
+    children: dict[str, list[podgroup.SubGroup]] = {}
+    for sub in subgroups:
+        children.setdefault(sub.parent.lower() if sub.parent else "", []).append(sub)
+
+    def node(name: str, min_sub_group: int | None) -> SubGroupNode:
+        members = tuple(
+            node(sub.name.lower(), sub.min_sub_group) if sub.name.lower() in children else sub.name
+            for sub in children.get(name, ())
+        )
+        return SubGroupNode(name, min_sub_group, members)
+
+    return node("", spec.min_sub_group)
+
+
+def _seconds(text: str | None, field: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        return durations.seconds(text)
+    except ValueError as exc:
+        raise FieldError(field, str(exc)) from None
 
 
 def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
@@ -332,6 +378,7 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
     annotations = meta.annotations or {}
     last_start = annotations.get(LAST_START_ANNOTATION)
     stale = annotations.get(STALE_ANNOTATION)
+    evicted = annotations.get(LAST_EVICTION_ANNOTATION)
     topology_tree = (
         read_topology_tree(body.get("spec") or {})
         if spec.topology_constraint or any(s.topology_constraint for s in spec.sub_groups or ())
@@ -357,4 +404,12 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
         scale_up_hint=annotations.get(SCALE_UP_HINT_ANNOTATION) or "",
         topology=topology,
         topology_tree=topology_tree,
+        shape=_shape(spec),
+        last_eviction=parsing.timestamp(
+            evicted, f"metadata.annotations[{LAST_EVICTION_ANNOTATION}]"
+        )
+        if evicted
+        else None,
+        preemption_delay=_seconds(spec.preemption_delay, "spec.preemptionDelay"),
+        staleness_grace=_seconds(spec.staleness_grace_period, "spec.stalenessGracePeriod"),
     )

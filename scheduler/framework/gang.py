@@ -7,55 +7,129 @@ answering it in one place keeps the actions consistent.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo, SubGroupNode, meets
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
 
 if TYPE_CHECKING:
     from scheduler.framework.session import Session
 
 
-def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
-    """The pods to place together next: the gang's missing pods, or one elastic extra.
+CHOICE_LIMIT = 16
+"""At most this many alternative task sets are offered for one job (see :func:`task_choices`)."""
 
-    Pod sets go in KAI's pod-set order: below their minimum first, then by
-    lower active/minimum ratio, then name. As many pod sets are taken as are
-    below their minimum (at least one); a set with nothing pending is skipped.
+
+def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
+    """The pods to place together next: the gang's missing pods, or one elastic extra."""
+    return next(task_choices(session, job), [])
+
+
+def task_choices(
+    session: Session, job: PodGroupInfo, limit: int = CHOICE_LIMIT
+) -> Iterator[list[PodInfo]]:
+    """Alternative task sets for ``job``, preferred first (at most ``limit``).
+
+    The subgroup tree is walked from the root (KAI's order of members: below
+    their requirement first, then lower satisfied/required ratio, then name).
+    A node below its requirement needs ``required - satisfied`` more members:
+    each way of choosing them from the members that have pending pods is one
+    alternative, in order (so with ``minSubGroup: 2`` of three children, a
+    child that cannot fit is left out by a later alternative). Each chosen
+    member contributes its own missing pods (a pod set: ``min_available``
+    minus its active pods). A node at its requirement adds one member's next
+    step only (one elastic pod, or an optional member's whole gang). A pod set
+    without enough pending pods to reach its minimum offers nothing.
     """
-    entries = []
+    active: dict[str, int] = {}
+    pending: dict[str, list[PodInfo]] = {}
+    by_name = {pod_set.name: pod_set for pod_set in job.pod_sets}
     for pod_set in job.pod_sets:
-        active = 0
-        pending = []
+        count = 0
+        waiting = []
         for pod in session.pods_in_task_order(pod_set):
             status = pod.status
             if status == PodStatus.PENDING:
-                pending.append(pod)
+                waiting.append(pod)
             elif status in ACTIVE_ALLOCATED:
-                active += 1
-        below = active < pod_set.min_available
-        ratio = 0.0 if below else active / pod_set.min_available
-        entries.append(((0 if below else 1, ratio, pod_set.name), pod_set, active, pending))
-    if len(entries) > 1:
-        entries.sort(key=lambda entry: entry[0])
-    wanted_sets = sum(1 for entry in entries if entry[0][0] == 0) or 1
-    tasks: list[PodInfo] = []
-    taken = 0
-    for _, pod_set, active, pending in entries:
-        if taken >= wanted_sets:
-            break
-        if not pending:
-            continue
-        missing = pod_set.min_available - active
-        tasks.extend(pending[: min(missing, len(pending)) if missing > 0 else 1])
-        taken += 1
-    return tasks
+                count += 1
+        active[pod_set.name] = count
+        pending[pod_set.name] = waiting
+    walk = _Walk(by_name, active, pending)
+    return itertools.islice((tasks for tasks in walk.choices(job.root()) if tasks), limit)
+
+
+class _Walk:
+    """One job's tree with its active counts and pending pods, walked for task choices."""
+
+    def __init__(
+        self,
+        by_name: dict[str, PodSetInfo],
+        active: dict[str, int],
+        pending: dict[str, list[PodInfo]],
+    ) -> None:
+        self.by_name = by_name
+        self.active = active
+        self.pending = pending
+
+    def met(self, member: SubGroupNode | str) -> bool:
+        return meets(member, self.active, self.by_name, whole=False)
+
+    def satisfied(self, node: SubGroupNode) -> int:
+        return sum(1 for member in node.members if self.met(member))
+
+    def has_pending(self, member: SubGroupNode | str) -> bool:
+        if isinstance(member, str):
+            return bool(self.pending[member])
+        return any(self.has_pending(m) for m in member.members)
+
+    def order(self, member: SubGroupNode | str) -> tuple[int, float, str]:
+        if isinstance(member, str):
+            name, have, need = member, self.active[member], self.by_name[member].min_available
+        else:
+            name, have, need = member.name, self.satisfied(member), member.required()
+        if have < need:
+            return (0, 0.0, name)
+        return (1, have / need if need else float(have), name)
+
+    def choices(self, member: SubGroupNode | str) -> Iterator[list[PodInfo]]:
+        if isinstance(member, str):
+            waiting = self.pending[member]
+            missing = self.by_name[member].min_available - self.active[member]
+            if waiting and len(waiting) >= missing:  # never a pod set placed partly
+                yield waiting[: missing if missing > 0 else 1]
+            return
+        members = sorted((m for m in member.members if self.has_pending(m)), key=self.order)
+        need = member.required() - self.satisfied(member)
+        if need <= 0:
+            for candidate in members:
+                first = next(self.choices(candidate), None)
+                if first:
+                    yield first
+                    return
+            return
+        # each member's own choices once; only members that have one are combined, so
+        # every combination yields and the caller's limit ends the walk quickly
+        options = {}
+        for m in members:
+            if not self.met(m):
+                own = list(itertools.islice(self.choices(m), CHOICE_LIMIT))
+                if own:
+                    options[m] = own
+        for chosen in itertools.combinations(options, need):  # none when too few can start
+            for picked in itertools.product(*(options[m] for m in chosen)):
+                yield [pod for tasks in picked for pod in tasks]
 
 
 def needs_pipelining(job: PodGroupInfo) -> bool:
     """True when some pod set would start with a pipelined pod and fewer bound than its minimum.
 
     Then every allocation of the job is pipelined too: a gang never binds partly.
+    Judged per pod set, not over the tree: the pod sets being placed are exactly
+    those with pipelined pods, and each of them must start whole whatever its
+    parent needs (a ``minMember: 0`` pod set never asks for it).
     """
     for pod_set in job.pod_sets:
         pipelined = sum(1 for pod in pod_set.pods if pod.status == PodStatus.PIPELINED)
@@ -72,7 +146,9 @@ def needs_pipelining(job: PodGroupInfo) -> bool:
 
 
 def readiness_problem(job: PodGroupInfo) -> str | None:
-    """Why the gang is not ready yet (too few non-gated pods), or None."""
+    """Why the gang is not ready yet (too few non-gated pods for its tree), or None."""
+    if job.is_ready():
+        return None
     for pod_set in job.pod_sets:
         if not pod_set.is_ready():
             alive = sum(
@@ -88,4 +164,4 @@ def readiness_problem(job: PodGroupInfo) -> str | None:
                 f"NotReady: gang needs {pod_set.min_available} pods{where} but only "
                 f"{alive} exist{extra}; waiting for the rest to be created"
             )
-    return None
+    return "NotReady: too few sub-groups have their pods; waiting for the rest to be created"

@@ -24,7 +24,8 @@ session close do (§1.2 step 4):
   ``evictor-action-type``, ``evictor-pod-group-name``/``-namespace``);
 * PodGroup annotation changes of the cycle (minimum runtime's
   ``kai.scheduler/last-start-timestamp``, the stale-gang
-  ``kai.scheduler/stale-podgroup-timestamp``) → applied to the cache at once, then
+  ``kai.scheduler/stale-podgroup-timestamp``, the preemption delay's
+  ``kai.scheduler/last-eviction-timestamp``) → applied to the cache at once, then
   written by :meth:`Committer.flush` as one merge patch per group (keys set, or
   removed for None), skipped when the group already says so.  The loop flushes
   after the binds, in the time left before the next cycle: bookkeeping never takes a

@@ -4,9 +4,10 @@ Why this module exists: KAI closes every session by telling users why a job was 
 scheduled (§1.2 step 4): ``PodScheduled=False`` (reason ``Unschedulable``) on its pending
 pods, a PodGroup ``status.schedulingConditions`` entry of type
 ``UnschedulableOnNodePool`` with one ``reasons[]`` item per reason (codes such as
-``OverLimit``, ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``, podmuster's
-``AdmissionGated`` for a gang held at the queue admission gate, else ``Unschedulable``),
-and a Warning Event.  The bodies are built here as pure functions;
+``OverLimit``, ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``,
+``PreemptionDelayNotElapsed``, podmuster's ``AdmissionGated`` for a gang held at the
+queue admission gate, else ``Unschedulable``), and a Warning Event.  The bodies are built
+here as pure functions;
 :mod:`scheduler.live.committing` writes them only when they change, so a job pending
 for an hour costs no writes after the first cycle.
 """
@@ -17,11 +18,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from kubeapi.objects import Object, timestamp
 
 CONDITION_TYPE = "UnschedulableOnNodePool"
 NODE_POOL = "default"
-CODES = ("NonPreemptibleOverQuota", "OverLimit", "QueueDoesNotExist", "AdmissionGated")
+CODES = (
+    "NonPreemptibleOverQuota",
+    "OverLimit",
+    "QueueDoesNotExist",
+    "AdmissionGated",
+    REASON_PREEMPTION_DELAY_NOT_ELAPSED,
+)
 _CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
 
 

@@ -67,7 +67,8 @@ def is_protected(
 
 
 def _is_elastic(job: PodGroupInfo) -> bool:
-    return any(pod_set.active_used() > pod_set.min_available for pod_set in job.pod_sets)
+    """Running above its requirement: some pod or optional subgroup could go."""
+    return job.has_surplus({pod_set.name: pod_set.active_used() for pod_set in job.pod_sets})
 
 
 class MinRuntimePlugin:
@@ -98,14 +99,16 @@ class MinRuntimePlugin:
             for victim, gone in taken.values():
                 if not is_protected(session, scenario.action, scenario.preemptor, victim):
                     continue
-                for pod_set in victim.pod_sets:
-                    kept = sum(
+                kept = {
+                    pod_set.name: sum(
                         1
                         for pod in pod_set.pods
                         if pod.status in ACTIVE_USED and id(pod) not in gone
                     )
-                    if kept < pod_set.min_available:
-                        return f"job {victim.key} is within its minimum runtime"
+                    for pod_set in victim.pod_sets
+                }
+                if not victim.counts_meet(kept):
+                    return f"job {victim.key} is within its minimum runtime"
 
             return None
 

@@ -93,7 +93,8 @@ def test_podgroup_code_defaults() -> None:
     assert explicit.default_min_available() == 4
     assert explicit.preemptibility_for(125) == "preemptible"
     assert explicit.mark_unschedulable_or_default() is False
-    assert podgroup.SubGroup(name="w").min_available() == 1
+    assert podgroup.SubGroup(name="w").min_available() == 0  # a leaf must set minMember
+    assert podgroup.SubGroup(name="w", min_member=0).min_available() == 0
 
 
 def test_queue_code_defaults_and_special_values() -> None:

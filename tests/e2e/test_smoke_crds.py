@@ -78,11 +78,11 @@ def test_valid_podgroup_and_queue_are_accepted(cluster: Cluster, namespace: str)
 @pytest.mark.parametrize(
     ("spec", "field"),
     [
-        ({"minMember": 0}, "spec.minMember"),
+        ({"minMember": -1}, "spec.minMember"),
         ({"minMember": 1, "preemptibility": "sometimes"}, "spec.preemptibility"),
         ({"minMember": 1, "subGroups": [{"minMember": 1}]}, "spec.subGroups[0].name"),
     ],
-    ids=["minMember-0", "preemptibility-enum", "subgroup-without-name"],
+    ids=["minMember-negative", "preemptibility-enum", "subgroup-without-name"],
 )
 def test_bad_podgroup_rejected_with_field(
     cluster: Cluster, namespace: str, spec: dict[str, Any], field: str

@@ -1,5 +1,6 @@
-"""Properties of segmentation (hypothesis): every pod lands in exactly one leaf, and leaf
-minimums add up to the gang, for LWS (both policies) and PyTorch worker segments."""
+"""Properties of segmentation (hypothesis): every pod lands in exactly one leaf, leaf
+minimums add up to the gang, and the PodGroup passes the webhook's minMember/minSubGroup
+rules, for LWS (both policies) and PyTorch worker segments."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_kubeflow_adapters import pytorch, replica, worker_pod
 from test_lws_adapter import lws, lws_pod
+from test_subgroup_admission import admission_problems
 
 
 def leaves(spec: object) -> dict[str, int]:
@@ -28,6 +30,7 @@ def test_lws_segments_cover_every_worker(size: int, segment: int, excluded: bool
     spec = group(ctx(the_lws, lws_pod(0, the_lws)))
     mins = leaves(spec)
     assert sum(mins.values()) == size
+    assert admission_problems(spec) == []
     counts: dict[str, int] = {}
     for worker in range(size):
         placed = group(ctx(the_lws, lws_pod(worker, the_lws))).subgroup_of(f"l-0-{worker}")
@@ -47,3 +50,4 @@ def test_pytorch_segments_cover_every_worker(workers: int, size: int) -> None:
         assert placed is not None
         counts[placed] = counts.get(placed, 0) + 1
     assert counts == {k: v for k, v in leaves(spec).items()}
+    assert admission_problems(spec) == []

@@ -2,16 +2,20 @@
 
 Random clusters: a few nodes with random CPU, memory and GPUs; a 2-level queue
 tree with random quotas, limits and weights (including -1 and 0); random jobs
-(gangs, elastic jobs, two-pod-set jobs) of random sizes, requests and
+(gangs, elastic jobs with ``minMember`` 0, jobs of two or three pod sets, some
+needing only ``minSubGroup`` of them) of random sizes, requests and
 priorities, some pods already Running / Bound / Binding / Releasing / Gated /
 Succeeded, plus pods of another scheduler. After one cycle:
 
 - no node is over-committed in any resource;
-- gangs: a job that got a bind has every pod set at or above its minimum with
-  settled pods (Running, Bound, Binding, newly bound); a job that got any
-  placement has every pod set at or above its minimum counting pipelined pods
-  too. (A plain "0 or >= min" does not hold: a partly running gang may exist
-  before the cycle, and allocate leaves it to stale-gang eviction.)
+- gangs, by the subgroup rule (a pod set is schedulable at its minimum, the
+  group when ``minSubGroup`` of its sets are, all without it): a pod set that
+  got a bind has at least its minimum settled (Running, Bound, Binding, newly
+  bound), one that got any placement its minimum counting pipelined pods too;
+  a job that got a bind meets its requirement with settled pods, one that got
+  any placement counting pipelined pods. (A plain "0 or >= min" does not hold:
+  a partly running gang may exist before the cycle, and allocate leaves it to
+  stale-gang eviction.)
 - queue limits: per queue and resource, allocated after <= max(before, limit)
   (a queue that respected its limit still does; one already over it gets none
   of that resource);
@@ -80,6 +84,36 @@ class JobModel:
     queue: str
     preemptible: bool
     mins: dict[str, int]
+    min_sub_group: int | None = None  # sets that must be schedulable; None: all
+
+    def meets(self, counts: dict[str, int]) -> bool:
+        """The subgroup rule, written out independently of the engine."""
+        satisfied = sum(1 for s, minimum in self.mins.items() if counts[s] >= minimum)
+        return satisfied >= (len(self.mins) if self.min_sub_group is None else self.min_sub_group)
+
+    def check_placed(
+        self, pods: list[PodModel], settled: set[str], binds: set[str], pipelined: set[str]
+    ) -> None:
+        """No pod set is placed into below its minimum and the group meets its requirement
+        (with ``settled`` pods when it got a bind, counting ``pipelined`` ones otherwise)."""
+        got_bind = any(p.key in binds for p in pods)
+        if not got_bind and not any(p.key in pipelined for p in pods):
+            return
+        settled_counts: dict[str, int] = {}
+        reserved_counts: dict[str, int] = {}
+        for pod_set, minimum in self.mins.items():
+            members = [p for p in pods if p.pod_set == pod_set]
+            count = sum(1 for p in members if p.key in settled)
+            reserved = count + sum(1 for p in members if p.key in pipelined)
+            settled_counts[pod_set], reserved_counts[pod_set] = count, reserved
+            info = (self.name, pod_set, count, reserved, minimum)
+            if any(p.key in pipelined or p.key in binds for p in members):
+                assert reserved >= minimum, info
+            if any(p.key in binds for p in members):
+                assert count >= minimum, info
+        assert self.meets(reserved_counts), (self.name, reserved_counts, self)
+        if got_bind:
+            assert self.meets(settled_counts), (self.name, settled_counts, self)
 
 
 @dataclass
@@ -192,20 +226,29 @@ def worlds(draw: st.DrawFn, releasing: int = 3) -> World:
             draw(st.sampled_from([256, 512, 1024])) * 10**6,
         )
         two_sets = draw(st.booleans()) and draw(st.booleans())
-        set_names = ["a", "b"] if two_sets else ["default"]
+        set_names = ["a", "b", "c"][: draw(st.sampled_from([2, 2, 3]))] if two_sets else ["default"]
         sizes = {s: draw(st.integers(1, 3)) for s in set_names}
-        # Mostly satisfiable minimums; sometimes one more than the pods (never ready).
-        mins = {s: draw(st.sampled_from([1, 1, sizes[s], sizes[s] + 1])) for s in set_names}
-        objects.append(
-            pod_group(
-                name,
-                leaf,
-                min_member=mins.get("default", 1),
-                priority_class=priority_class,
-                sub_groups=[(s, mins[s]) for s in set_names] if two_sets else (),
-            )
+        # Mostly satisfiable minimums, sometimes 0 (elastic); sometimes one more than the
+        # pods (never ready).
+        mins = {s: draw(st.sampled_from([0, 1, 1, sizes[s], sizes[s] + 1])) for s in set_names}
+        min_sub_group = (
+            draw(st.sampled_from([None, None, *range(1, len(set_names) + 1)])) if two_sets else None
         )
-        world.jobs[name] = JobModel(name, leaf, PRIORITIES[priority_class] < 100, mins)
+        group = pod_group(
+            name,
+            leaf,
+            min_member=None if two_sets else mins["default"],
+            priority_class=priority_class,
+            sub_groups=[(s, mins[s]) for s in set_names] if two_sets else (),
+        )
+        if min_sub_group is not None:
+            group["spec"]["minSubGroup"] = min_sub_group
+        objects.append(group)
+        if not two_sets:
+            mins["default"] = max(mins["default"], 1)  # KAI's floor without subgroups
+        world.jobs[name] = JobModel(
+            name, leaf, PRIORITIES[priority_class] < 100, mins, min_sub_group
+        )
         for s in set_names:
             for i in range(sizes[s]):
                 state, where = place(draw(states), request)
@@ -289,17 +332,8 @@ def test_gangs_whole_or_nothing(world: World) -> None:
     pipelined = {b.pod for b in result.pipelined}
     for job_model in world.jobs.values():
         pods = [p for p in world.pods if p.job == job_model.name]
-        got_bind = any(p.key in binds for p in pods)
-        got_any = got_bind or any(p.key in pipelined for p in pods)
-        if not got_any:
-            continue
-        for pod_set, minimum in job_model.mins.items():
-            members = [p for p in pods if p.pod_set == pod_set]
-            settled = sum(1 for p in members if p.state in SETTLED or p.key in binds)
-            reserved = settled + sum(1 for p in members if p.key in pipelined)
-            assert reserved >= minimum, (job_model.name, pod_set, reserved, minimum)
-            if got_bind:
-                assert settled >= minimum, (job_model.name, pod_set, settled, minimum)
+        settled = {p.key for p in pods if p.state in SETTLED or p.key in binds}
+        job_model.check_placed(pods, settled, binds, pipelined)
 
 
 def _queue_usage(world: World, keys: set[str], non_preemptible: bool) -> dict[str, np.ndarray]:
@@ -431,15 +465,7 @@ def test_a_gang_pipelined_in_part_binds_nothing(world: World) -> None:
     evicted = {e.pod for e in result.evictions}
     for job_model in world.jobs.values():
         pods = [p for p in world.pods if p.job == job_model.name]
-        bound = sorted(p.key for p in pods if p.key in binds)
-        if not bound:
-            continue
-        for pod_set, minimum in job_model.mins.items():
-            members = [p for p in pods if p.pod_set == pod_set]
-            settled = sum(
-                1
-                for p in members
-                if (p.state in SETTLED and p.key not in evicted) or p.key in binds
-            )
-            waiting = sorted(p.key for p in members if p.key in pipelined)
-            assert settled >= minimum, (job_model.name, pod_set, bound, waiting, minimum)
+        settled = {
+            p.key for p in pods if (p.state in SETTLED and p.key not in evicted) or p.key in binds
+        }
+        job_model.check_placed(pods, settled, binds, pipelined - evicted)

@@ -22,6 +22,11 @@ disruptive one. Then:
   after the cycle, more than its deserved GPUs minus one victim job's GPUs (a
   bundle is taken only while the queue is above deserved, so the last bundle
   may cross it, never more); checked with reclaim as the only action;
+- (e) disruption never leaves a victim partly running below its requirement:
+  after the cycle each victim still meets it (subgroup rule: a pod set with
+  pods keeps at least its minimum, the group at least ``minSubGroup`` sets)
+  or has no pod left; running jobs here include minMember 0 and two-subgroup
+  jobs needing one or both subgroups;
 - (d) every pod gets one final decision: an action may evict a pod an earlier
   action of the cycle placed or moved (Allocated and Pipelined pods are
   victims too), and the result then describes where the pod ends up, never
@@ -38,6 +43,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crds.names import SUBGROUP_LABEL
 from scheduler.cache.reading import LAST_START_ANNOTATION
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
@@ -65,6 +71,22 @@ class JobModel:
     running: bool
     minimum: int = 1
     settled: frozenset[str] = frozenset()  # pod keys Running before the cycle (not Releasing)
+    sets: dict[str, str] = field(default_factory=dict)  # pod key -> subgroup, when it has them
+    set_mins: dict[str, int] = field(default_factory=dict)
+    min_sub_group: int | None = None
+
+    def meets_whole(self, kept: set[str]) -> bool:
+        """The subgroup rule for running pods: every subgroup with a pod at its minimum,
+        enough subgroups at theirs (the engine's rule, written out independently)."""
+        if not self.sets:
+            return len(kept) >= self.minimum
+        counts = {name: 0 for name in self.set_mins}
+        for key in kept:
+            counts[self.sets[key]] += 1
+        if any(0 < counts[n] < minimum for n, minimum in self.set_mins.items()):
+            return False
+        met = sum(1 for n, minimum in self.set_mins.items() if counts[n] >= minimum)
+        return met >= (len(self.set_mins) if self.min_sub_group is None else self.min_sub_group)
 
 
 @dataclass
@@ -165,7 +187,7 @@ def worlds(
             if not nodes:
                 return
             size = len(nodes)
-        min_member = draw(st.integers(1, size))
+        min_member = draw(st.integers(0, size))
         states = ["Running"] * size
         if is_running and releasing:
             states = [draw(st.sampled_from(["Running", "Running", "Releasing"])) for _ in nodes]
@@ -186,6 +208,22 @@ def worlds(
             group["metadata"]["annotations"] = {
                 LAST_START_ANNOTATION: _rfc3339(stamp),
             }
+        sets: dict[str, str] = {}
+        set_mins: dict[str, int] = {}
+        min_sub_group = None
+        if is_running and size >= 2 and draw(st.booleans()):
+            # two subgroups a (first half) and b, each with its own minimum (0 allowed)
+            for i, pod_obj in enumerate(objs[1:]):
+                sets[f"default/{name}-{i}"] = sub = "a" if i < size // 2 else "b"
+                pod_obj["metadata"].setdefault("labels", {})[SUBGROUP_LABEL] = sub
+            for sub in ("a", "b"):
+                set_mins[sub] = draw(st.integers(0, sum(1 for v in sets.values() if v == sub)))
+            min_sub_group = draw(st.sampled_from([None, 1, 2]))
+            spec = objs[0]["spec"]
+            del spec["minMember"]
+            spec["subGroups"] = [{"name": n, "minMember": m} for n, m in set_mins.items()]
+            if min_sub_group is not None:
+                spec["minSubGroup"] = min_sub_group
         objects.extend(objs)
         world.jobs[name] = JobModel(
             name,
@@ -194,10 +232,13 @@ def worlds(
             PRIORITIES[priority_class] < 100,
             {f"default/{name}-{i}": per_pod for i in range(size)},
             is_running,
-            min_member,
+            max(min_member, 1),  # KAI's floor without subgroups
             frozenset(
                 f"default/{name}-{i}" for i in range(size) if is_running and states[i] == "Running"
             ),
+            sets,
+            set_mins,
+            min_sub_group,
         )
 
     for j in range(draw(st.integers(2, 4) if sparse else st.integers(2, 10))):
@@ -333,3 +374,18 @@ def test_a_gang_pipelined_in_part_binds_nothing(world: World, cap: int) -> None:
         settled = len(model.settled - evicted) + len(bound)
         waiting = sorted(pipelined & set(model.gpus))
         assert settled >= model.minimum, (model.name, bound, waiting, model.minimum)
+
+
+@FAST
+@given(WORLDS, CONFIGS)
+def test_victims_keep_their_requirement_or_go_whole(world: World, config: SchedulerConfig) -> None:
+    result = run_objects(world.objects, config)
+    evicted = {e.pod for e in _disruptive(result)}
+    landed = {b.pod for b in result.pipelined} | {b.pod for b in result.binds}
+    for model in world.jobs.values():
+        if not model.running or not evicted & set(model.gpus):
+            continue
+        if not model.meets_whole(set(model.settled)):
+            continue  # already below its requirement: stale-gang eviction's business
+        kept = {key for key in model.settled if key not in evicted or key in landed}
+        assert not kept or model.meets_whole(kept), (model, sorted(evicted & set(model.gpus)))

@@ -58,21 +58,17 @@ def reclaim_gate(
 
 
 def _bundles(victim: PodGroupInfo, evicted: Sequence[PodInfo]) -> list[Amounts]:
-    """Per pod set, pods beyond the first minAvailable count one by one; the rest is one bundle."""
+    """The evicted pods in the victim's eviction chunks: a pod that may go alone counts
+    alone, an optional subgroup or the core gang as one bundle
+    (:meth:`PodGroupInfo.eviction_chunks` over the evicted pods)."""
     chosen = {id(pod) for pod in evicted}
+    taken = {ps.name: [pod for pod in ps.pods if id(pod) in chosen] for ps in victim.pod_sets}
     bundles: list[Amounts] = []
-    core = [0.0, 0.0, 0.0]
-    has_core = False
-    for pod_set in victim.pod_sets:
-        taken = [pod for pod in pod_set.pods if id(pod) in chosen]
-        surplus = max(0, len(taken) - pod_set.min_available)
-        for pod in taken[:surplus]:
-            bundles.append(pod_amounts(pod))
-        for pod in taken[surplus:]:
-            core = _add(core, pod_amounts(pod))
-            has_core = True
-    if has_core:
-        bundles.append(core)
+    for chunk in victim.eviction_chunks(taken):
+        amounts = [0.0, 0.0, 0.0]
+        for pod in chunk:
+            amounts = _add(amounts, pod_amounts(pod))
+        bundles.append(amounts)
     return bundles
 
 

@@ -13,8 +13,9 @@ one eviction, by the action that finally took it, and no move.
 from __future__ import annotations
 
 import pytest
-from disruption_kit import Disruption, check, running
+from disruption_kit import Disruption, check, rfc3339, running
 
+from crds.names import LAST_EVICTION_ANNOTATION
 from tests.kits.worlds import Item, job, node, queue
 
 ALL = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
@@ -56,7 +57,7 @@ CASES = [
         pipelined={"h-0": "n0"},
         pending=["j"],
         reasons={"j": [f"preempt: {CANCELLED} to make room for default/h"]},
-        annotations={},
+        annotations={"r": {LAST_EVICTION_ANNOTATION: rfc3339(0)}},
     ),
     # Consolidation moves b to n0 for big (pipelined on n1); reclaim then evicts a and b
     # for c of qb (4 GPUs, non-preemptible, so consolidation leaves it). b is one eviction,
