@@ -170,6 +170,8 @@ class _Pod:
     node: str = ""
     placed_now: bool = False
     deleting: bool = False
+    order: int = -1
+    """Place in the cycle's placements (binds, then pipelined); -1 if placed before."""
 
 
 def _term_selects(
@@ -225,9 +227,10 @@ def _final_pods(objects: Iterable[Item], result: CycleResult) -> list[_Pod]:
             pods[key].node = where
     for eviction in result.evictions:
         pods[eviction.pod].node = ""
-    for bind in [*result.binds, *result.pipelined]:
+    for order, bind in enumerate([*result.binds, *result.pipelined]):
         pods[bind.pod].node = bind.node
         pods[bind.pod].placed_now = True
+        pods[bind.pod].order = order
     return [p for p in pods.values() if p.node]
 
 
@@ -307,10 +310,12 @@ def violations(
                 for k in keys
             ):
                 # kube-scheduler counts a pod matching all terms in each term's domain
-                # its node has; the first-pod exception needs those counts empty
+                # its node has; the first-pod exception needs those counts empty when
+                # the pod was placed: pods the cycle placed after it do not count
                 anywhere = any(
                     matches_all(other) and any(domain(other, k) is not None for k in keys)
                     for other in others
+                    if not other.placed_now or other.order < pod.order
                 )
                 if anywhere or not matches_all(pod):
                     found.append(f"{pod.key} on {pod.node} has no affine pod in its domain")
