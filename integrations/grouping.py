@@ -28,6 +28,7 @@ from integrations import (
     resolution,
     synthesis,
     templates,
+    upstream_workload,
 )
 
 CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
@@ -242,6 +243,8 @@ class _Run:
             groups[key] = _merge(groups[key], manifest) if key in groups else manifest
             assignments.append(PodAssignment(ref, spec.name, spec.subgroup_of(fields.name(pod))))
         self.group_podless(grouped_tops, groups)
+        for warning in upstream_workload.gang_shortfalls(self.index):
+            self.warn(warning)
         return GroupingResult(
             pod_groups=tuple(groups[k] for k in sorted(groups)),
             assignments=tuple(assignments),

@@ -32,6 +32,8 @@ from podgrouper import applying, lookups, owners, settings
 WARNING = "Warning"
 WARNING_REASON = "PodGrouperWarning"
 PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
+RELATED_ROUNDS = 8
+"""At most this many rounds of related-object reads per pod."""
 
 
 class RetryableError(Exception):
@@ -140,11 +142,15 @@ async def _context(
         default_priorities=await _default_priorities(kube_, config),
         settings=config.grouping(),
     )
-    grouper = groupers.lookup(base.GroupVersionKind.of(ctx.top_owner))
+    grouper = groupers.grouper_for(ctx)
     if not isinstance(grouper, base.NeedsRelatedObjects):
         return ctx
     lookup = lookups.FetchedLookup()
-    await lookup.fetch(grouper.related_objects(ctx), kube_)
+    # a grouper may name more objects once it sees the first ones (a parent's parent)
+    for _ in range(RELATED_ROUNDS):
+        if not await lookup.fetch(grouper.related_objects(ctx), kube_):
+            break
+        ctx = dataclasses.replace(ctx, lookup=lookup)
     return dataclasses.replace(ctx, lookup=lookup)
 
 
