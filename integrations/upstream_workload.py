@@ -278,12 +278,13 @@ def _priority(
 
 
 def _queue(ctx: base.GroupingContext, sources: Sequence[base.RawObject]) -> str:
-    """The queue label of the pod's group, its composites, then the Workload; else KAI's."""
+    """The queue label of the pod's group, its composites, the Workload, the pod's owners
+    (top first); else KAI's rule on the root group (pod label, ``project``, default)."""
     key = ctx.settings.queue_label_key
     for source in sources:
         if key in fields.labels(source):
             return str(fields.labels(source)[key])
-    return resolution.resolve_queue(ctx, sources[-1])
+    return resolution.resolve_queue(ctx, sources[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +344,8 @@ class UpstreamWorkloadGrouper:
         root = path[-1]
         found = tree.workload(leaf)
         workload_raw = (found[0],) if found else ()
-        owners = (*(n.raw for n in path), *workload_raw)
+        # the groups, the Workload, then what owns the pod (a Job labelled with its queue)
+        owners = (*(n.raw for n in path), *workload_raw, *reversed(ctx.owners))
         spec = UpstreamPodGroupSpec(
             name=f"pg-{root.name}-{fields.uid(root.raw)}",
             namespace=tree.namespace,

@@ -81,6 +81,11 @@ def test_pod_group_wins_over_the_pods_owner(fixture: Loader) -> None:
         ]
     result = group_workloads([*objs, job])
     assert [m["metadata"]["name"] for m in result.pod_groups] == [GANG_PG]
+    assert result.pod_groups[0]["spec"]["queue"] == "research"  # the Workload's label first
+    del _find(objs, "Workload", "trainer")["metadata"]["labels"]
+    job["metadata"]["labels"] = {"kai.scheduler/queue": "jobs"}
+    (manifest,) = group_workloads([*objs, job]).pod_groups
+    assert manifest["spec"]["queue"] == "jobs"  # then the Job that owns the pods
 
 
 def test_composite_tree_becomes_subgroups(fixture: Loader) -> None:
