@@ -24,11 +24,12 @@ import kopf
 
 from integrations import registry
 from kubeapi.protocol import Kube, KubeController
-from podgrouper import reconciling, settings, upstream_status
+from podgrouper import reconciling, settings, upstream_regroup, upstream_status
 
 MEMO_KEY = "podgrouper"
 HANDLER_IDS = ("podgrouper/create", "podgrouper/update", "podgrouper/resume")
 UPSTREAM_STATUS_IDS = ("podgrouper/upstream-status-pod", "podgrouper/upstream-status-podgroup")
+UPSTREAM_REGROUP_ID = "podgrouper/upstream-regroup"
 MAX_DELAY = 60.0
 UNEXPECTED_ERROR_BACKOFF = 60.0
 """kopf's retry delay for an exception the reconcile did not classify (a bug)."""
@@ -103,6 +104,21 @@ async def mirror_from_kai_podgroup(*, body: kopf.Body, memo: kopf.Memo, **_: Any
         await upstream_status.mirror_for_kai_podgroup(kube_, dict(body))
 
 
+async def regroup_for_upstream_podgroup(
+    *, body: kopf.Body, type: str | None, memo: kopf.Memo, logger: kopf.Logger, **_: Any
+) -> None:
+    """A ``podgroups.scheduling.k8s.io`` appeared or changed: group the pods waiting for it."""
+    if type == "DELETED":
+        return
+    runtime = runtime_of(memo)
+    try:
+        await upstream_regroup.regroup_waiting(
+            dict(body), runtime.kube, runtime.groupers, runtime.settings
+        )
+    except reconciling.RetryableError as exc:
+        logger.warning("podgrouper: %s; the pod's own next event retries", exc)
+
+
 def selects_upstream(config: settings.PodGrouperSettings) -> Callable[..., bool]:
     """kopf's ``when=`` filter for the status mirror: our pods naming an upstream PodGroup."""
     ours = selects(config)
@@ -158,3 +174,6 @@ def register(operator: kopf.OperatorRegistry, config: settings.PodGrouperSetting
         registry=operator,
         when=derived_from_upstream,
     )(mirror_from_kai_podgroup)
+    kopf.on.event(
+        "scheduling.k8s.io", "v1beta1", "podgroups", id=UPSTREAM_REGROUP_ID, registry=operator
+    )(regroup_for_upstream_podgroup)

@@ -52,6 +52,7 @@ PODGROUPER: Grants = (
     | grants("scheduling.run.ai", "podgroups", "get create update list watch")
     | grants("scheduling.k8s.io", "priorityclasses", "list")
     | grants("scheduling.k8s.io", "workloads podgroups compositepodgroups", "get list")
+    | grants("scheduling.k8s.io", "podgroups", "watch")
     | grants("scheduling.k8s.io", "podgroups/status", "update patch")
     | grants("kai.scheduler", "topologies", "list")
     | grants("apiextensions.k8s.io", "customresourcedefinitions", "list watch")

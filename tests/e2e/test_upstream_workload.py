@@ -168,7 +168,8 @@ def test_composite_tree_of_two_levels(
     kwok_nodes: NodeFactory,
     kai_queues: QueueFactory,
 ) -> None:
-    """root (gang of 2 groups) -> prefill (gang 2) and decode (basic) -> decode-0 (gang 1)."""
+    """root (gang of 2 groups) -> prefill (gang 2) and decode (basic) -> decode-0 (gang 1);
+    the pods are created before their groups."""
     kwok_nodes.add(cpu="8")
     queue = kai_queues.add("serve")
     template = kai_template(kwok_nodes.pool, cpu="1", restart="Always")
@@ -193,13 +194,14 @@ def test_composite_tree_of_two_levels(
         ]
     }
     kubectl = cluster.kubectl
+    # the pods first (upstream allows it): they are grouped once their PodGroups appear
+    for name, group in (("p-0", "prefill"), ("p-1", "prefill"), ("d-0", "decode-0")):
+        kubectl.create(member(name, namespace, group, template))
     kubectl.create(workload("serve", namespace, queue, spec))
     kubectl.create(composite("root", namespace, "serve", "server", {"gang": {"minGroupCount": 2}}))
     kubectl.create(composite("decode", namespace, "serve", "decode", {"basic": {}}, "root"))
     kubectl.create(upstream_group("prefill", namespace, "serve", "prefill", 2, "root"))
     kubectl.create(upstream_group("decode-0", namespace, "serve", "decoder", 1, "decode"))
-    for name, group in (("p-0", "prefill"), ("p-1", "prefill"), ("d-0", "decode-0")):
-        kubectl.create(member(name, namespace, group, template))
 
     found = wait_running(cluster, namespace, "e2e-group", 3, timeout=120)
     groups = {group_of(p) for p in found}

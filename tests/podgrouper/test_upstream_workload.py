@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from podgrouper_objects import fake, pod_group, reconcile
+from podgrouper_objects import SETTINGS, fake, pod_group, reconcile
 
 from crds import upstream_workload as up
-from podgrouper import upstream_status
+from integrations import registry
+from podgrouper import upstream_regroup, upstream_status
 from tests.kits.fake_kube import FakeKube
 
 FIXTURES = Path(__file__).resolve().parents[1] / "integrations" / "fixtures"
@@ -153,3 +154,19 @@ def test_a_vanished_or_malformed_group_is_skipped() -> None:
     assert _mirror(kube_) is None
     kube_.remove(up.V1BETA1, "PodGroup", "team-a", "trainer-workers")
     assert _mirror(kube_) is None
+
+
+def test_pods_created_before_their_podgroup_are_grouped_when_it_appears() -> None:
+    objs = _objects("upstream-gang.yaml")
+    upstream = next(o for o in objs if o["kind"] == "PodGroup")
+    kube_ = fake(*[o for o in objs if o is not upstream])
+    for member in _kind(objs, "Pod"):
+        assert "not found" in reconcile(kube_, member).error
+    kube_.add(upstream)
+    groupers = registry.build_registry(settings=SETTINGS.grouping())
+    outcomes = asyncio.run(upstream_regroup.regroup_waiting(upstream, kube_, groupers, SETTINGS))
+    assert [o.applied is not None for o in outcomes] == [True, True, True]
+    assert pod_group(kube_, KAI_NAME, "team-a")["spec"]["minMember"] == 3
+    # grouped pods are no longer waiting: a second event reconciles nothing
+    again = asyncio.run(upstream_regroup.regroup_waiting(upstream, kube_, groupers, SETTINGS))
+    assert again == []

@@ -31,6 +31,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.k8s.io]
   resources: [workloads, podgroups, compositepodgroups]
   verbs: [get, list]
+# ... and watches the upstream PodGroups, to group the pods that named one before it existed.
+- apiGroups: [scheduling.k8s.io]
+  resources: [podgroups]
+  verbs: [watch]
 - apiGroups: [scheduling.k8s.io]
   resources: [podgroups/status]
   verbs: [update, patch]
