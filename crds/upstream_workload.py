@@ -28,6 +28,7 @@ __all__ = [
     "COMPOSITE_API_VERSION",
     "COMPOSITE_KIND",
     "COMPOSITE_PODGROUP",
+    "CONDITION_COMPOSITE_INITIALLY_SCHEDULED",
     "CONDITION_DISRUPTION_TARGET",
     "CONDITION_INITIALLY_SCHEDULED",
     "GROUP",
@@ -46,6 +47,7 @@ __all__ = [
     "PodGroup",
     "SchedulingPolicy",
     "Workload",
+    "find_condition",
 ]
 
 GROUP: Final = "scheduling.k8s.io"
@@ -63,6 +65,8 @@ KAI_PODGROUP: Final = "podgroups.scheduling.run.ai"
 
 CONDITION_INITIALLY_SCHEDULED: Final = "PodGroupInitiallyScheduled"
 """True once the group's scheduling requirement was met; never goes back to False."""
+CONDITION_COMPOSITE_INITIALLY_SCHEDULED: Final = "CompositePodGroupInitiallyScheduled"
+"""The same for a CompositePodGroup's subtree."""
 CONDITION_DISRUPTION_TARGET: Final = "DisruptionTarget"
 """The group is about to be terminated by a disruption such as preemption."""
 REASON_SCHEDULED: Final = "Scheduled"
@@ -226,6 +230,11 @@ class Condition(KaiModel):
     message: str
 
 
+def find_condition(conditions: list[Condition] | None, type_: str) -> Condition | None:
+    """The condition of type ``type_``, or ``None``."""
+    return next((c for c in conditions or () if c.type == type_), None)
+
+
 class ResourceClaimStatus(KaiModel):
     name: str
     resource_claim_name: str | None = None
@@ -252,9 +261,7 @@ class PodGroup(KaiModel):
     status: PodGroupStatus | None = None
 
     def condition(self, type_: str) -> Condition | None:
-        return next(
-            (c for c in (self.status and self.status.conditions) or () if c.type == type_), None
-        )
+        return find_condition(self.status.conditions if self.status else None, type_)
 
 
 class CompositePodGroupSpec(KaiModel):
@@ -280,3 +287,6 @@ class CompositePodGroup(KaiModel):
     metadata: ObjectMeta
     spec: CompositePodGroupSpec
     status: CompositePodGroupStatus | None = None
+
+    def condition(self, type_: str) -> Condition | None:
+        return find_condition(self.status.conditions if self.status else None, type_)

@@ -57,6 +57,11 @@ def scheduling_group(pod: base.RawObject) -> str | None:
     return str(value) if value else None
 
 
+def kai_podgroup_name(root: base.RawObject) -> str:
+    """The KAI PodGroup made for the upstream tree rooted at ``root``: ``pg-<name>-<uid>``."""
+    return f"pg-{fields.name(root)}-{fields.uid(root)}"
+
+
 def where(resource: str, namespace: str, name: str) -> str:
     """``podgroups.scheduling.k8s.io ns/name``: how messages name an upstream object."""
     return f"{resource} {namespace}/{name}"
@@ -347,7 +352,7 @@ class UpstreamWorkloadGrouper:
         # the groups, the Workload, then what owns the pod (a Job labelled with its queue)
         owners = (*(n.raw for n in path), *workload_raw, *reversed(ctx.owners))
         spec = UpstreamPodGroupSpec(
-            name=f"pg-{root.name}-{fields.uid(root.raw)}",
+            name=kai_podgroup_name(root.raw),
             namespace=tree.namespace,
             owner=fields.owner_reference(root.raw),
             queue=_queue(ctx, owners),

@@ -26,9 +26,17 @@ from crds import upstream_workload as up
 from crds.names import POD_GROUP_ANNOTATION
 from integrations import fields, upstream_workload
 from kubeapi.errors import ConflictError, NotFoundError
-from kubeapi.objects import timestamp
+from kubeapi.objects import Object, timestamp
 from kubeapi.protocol import KubeController
 from podgrouper import upstream_conditions
+
+
+async def _kai_by_name(kube: KubeController, namespace: str, name: str) -> pg_api.PodGroup | None:
+    try:
+        raw = await kube.get(pg_api.API_VERSION, pg_api.KIND, namespace, name)
+        return pg_api.PodGroup.model_validate(raw)
+    except (NotFoundError, pydantic.ValidationError):
+        return None
 
 
 async def _kai_podgroup(
@@ -36,11 +44,9 @@ async def _kai_podgroup(
 ) -> pg_api.PodGroup | None:
     names = {fields.annotations_of(p).get(POD_GROUP_ANNOTATION) for p in pods} - {None, ""}
     for name in sorted(str(n) for n in names):
-        try:
-            raw = await kube.get(pg_api.API_VERSION, pg_api.KIND, namespace, name)
-            return pg_api.PodGroup.model_validate(raw)
-        except (NotFoundError, pydantic.ValidationError):
-            continue
+        found = await _kai_by_name(kube, namespace, name)
+        if found is not None:
+            return found
     return None
 
 
@@ -77,12 +83,91 @@ async def mirror(
     return condition
 
 
+async def _list_or_empty(
+    kube: KubeController, api_version: str, kind: str, namespace: str
+) -> list[Object]:
+    try:
+        return await kube.list(api_version, kind, namespace)
+    except NotFoundError:  # the API server does not serve the kind
+        return []
+
+
+def _parsed(
+    raws: list[Object],
+) -> list[up.PodGroup | up.CompositePodGroup]:
+    result: list[up.PodGroup | up.CompositePodGroup] = []
+    for raw in raws:
+        model = up.PodGroup if raw.get("kind") == up.PODGROUP_KIND else up.CompositePodGroup
+        try:
+            result.append(model.model_validate(raw))
+        except pydantic.ValidationError:
+            continue
+    return result
+
+
+def _root(
+    composite: up.CompositePodGroup, composites: Mapping[str, up.CompositePodGroup]
+) -> up.CompositePodGroup:
+    current = composite
+    for _ in range(upstream_workload.MAX_TREE_DEPTH):
+        parent = composites.get(current.spec.parent_composite_pod_group_name or "")
+        if parent is None:
+            break
+        current = parent
+    return current
+
+
+async def mirror_composites(
+    kube: KubeController, namespace: str, *, now: Callable[[], str] = timestamp
+) -> int:
+    """``CompositePodGroupInitiallyScheduled`` on the namespace's CompositePodGroups;
+    how many were written."""
+    composite_raws = await _list_or_empty(
+        kube, up.COMPOSITE_API_VERSION, up.COMPOSITE_KIND, namespace
+    )
+    if not composite_raws:
+        return 0
+    pod_group_raws = await _list_or_empty(kube, up.V1BETA1, up.PODGROUP_KIND, namespace)
+    groups = _parsed([*pod_group_raws, *composite_raws])
+    composites = {g.metadata.name: g for g in groups if isinstance(g, up.CompositePodGroup)}
+    pods = await kube.list("v1", "Pod", namespace)
+    kais: dict[str, pg_api.PodGroup | None] = {}
+    written = 0
+    for composite in composites.values():
+        root = _root(composite, composites)
+        kai_name = upstream_workload.kai_podgroup_name(root.to_manifest())
+        if kai_name not in kais:
+            kais[kai_name] = await _kai_by_name(kube, namespace, kai_name)
+        condition = upstream_conditions.composite_initially_scheduled(
+            composite, groups, kais[kai_name], pods, now()
+        )
+        if condition is None:
+            continue
+        patch = upstream_conditions.status_patch(composite, condition)
+        try:
+            await kube.patch(
+                up.COMPOSITE_API_VERSION,
+                up.COMPOSITE_KIND,
+                namespace,
+                composite.metadata.name,
+                patch,
+                subresource="status",
+            )
+        except (NotFoundError, ConflictError):
+            continue
+        written += 1
+    return written
+
+
 async def mirror_for_pod(kube: KubeController, pod: Mapping[str, Any]) -> up.Condition | None:
-    """:func:`mirror` for the upstream PodGroup ``pod`` names (none: nothing)."""
+    """:func:`mirror` for the upstream PodGroup ``pod`` names (none: nothing), then
+    :func:`mirror_composites` of its namespace."""
     name = upstream_workload.scheduling_group(pod)
     if not name:
         return None
-    return await mirror(kube, fields.namespace(pod), name)
+    condition = await mirror(kube, fields.namespace(pod), name)
+    await mirror_composites(kube, fields.namespace(pod))
+    return condition
 
 
 def derived_from_upstream(kai: Mapping[str, Any]) -> bool:
@@ -108,4 +193,4 @@ async def mirror_for_kai_podgroup(kube: KubeController, kai: Mapping[str, Any]) 
     for name in sorted(str(n) for n in names):
         if await mirror(kube, namespace, name) is not None:
             written += 1
-    return written
+    return written + await mirror_composites(kube, namespace)

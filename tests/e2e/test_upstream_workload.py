@@ -45,6 +45,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 V1BETA1 = "scheduling.k8s.io/v1beta1"
 V1ALPHA3 = "scheduling.k8s.io/v1alpha3"
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+PODGROUPS = "podgroups.scheduling.k8s.io"
+COMPOSITE = "compositepodgroups.scheduling.k8s.io"
 
 
 def workload(name: str, namespace: str, queue: str, spec: Obj) -> Obj:
@@ -100,11 +102,14 @@ def member(name: str, namespace: str, group: str, template: Obj) -> Obj:
     }
 
 
-def condition(cluster: Cluster, namespace: str, name: str, status: str) -> Obj | NotYet:
-    """The upstream PodGroup's ``PodGroupInitiallyScheduled`` once it has ``status``."""
-    group = cluster.kubectl.get(f"podgroups.{V1BETA1.split('/')[0]}", name, "-n", namespace)
+def condition(
+    cluster: Cluster, namespace: str, name: str, status: str, resource: str = PODGROUPS
+) -> Obj | NotYet:
+    """The upstream group's ``…InitiallyScheduled`` condition once it has ``status``."""
+    group = cluster.kubectl.get(resource, name, "-n", namespace)
+    wanted = INITIALLY_SCHEDULED if resource == PODGROUPS else f"Composite{INITIALLY_SCHEDULED}"
     for found in (group.get("status") or {}).get("conditions") or []:
-        if found["type"] == INITIALLY_SCHEDULED and found["status"] == status:
+        if found["type"] == wanted and found["status"] == status:
             return dict(found)
     return NotYet(f"conditions {(group.get('status') or {}).get('conditions')}")
 
@@ -217,6 +222,12 @@ def test_composite_tree_of_two_levels(
     assert by_pod == {"p-0": "prefill", "p-1": "prefill", "d-0": "decode-0"}
     for name in ("prefill", "decode-0"):
         wait_for(f"{name} scheduled", partial(condition, cluster, namespace, name, "True"))
+    for name in ("root", "decode"):
+        found = wait_for(
+            f"composite {name} scheduled",
+            partial(condition, cluster, namespace, name, "True", COMPOSITE),
+        )
+        assert found["reason"] == "Scheduled"
 
 
 # --- the Job controller's own Workloads: a control plane of this test's own ----------------

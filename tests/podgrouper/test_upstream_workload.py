@@ -170,3 +170,62 @@ def test_pods_created_before_their_podgroup_are_grouped_when_it_appears() -> Non
     # grouped pods are no longer waiting: a second event reconciles nothing
     again = asyncio.run(upstream_regroup.regroup_waiting(upstream, kube_, groupers, SETTINGS))
     assert again == []
+
+
+def _composite_world(bound: set[str]) -> FakeKube:
+    kube_ = FakeKube()
+    for obj in _objects("upstream-composite.yaml"):
+        if obj["kind"] == "Pod" and obj["metadata"]["name"] in bound:
+            obj["spec"]["nodeName"] = "node-a"
+        kube_.add(obj)
+    return kube_
+
+
+def _composite_status(kube_: FakeKube, name: str) -> str | None:
+    stored = kube_.stored(up.COMPOSITE_API_VERSION, "CompositePodGroup", "infer", name)
+    assert stored is not None
+    conditions = (stored.get("status") or {}).get("conditions") or []
+    assert all(c["type"] == "CompositePodGroupInitiallyScheduled" for c in conditions)
+    return str(conditions[0]["status"]) if conditions else None
+
+
+def test_composites_count_their_scheduled_children() -> None:
+    # prefill's gang is bound, decode-0's pod is not: decode (basic) has no child
+    # scheduled and the root (gang of 2 groups) only one
+    kube_ = _composite_world({"prefill-0", "prefill-1"})
+    assert asyncio.run(upstream_status.mirror_composites(kube_, "infer", now=lambda: NOW)) == 0
+    assert _composite_status(kube_, "serve-server") is None
+    kube_ = _composite_world({"prefill-0", "prefill-1", "decode-0"})
+    assert asyncio.run(upstream_status.mirror_composites(kube_, "infer", now=lambda: NOW)) == 2
+    assert _composite_status(kube_, "serve-decode") == "True"
+    assert _composite_status(kube_, "serve-server") == "True"
+    again = asyncio.run(upstream_status.mirror_composites(kube_, "infer", now=lambda: NOW))
+    assert again == 0  # True is terminal: nothing more to write
+
+
+def test_composite_of_an_unschedulable_tree_is_false_with_the_kai_message() -> None:
+    kube_ = _composite_world(set())
+    kube_.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2alpha2",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": "pg-serve-server-0d5e9a10-0000-4000-8000-000000000002",
+                "namespace": "infer",
+            },
+            "status": {
+                "schedulingConditions": [
+                    {"type": "UnschedulableOnNodePool", "status": "True", "message": "no room"}
+                ]
+            },
+        }
+    )
+    asyncio.run(upstream_status.mirror_composites(kube_, "infer", now=lambda: NOW))
+    stored = kube_.stored(up.COMPOSITE_API_VERSION, "CompositePodGroup", "infer", "serve-server")
+    assert stored is not None
+    (condition,) = stored["status"]["conditions"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "Unschedulable",
+        "no room",
+    )

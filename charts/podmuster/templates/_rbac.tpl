@@ -36,7 +36,7 @@ separately, in the release namespace only (rbac.yaml).
   resources: [podgroups]
   verbs: [watch]
 - apiGroups: [scheduling.k8s.io]
-  resources: [podgroups/status]
+  resources: [podgroups/status, compositepodgroups/status]
   verbs: [update, patch]
 - apiGroups: [scheduling.run.ai]
   resources: [podgroups]
