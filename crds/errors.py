@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from crds import names
+
 if TYPE_CHECKING:  # pydantic loads only where models are used (CLI start-up stays fast)
     import pydantic
 
@@ -63,6 +65,9 @@ def format_field_path(path: Iterable[str | int]) -> str:
 def describe_object(obj: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for namespaced objects, ``Kind name`` otherwise.
 
+    A kind KAI also has, of another API group, is ``Kind.group`` (``PodGroup.scheduling.k8s.io``,
+    as kubectl accepts it), so it is never taken for KAI's.
+
     Tolerates malformed objects (missing kind or name) since it is used while
     reporting exactly such problems.
     """
@@ -72,6 +77,10 @@ def describe_object(obj: Mapping[str, Any]) -> str:
     if isinstance(metadata, Mapping):
         name, namespace = metadata.get("name"), metadata.get("namespace")
     label = kind if isinstance(kind, str) and kind else "object"
+    group = names.group_kind(obj)[0]
+    if label in names.KINDS and names.KINDS[label][0] != group and "apiVersion" in obj:
+        # a look-alike of a KAI kind (Kubernetes' own PodGroup): named with its group
+        label = f"{label}.{group}" if group else label
     if not isinstance(name, str) or not name:
         return label
     if isinstance(namespace, str) and namespace:

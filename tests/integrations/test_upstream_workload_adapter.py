@@ -15,6 +15,7 @@ import pytest
 
 from crds import podgroup as pg_api
 from crds import upstream_workload as up
+from crds.errors import describe_object
 from integrations import base, upstream_workload
 from integrations.grouping import group_workloads
 
@@ -252,3 +253,14 @@ def test_model_round_trips_the_fixture(fixture: Loader) -> None:
     assert up.CompositePodGroup.model_validate(raw).to_manifest() == raw
     with pytest.raises(ValueError, match="exactly one of single, all"):
         up.DisruptionMode.model_validate({"single": {}, "all": {}})
+
+
+def test_input_errors_name_the_upstream_podgroup_with_its_group() -> None:
+    upstream = {
+        "apiVersion": up.V1BETA1,
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "n"},
+    }
+    kai = {**upstream, "apiVersion": pg_api.API_VERSION}
+    assert describe_object(upstream) == "PodGroup.scheduling.k8s.io n/g"
+    assert describe_object(kai) == "PodGroup n/g"
