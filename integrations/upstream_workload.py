@@ -62,6 +62,28 @@ def kai_podgroup_name(root: base.RawObject) -> str:
     return f"pg-{fields.name(root)}-{fields.uid(root)}"
 
 
+UPSTREAM_KINDS = frozenset({up.WORKLOAD_KIND, up.PODGROUP_KIND, up.COMPOSITE_KIND})
+
+
+def is_upstream(obj: base.RawObject) -> bool:
+    """Whether ``obj`` is a ``scheduling.k8s.io`` Workload, PodGroup or CompositePodGroup."""
+    gvk = base.GroupVersionKind.of(obj)
+    return gvk.group == up.GROUP and gvk.kind in UPSTREAM_KINDS
+
+
+def root_of(pod: base.RawObject, lookup: base.ObjectLookup) -> base.RawObject | None:
+    """The root of the upstream tree ``pod`` joins (its PodGroup or the top
+    CompositePodGroup above it), or ``None`` when a group on the way is missing."""
+    ns = fields.namespace(pod)
+    current = lookup.get(up.V1BETA1, up.PODGROUP_KIND, ns, scheduling_group(pod) or "")
+    for _ in range(MAX_TREE_DEPTH + 1):
+        parent = fields.get(current, "spec.parentCompositePodGroupName") if current else None
+        if not parent:
+            return current
+        current = lookup.get(up.COMPOSITE_API_VERSION, up.COMPOSITE_KIND, ns, str(parent))
+    return None
+
+
 def where(resource: str, namespace: str, name: str) -> str:
     """``podgroups.scheduling.k8s.io ns/name``: how messages name an upstream object."""
     return f"{resource} {namespace}/{name}"
