@@ -225,7 +225,8 @@ class _Run:
             top: base.RawObject = pod
             ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
             user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
-            if user_group and not fields.owner_references(pod):
+            ours = upstream_workload.scheduling_group(pod)  # grouped by its upstream group
+            if user_group and not fields.owner_references(pod) and not ours:
                 # an owner-less pod that names its PodGroup is left alone (user-managed)
                 subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
                 assignments.append(PodAssignment(ref, str(user_group), subgroup))

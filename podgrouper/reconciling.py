@@ -5,7 +5,8 @@ free of kopf so it can be tested against :class:`~tests.kits.podgrouper_kube.Fak
 reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
 * pods of other schedulers, pods outside the selectors, and owner-less pods that already
-  carry ``pod-group-name`` (user-managed PodGroups) are ignored;
+  carry ``pod-group-name`` (user-managed PodGroups; not those naming a Kubernetes
+  PodGroup in ``spec.schedulingGroup``, whose KAI PodGroup is ours) are ignored;
 * a :class:`~integrations.base.GroupingError` (a workload the adapter cannot group, a
   malformed owner chain) becomes a Warning event ``PodGrouperWarning`` on the pod and its
   top owner and is **not** raised — retrying cannot fix it, and other pods go on;
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crds.names import POD_GROUP_ANNOTATION
-from integrations import base, fields, registry, resolution
+from integrations import base, fields, registry, resolution, upstream_workload
 from kubeapi.errors import ApiError, NotFoundError
 from kubeapi.objects import Object, ObjectRef
 from kubeapi.protocol import Kube, KubeReader, KubeWriter
@@ -61,7 +62,11 @@ def ignored(pod: Mapping[str, Any], config: settings.PodGrouperSettings) -> str:
         return f"scheduler {scheduler or '(default)'} is not {config.scheduler_name}"
     if not config.pod_selector.matches(fields.labels(pod)):
         return f"labels do not match {config.pod_selector}"
-    if not fields.owner_references(pod) and POD_GROUP_ANNOTATION in (fields.annotations_of(pod)):
+    if (
+        not fields.owner_references(pod)
+        and POD_GROUP_ANNOTATION in fields.annotations_of(pod)
+        and not upstream_workload.scheduling_group(pod)  # ours: its upstream group's
+    ):
         return "owner-less pod with pod-group-name: user-managed PodGroup"
     return ""
 

@@ -165,6 +165,16 @@ def test_gang_waits_whole_then_starts_whole(
     assert scheduled["reason"] == "Scheduled"
     assert kai_name in scheduled["message"]
 
+    # minCount is mutable upstream (workload scaling): the KAI PodGroup follows
+    patch = '{"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}'
+    cluster.kubectl.run(
+        "patch", PODGROUPS, "train-workers", "-n", namespace, "--type=merge", "-p", patch
+    )
+    wait_for(
+        "KAI PodGroup minMember 2",
+        lambda: pod_group(cluster, namespace, kai_name)["spec"]["minMember"] == 2,
+    )
+
 
 def test_composite_tree_of_two_levels(
     cluster: Cluster,

@@ -167,9 +167,14 @@ def test_pods_created_before_their_podgroup_are_grouped_when_it_appears() -> Non
     outcomes = asyncio.run(upstream_regroup.regroup_waiting(upstream, kube_, groupers, SETTINGS))
     assert [o.applied is not None for o in outcomes] == [True, True, True]
     assert pod_group(kube_, KAI_NAME, "team-a")["spec"]["minMember"] == 3
-    # grouped pods are no longer waiting: a second event reconciles nothing
-    again = asyncio.run(upstream_regroup.regroup_waiting(upstream, kube_, groupers, SETTINGS))
-    assert again == []
+    # none waiting now: one member is reconciled, so a changed minCount reaches the KAI group
+    stored = kube_.stored(up.V1BETA1, "PodGroup", "team-a", "trainer-workers")
+    assert stored is not None
+    stored["spec"]["schedulingPolicy"]["gang"]["minCount"] = 2
+    stored = kube_.add(stored)
+    again = asyncio.run(upstream_regroup.regroup_waiting(stored, kube_, groupers, SETTINGS))
+    assert len(again) == 1
+    assert pod_group(kube_, KAI_NAME, "team-a")["spec"]["minMember"] == 2
 
 
 def _composite_world(bound: set[str]) -> FakeKube:
