@@ -219,27 +219,35 @@ class _Tree:
             )
         return raw, workload
 
-    def children(self) -> dict[str, list[_Node]]:
-        """Every upstream group of the namespace with a parent, by parent name."""
-        result: dict[str, list[_Node]] = {}
-        lists = (
-            self.ctx.lookup.list(up.V1BETA1, up.PODGROUP_KIND, self.namespace, {}),
-            self.ctx.lookup.list(up.COMPOSITE_API_VERSION, up.COMPOSITE_KIND, self.namespace, {}),
+    def children(self) -> dict[str, list[tuple[str, base.RawObject]]]:
+        """Every upstream group of the namespace with a parent, by parent name, as
+        (resource, raw object): parsed only when the tree reaches it, so a broken group
+        of another tree does not stop this one."""
+        result: dict[str, list[tuple[str, base.RawObject]]] = {}
+        listed = (
+            (up.PODGROUP, self.ctx.lookup.list(up.V1BETA1, up.PODGROUP_KIND, self.namespace, {})),
+            (
+                up.COMPOSITE_PODGROUP,
+                self.ctx.lookup.list(
+                    up.COMPOSITE_API_VERSION, up.COMPOSITE_KIND, self.namespace, {}
+                ),
+            ),
         )
-        for index, listed in enumerate(lists):
-            for raw in listed:
+        for resource, raws in listed:
+            for raw in raws:
                 parent = fields.get(raw, "spec.parentCompositePodGroupName")
-                if not parent:
-                    continue
-                model: up.PodGroup | up.CompositePodGroup = (
-                    _parse(up.PodGroup, raw, fields.name(raw))
-                    if index == 0
-                    else _parse(up.CompositePodGroup, raw, fields.name(raw))
-                )
-                result.setdefault(str(parent), []).append(_Node(raw, model))
+                if parent:
+                    result.setdefault(str(parent), []).append((resource, raw))
         for nodes in result.values():
-            nodes.sort(key=lambda n: (n.resource, n.name))
+            nodes.sort(key=lambda n: (n[0], fields.name(n[1])))
         return result
+
+    @staticmethod
+    def node(resource: str, raw: base.RawObject) -> _Node:
+        """``raw`` parsed as the upstream kind ``resource`` names."""
+        if resource == up.PODGROUP:
+            return _Node(raw, _parse(up.PodGroup, raw, fields.name(raw)))
+        return _Node(raw, _parse(up.CompositePodGroup, raw, fields.name(raw)))
 
 
 def _topology_level(node: _Node) -> str:
@@ -412,11 +420,12 @@ def _composite(
     subgroups: list[base.SubGroupSpec] = []
     mins: dict[str, tuple[int | None, int | None]] = {}
     seen: dict[str, str] = {}
-    pending: list[tuple[_Node, str | None, int]] = [
-        (child, None, 1) for child in children.get(root.name, ())
+    pending: list[tuple[str, base.RawObject, str | None, int]] = [
+        (resource, raw, None, 1) for resource, raw in children.get(root.name, ())
     ]
     while pending:
-        node, parent, depth = pending.pop(0)
+        resource, raw, parent, depth = pending.pop(0)
+        node = tree.node(resource, raw)
         sub_name = subgroup_name(node.name)
         if sub_name.lower() in seen:
             raise base.GroupingError(
@@ -447,7 +456,7 @@ def _composite(
                 "spec.parentCompositePodGroupName",
                 f"the group tree is deeper than {MAX_TREE_DEPTH} levels",
             )
-        pending.extend((child, sub_name, depth + 1) for child in below)
+        pending.extend((kind, child, sub_name, depth + 1) for kind, child in below)
     _, root_min = _mins(root)
     return _replace(spec, subgroups=tuple(subgroups), subgroup_mins=mins, min_sub_group=root_min)
 

@@ -70,7 +70,7 @@ def test_basic_policy_is_min_member_zero(fixture: Loader) -> None:
 def test_pod_group_wins_over_the_pods_owner(fixture: Loader) -> None:
     """A Job's pods that name an upstream PodGroup are grouped by it, not by the Job."""
     objs = fixture("upstream-gang.yaml")
-    job = {
+    job: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "trainer", "namespace": "team-a", "uid": "job-uid"},
@@ -264,3 +264,15 @@ def test_input_errors_name_the_upstream_podgroup_with_its_group() -> None:
     kai = {**upstream, "apiVersion": pg_api.API_VERSION}
     assert describe_object(upstream) == "PodGroup.scheduling.k8s.io n/g"
     assert describe_object(kai) == "PodGroup n/g"
+
+
+def test_a_broken_group_of_another_tree_does_not_stop_this_one(fixture: Loader) -> None:
+    broken = {
+        "apiVersion": up.V1BETA1,
+        "kind": "PodGroup",
+        "metadata": {"name": "elsewhere", "namespace": "infer"},
+        "spec": {"parentCompositePodGroupName": "other-root", "schedulingPolicy": {}},
+    }
+    result = group_workloads([*fixture("upstream-composite.yaml"), broken])
+    assert not result.errors
+    assert len(result.pod_groups) == 1
