@@ -15,6 +15,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 __all__ = [
+    "ADMISSION_GATE",
+    "ADMISSION_GATE_ANNOTATION",
     "BUILTIN_PRIORITY_CLASSES",
     "CORE_KINDS",
     "DEFAULT_QUEUE",
@@ -72,6 +74,12 @@ TASK_PRIORITY_LABEL: Final = "kai.scheduler/task-priority"
 """On a pod: its order within its gang (higher first)."""
 TOP_OWNER_METADATA_ANNOTATION: Final = "kai.scheduler/top-owner-metadata"
 """On a pod: the top owner's identity, as the podgrouper resolved it."""
+
+# --- queue admission through scheduling gates (docs/semantics.md §5.11) ------------------
+ADMISSION_GATE: Final = "kai.scheduler/queue-admission"
+"""A pod's ``spec.schedulingGates`` entry: held until its queue can admit its whole gang."""
+ADMISSION_GATE_ANNOTATION: Final = "kai.scheduler/admission-gate"
+"""On a Queue: ``"true"`` holds new pods of the queue and its descendants behind the gate."""
 
 # --- topology ----------------------------------------------------------------------------
 TOPOLOGY_ANNOTATION: Final = "kai.scheduler/topology"

@@ -23,6 +23,7 @@ from typing import Any, Final, TypeVar
 
 from crds.bindrequest import PHASE_FAILED
 from crds.gpusharing import CONTAINER_NAME, FRACTION, MEMORY, NODE_GPU_MEMORY_LABEL, NUM_DEVICES
+from crds.names import ADMISSION_GATE, ADMISSION_GATE_ANNOTATION
 
 __all__ = [
     "DEFAULT_BACKOFF_LIMIT",
@@ -31,6 +32,8 @@ __all__ = [
     "UNSYNCED_GPU_MEMORY",
     "RuleError",
     "SharedGpu",
+    "admission_gate_opt_in",
+    "admission_gated_queues",
     "annotation_field",
     "backoff_limit",
     "bind_request_finally_failed",
@@ -42,6 +45,7 @@ __all__ = [
     "init_containers_of",
     "is_preemptible",
     "node_gpu_memory",
+    "pod_admission_gated",
     "pod_gpus",
     "pod_request",
     "pod_resources",
@@ -336,3 +340,46 @@ def is_preemptible(preemptibility: str | None, priority: int) -> bool:
     if preemptibility:
         return preemptibility == "preemptible"
     return priority < NON_PREEMPTIBLE_FROM
+
+
+# --- queue admission through scheduling gates (docs/semantics.md §5.11) ----------------------
+
+
+def admission_gate_opt_in(annotations: Mapping[str, Any]) -> bool:
+    """Whether a Queue's annotations opt it in to the admission gate (``"true"``/``"false"``)."""
+    raw = annotations.get(ADMISSION_GATE_ANNOTATION)
+    if raw is None or raw == "false":
+        return False
+    if raw == "true":
+        return True
+    raise RuleError(
+        annotation_field(ADMISSION_GATE_ANNOTATION), f'must be "true" or "false", got {raw!r}'
+    )
+
+
+def admission_gated_queues(
+    parents: Mapping[str, str | None], opted_in: Iterable[str]
+) -> frozenset[str]:
+    """The queues under the admission gate: those opted in and all their descendants.
+
+    ``parents`` maps each queue to its parent (None at the top). A parent that is
+    missing or a cycle ends the walk; the queue is then gated only by its own path.
+    """
+    opted = set(opted_in)
+    gated: set[str] = set()
+    for name in parents:
+        seen: set[str] = set()
+        current: str | None = name
+        while current is not None and current not in seen:
+            if current in opted:
+                gated.add(name)
+                break
+            seen.add(current)
+            current = parents.get(current)
+    return frozenset(gated)
+
+
+def pod_admission_gated(spec: Mapping[str, Any]) -> bool:
+    """Whether a pod's ``spec.schedulingGates`` holds the admission gate."""
+    gates = spec.get("schedulingGates") or ()
+    return any(isinstance(g, Mapping) and g.get("name") == ADMISSION_GATE for g in gates)

@@ -118,7 +118,9 @@ def _pod_group(outcome: PodGroupOutcome, explain: bool) -> dict[str, Any]:
         "podGroup": outcome.pod_group,
         "queue": outcome.queue,
         "outcome": outcome.outcome,
-        "reasons": list(outcome.reasons) if (explain or outcome.outcome == "pending") else [],
+        "reasons": list(outcome.reasons)
+        if (explain or outcome.outcome in ("pending", "held"))
+        else [],
     }
     if outcome.scale_up_hint is not None:
         entry["scaleUpHint"] = outcome.scale_up_hint.as_dict()
@@ -127,7 +129,7 @@ def _pod_group(outcome: PodGroupOutcome, explain: bool) -> dict[str, Any]:
 
 def render(result: CycleResult, explain: bool) -> dict[str, Any]:
     """The docs/cli.md §2 document for one cycle (``queues`` added with ``--explain``)."""
-    document = {
+    document: dict[str, Any] = {
         "binds": [
             {
                 "pod": b.pod,
@@ -143,6 +145,8 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
         ],
         "podGroups": [_pod_group(g, explain) for g in result.pod_groups],
     }
+    if result.ungated:
+        document["ungated"] = list(result.ungated)
     if explain:
         document["queues"] = [
             {

@@ -43,6 +43,8 @@ class SchedulerConfig:
     default_preempt_min_runtime_s: float = 0.0
     default_reclaim_min_runtime_s: float = 0.0
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    # every queue under the admission gate, not only the annotated ones (§5.11)
+    admission_gate_all_queues: bool = False
 
     def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
         return replace(self, actions=validate_actions(actions, "actions"))
@@ -94,6 +96,7 @@ _KNOWN_KEYS = {
     "defaultStalenessGracePeriod",
     "minRuntime",
     "schedulerName",
+    "queueAdmissionGate",
 }
 
 
@@ -173,4 +176,9 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         )
     if "schedulerName" in data:
         values["scheduler_name"] = str(data["schedulerName"])
+    if "queueAdmissionGate" in data:
+        raw = data["queueAdmissionGate"]
+        if not isinstance(raw, bool):
+            raise ConfigError(f"queueAdmissionGate: expected true or false, got {raw!r}")
+        values["admission_gate_all_queues"] = raw
     return replace(config, **values)

@@ -27,6 +27,7 @@ from scheduler.framework.interfaces import Action
 from scheduler.framework.outcome import LoggedEviction, final_outcome
 from scheduler.framework.session import Session
 from scheduler.plugins import builtin_plugins
+from scheduler.plugins.proportion import admission
 from scheduler.plugins.proportion.plugin import STATE_KEY
 
 ACTIONS: dict[str, type[Action]] = {
@@ -60,7 +61,7 @@ class Eviction:
 class PodGroupOutcome:
     pod_group: str
     queue: str
-    outcome: str  # scheduled | pipelined | pending | evicted
+    outcome: str  # scheduled | pipelined | pending | evicted | held (by the admission gate)
     reasons: tuple[str, ...]
     # for a gang pending for lack of room: the nodes that would host it (scale_hint)
     scale_up_hint: scale_hint.ScaleUpHint | None = None
@@ -90,6 +91,8 @@ class CycleResult:
     action_ms: dict[str, float] = field(default_factory=dict, compare=False)
     # pod group key -> annotation changes to persist (value None = remove the annotation)
     annotations: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    # pods whose admission gate (kai.scheduler/queue-admission) comes off (§5.11), sorted
+    ungated: list[str] = field(default_factory=list)
 
 
 def open_session(snapshot: ClusterSnapshot, config: SchedulerConfig) -> Session:
@@ -167,6 +170,13 @@ def run_cycle(
                 reasons = (*reasons, state.describe())
         hint = hints.get(key) if outcome_name == "pending" else None
         result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome_name, reasons, hint))
+    admitted = admission.decide(session, everywhere=config.admission_gate_all_queues)
+    result.ungated = admitted.lifted
+    for key, why in admitted.held.items():
+        if key not in considered:
+            job = snapshot.jobs[key]
+            result.pod_groups.append(PodGroupOutcome(key, job.queue, "held", (why,)))
+    result.pod_groups.sort(key=lambda o: o.pod_group)
     result.queues = _queue_summaries(session)
     for key in _first_starts(session, outcome.binds, bound_jobs - pipelined_jobs - evicted_jobs):
         session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = _rfc3339(snapshot.now)

@@ -21,6 +21,8 @@ way (docs/cli.md §2, ``--rounds``):
 * ``result.annotations`` (``kai.scheduler/last-start-timestamp`` and
   ``kai.scheduler/stale-podgroup-timestamp``) are written to the PodGroups
   (``None`` removes the annotation), as KAI does at session close.
+* ``result.ungated``: the ``kai.scheduler/queue-admission`` scheduling gate comes off
+  those pods (other gates stay), so the next cycle may place them (§5.11).
 
 Nothing else moves: pods already Releasing stay Releasing and unrelated
 objects are passed through unchanged (the same ``SourcedObject``). Input
@@ -38,7 +40,7 @@ from typing import Any, Final
 
 from crds.documents import SourcedObject
 from crds.gpusharing import GPU_GROUP_LABEL
-from crds.names import KINDS
+from crds.names import ADMISSION_GATE, KINDS
 from scheduler.cache.reading import bind_request_pod_key, key_of
 from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
 from scheduler.config import SchedulerConfig
@@ -97,6 +99,17 @@ def _annotated(pod_group: dict[str, Any], changes: dict[str, str | None]) -> dic
     return out
 
 
+def _ungated(pod: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    spec = out.setdefault("spec", {})
+    kept = [g for g in spec.get("schedulingGates") or () if g.get("name") != ADMISSION_GATE]
+    if kept:
+        spec["schedulingGates"] = kept
+    else:
+        spec.pop("schedulingGates", None)
+    return out
+
+
 def apply_result(
     objects: Sequence[SourcedObject], result: CycleResult, now: float
 ) -> list[SourcedObject]:
@@ -110,7 +123,8 @@ def apply_result(
     evicted = {eviction.pod for eviction in result.evictions}
     pipelined = {bind.pod for bind in result.pipelined}
     gone = evicted - pipelined  # evicted and pipelined: re-created, pending again
-    touched = runs.keys() | evicted | pipelined
+    ungated = set(result.ungated)
+    touched = runs.keys() | evicted | pipelined | ungated
     seen: set[str] = set()
     out: list[SourcedObject] = []
     for item in objects:
@@ -123,11 +137,12 @@ def apply_result(
             seen.add(key)
             if key in gone:
                 continue
-            body = (
-                _run_on(item.obj, runs[key], now, groups.get(key, ()))
-                if key in runs
-                else _pending_again(item.obj)
-            )
+            if key in ungated:
+                body = _ungated(item.obj)
+            elif key in runs:
+                body = _run_on(item.obj, runs[key], now, groups.get(key, ()))
+            else:
+                body = _pending_again(item.obj)
             out.append(SourcedObject(body, item.source, item.index))
         elif kind == "BindRequest" and str(item.obj.get("apiVersion", "")).startswith(
             _BIND_REQUEST_API
@@ -151,7 +166,9 @@ def made_decisions(result: CycleResult) -> bool:
     Annotation-only results count too: a stale-gang stamp is a change the
     next cycle reads.
     """
-    return bool(result.binds or result.pipelined or result.evictions or result.annotations)
+    return bool(
+        result.binds or result.pipelined or result.evictions or result.annotations or result.ungated
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from crds.names import DEFAULT_SCHEDULER_NAME
+from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 
 __all__ = ["add_parser"]
 
@@ -25,12 +25,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "parent exists, no cycles, valid numbers) and the GPU-sharing annotations of pods "
         "(gpu-fraction, gpu-memory, gpu-fraction-num-devices, gpu-fraction-container-name, "
         "mps) over HTTPS; /mutate-pod wires a GPU-sharing pod's NVIDIA_VISIBLE_DEVICES and "
-        "GPU_PORTION to its ConfigMap (runai/shared-gpu-configmap), which the binder writes.",
+        "GPU_PORTION to its ConfigMap (runai/shared-gpu-configmap), which the binder writes; "
+        "/gate-pod holds new pods of queues under admission behind the "
+        "kai.scheduler/queue-admission scheduling gate.",
     )
     parser.add_argument(
         "--scheduler-name",
         default=DEFAULT_SCHEDULER_NAME,
         help="judge only the pods with this spec.schedulerName (default: kai-scheduler)",
+    )
+    parser.add_argument(
+        "--queue-label-key",
+        default=QUEUE_LABEL,
+        help="the pod label naming its queue, read by /gate-pod (default: kai.scheduler/queue)",
+    )
+    parser.add_argument(
+        "--admission-gate-all-queues",
+        action="store_true",
+        help="/gate-pod holds every new pod of our scheduler behind the queue admission "
+        "gate, not only pods of queues annotated kai.scheduler/admission-gate=true",
     )
     parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
     parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
@@ -90,6 +103,8 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 tls=tls,
                 stop=stop,
                 scheduler_name=args.scheduler_name,
+                gate_all_queues=args.admission_gate_all_queues,
+                queue_label=args.queue_label_key,
             )
         finally:
             await api.close()

@@ -4,8 +4,10 @@ Why this module exists: the API server calls a validating webhook over HTTPS wit
 ``admission.k8s.io/v1`` AdmissionReview. This module decodes it, asks
 :mod:`webhooks.validation` (reading the current Queues for a Queue's parent and cycle
 checks) or :mod:`webhooks.pods` (a Pod's GPU-sharing annotations), and answers; it
-holds no rule of its own. The one mutating path, ``/mutate-pod``, answers with the
-JSONPatch of :mod:`webhooks.podenv` (a GPU-sharing pod's env wiring). ``/healthz`` is served on a
+holds no rule of its own. The mutating paths answer with a JSONPatch: ``/mutate-pod`` the
+one of :mod:`webhooks.podenv` (a GPU-sharing pod's env wiring), ``/gate-pod`` the one of
+:mod:`webhooks.gating` (the queue admission gate, from Queues read at most every
+:data:`QUEUE_CACHE_SECONDS`). ``/healthz`` is served on a
 separate plain-HTTP port for the kubelet's probes.
 
 A failure to read the Queues is answered with HTTP 500, so the webhook configuration's
@@ -20,6 +22,7 @@ import json
 import logging
 import secrets
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -27,10 +30,10 @@ from aiohttp import web
 
 from crds import podgroup, queue
 from crds.errors import InputError
-from crds.names import DEFAULT_SCHEDULER_NAME
+from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from kubeapi.errors import ApiError
 from kubeapi.protocol import KubeReader
-from webhooks import podenv, pods, validation
+from webhooks import gating, podenv, pods, validation
 
 __all__ = ["PATHS", "build_app", "mutation_response", "review_response", "serve"]
 
@@ -41,7 +44,12 @@ PATHS = {
     "queues": "/validate-queue",
     "pods": "/validate-pod",
     "pod-mutation": "/mutate-pod",
+    "pod-admission-gate": "/gate-pod",
 }
+
+QUEUE_CACHE_SECONDS = 2.0
+"""How long the Queues read for the admission gate serve later pods (creating a burst of
+pods costs one Queue list, and a queue annotated this long ago is seen)."""
 
 QueueLister = Callable[[], Awaitable[Mapping[str, Mapping[str, Any]]]]
 
@@ -79,11 +87,33 @@ def queue_lister(api: KubeReader) -> QueueLister:
     return existing
 
 
-def build_app(queues: QueueLister, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> web.Application:
+def recent(queues: QueueLister, seconds: float = QUEUE_CACHE_SECONDS) -> QueueLister:
+    """``queues``, read again only when the last answer is older than ``seconds``."""
+    kept: list[tuple[float, Mapping[str, Mapping[str, Any]]]] = []
+
+    async def cached() -> Mapping[str, Mapping[str, Any]]:
+        now = time.monotonic()
+        if not kept or now - kept[0][0] > seconds:
+            kept[:] = [(now, await queues())]
+        return kept[0][1]
+
+    return cached
+
+
+def build_app(
+    queues: QueueLister,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    *,
+    gate_all_queues: bool = False,
+    queue_label: str = QUEUE_LABEL,
+) -> web.Application:
     """The webhook application: one POST path per validated kind.
 
-    Pods are judged only when their ``spec.schedulerName`` is ``scheduler_name``.
+    Pods are judged only when their ``spec.schedulerName`` is ``scheduler_name``;
+    ``gate_all_queues`` puts every queue under the admission gate; ``queue_label`` is
+    the pod label naming its queue.
     """
+    gate_queues = recent(queues)
 
     async def validate_podgroup(request: web.Request) -> web.Response:
         review, obj = await _decode(request, podgroup.KIND)
@@ -109,11 +139,26 @@ def build_app(queues: QueueLister, scheduler_name: str = DEFAULT_SCHEDULER_NAME)
         patch = podenv.mutate_pod(obj, scheduler_name, secrets.token_hex(3))
         return web.json_response(mutation_response(review, patch))
 
+    async def gate_pod(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, "Pod")
+        gated: frozenset[str] = frozenset()
+        if not gate_all_queues:
+            try:
+                gated = gating.gated_queues(await gate_queues())
+            except ApiError as exc:
+                log.error("reading Queues: %s", exc)
+                raise web.HTTPInternalServerError(text=f"reading Queues: {exc}") from exc
+        patch = gating.gate_patch(
+            obj, scheduler_name, gated, everywhere=gate_all_queues, queue_label=queue_label
+        )
+        return web.json_response(mutation_response(review, patch))
+
     app = web.Application(client_max_size=8 * 1024 * 1024)
     app.router.add_post(PATHS["podgroups"], validate_podgroup)
     app.router.add_post(PATHS["queues"], validate_queue)
     app.router.add_post(PATHS["pods"], validate_pod)
     app.router.add_post(PATHS["pod-mutation"], mutate_pod)
+    app.router.add_post(PATHS["pod-admission-gate"], gate_pod)
     return app
 
 
@@ -151,9 +196,14 @@ async def serve(
     stop: asyncio.Event,
     host: str = "0.0.0.0",
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    gate_all_queues: bool = False,
+    queue_label: str = QUEUE_LABEL,
 ) -> None:
     """Serve the webhooks on ``port`` (HTTPS) and ``/healthz`` on ``health_port`` until ``stop``."""
-    runners = [web.AppRunner(build_app(queues, scheduler_name)), web.AppRunner(_health_app())]
+    app = build_app(
+        queues, scheduler_name, gate_all_queues=gate_all_queues, queue_label=queue_label
+    )
+    runners = [web.AppRunner(app), web.AppRunner(_health_app())]
     for runner in runners:
         await runner.setup()
     try:

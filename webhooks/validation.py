@@ -29,7 +29,7 @@ from typing import Any
 
 import pydantic
 
-from crds import podgroup, queue
+from crds import podgroup, queue, rules
 from crds.errors import InputError, from_validation_error, object_error
 
 __all__ = ["validate_podgroup", "validate_queue"]
@@ -69,6 +69,10 @@ def validate_queue(obj: Mapping[str, Any], existing: Mapping[str, Mapping[str, A
         problems.append(
             object_error(None, obj, "spec.resources", "required (gpu, cpu and memory quotas)")
         )
+    try:
+        rules.admission_gate_opt_in(model.metadata.annotations or {})
+    except rules.RuleError as exc:
+        problems.append(object_error(None, obj, exc.field, exc.message))
     parent = model.parent()
     if parent is None:
         return problems

@@ -66,6 +66,7 @@ class PodInfo:
     """One pod: identity, request, placement and scheduling constraints."""
 
     __slots__ = (
+        "admission_gated",
         "annotations",
         "base_status",
         "claims",
@@ -149,6 +150,8 @@ class PodInfo:
         # Inter-pod affinity and topology spread (None / empty for most pods).
         self.pod_affinity: PodAffinity | None = None
         self.spread: tuple[SpreadConstraint, ...] = ()
+        # Held by podmuster's queue admission gate (docs/semantics.md §5.11).
+        self.admission_gated = False
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

@@ -34,6 +34,8 @@ class QueueInfo:
     display_name: str = ""
     preempt_min_runtime: float | None = None
     reclaim_min_runtime: float | None = None
+    # the kai.scheduler/admission-gate annotation: its new pods wait for room (§5.11)
+    admission_gate: bool = False
 
     @property
     def is_leaf(self) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from crds import rules
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueTree
 from scheduler.api.resources import GPU_UNIT, QUEUE_RESOURCES
 from scheduler.cache.parsing import FieldError
@@ -78,7 +79,18 @@ def queue_info(obj: Mapping[str, Any], creation: float, uid: str) -> QueueInfo:
         display_name=str(spec.get("displayName") or ""),
         preempt_min_runtime=_runtime(spec, "preemptMinRuntime"),
         reclaim_min_runtime=_runtime(spec, "reclaimMinRuntime"),
+        admission_gate=_admission_gate(meta),
     )
+
+
+def _admission_gate(meta: Mapping[str, Any]) -> bool:
+    annotations = meta.get("annotations") or {}
+    if not isinstance(annotations, Mapping):
+        raise FieldError("metadata.annotations", "expected a map")
+    try:
+        return rules.admission_gate_opt_in(annotations)
+    except rules.RuleError as exc:
+        raise FieldError(exc.field, exc.message) from None
 
 
 def _runtime(spec: Mapping[str, Any], key: str) -> float | None:

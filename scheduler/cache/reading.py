@@ -151,6 +151,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         task_priority=task_priority,
     )
     pod.node_name = str(spec.get("nodeName") or "")
+    pod.admission_gated = base == PodStatus.GATED and rules.pod_admission_gated(spec)
     if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")
     _read_pod_placement_rules(pod, spec)

@@ -35,6 +35,12 @@ session close do (§1.2 step 4):
   (:mod:`scheduler.actions.scale_hint`) is one more reason in the PodGroup's
   condition, its Event and its pods' conditions, and the
   ``kai.scheduler/scale-up-hint`` annotation goes with the cycle's annotations;
+* a group held at the queue admission gate → the same PodGroup condition and Event
+  (reason code ``AdmissionGated``), nothing on its pods: the API server's
+  ``PodScheduled=False/SchedulingGated`` stays;
+* a pod the cycle admits (``CycleResult.ungated``) → a strategic-merge patch deleting
+  only the ``kai.scheduler/queue-admission`` scheduling gate (other gates stay), with
+  the pod's uid as precondition; a pod gone or replaced meanwhile is skipped;
 * an object the cache rejected → a Warning ``InvalidObject`` Event naming the field.
 
 A failed write is logged with the object and counted in :class:`CommitReport`; it
@@ -53,7 +59,7 @@ from typing import Any
 from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
 from crds.bindrequest import SELECTED_NODE_LABEL
 from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
-from crds.names import POD_GROUP_ANNOTATION
+from crds.names import ADMISSION_GATE, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object, event_body, owner_reference
@@ -90,6 +96,7 @@ class CommitReport:
     events: int = 0
     failed: int = 0
     refused: int = 0  # direct binds left undone: the node's room was taken meanwhile
+    ungated: int = 0  # pods whose admission gate was removed
 
 
 def binder_needed(pod: Mapping[str, Any]) -> str | None:
@@ -219,6 +226,7 @@ class Committer:
         for key, changes in result.annotations.items():
             self._hold_annotations(key, changes)
         writes += [self._pipeline(b.pod, b.node, report) for b in result.pipelined]
+        writes += [self._ungate(key, report) for key in result.ungated]
         pending = [o for o in result.pod_groups if o.outcome == "pending"]
         if pending:
             members = self._pending_pods_by_group()
@@ -228,6 +236,9 @@ class Committer:
                 said = (*outcome.reasons, hint.message()) if hint else outcome.reasons
                 writes.append(self._unschedulable(outcome.pod_group, said, report))
                 writes += [self._pod_condition(p, said, report) for p in group_pods]
+        for outcome in result.pod_groups:  # held at the admission gate: the group says why
+            if outcome.outcome == "held":
+                writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
         while self.informers.invalid:
             obj, error = self.informers.invalid.pop(0)
             writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))
@@ -251,6 +262,8 @@ class Committer:
             group = _group_key(pod)
             spec, status = pod.get("spec") or {}, pod.get("status") or {}
             if not group or spec.get("nodeName") or key in binding:
+                continue
+            if spec.get("schedulingGates"):  # the API server reports SchedulingGated
                 continue
             if status.get("phase", "Pending") != "Pending" or meta.get("deletionTimestamp"):
                 continue
@@ -301,15 +314,19 @@ class Committer:
         """``pods/binding`` from the scheduler; the bound pod is fed to the cache."""
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         bound = {**pod, "spec": {**pod["spec"], "nodeName": node}}
-        if self.room is not None:
-            await node_pods.refresh(self.room, self.api, node)
-            refused = self.room.shortfall(self.informers.objects["Node"].get(node) or {}, pod)
-            if refused:
-                report.refused += 1
-                log.warning("bind Pod %s/%s not sent: %s", namespace, name, refused)
-                return
-            self.room.pod_changed(None, bound)  # held at once: the next check counts it
+        # The node's pods are listed inside the write limit, right before the bind: listed
+        # before waiting for a slot, another scheduler's binds made during the wait would
+        # be missed (an e2e run under load over-committed a node that way).
         async with self._limit:
+            if self.room is not None:
+                await node_pods.refresh(self.room, self.api, node)
+                node_obj = self.informers.objects["Node"].get(node) or {}
+                refused = self.room.shortfall(node_obj, pod)
+                if refused:
+                    report.refused += 1
+                    log.warning("bind Pod %s/%s not sent: %s", namespace, name, refused)
+                    return
+                self.room.pod_changed(None, bound)  # held at once: the next check counts it
             try:
                 await self.api.bind(namespace, name, node, uid=uid)
             except ConflictError:  # bound meanwhile: its watch event tells the cache where
@@ -454,6 +471,29 @@ class Committer:
             f"pod {pod_key} is pipelined to node {node}: it waits for resources being released"
         )
         await self._event(pod, "Normal", "Pipelined", message, report)
+
+    async def _ungate(self, pod_key: str, report: CommitReport) -> None:
+        """Remove our admission gate from the pod, keeping any other gate."""
+        pod = self.informers.objects["Pod"].get(pod_key)
+        if pod is None:
+            return
+        namespace, name = pod_key.split("/", 1)
+        patch = {
+            "metadata": {"uid": pod["metadata"].get("uid")},  # not a namesake created since
+            "spec": {"schedulingGates": [{"name": ADMISSION_GATE, "$patch": "delete"}]},
+        }
+        async with self._limit:
+            try:
+                stored = await self.api.patch("v1", "Pod", namespace, name, patch, strategic=True)
+            except (NotFoundError, ConflictError):
+                return  # deleted or replaced meanwhile: the next cycle sees the new pod
+            except ApiError as exc:
+                report.failed += 1
+                log.warning("removing the admission gate of Pod %s failed: %s", pod_key, exc)
+                return
+        self.informers.observe("MODIFIED", stored)
+        report.ungated += 1
+        log.debug("admission gate removed", extra={"pod": pod_key})
 
     async def _unschedulable(
         self, group_key: str, reasons: tuple[str, ...], report: CommitReport

@@ -142,10 +142,12 @@ async def run(
                     "pipelined": len(result.pipelined),
                     "evictions": len(result.evictions),
                     "pending_groups": sum(o.outcome == "pending" for o in result.pod_groups),
+                    "held_groups": sum(o.outcome == "held" for o in result.pod_groups),
                     "invalid_objects": len(snapshot.errors),
                     "bind_requests": report.bind_requests,
                     "bound": report.bound,
                     "refused_binds": report.refused,
+                    "ungated": report.ungated,
                     "failed_writes": report.failed,
                 },
             )

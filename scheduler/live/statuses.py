@@ -4,8 +4,9 @@ Why this module exists: KAI closes every session by telling users why a job was 
 scheduled (§1.2 step 4): ``PodScheduled=False`` (reason ``Unschedulable``) on its pending
 pods, a PodGroup ``status.schedulingConditions`` entry of type
 ``UnschedulableOnNodePool`` with one ``reasons[]`` item per reason (codes such as
-``OverLimit``, ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``, else
-``Unschedulable``), and a Warning Event.  The bodies are built here as pure functions;
+``OverLimit``, ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``, podmuster's
+``AdmissionGated`` for a gang held at the queue admission gate, else ``Unschedulable``),
+and a Warning Event.  The bodies are built here as pure functions;
 :mod:`scheduler.live.committing` writes them only when they change, so a job pending
 for an hour costs no writes after the first cycle.
 """
@@ -20,7 +21,7 @@ from kubeapi.objects import Object, timestamp
 
 CONDITION_TYPE = "UnschedulableOnNodePool"
 NODE_POOL = "default"
-CODES = ("NonPreemptibleOverQuota", "OverLimit", "QueueDoesNotExist")
+CODES = ("NonPreemptibleOverQuota", "OverLimit", "QueueDoesNotExist", "AdmissionGated")
 _CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
 
 

@@ -60,7 +60,7 @@ PODGROUPER: Grants = (
 )
 SCHEDULER: Grants = (
     grants("", "nodes", "list watch")
-    | grants("", "pods", "list watch delete")
+    | grants("", "pods", "list watch delete patch")
     | grants("", "pods/status", "patch")
     | grants("", "events", "create")
     | grants("scheduling.run.ai", "podgroups queues", "list watch")

@@ -201,4 +201,41 @@ def test_pod_mutation_sees_only_fractional_pods_of_our_scheduler(helm: Helm) -> 
         "Ignore"
     )
     off = helm.template({"webhooks": {"pods": {"enabled": False}}})
-    assert off.names("MutatingWebhookConfiguration") == []
+    assert NAME not in off.names("MutatingWebhookConfiguration")
+
+
+GATE = f"{NAME}-queue-admission"
+
+
+def test_queue_admission_gate_sees_every_new_pod_of_our_scheduler(helm: Helm) -> None:
+    """/gate-pod decides from the Queues, so every CREATE of our scheduler's pods is sent;
+    Ignore by default (an outage lets pods in ungated rather than not at all); the same
+    namespace and object selectors as the other pod webhooks."""
+    rendered = helm.template()
+    [hook] = rendered.get("MutatingWebhookConfiguration", GATE)["webhooks"]
+    assert hook["name"] == "queue-admission.podmuster.io"
+    assert hook["failurePolicy"] == "Ignore"
+    assert hook["clientConfig"]["service"]["path"] == "/gate-pod"
+    assert hook["clientConfig"]["caBundle"]
+    assert hook["rules"][0]["operations"] == ["CREATE"]
+    assert hook["rules"][0]["resources"] == ["pods"]
+    assert [c["name"] for c in hook["matchConditions"]] == ["scheduler-name"]
+    excluded = hook["namespaceSelector"]["matchExpressions"][0]
+    assert excluded["values"] == ["kube-system"]
+    args = container(rendered.get("Deployment", NAME))["args"]
+    assert "--queue-label-key=kai.scheduler/queue" in args
+    assert "--admission-gate-all-queues" not in args
+    off = helm.template({"queueAdmission": {"enabled": False}})
+    assert GATE not in off.names("MutatingWebhookConfiguration")
+    fail = helm.template({"queueAdmission": {"failurePolicy": "Fail"}})
+    assert fail.get("MutatingWebhookConfiguration", GATE)["webhooks"][0]["failurePolicy"] == "Fail"
+
+
+def test_all_queues_reaches_the_webhook_and_the_scheduler(helm: Helm) -> None:
+    rendered = helm.template({"queueAdmission": {"allQueues": True}})
+    args = container(rendered.get("Deployment", NAME))["args"]
+    assert "--admission-gate-all-queues" in args
+    config = rendered.get("ConfigMap", "podmuster-scheduler-config")["data"]["scheduler.yaml"]
+    assert "queueAdmissionGate: true" in config
+    plain = helm.template().get("ConfigMap", "podmuster-scheduler-config")["data"]
+    assert "queueAdmissionGate" not in plain["scheduler.yaml"]

@@ -85,6 +85,12 @@ class Pki:
         self._sign(name, subject, "extendedKeyUsage=clientAuth\n")
         return ClientCert(self.dir / f"{name}.crt", self.dir / f"{name}.key")
 
+    def server(self, name: str) -> ClientCert:
+        """A serving certificate for 127.0.0.1 (a webhook the API server calls)."""
+        extensions = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
+        self._sign(name, f"/CN={name}", extensions)
+        return ClientCert(self.dir / f"{name}.crt", self.dir / f"{name}.key")
+
     def _sign(self, name: str, subject: str, extensions: str) -> None:
         key, csr, crt = (self.dir / f"{name}.{ext}" for ext in ("key", "csr", "crt"))
         ext_file = self.dir / f"{name}.ext"

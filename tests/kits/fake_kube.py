@@ -39,7 +39,8 @@ def key_of(ref: ObjectRef) -> Key:
 
 
 def merge(target: Any, patch: Any, *, strategic: bool = False) -> Any:
-    """RFC 7386 merge; with ``strategic``, lists of dicts with ``type`` merge by type."""
+    """RFC 7386 merge; with ``strategic``, lists of dicts merge by ``type`` (else ``name``),
+    and an item ``{"name": ..., "$patch": "delete"}`` removes its namesake."""
     if not isinstance(patch, Mapping):
         return copy.deepcopy(patch)
     result = dict(target) if isinstance(target, Mapping) else {}
@@ -47,9 +48,13 @@ def merge(target: Any, patch: Any, *, strategic: bool = False) -> Any:
         if value is None:
             result.pop(name, None)
         elif strategic and isinstance(value, list) and isinstance(result.get(name), list):
-            merged = {str(item.get("type")): item for item in result[name]}
+            key = "type" if all("type" in item for item in [*result[name], *value]) else "name"
+            merged = {str(item.get(key)): item for item in result[name]}
             for item in value:
-                merged[str(item.get("type"))] = merge(merged.get(str(item.get("type"))), item)
+                if item.get("$patch") == "delete":
+                    merged.pop(str(item.get(key)), None)
+                else:
+                    merged[str(item.get(key))] = merge(merged.get(str(item.get(key))), item)
             result[name] = list(merged.values())
         else:
             result[name] = merge(result.get(name), value, strategic=strategic)
@@ -268,6 +273,9 @@ class FakeKube:
         ref = ObjectRef(api_version, kind, namespace, name)
         self._call(f"patch/{subresource}" if subresource else "patch", ref)
         current = self._existing(ref)
+        wanted_uid = (patch.get("metadata") or {}).get("uid")
+        if wanted_uid and current["metadata"]["uid"] != wanted_uid:
+            raise errors.ConflictError(ref, "Precondition failed: UID in precondition", 409)
         if subresource == "status":
             patch = {"status": patch.get("status")} if "status" in patch else {}
         body = merge(current, patch, strategic=strategic)

@@ -27,7 +27,13 @@ from typing import Any
 
 from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
 from crds.documents import SourcedObject
-from crds.names import DEFAULT_SCHEDULER_NAME, POD_GROUP_ANNOTATION, SUBGROUP_LABEL
+from crds.names import (
+    ADMISSION_GATE,
+    ADMISSION_GATE_ANNOTATION,
+    DEFAULT_SCHEDULER_NAME,
+    POD_GROUP_ANNOTATION,
+    SUBGROUP_LABEL,
+)
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.queue import API_VERSION as QUEUE_API_VERSION
 from crds.topology import API_VERSION as TOPOLOGY_API_VERSION
@@ -42,7 +48,17 @@ NAMESPACE = "default"
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = EPOCH + timedelta(days=1)
 ALLOCATE_ONLY = SchedulerConfig(actions=("allocate",))
-POD_STATES = ("Pending", "Gated", "Running", "Releasing", "Bound", "Binding", "Succeeded", "Failed")
+POD_STATES = (
+    "Pending",
+    "Gated",
+    "AdmissionGated",
+    "Running",
+    "Releasing",
+    "Bound",
+    "Binding",
+    "Succeeded",
+    "Failed",
+)
 
 
 def timestamp(minutes: float) -> str:
@@ -118,6 +134,7 @@ def queue(
     memory_limit: float = -1,
     memory_weight: float = 0,
     priority: int | None = None,
+    admission_gate: bool = False,
 ) -> Obj:
     """A Queue; CPU in millicores, memory in MB (10^6 bytes), -1 = unlimited."""
     spec: Obj = {
@@ -135,12 +152,10 @@ def queue(
         spec["parentQueue"] = parent
     if priority is not None:
         spec["priority"] = priority
-    return {
-        "apiVersion": QUEUE_API_VERSION,
-        "kind": "Queue",
-        "metadata": _metadata(name),
-        "spec": spec,
-    }
+    meta = _metadata(name)
+    if admission_gate:
+        meta["annotations"] = {ADMISSION_GATE_ANNOTATION: "true"}
+    return {"apiVersion": QUEUE_API_VERSION, "kind": "Queue", "metadata": meta, "spec": spec}
 
 
 def topology(name: str, *levels: str) -> Obj:
@@ -234,7 +249,7 @@ def pod(
 ) -> list[Obj]:
     """A pod in a given state; a list because ``Binding`` adds its BindRequest.
 
-    States: Pending, Gated (scheduling gates), Running / Bound / Releasing
+    States: Pending, Gated (someone's scheduling gate), AdmissionGated (ours), Running / Bound / Releasing
     (on ``node``; Releasing = deletionTimestamp set), Binding (a BindRequest to
     ``node``), Succeeded / Failed. ``limits_only`` writes the request as limits,
     which Kubernetes copies to requests.
@@ -281,7 +296,9 @@ def pod(
         spec["tolerations"] = [dict(t) for t in tolerations]
     if state == "Gated":
         spec["schedulingGates"] = [{"name": "example.com/wait"}]
-    if node and state not in ("Binding", "Pending", "Gated"):
+    if state == "AdmissionGated":  # held by podmuster's queue admission gate
+        spec["schedulingGates"] = [{"name": ADMISSION_GATE}]
+    if node and state not in ("Binding", "Pending", "Gated", "AdmissionGated"):
         spec["nodeName"] = node
     phase = {"Running": "Running", "Releasing": "Running", "Succeeded": "Succeeded"}.get(
         state, "Failed" if state == "Failed" else "Pending"

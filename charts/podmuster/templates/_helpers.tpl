@@ -94,7 +94,9 @@ config merged over scheduler.config. */}}
 {{- $root := index . 0 -}}
 {{- $pool := index . 1 -}}
 {{- $config := mergeOverwrite (deepCopy $root.Values.scheduler.config) (deepCopy (default dict $pool.config)) -}}
-{{- toYaml (merge (dict "schedulerName" $root.Values.schedulerName) $config) -}}
+{{- $fixed := dict "schedulerName" $root.Values.schedulerName -}}
+{{- if $root.Values.queueAdmission.allQueues }}{{ $_ := set $fixed "queueAdmissionGate" true }}{{ end -}}
+{{- toYaml (merge $fixed $config) -}}
 {{- end -}}
 
 {{/* Components with leader election (one Lease each). */}}
@@ -185,6 +187,10 @@ scheduler binder controllers all
 {{- else if eq $component "webhooks" }}
 - --port={{ $root.Values.webhooks.port }}
 - --scheduler-name={{ $root.Values.schedulerName }}
+- --queue-label-key={{ $root.Values.queueLabelKey }}
+{{- if $root.Values.queueAdmission.allQueues }}
+- --admission-gate-all-queues
+{{- end }}
 - --health-port={{ $root.Values.metricsPort }}
 - --tls-cert-file=/etc/podmuster/tls/tls.crt
 - --tls-key-file=/etc/podmuster/tls/tls.key

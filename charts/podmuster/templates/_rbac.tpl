@@ -94,10 +94,11 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [""]
   resources: [nodes]
   verbs: [list, watch]
-# Pods are also deleted to evict them (reclaim, preempt, consolidation).
+# Pods are also deleted to evict them (reclaim, preempt, consolidation), and patched to
+# remove the queue admission gate (kai.scheduler/queue-admission) once their queue has room.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [list, watch, delete]
+  verbs: [list, watch, delete, patch]
 # The PodScheduled condition with the reasons a pod is pending.
 - apiGroups: [""]
   resources: [pods/status]
@@ -197,7 +198,8 @@ separately, in the release namespace only (rbac.yaml).
 {{- end -}}
 
 {{- define "podmuster.rules.webhooks" -}}
-# A Queue's parent must exist and its parent chain must not loop.
+# A Queue's parent must exist and its parent chain must not loop; /gate-pod reads which
+# queues are under the admission gate.
 - apiGroups: [scheduling.run.ai]
   resources: [queues]
   verbs: [list]

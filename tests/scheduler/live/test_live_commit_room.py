@@ -8,11 +8,13 @@ n1's after the cycle chose n1 (binpack, by name).
 
 from __future__ import annotations
 
+import asyncio
+
 from live_objects import api_with, until, with_informers
 
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, run_cycle
-from scheduler.live.committing import Committer
+from scheduler.live.committing import PARALLEL_WRITES, Committer
 from scheduler.live.informers import Informers
 from tests.kits import worlds as st
 
@@ -126,6 +128,30 @@ def test_the_first_pod_of_another_scheduler_is_read_before_binding() -> None:
         assert decided.binds == [Bind("default/j-0", "n1")]
         fake.objects[("v1", "Pod", "default", "web")] = WEB  # stored, never watched
         report = await committer.commit(decided)
+        assert (report.bound, report.refused) == (0, 1)
+
+    with_informers(fake, scenario)
+
+
+def test_a_bind_made_while_waiting_for_a_write_slot_is_read_before_binding() -> None:
+    """Every write slot is busy when j-0's bind comes up; kube-scheduler binds ``web`` to
+    n1 during the wait. The node's pods are listed once the slot is ours, just before the
+    bind, so ``web`` is counted and j-0 is not bound (a list made before the wait missed it)."""
+    fake = api_with(_world())
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers, direct_bind=True)
+        decided = cycle(informers)
+        assert decided.binds == [Bind("default/j-0", "n1")]
+        slots = [committer._limit.acquire() for _ in range(PARALLEL_WRITES)]
+        for slot in slots:
+            await slot
+        commit = asyncio.ensure_future(committer.commit(decided))
+        await asyncio.sleep(0.05)  # the commit is now waiting for a slot
+        fake.objects[("v1", "Pod", "default", "web")] = WEB  # stored, never watched
+        for _ in range(PARALLEL_WRITES):
+            committer._limit.release()
+        report = await commit
         assert (report.bound, report.refused) == (0, 1)
 
     with_informers(fake, scenario)
