@@ -62,11 +62,16 @@ def format_field_path(path: Iterable[str | int]) -> str:
     return out
 
 
+_PLURALS = {"PodGroup": "podgroups", "Queue": "queues", "BindRequest": "bindrequests",
+            "Topology": "topologies"}  # fmt: skip
+"""The resource names of KAI's kinds (:data:`crds.names.KINDS`), for their look-alikes."""
+
+
 def describe_object(obj: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for namespaced objects, ``Kind name`` otherwise.
 
-    A kind KAI also has, of another API group, is ``Kind.group`` (``PodGroup.scheduling.k8s.io``,
-    as kubectl accepts it), so it is never taken for KAI's.
+    A kind KAI also has, of another API group, is named by its resource and group
+    (``podgroups.scheduling.k8s.io``, as kubectl accepts it), never taken for KAI's.
 
     Tolerates malformed objects (missing kind or name) since it is used while
     reporting exactly such problems.
@@ -78,9 +83,9 @@ def describe_object(obj: Mapping[str, Any]) -> str:
         name, namespace = metadata.get("name"), metadata.get("namespace")
     label = kind if isinstance(kind, str) and kind else "object"
     group = names.group_kind(obj)[0]
-    if label in names.KINDS and names.KINDS[label][0] != group and "apiVersion" in obj:
-        # a look-alike of a KAI kind (Kubernetes' own PodGroup): named with its group
-        label = f"{label}.{group}" if group else label
+    if label in _PLURALS and names.KINDS[label][0] != group and group:
+        # a look-alike of a KAI kind (Kubernetes' own PodGroup): its resource, with the group
+        label = f"{_PLURALS[label]}.{group}"
     if not isinstance(name, str) or not name:
         return label
     if isinstance(namespace, str) and namespace:

@@ -9,15 +9,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from crds import podgroup as pg_api
 from crds import upstream_workload as up
 from crds.errors import describe_object
 from integrations import base, upstream_workload
 from integrations.grouping import group_workloads
+from podmuster.cli import main
 
 Loader = Callable[[str], list[dict[str, Any]]]
 GANG_PG = "pg-trainer-workers-6f0c6a52-0000-4000-8000-000000000002"
@@ -262,7 +265,7 @@ def test_input_errors_name_the_upstream_podgroup_with_its_group() -> None:
         "metadata": {"name": "g", "namespace": "n"},
     }
     kai = {**upstream, "apiVersion": pg_api.API_VERSION}
-    assert describe_object(upstream) == "PodGroup.scheduling.k8s.io n/g"
+    assert describe_object(upstream) == "podgroups.scheduling.k8s.io n/g"
     assert describe_object(kai) == "PodGroup n/g"
 
 
@@ -276,3 +279,17 @@ def test_a_broken_group_of_another_tree_does_not_stop_this_one(fixture: Loader) 
     result = group_workloads([*fixture("upstream-composite.yaml"), broken])
     assert not result.errors
     assert len(result.pod_groups) == 1
+
+
+def test_group_command_warns_with_the_file_and_the_upstream_resource(
+    fixture: Loader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    objs = fixture("upstream-gang.yaml")
+    objs[-1]["items"].pop()
+    path = tmp_path / "gang.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    assert main(["group", str(path)]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"podmuster: warning: {path}: podgroups.scheduling.k8s.io team-a/trainer-workers:"
+    )
