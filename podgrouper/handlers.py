@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import kopf
 
+from crds.upstream_workload import KAI_PODGROUP
 from integrations import registry
 from kubeapi.protocol import Kube, KubeController
 from podgrouper import reconciling, settings, upstream_regroup, upstream_status
@@ -76,7 +77,8 @@ async def group_pod(
     elif outcome.applied is not None:
         applied = outcome.applied
         logger.info(
-            "podgrouper: PodGroup %s %s, pod %s",
+            "podgrouper: %s %s %s, pod %s",
+            KAI_PODGROUP,  # never to be taken for Kubernetes' own podgroups.scheduling.k8s.io
             applied.pod_group,
             applied.write.value,
             "patched" if applied.pod_patched else "unchanged",
