@@ -8,8 +8,8 @@ and the podgrouper mirrors the outcome into the upstream PodGroup's
 
 The session's API server serves the API (``WORKLOAD_API_ARGS`` in controlplane.py).
 The Job controller's own Workloads (``WorkloadWithJob`` on kube-controller-manager) would
-change how every other test's Jobs are grouped, so the last test starts a control plane
-of its own with the gate on.
+change how every other test's Jobs are grouped, so that test starts a control plane of
+its own with the gate on; the last test starts one that does not serve the API at all.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .live import pipeline
 from .objects import (
     POOL_LABEL,
     QUEUE_LABEL,
+    batch_job,
     bind_requests,
     ensure_priority_classes,
     group_of,
@@ -303,3 +304,39 @@ def test_job_controller_workload_is_gang_started(job_cluster: Cluster) -> None:
         )
         for proc in procs.values():
             proc.check_alive()
+
+
+# --- a cluster that does not serve the API (Kubernetes before 1.37, or gates off) ---------
+
+
+def test_podgrouper_works_where_the_api_is_not_served(binaries: Binaries) -> None:
+    """The podgrouper watches podgroups.scheduling.k8s.io; where the API server does not
+    serve it, a Job is still grouped, scheduled and started, and nothing fails."""
+    off = (
+        "--feature-gates=GenericWorkload=false,CompositePodGroup=false,"
+        "TopologyAwareWorkloadScheduling=false,WorkloadWithJob=false",
+        "--runtime-config=scheduling.k8s.io/v1beta1=false,scheduling.k8s.io/v1alpha3=false",
+    )
+    own = LocalControlPlane(binaries, apiserver_args=off).start()
+    try:
+        if "kwok" not in own.processes:
+            pytest.skip("kwok is not running")
+        assert "workloads" not in own.kubectl.run("api-resources", "--api-group=scheduling.k8s.io")
+        apply_crds(own.kubectl, podmuster_crd_files())
+        ensure_priority_classes(own)
+        namespace, pool = "plain", f"pool-{uuid.uuid4().hex[:6]}"
+        own.kubectl.run("create", "namespace", namespace)
+        wait_for("default ServiceAccount",
+                 lambda: own.kubectl.exists("serviceaccount", "default", "-n", namespace))  # fmt: skip
+        create_kwok_node(own, f"{pool}-n0", {"cpu": "8", "memory": "64Gi", "pods": "110"},
+                         {POOL_LABEL: pool})  # fmt: skip
+        own.kubectl.create(kai_queue("plain"))
+        with pipeline(own) as procs:
+            own.kubectl.create(batch_job("job", namespace, "plain", kai_template(pool), 2))
+            found = wait_running(own, namespace, "job-name=job", 2, timeout=180)
+            assert all(group_of(p) for p in found)
+            for proc in procs.values():
+                proc.check_alive()
+    finally:
+        own.stop()
+        own.cleanup()
