@@ -63,6 +63,8 @@ async def mirror(
         group = up.PodGroup.model_validate(raw)
     except (NotFoundError, pydantic.ValidationError):
         return None
+    if _settled(group, up.CONDITION_INITIALLY_SCHEDULED):
+        return None  # terminal: no need to read the pods on every pod event
     pods = await kube.list("v1", "Pod", namespace)
     mine = upstream_conditions.members(pods, name)
     kai = await _kai_podgroup(kube, namespace, mine)
@@ -81,6 +83,12 @@ async def mirror(
     except (NotFoundError, ConflictError):
         return None
     return condition
+
+
+def _settled(group: up.PodGroup | up.CompositePodGroup, condition_type: str) -> bool:
+    """Whether ``group`` already says True: upstream's terminal state, never written again."""
+    condition = group.condition(condition_type)
+    return condition is not None and condition.status == "True"
 
 
 async def _list_or_empty(
@@ -130,6 +138,9 @@ async def mirror_composites(
     pod_group_raws = await _list_or_empty(kube, up.V1BETA1, up.PODGROUP_KIND, namespace)
     groups = _parsed([*pod_group_raws, *composite_raws])
     composites = {g.metadata.name: g for g in groups if isinstance(g, up.CompositePodGroup)}
+    condition_type = up.CONDITION_COMPOSITE_INITIALLY_SCHEDULED
+    if all(_settled(c, condition_type) for c in composites.values()):
+        return 0
     pods = await kube.list("v1", "Pod", namespace)
     kais: dict[str, pg_api.PodGroup | None] = {}
     written = 0

@@ -129,9 +129,12 @@ def test_bound_gang_becomes_true_and_stays_true() -> None:
     assert (written["status"], written["reason"]) == ("True", "Scheduled")
     assert "3 of 3 pods" in written["message"]
     assert "podgroups.scheduling.run.ai" in written["message"]
-    # an evicted pod does not take it back: True is terminal upstream
+    # an evicted pod does not take it back: True is terminal upstream, and the pods are
+    # no longer read on every event
     kube_.remove("v1", "Pod", "team-a", "worker-2")
+    lists = len([c for c in kube_.calls if c[0] == "list"])
     assert _mirror(kube_) is None
+    assert len([c for c in kube_.calls if c[0] == "list"]) == lists
     assert _conditions(kube_)[0]["status"] == "True"
 
 
