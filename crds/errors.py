@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from crds import names
+
 if TYPE_CHECKING:  # pydantic loads only where models are used (CLI start-up stays fast)
     import pydantic
 
@@ -60,8 +62,16 @@ def format_field_path(path: Iterable[str | int]) -> str:
     return out
 
 
+_PLURALS = {"PodGroup": "podgroups", "Queue": "queues", "BindRequest": "bindrequests",
+            "Topology": "topologies"}  # fmt: skip
+"""The resource names of KAI's kinds (:data:`crds.names.KINDS`), for their look-alikes."""
+
+
 def describe_object(obj: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for namespaced objects, ``Kind name`` otherwise.
+
+    A kind KAI also has, of another API group, is named by its resource and group
+    (``podgroups.scheduling.k8s.io``, as kubectl accepts it), never taken for KAI's.
 
     Tolerates malformed objects (missing kind or name) since it is used while
     reporting exactly such problems.
@@ -72,6 +82,10 @@ def describe_object(obj: Mapping[str, Any]) -> str:
     if isinstance(metadata, Mapping):
         name, namespace = metadata.get("name"), metadata.get("namespace")
     label = kind if isinstance(kind, str) and kind else "object"
+    group = names.group_kind(obj)[0]
+    if label in _PLURALS and names.KINDS[label][0] != group and group:
+        # a look-alike of a KAI kind (Kubernetes' own PodGroup): its resource, with the group
+        label = f"{_PLURALS[label]}.{group}"
     if not isinstance(name, str) or not name:
         return label
     if isinstance(namespace, str) and namespace:

@@ -29,6 +29,7 @@ from integrations import (
     resolution,
     synthesis,
     templates,
+    upstream_workload,
 )
 
 CHART_PRIORITY_CLASSES = frozenset({"train", "build-preemptible", "build", "inference"})
@@ -225,7 +226,8 @@ class _Run:
             top: base.RawObject = pod
             ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
             user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
-            if user_group and not fields.owner_references(pod):
+            ours = upstream_workload.scheduling_group(pod)  # grouped by its upstream group
+            if user_group and not fields.owner_references(pod) and not ours:
                 # an owner-less pod that names its PodGroup is left alone (user-managed)
                 subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
                 assignments.append(PodAssignment(ref, str(user_group), subgroup))
@@ -245,6 +247,8 @@ class _Run:
             groups[key] = _merge(groups[key], manifest) if key in groups else manifest
             assignments.append(PodAssignment(ref, spec.name, spec.subgroup_of(fields.name(pod))))
         self.group_podless(grouped_tops, groups)
+        for warning in upstream_workload.gang_shortfalls(self.index):
+            self.warn(warning)
         return GroupingResult(
             pod_groups=tuple(groups[k] for k in sorted(groups)),
             assignments=tuple(assignments),

@@ -14,7 +14,17 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from integrations import base, default, fields, grove, jobset, knative, lws, skipping
+from integrations import (
+    base,
+    default,
+    fields,
+    grove,
+    jobset,
+    knative,
+    lws,
+    skipping,
+    upstream_workload,
+)
 from integrations.k8s import cronjob, deployment, job, pod
 from integrations.kubeflow import distributed, mpi, pytorch
 from integrations.ray import cronjob as ray_cronjob
@@ -89,6 +99,10 @@ PODMUSTER_ONLY: Final[tuple[tuple[GVK, GrouperFactory], ...]] = (
 """Kinds KAI leaves to the default grouper although they gang or default differently."""
 
 
+UPSTREAM: Final = upstream_workload.UpstreamWorkloadGrouper()
+"""Kubernetes' own PodGroups (``scheduling.k8s.io``): chosen by the pod, not a GVK."""
+
+
 class DuplicateGrouperError(ValueError):
     """Two groupers were registered for one GVK."""
 
@@ -122,9 +136,17 @@ class GrouperRegistry:
             or self._default
         )
 
+    def grouper_for(self, ctx: base.GroupingContext) -> base.WorkloadGrouper:
+        """The grouper of ``ctx.pod``: a pod naming an upstream ``podgroups.scheduling.k8s.io``
+        in ``spec.schedulingGroup`` is grouped by it, whatever owns the pod; other pods by
+        their top owner's grouper."""
+        if upstream_workload.scheduling_group(ctx.pod):
+            return UPSTREAM
+        return self.lookup(GVK.of(ctx.top_owner))
+
     def group(self, ctx: base.GroupingContext) -> base.PodGroupSpec:
-        """Group ``ctx.pod``: the top owner's grouper, then the node-pool label copy."""
-        spec = self.lookup(GVK.of(ctx.top_owner)).group(ctx)
+        """Group ``ctx.pod``: :meth:`grouper_for`, then the node-pool label copy."""
+        spec = self.grouper_for(ctx).group(ctx)
         key = ctx.settings.nodepool_label_key
         pool = fields.labels(ctx.pod).get(key)
         if pool is not None and key not in spec.labels:

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import kopf
 
+from crds.upstream_workload import KAI_PODGROUP
 from integrations import registry
-from kubeapi.protocol import Kube
-from podgrouper import reconciling, settings
+from kubeapi.protocol import Kube, KubeController
+from podgrouper import reconciling, settings, upstream_regroup, upstream_status
 
 MEMO_KEY = "podgrouper"
 HANDLER_IDS = ("podgrouper/create", "podgrouper/update", "podgrouper/resume")
+UPSTREAM_STATUS_IDS = ("podgrouper/upstream-status-pod", "podgrouper/upstream-status-podgroup")
+UPSTREAM_REGROUP_ID = "podgrouper/upstream-regroup"
 MAX_DELAY = 60.0
 UNEXPECTED_ERROR_BACKOFF = 60.0
 """kopf's retry delay for an exception the reconcile did not classify (a bug)."""
@@ -74,13 +77,65 @@ async def group_pod(
     elif outcome.applied is not None:
         applied = outcome.applied
         logger.info(
-            "podgrouper: PodGroup %s %s, pod %s",
+            "podgrouper: %s %s %s, pod %s",
+            KAI_PODGROUP,  # never to be taken for Kubernetes' own podgroups.scheduling.k8s.io
             applied.pod_group,
             applied.write.value,
             "patched" if applied.pod_patched else "unchanged",
         )
     else:
         logger.debug("podgrouper: ignored: %s", outcome.skipped)
+
+
+def _controller(kube_: Kube) -> KubeController | None:
+    """The client as a :class:`KubeController` (it can patch ``status``), else ``None``."""
+    return cast("KubeController", kube_) if hasattr(kube_, "patch") else None
+
+
+async def mirror_from_pod(*, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """A pod naming a ``podgroups.scheduling.k8s.io`` changed: refresh that group's status."""
+    kube_ = _controller(runtime_of(memo).kube)
+    if kube_ is not None:
+        await upstream_status.mirror_for_pod(kube_, {"apiVersion": "v1", "kind": "Pod", **body})
+
+
+async def mirror_from_kai_podgroup(*, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """A ``podgroups.scheduling.run.ai`` made from an upstream group changed: mirror it."""
+    kube_ = _controller(runtime_of(memo).kube)
+    if kube_ is not None:
+        await upstream_status.mirror_for_kai_podgroup(kube_, dict(body))
+
+
+async def regroup_for_upstream_podgroup(
+    *, body: kopf.Body, type: str | None, memo: kopf.Memo, logger: kopf.Logger, **_: Any
+) -> None:
+    """A ``podgroups.scheduling.k8s.io`` appeared or changed: group the pods waiting for it."""
+    if type == "DELETED":
+        return
+    runtime = runtime_of(memo)
+    try:
+        await upstream_regroup.regroup_waiting(
+            dict(body), runtime.kube, runtime.groupers, runtime.settings
+        )
+    except reconciling.RetryableError as exc:
+        logger.warning("podgrouper: %s; the pod's own next event retries", exc)
+
+
+def selects_upstream(config: settings.PodGrouperSettings) -> Callable[..., bool]:
+    """kopf's ``when=`` filter for the status mirror: our pods naming an upstream PodGroup."""
+    ours = selects(config)
+
+    def when(*, spec: kopf.Spec, labels: kopf.Labels, **_: Any) -> bool:
+        group = spec.get("schedulingGroup")
+        named = isinstance(group, Mapping) and bool(group.get("podGroupName"))
+        return named and ours(spec=spec, labels=labels)
+
+    return when
+
+
+def derived_from_upstream(*, body: kopf.Body, **_: Any) -> bool:
+    """kopf's ``when=`` filter: a KAI PodGroup owned by a ``scheduling.k8s.io`` group."""
+    return upstream_status.derived_from_upstream(dict(body))
 
 
 def selects(config: settings.PodGrouperSettings) -> Callable[..., bool]:
@@ -109,3 +164,18 @@ def register(operator: kopf.OperatorRegistry, config: settings.PodGrouperSetting
     kopf.on.resume(
         "v1", "pods", id=resume_id, registry=operator, when=when, errors=errors, backoff=backoff_
     )(group_pod)
+    pod_status_id, podgroup_status_id = UPSTREAM_STATUS_IDS
+    kopf.on.event("v1", "pods", id=pod_status_id, registry=operator, when=selects_upstream(config))(
+        mirror_from_pod
+    )
+    kopf.on.event(
+        "scheduling.run.ai",
+        "v2alpha2",
+        "podgroups",
+        id=podgroup_status_id,
+        registry=operator,
+        when=derived_from_upstream,
+    )(mirror_from_kai_podgroup)
+    kopf.on.event(
+        "scheduling.k8s.io", "v1beta1", "podgroups", id=UPSTREAM_REGROUP_ID, registry=operator
+    )(regroup_for_upstream_podgroup)

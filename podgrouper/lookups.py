@@ -36,12 +36,17 @@ class FetchedLookup:
     ) -> Sequence[base.RawObject]:
         return self._lists.get((api_version, kind, namespace, frozenset(labels.items())), [])
 
-    async def fetch(self, queries: Iterable[base.ObjectQuery], reader: KubeReader) -> None:
-        """Read what ``queries`` name (each once)."""
+    async def fetch(self, queries: Iterable[base.ObjectQuery], reader: KubeReader) -> bool:
+        """Read what ``queries`` name (each once); whether anything was new.
+
+        A list of a type the API server does not serve (404) is empty.
+        """
+        new = False
         for query in queries:
             if query.name:
                 key = (query.api_version, query.kind, query.namespace, query.name)
                 if key not in self._objects:
+                    new = True
                     self._objects[key] = await _get_or_none(reader, *key)
                 continue
             list_key = (
@@ -51,9 +56,14 @@ class FetchedLookup:
                 frozenset(query.labels.items()),
             )
             if list_key not in self._lists:
-                self._lists[list_key] = await reader.list(
-                    query.api_version, query.kind, query.namespace, dict(query.labels)
-                )
+                new = True
+                try:
+                    self._lists[list_key] = await reader.list(
+                        query.api_version, query.kind, query.namespace, dict(query.labels)
+                    )
+                except NotFoundError:
+                    self._lists[list_key] = []
+        return new
 
 
 async def _get_or_none(

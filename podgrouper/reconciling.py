@@ -5,9 +5,10 @@ free of kopf so it can be tested against :class:`~tests.kits.podgrouper_kube.Fak
 reused by any driver.  Its error policy (docs/semantics.md §4.1, issue 4):
 
 * pods of other schedulers, pods outside the selectors, owner-less pods that already
-  carry ``pod-group-name`` (user-managed PodGroups), and pods that are, or are owned
-  by, an object annotated ``kai.scheduler/skip-podgrouper: "true"`` (external
-  PodGroups, :mod:`integrations.external`) are ignored;
+  carry ``pod-group-name`` (user-managed PodGroups; not those naming a Kubernetes
+  PodGroup in ``spec.schedulingGroup``, whose KAI PodGroup is ours), and pods that are,
+  or are owned by, an object annotated ``kai.scheduler/skip-podgrouper: "true"``
+  (external PodGroups, :mod:`integrations.external`) are ignored;
 * a :class:`~integrations.base.GroupingError` (a workload the adapter cannot group, a
   malformed owner chain) becomes a Warning event ``PodGrouperWarning`` on the pod and its
   top owner and is **not** raised — retrying cannot fix it, and other pods go on;
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crds.names import POD_GROUP_ANNOTATION
-from integrations import base, external, fields, registry, resolution
+from integrations import base, external, fields, registry, resolution, upstream_workload
 from kubeapi.errors import ApiError, NotFoundError
 from kubeapi.objects import Object, ObjectRef
 from kubeapi.protocol import Kube, KubeReader, KubeWriter
@@ -34,6 +35,8 @@ from podgrouper import applying, lookups, owners, settings
 WARNING = "Warning"
 WARNING_REASON = "PodGrouperWarning"
 PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
+RELATED_ROUNDS = 8
+"""At most this many rounds of related-object reads per pod."""
 
 
 class RetryableError(Exception):
@@ -61,7 +64,11 @@ def ignored(pod: Mapping[str, Any], config: settings.PodGrouperSettings) -> str:
         return f"scheduler {scheduler or '(default)'} is not {config.scheduler_name}"
     if not config.pod_selector.matches(fields.labels(pod)):
         return f"labels do not match {config.pod_selector}"
-    if not fields.owner_references(pod) and POD_GROUP_ANNOTATION in (fields.annotations_of(pod)):
+    if (
+        not fields.owner_references(pod)
+        and POD_GROUP_ANNOTATION in fields.annotations_of(pod)
+        and not upstream_workload.scheduling_group(pod)  # ours: its upstream group's
+    ):
         return "owner-less pod with pod-group-name: user-managed PodGroup"
     if external.requests_skip(pod):
         return external.reason(pod)
@@ -147,11 +154,15 @@ async def _context(
         default_priorities=await _default_priorities(kube_, config),
         settings=config.grouping(),
     )
-    grouper = groupers.lookup(base.GroupVersionKind.of(ctx.top_owner))
+    grouper = groupers.grouper_for(ctx)
     if not isinstance(grouper, base.NeedsRelatedObjects):
         return ctx
     lookup = lookups.FetchedLookup()
-    await lookup.fetch(grouper.related_objects(ctx), kube_)
+    # a grouper may name more objects once it sees the first ones (a parent's parent)
+    for _ in range(RELATED_ROUNDS):
+        if not await lookup.fetch(grouper.related_objects(ctx), kube_):
+            break
+        ctx = dataclasses.replace(ctx, lookup=lookup)
     return dataclasses.replace(ctx, lookup=lookup)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -27,7 +27,9 @@ from crds.errors import InputError, object_error
 from crds.gpusharing import GPU_RESOURCE
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
+from integrations import upstream_workload
 from integrations.grouping import group_workloads
+from integrations.objects import ObjectIndex
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
 from simulator.model import Scenario, SimJob
@@ -91,10 +93,18 @@ def pod_gpus(pod: Mapping[str, Any]) -> float:
     return rules.pod_gpus(float(whole), shared, None, on_node=False)
 
 
-def _jobs_of(item: SourcedObject, scheduler_name: str) -> list[SimJob]:
+def _jobs_of(
+    item: SourcedObject,
+    scheduler_name: str,
+    related: Sequence[Mapping[str, Any]] = (),
+    *,
+    recreate: bool | None = None,
+) -> list[SimJob]:
+    """The jobs of workload ``item``, grouped with ``related`` objects (an upstream tree's
+    groups and pods); ``recreate``: whether evicted pods come back (default: not for a pod)."""
     arrival = _seconds(item, ARRIVAL, 0.0)
     duration = _seconds(item, DURATION, None)
-    result = group_workloads([item.obj])
+    result = group_workloads([item.obj, *related])
     if result.errors:
         error = result.errors[0]
         raise InputError(error.message, source=item.source, obj=error.object)
@@ -117,7 +127,8 @@ def _jobs_of(item: SourcedObject, scheduler_name: str) -> list[SimJob]:
                 f"its pods must use schedulerName {scheduler_name!r} to be simulated",
             )
         members.setdefault(f"{meta['namespace']}/{assignment.pod_group}", []).append(pod)
-    recreate = item.obj.get("kind") != "Pod"
+    if recreate is None:
+        recreate = item.obj.get("kind") != "Pod"
     jobs = []
     for group in result.pod_groups:
         meta = group["metadata"]
@@ -143,10 +154,43 @@ def _jobs_of(item: SourcedObject, scheduler_name: str) -> list[SimJob]:
     return jobs
 
 
+def _upstream_trees(
+    items: list[SourcedObject],
+) -> tuple[list[SourcedObject], list[tuple[SourcedObject, list[dict[str, Any]]]]]:
+    """The items left once Kubernetes' own groups and the pods naming them are taken out,
+    and each upstream tree's root item with the groups and pods it is grouped with.
+
+    A pod whose group (or a parent) is missing stays among the items: grouping it alone
+    reports what is missing.
+    """
+    upstream = [i for i in items if upstream_workload.is_upstream(i.obj)]
+    if not upstream:
+        return items, []
+    index = ObjectIndex(i.obj for i in upstream)
+    members: dict[int, list[dict[str, Any]]] = {}
+    taken: set[int] = {id(i) for i in upstream}
+    for item in items:
+        if item.obj.get("kind") != "Pod" or not upstream_workload.scheduling_group(item.obj):
+            continue
+        root = upstream_workload.root_of(item.obj, index)
+        if root is not None:
+            members.setdefault(id(root), []).append(item.obj)
+            taken.add(id(item))
+    groups = [i.obj for i in upstream]
+    trees = [(i, [*groups, *members[id(i.obj)]]) for i in upstream if id(i.obj) in members]
+    return [i for i in items if id(i) not in taken], trees
+
+
 def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
     """``cluster`` with the jobs of every workload in ``directory``."""
     items = load_documents(manifest_files(directory))
     jobs: list[SimJob] = []
+    items, trees = _upstream_trees(items)
+    for root, related in trees:
+        try:  # arrival and duration on the root group; its pods are bare, not recreated
+            jobs.extend(_jobs_of(root, scheduler_name, related, recreate=False))
+        except InputError as error:
+            cluster.bad_objects.append(error)
     for item in items:
         kind = item.obj.get("kind")
         if kind in _CLUSTER_KINDS:

@@ -295,6 +295,30 @@ def test_components_run_as_their_accounts(
                 )
 
             wait_for(f"PodGroup {group} status from the controllers", allocated, timeout=60)
+
+            # Kubernetes' own PodGroup: read, grouped and given its condition on that RBAC
+            upstream = {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "upstream", "namespace": namespace},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+            }
+            cluster.kubectl.create(upstream)
+            member: dict[str, Any] = json.loads(json.dumps(pod))
+            member["metadata"]["name"] = "member"
+            member["spec"]["schedulingGroup"] = {"podGroupName": "upstream"}
+            cluster.kubectl.create(member)
+            wait_phase(cluster, namespace, "member", "Running", timeout=120)
+
+            def upstream_scheduled() -> bool:
+                obj = cluster.kubectl.get(
+                    "podgroups.scheduling.k8s.io", "upstream", "-n", namespace
+                )
+                conditions = (obj.get("status") or {}).get("conditions") or []
+                return any(c["type"] == "PodGroupInitiallyScheduled" and c["status"] == "True"
+                           for c in conditions)  # fmt: skip
+
+            wait_for("upstream PodGroup's condition", upstream_scheduled, timeout=60)
             for proc in procs:
                 proc.check_alive()
                 log = proc.log_path.read_text(errors="replace")

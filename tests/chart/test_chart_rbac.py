@@ -52,8 +52,12 @@ PODGROUPER: Grants = (
     grants("", "pods", "get list watch patch")
     | grants("", "namespaces", "get")
     | grants("", "events", "create")
-    | grants("scheduling.run.ai", "podgroups", "get create update")
+    | grants("scheduling.run.ai", "podgroups", "get create update list watch")
     | grants("scheduling.k8s.io", "priorityclasses", "list")
+    | grants("scheduling.k8s.io", "workloads podgroups compositepodgroups", "get list")
+    | grants("scheduling.k8s.io", "podgroups", "watch")
+    | grants("scheduling.k8s.io", "podgroups/status compositepodgroups/status", "update patch")
+    | grants("kai.scheduler", "topologies", "list")
     | grants("apiextensions.k8s.io", "customresourcedefinitions", "list watch")
     | {(g, r, "get") for g, rs in OWNER_KINDS.items() for r in rs}
 )

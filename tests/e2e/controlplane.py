@@ -143,6 +143,23 @@ def http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
         return status == 200
 
 
+WORKLOAD_API_GATES = (
+    "GenericWorkload",
+    "CompositePodGroup",
+    "TopologyAwareWorkloadScheduling",
+    "WorkloadWithJob",
+)
+"""Kubernetes 1.37's workload-aware scheduling API (``scheduling.k8s.io`` Workload,
+PodGroup, CompositePodGroup; Job ``spec.scheduling``), served by every test cluster:
+harmless for pods that name no PodGroup. The Job controller's own Workloads
+(``WorkloadWithJob`` on kube-controller-manager) are left off by default, as they would
+change how every Job is grouped; ``controller_manager_args`` turns them on."""
+WORKLOAD_API_ARGS = (
+    f"--feature-gates={','.join(f'{gate}=true' for gate in WORKLOAD_API_GATES)}",
+    "--runtime-config=scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true",
+)
+
+
 class LocalControlPlane:
     """etcd + kube-apiserver (+ kube-controller-manager, kwok) on loopback ports."""
 
@@ -155,6 +172,7 @@ class LocalControlPlane:
         kwok: bool = True,
         disable_admission: Sequence[str] = (),
         apiserver_args: Sequence[str] = (),
+        controller_manager_args: Sequence[str] = (),
     ) -> None:
         self.binaries = binaries
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="podmuster-e2e-"))
@@ -162,6 +180,7 @@ class LocalControlPlane:
         self.want_kwok = kwok
         self.disable_admission = list(disable_admission)
         self.apiserver_args = list(apiserver_args)
+        self.controller_manager_args = list(controller_manager_args)
         self.api_port = 0
         self.pki: Pki | None = None
         self.admin: ClientCert | None = None
@@ -251,6 +270,7 @@ class LocalControlPlane:
                 "--authorization-mode=Node,RBAC",
                 "--allow-privileged=true",
                 *([f"--disable-admission-plugins={admission}"] if admission else []),
+                *WORKLOAD_API_ARGS,
                 *self.apiserver_args,
             ],
         )
@@ -310,6 +330,7 @@ class LocalControlPlane:
                 "--kube-api-qps=200",
                 "--kube-api-burst=400",
                 "--concurrent-job-syncs=20",
+                *self.controller_manager_args,
             ],
         )
         kubectl = self.cluster.kubectl

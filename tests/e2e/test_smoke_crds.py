@@ -68,7 +68,9 @@ def test_crds_are_served(cluster: Cluster) -> None:
 def test_valid_podgroup_and_queue_are_accepted(cluster: Cluster, namespace: str) -> None:
     pg = podgroup(namespace, {"minMember": 2, "queue": "default"})
     cluster.kubectl.create(pg)
-    got = cluster.kubectl.get("podgroup", pg["metadata"]["name"], "-n", namespace)
+    got = cluster.kubectl.get(
+        "podgroups.scheduling.run.ai", pg["metadata"]["name"], "-n", namespace
+    )
     assert got["spec"]["minMember"] == 2
     q = queue({"resources": {"gpu": {"quota": 4, "limit": -1, "overQuotaWeight": 1}}})
     cluster.kubectl.create(q)

@@ -24,6 +24,26 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [scheduling.k8s.io]
   resources: [priorityclasses]
   verbs: [list]
+# Kubernetes' own groups (podgroups.scheduling.k8s.io, not KAI's): the upstream adapter
+# reads a pod's group, its parents and Workload; the status mirror watches the KAI
+# PodGroups made from them and writes the upstream PodGroup's conditions; a topology key
+# is looked up among the Topologies.
+- apiGroups: [scheduling.k8s.io]
+  resources: [workloads, podgroups, compositepodgroups]
+  verbs: [get, list]
+# ... and watches the upstream PodGroups, to group the pods that named one before it existed.
+- apiGroups: [scheduling.k8s.io]
+  resources: [podgroups]
+  verbs: [watch]
+- apiGroups: [scheduling.k8s.io]
+  resources: [podgroups/status, compositepodgroups/status]
+  verbs: [update, patch]
+- apiGroups: [scheduling.run.ai]
+  resources: [podgroups]
+  verbs: [list, watch]
+- apiGroups: [kai.scheduler]
+  resources: [topologies]
+  verbs: [list]
 # kopf follows the cluster's resource definitions to notice new kinds (read-only); without
 # it, kopf retries the list at every start and then logs that it cannot watch.
 - apiGroups: [apiextensions.k8s.io]
