@@ -84,8 +84,10 @@ def run(
             i = pending.pop(ref)
             try:
                 result: dict[str, Any] = ray.get(ref)
-            except Exception as exc:  # the worker died, ran out of memory, ...
+            except Exception as exc:  # the worker died, ran out of memory, was interrupted...
                 result = row(points[i], "failed", error=f"Ray: {type(exc).__name__}: {exc}")
+                if stop.is_set():  # Ctrl-C reached the worker too: the point was cancelled
+                    result = row(points[i], "cancelled", error="stopped by a signal")
             rows[i] = result
             if on_done is not None:
                 on_done(result)

@@ -66,8 +66,12 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
                 cells[-1] += " (partial)"
         else:
             cells = [entry["status"].upper(), *([""] * (len(COLUMNS) - 1))]
-            notes.append(f"{entry['name']}: {entry['status']}: {entry['error']}")
+            if entry["status"] == "failed":
+                notes.append(f"{entry['name']}: failed: {entry['error']}")
         lines.append([entry["name"], *cells])
+    cancelled = sum(entry["status"] == "cancelled" for entry in rows)
+    if cancelled:
+        notes.append(f"{cancelled} of {len(rows)} points cancelled: stopped by a signal")
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
 
     def show(line: list[str]) -> str:
@@ -108,17 +112,22 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         x, y, c=jain, s=sizes, cmap="viridis", vmin=min(low - 0.05, 0.9), vmax=1.0,
         edgecolors="black", linewidths=0.5, alpha=0.85,
     )  # fmt: skip
+    middle = (min(x) + max(x)) / 2
     for xi, yi, entry in zip(x, y, done, strict=True):
+        right_half = xi > middle and max(x) > min(x)  # its name goes to the left, inside the axes
         axes.annotate(
             entry["name"],
             (xi, yi),
             textcoords="offset points",
-            xytext=(6, 5),
+            xytext=(-7, 5) if right_half else (7, 5),
+            ha="right" if right_half else "left",
             fontsize="x-small",
-            annotation_clip=True,
-            clip_on=True,
         )
-    axes.margins(x=0.2, y=0.12)  # room for the names beside the markers
+    axes.margins(x=0.08, y=0.12)
+    axes.text(
+        0.99, 0.01, "better: right (busier GPUs) and down (shorter waits)",
+        transform=axes.transAxes, ha="right", va="bottom", fontsize="x-small", color="dimgrey",
+    )  # fmt: skip
     axes.set_xlabel("GPU allocation ratio (time-weighted utilisation)")
     axes.set_ylabel("mean wait (s)")
     axes.set_title("Sweep trade-off: utilisation vs wait")

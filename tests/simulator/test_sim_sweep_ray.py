@@ -54,3 +54,26 @@ def test_a_small_sweep_on_local_ray_gives_the_serial_rows(
     assert len({p["metrics"]["wait_mean_s"] for p in on_ray}) == 2  # the points do differ
     assert "runner: local Ray, 2 CPUs" in page.read_text()
     assert not ray.is_initialized()  # the command shut its local Ray down
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
+def test_a_stop_cancels_the_ray_tasks_still_pending(fixtures: Path) -> None:
+    _ray_or_skip()
+    import ray
+
+    from podmuster.cli import build_parser
+    from podmuster.simulate_command import _scenario
+    from podmuster.sweep_command import _input
+    from simulator import sweep, sweep_ray
+    from simulator.progress import StopFlag
+
+    grid = sweep.load(str(fixtures / "sweep" / "grid.yaml"))
+    options = _input(build_parser().parse_args(["simulate"]), dict(grid.input))
+    scenario = _scenario(options, "kai-scheduler")
+    flag = StopFlag()
+    with sweep_ray.session(None, 2):
+        rows = sweep_ray.run(scenario, grid.points, 1.0, stop=flag, on_done=lambda r: flag.set(2))
+    assert sorted(r["status"] for r in rows) == ["cancelled", "cancelled", "cancelled", "ok"]
+    assert [r["name"] for r in rows] == [p.name for p in grid.points]  # grid order kept
+    assert not ray.is_initialized()
