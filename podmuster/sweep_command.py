@@ -14,6 +14,7 @@ printed), 128 + the signal's number when SIGINT or SIGTERM cancelled it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
@@ -40,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the sweep's points one by one in this process, without Ray",
     )
     where.add_argument(
-        "--ray-address", metavar="ADDRESS", help="run the sweep on this Ray cluster (ray://...)"
+        "--ray-address",
+        metavar="ADDRESS",
+        help="run the sweep on this Ray cluster (default: $RAY_ADDRESS, else a local Ray)",
     )
     parser.add_argument(
         "--ray-cpus",
@@ -103,11 +106,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be positive, got {options.arrival_scale}", field="--arrival-scale")
     for job in scenario.jobs:
         job.arrival *= options.arrival_scale
-    where = (
-        "this process"
-        if args.sweep_local
-        else (args.ray_address or f"local Ray, {args.ray_cpus} CPUs")
-    )
+    address = None if args.sweep_local else args.ray_address or os.environ.get("RAY_ADDRESS")
+    where = "this process" if args.sweep_local else (address or f"local Ray, {args.ray_cpus} CPUs")
     settings = {
         "points": len(grid.points),
         "runner": where,
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from simulator import sweep_ray
 
-        with sweep_ray.session(args.ray_address, args.ray_cpus), _stop_on_signals(flag):
+        with sweep_ray.session(address, args.ray_cpus), _stop_on_signals(flag):
             rows = sweep_ray.run(scenario, grid.points, period, stop=flag, on_done=on_done)
     settings["wall seconds"] = round(time.perf_counter() - started, 2)
     if args.report:

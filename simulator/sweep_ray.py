@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from crds.errors import InputError
 from simulator.model import Scenario
 from simulator.progress import StopFlag
 from simulator.sweep import Point
@@ -53,14 +54,32 @@ def session(address: str | None, num_cpus: int) -> Iterator[None]:
         "log_to_driver": True,
         "configure_logging": True,
     }
-    if address:
-        ray.init(address=address, **options)
-    else:
-        ray.init(num_cpus=num_cpus, object_store_memory=LOCAL_OBJECT_STORE_BYTES, **options)
+    try:
+        if address:
+            ray.init(address=address, **options)
+        else:
+            # "local": a new Ray of our own, even where `ray start` left a cluster behind
+            local = {"num_cpus": num_cpus, "object_store_memory": LOCAL_OBJECT_STORE_BYTES}
+            ray.init(address="local", **local, **options)
+    except Exception as exc:  # no cluster there, a token missing, no room for a local Ray...
+        what = f"cannot connect to the Ray cluster at {address}" if address else "cannot start Ray"
+        field = "--ray-address" if address else "--sweep"
+        raise InputError(f"{what}: {_first_lines(exc)}", field=field) from None
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def _first_lines(exc: BaseException) -> str:
+    """The first line of the error and of its cause (Ray's own messages run to many lines)."""
+    parts: list[str] = []
+    current: BaseException | None = exc
+    while current is not None and len(parts) < 2:
+        text = next((line for line in str(current).splitlines() if line.strip()), "")
+        parts.append(f"{type(current).__name__}: {text}"[:300])
+        current = current.__cause__
+    return "; ".join(parts)
 
 
 def run(

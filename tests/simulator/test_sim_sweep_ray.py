@@ -40,9 +40,13 @@ def _rows(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]
 @pytest.mark.timeout(300)
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
 def test_a_small_sweep_on_local_ray_gives_the_serial_rows(
-    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _ray_or_skip()
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local Ray, whatever the shell says
     import ray
 
     grid = str(fixtures / "sweep" / "grid.yaml")
@@ -77,3 +81,33 @@ def test_a_stop_cancels_the_ray_tasks_still_pending(fixtures: Path) -> None:
     assert sorted(r["status"] for r in rows) == ["cancelled", "cancelled", "cancelled", "ok"]
     assert [r["name"] for r in rows] == [p.name for p in grid.points]  # grid order kept
     assert not ray.is_initialized()
+
+
+@pytest.mark.parametrize("from_env", [False, True], ids=["--ray-address", "RAY_ADDRESS"])
+def test_a_ray_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
+    fixtures: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    from_env: bool,
+) -> None:
+    _ray_or_skip()
+    import ray
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        try:
+            raise PermissionError("RPC error: InvalidAuthToken: token missing\nmore lines")
+        except PermissionError as cause:
+            raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379") from cause
+
+    monkeypatch.setattr(ray, "init", refuse)
+    grid = str(fixtures / "sweep" / "grid.yaml")
+    argv = ["simulate", "--sweep", grid, "--ray-address", "10.0.0.1:6379"]
+    if from_env:
+        monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+        argv = argv[:3]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "podmuster: --ray-address: cannot connect to the Ray cluster at 10.0.0.1:6379: "
+        "ConnectionError: Failed to connect to Ray cluster at 10.0.0.1:6379; "
+        "PermissionError: RPC error: InvalidAuthToken: token missing\n"
+    )
