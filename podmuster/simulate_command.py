@@ -169,12 +169,12 @@ def _stop_on_signals(flag: StopFlag) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from podmuster import sweep_command
     from simulator.progress import StopFlag
 
     if args.sweep:
-        from podmuster import sweep_command
-
         return sweep_command.run(args)
+    sweep_command.refuse_without_sweep(args)
 
     flag = StopFlag()
     with _stop_on_signals(flag):

@@ -48,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray-cpus",
         type=int,
-        default=DEFAULT_RAY_CPUS,
         metavar="N",
         help=f"CPUs of the local Ray, points run at once (default {DEFAULT_RAY_CPUS})",
     )
@@ -72,11 +71,24 @@ def _input(args: argparse.Namespace, given: dict[str, Any]) -> argparse.Namespac
     return merged
 
 
+def refuse_without_sweep(args: argparse.Namespace) -> None:
+    """The sweep's own options mean nothing to a single run: an error, not silence."""
+    for flag, given in (
+        ("--sweep-local", args.sweep_local),
+        ("--ray-address", args.ray_address is not None),
+        ("--ray-cpus", args.ray_cpus is not None),
+    ):
+        if given:
+            raise InputError("only a sweep runs on Ray; give --sweep SWEEP.yaml", field=flag)
+
+
 def _checks(args: argparse.Namespace) -> None:
     if args.config or args.compare:
         raise InputError(
             "a sweep's configurations are its file's base and axes", field="--config/--compare"
         )
+    if args.ray_cpus is None:
+        args.ray_cpus = DEFAULT_RAY_CPUS
     if args.ray_cpus < 1:
         raise InputError(f"expected at least 1, got {args.ray_cpus}", field="--ray-cpus")
 

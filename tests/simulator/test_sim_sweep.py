@@ -302,6 +302,21 @@ def test_options_that_do_not_fit_a_sweep_are_refused(
     argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local"]
     assert main([*argv, "--compare", str(fixtures / "spread.yaml")]) == 2
     assert "a sweep's configurations are its file's base and axes" in capsys.readouterr().err
+    assert main([*argv[:3], "--ray-cpus", "0"]) == 2
+    assert capsys.readouterr().err == "podmuster: --ray-cpus: expected at least 1, got 0\n"
+
+
+@pytest.mark.parametrize(
+    "extra", [["--sweep-local"], ["--ray-address", "auto"], ["--ray-cpus", "4"]], ids=str
+)
+def test_sweep_options_without_a_sweep_are_refused(
+    fixtures: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    argv = ["simulate", "--trace", str(fixtures / "frag.csv")]
+    assert main([*argv, "--cluster", str(fixtures / "frag-cluster.yaml"), *extra]) == 2
+    assert capsys.readouterr().err == (
+        f"podmuster: {extra[0]}: only a sweep runs on Ray; give --sweep SWEEP.yaml\n"
+    )
 
 
 def test_command_line_input_wins_over_the_file(
