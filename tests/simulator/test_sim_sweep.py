@@ -236,7 +236,10 @@ def test_each_point_is_the_run_simulate_makes_with_its_settings(
 
 
 def test_a_failing_point_reports_its_error_and_the_others_complete(
-    fixtures: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from simulator import events
 
@@ -256,10 +259,11 @@ def test_a_failing_point_reports_its_error_and_the_others_complete(
     failed = document["points"][2]
     assert failed["metrics"] is None
     assert failed["error"].startswith("RuntimeError: engine broke (at test_sim_sweep.py:")
-    assert (
-        main(["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]) == 1
-    )
+    page = tmp_path / "sweep.html"
+    argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]
+    assert main([*argv, "--report", str(page)]) == 1
     table = capsys.readouterr().out
+    assert page.read_text().count('<td class="error" colspan="10">RuntimeError: engine broke') == 2
     assert "spread/open   FAILED" in table
     assert "spread/two: failed: RuntimeError: engine broke" in table
 
