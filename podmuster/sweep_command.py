@@ -148,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from simulator import sweep_ray
 
+        if not args.no_progress:
+            print(f"sweep: {len(grid.points)} points on {where}", file=sys.stderr, flush=True)
         with sweep_ray.session(address, args.ray_cpus), _stop_on_signals(flag):
             rows = sweep_ray.run(scenario, grid.points, period, stop=flag, on_done=on_done)
     settings["wall seconds"] = round(time.perf_counter() - started, 2)

@@ -32,6 +32,25 @@ COLUMNS = (
 )
 
 
+def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The finished points no other beats on both utilisation (higher) and mean wait (lower).
+
+    A point is dominated when another has at least its utilisation and at most
+    its mean wait, and is better on one of them; the rest are the trade-off
+    front a person chooses from. Grid order.
+    """
+    done = [
+        (r["name"], r["metrics"]["gpu_allocation_ratio"] or 0.0, r["metrics"]["wait_mean_s"] or 0.0)
+        for r in rows
+        if r["status"] == "ok" and r["metrics"] is not None
+    ]
+    return [
+        name
+        for name, util, wait in done
+        if not any(u >= util and w <= wait and (u > util or w < wait) for _, u, w in done)
+    ]
+
+
 def document(
     sweep: Sweep, rows: Sequence[dict[str, Any]], settings: dict[str, Any]
 ) -> dict[str, Any]:
@@ -41,6 +60,7 @@ def document(
         "file": sweep.path,
         "axes": list(sweep.axes),
         "settings": settings,
+        "pareto": pareto(rows),
         "points": list(rows),
     }
 
@@ -58,6 +78,7 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
     header = ["point", *(c[0] for c in COLUMNS)]
     lines = []
     notes = []
+    front = set(pareto(rows))
     for entry in rows:
         metrics = entry["metrics"]
         if entry["status"] == "ok" and metrics is not None:
@@ -68,7 +89,7 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
             cells = [entry["status"].upper(), *([""] * (len(COLUMNS) - 1))]
             if entry["status"] == "failed":
                 notes.append(f"{entry['name']}: failed: {entry['error']}")
-        lines.append([entry["name"], *cells])
+        lines.append([f"{entry['name']} *" if entry["name"] in front else entry["name"], *cells])
     cancelled = sum(entry["status"] == "cancelled" for entry in rows)
     if cancelled:
         notes.append(f"{cancelled} of {len(rows)} points cancelled: stopped by a signal")
@@ -83,6 +104,10 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
     out.write("-" * len(show(header)) + "\n")
     for line in lines:
         out.write(show(line) + "\n")
+    if front:
+        notes.insert(
+            0, "* on the trade-off front: no other point has both higher util and lower wait"
+        )
     for note in notes:
         out.write(note + "\n")
 
@@ -112,6 +137,12 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         x, y, c=jain, s=sizes, cmap="viridis", vmin=min(low - 0.05, 0.9), vmax=1.0,
         edgecolors="black", linewidths=0.5, alpha=0.85,
     )  # fmt: skip
+    front = set(pareto(rows))
+    edge = sorted((xi, yi) for xi, yi, r in zip(x, y, done, strict=True) if r["name"] in front)
+    axes.plot(
+        [p[0] for p in edge], [p[1] for p in edge], color="tab:red", linewidth=1, linestyle="--",
+        zorder=0, label="trade-off front",
+    )  # fmt: skip
     middle = (min(x) + max(x)) / 2
     for xi, yi, entry in zip(x, y, done, strict=True):
         right_half = xi > middle and max(x) > min(x)  # its name goes to the left, inside the axes
@@ -139,8 +170,8 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         for f in (0.0, 0.5, 1.0)
     ]
     axes.legend(
-        handles,
-        [f"{top * f:.3g}" for f in (0.0, 0.5, 1.0)],
+        [*handles, axes.get_lines()[0]],
+        [*(f"{top * f:.3g}" for f in (0.0, 0.5, 1.0)), "trade-off\nfront"],
         title="fair-share\ndeviation",
         loc="upper left",
         bbox_to_anchor=(1.18, 1.0),
@@ -168,5 +199,7 @@ def render(
         settings=settings,
         axes=list(sweep.axes),
         rows=list(rows),
+        front=pareto(rows),
+        queues=sorted({q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}),
         plot=tradeoff_plot(rows),
     )

@@ -45,6 +45,17 @@ def summary(figures: dict[str, Any]) -> dict[str, Any]:
         "gpu_hours_lost": figures["gpu_hours_lost"],
         "partial": figures["partial"],
         "engine_seconds": figures["engine_seconds"],
+        "queues": {
+            name: {
+                "jobs": queue["jobs"],
+                "completed": queue["completed"],
+                "wait_mean_s": queue["wait_time_s"]["mean"],
+                "wait_p95_s": queue["wait_time_s"]["p95"],
+                "allocated_gpus_mean": queue["allocated_gpus_mean"],
+                "fair_share_gpus_mean": queue["fair_share_gpus_mean"],
+            }
+            for name, queue in figures["queues"].items()
+        },
     }
 
 

@@ -264,7 +264,7 @@ def test_a_failing_point_reports_its_error_and_the_others_complete(
     assert main([*argv, "--report", str(page)]) == 1
     table = capsys.readouterr().out
     assert page.read_text().count('<td class="error" colspan="10">RuntimeError: engine broke') == 2
-    assert "spread/open   FAILED" in table
+    assert "spread/open     FAILED" in table
     assert "spread/two: failed: RuntimeError: engine broke" in table
 
 
@@ -346,7 +346,7 @@ def test_the_table_and_the_report(
         "started", "preempt/reclaim",
     ]  # fmt: skip
     assert lines[2].split() == [
-        "binpack/open", "0.545", "1.0s", "1.0s", "1.000", "0.010", "101.0s", "0", "0", "/", "0"
+        "binpack/open", "*", "0.545", "1.0s", "1.0s", "1.000", "0.010", "101.0s", "0", "0", "/", "0"
     ]  # fmt: skip
     assert lines[-1] == f"report: {page}"
     assert "sweep: 4/4 points done: spread/two ok" in captured.err
@@ -355,6 +355,41 @@ def test_the_table_and_the_report(
     for name in ("binpack/open", "binpack/two", "spread/open", "spread/two"):
         assert f"<td>{name}</td>" in html
     assert "runner: this process" in html
+
+
+def _ok(name: str, util: float, wait: float) -> dict[str, Any]:
+    metrics = {"gpu_allocation_ratio": util, "wait_mean_s": wait}
+    return {"name": name, "params": {}, "status": "ok", "error": None, "metrics": metrics}
+
+
+def test_the_trade_off_front_keeps_the_points_nothing_beats_on_both() -> None:
+    from simulator.sweep_report import pareto
+
+    rows = [
+        _ok("busy-slow", 0.9, 100.0),
+        _ok("idle-fast", 0.5, 10.0),
+        _ok("worse", 0.5, 50.0),  # as busy as idle-fast, waits longer
+        _ok("tie", 0.9, 100.0),  # the same as busy-slow: neither beats the other
+        _ok("middle", 0.7, 40.0),
+        _ok("beaten", 0.6, 60.0),  # middle is busier and faster
+        {"name": "broken", "params": {}, "status": "failed", "error": "x", "metrics": None},
+    ]
+    assert pareto(rows) == ["busy-slow", "idle-fast", "tie", "middle"]
+
+
+def test_each_row_has_its_queues_figures(
+    fixtures: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _sweep_json(capsys, str(fixtures / GRID))
+    assert document["pareto"] == ["binpack/open"]  # busiest and fastest of the four
+    queues = document["points"][2]["metrics"]["queues"]
+    assert list(queues) == ["team"]
+    assert queues["team"]["jobs"] == 3
+    assert queues["team"]["wait_mean_s"] == document["points"][2]["metrics"]["wait_mean_s"]
+    assert set(queues["team"]) == {
+        "jobs", "completed", "wait_mean_s", "wait_p95_s", "allocated_gpus_mean",
+        "fair_share_gpus_mean",
+    }  # fmt: skip
 
 
 def test_the_plot_says_so_when_no_point_finished() -> None:

@@ -101,10 +101,10 @@ def test_a_ray_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
 
     monkeypatch.setattr(ray, "init", refuse)
     grid = str(fixtures / "sweep" / "grid.yaml")
-    argv = ["simulate", "--sweep", grid, "--ray-address", "10.0.0.1:6379"]
+    argv = ["simulate", "--sweep", grid, "--no-progress", "--ray-address", "10.0.0.1:6379"]
     if from_env:
         monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
-        argv = argv[:3]
+        argv = argv[:4]
     assert main(argv) == 2
     assert capsys.readouterr().err == (
         "podmuster: --ray-address: cannot connect to the Ray cluster at 10.0.0.1:6379: "
