@@ -17,13 +17,17 @@ import argparse
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crds.errors import InputError
 from podmuster import output
 from podmuster.schedule_command import report_bad_objects
 from podmuster.simulate_command import _period, _scenario, _stop_on_signals
 from scheduler.config import SchedulerConfig
+
+if TYPE_CHECKING:
+    from simulator.model import Scenario
+    from simulator.sweep import Sweep
 
 DEFAULT_RAY_CPUS = 2  # a local Ray stays small: the machine is shared with everything else
 
@@ -93,18 +97,11 @@ def _checks(args: argparse.Namespace) -> None:
         raise InputError(f"expected at least 1, got {args.ray_cpus}", field="--ray-cpus")
 
 
-def run(args: argparse.Namespace) -> int:
-    from simulator import report, sweep, sweep_report, sweep_run
+def _load(args: argparse.Namespace) -> tuple[Sweep, Scenario, float, int]:
+    """The checked sweep, its scenario (bad objects left out), the period, and the exit code."""
+    from simulator import sweep
     from simulator.checking import leave_out_bad_objects
-    from simulator.progress import StopFlag
 
-    _checks(args)
-    if not args.sweep_local:
-        from simulator import sweep_ray
-
-        why = sweep_ray.missing()
-        if why is not None:
-            raise InputError(f"{why}, or run it without Ray with --sweep-local", field="--sweep")
     grid = sweep.load(args.sweep, cluster=args.cluster)
     options = _input(args, dict(grid.input))
     first = grid.points[0].config
@@ -118,6 +115,21 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be positive, got {options.arrival_scale}", field="--arrival-scale")
     for job in scenario.jobs:
         job.arrival *= options.arrival_scale
+    return grid, scenario, period, bad_input
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator import report, sweep_report, sweep_run
+    from simulator.progress import StopFlag
+
+    _checks(args)
+    if not args.sweep_local:
+        from simulator import sweep_ray
+
+        why = sweep_ray.missing()
+        if why is not None:
+            raise InputError(f"{why}, or run it without Ray with --sweep-local", field="--sweep")
+    grid, scenario, period, bad_input = _load(args)
     address = None if args.sweep_local else args.ray_address or os.environ.get("RAY_ADDRESS")
     where = "this process" if args.sweep_local else (address or f"local Ray, {args.ray_cpus} CPUs")
     settings = {

@@ -292,6 +292,13 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
         _point(reader, axes, choice, base)
         for choice in itertools.product(*(values for _, values in axes))
     )
+    names = {(p.config or SchedulerConfig()).scheduler_name for p in points}
+    if len(names) > 1:
+        raise reader.error(
+            "axes",
+            f"every point must have the same schedulerName (the trace's pods name one), "
+            f"got {', '.join(sorted(names))}",
+        )
     return Sweep(
         path=path,
         name=title,

@@ -165,6 +165,10 @@ BAD = [
         "sweep.yaml: axes[0].values[0].configFile: cannot read {dir}/nope.yaml: No such file or directory",
     ),
     (
+        "axes: [{name: a, values: [{name: x}, {name: y, config: {schedulerName: other}}]}]",
+        "sweep.yaml: axes: every point must have the same schedulerName (the trace's pods name one), got kai-scheduler, other",
+    ),
+    (
         "input: {arrivalScale: 0}\naxes: [{name: a, values: [{name: x}]}]",
         "sweep.yaml: input.arrivalScale: expected a positive number, got 0",
     ),
