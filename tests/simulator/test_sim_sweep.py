@@ -11,11 +11,14 @@ HTML report with its trade-off plot. The Ray runs are in test_sim_sweep_ray.py.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crds.errors import InputError
 from podmuster.cli import main
@@ -401,3 +404,46 @@ def test_the_plot_says_so_when_no_point_finished() -> None:
 
     rows = [{"name": "p", "params": {}, "status": "failed", "error": "x", "metrics": None}]
     assert sweep_report.tradeoff_plot(rows)  # a PNG with a note instead of an empty plot
+
+
+_points = st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1e4)), min_size=0, max_size=12).map(
+    lambda pairs: [_ok(f"p{i}", u, w) for i, (u, w) in enumerate(pairs)]
+)
+
+
+@given(_points)
+def test_the_front_is_exactly_the_points_no_other_dominates(rows: list[dict[str, Any]]) -> None:
+    from simulator.sweep_report import pareto
+
+    def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        (ua, wa), (ub, wb) = (
+            (x["metrics"]["gpu_allocation_ratio"], x["metrics"]["wait_mean_s"]) for x in (a, b)
+        )
+        return ua >= ub and wa <= wb and (ua > ub or wa < wb)
+
+    front = pareto(rows)
+    for row in rows:
+        assert (row["name"] in front) == (not any(beats(other, row) for other in rows))
+    if rows:  # the busiest point with the shortest wait among the busiest is always on it
+        best = max(
+            rows, key=lambda r: (r["metrics"]["gpu_allocation_ratio"], -r["metrics"]["wait_mean_s"])
+        )
+        assert best["name"] in front
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+def test_the_grid_has_one_uniquely_named_point_per_combination(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int]
+) -> None:
+    axes = [
+        {"name": f"axis{a}", "values": [{"name": f"v{v}"} for v in range(size)]}
+        for a, size in enumerate(sizes)
+    ]
+    path = tmp_path_factory.mktemp("grid") / "sweep.yaml"
+    path.write_text(json.dumps({"axes": axes}))
+    grid = sweep.load(str(path))
+    assert len(grid.points) == math.prod(sizes)
+    assert len({p.name for p in grid.points}) == len(grid.points)
+    for point in grid.points:
+        assert point.name == "/".join(point.params[f"axis{a}"] for a in range(len(sizes)))
