@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The optional extras installed; CI adds ray (`make venv EXTRAS=dev,live,ray`).
+EXTRAS ?= dev,live
 
 .PHONY: demo test lint e2e bench bench-disruption bench-simulate crds venv clean
 
@@ -12,7 +14,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,live]'
+	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -85,6 +85,9 @@ def add_parser(subparsers: Any) -> None:
     )
     shown.add_argument("--no-progress", action="store_true", help="never show progress")
     parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    from podmuster import sweep_command
+
+    sweep_command.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -215,7 +218,12 @@ def _stop_on_signals(flag: StopFlag) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from podmuster import sweep_command
     from simulator.progress import StopFlag
+
+    if args.sweep:
+        return sweep_command.run(args)
+    sweep_command.refuse_without_sweep(args)
 
     flag = StopFlag()
     with _stop_on_signals(flag):

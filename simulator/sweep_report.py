@@ -1,0 +1,205 @@
+"""The results of a sweep: the terminal table, the JSON document and the HTML page with its plot.
+
+Why: a sweep answers "what does each setting trade?": which points buy GPU
+utilisation with waiting, and which give up fairness for it. The table lists
+every point (failed and cancelled ones with their error); the page adds a
+trade-off plot: utilisation against mean wait, one marker per point, its
+colour Jain's index and its size the fair-share deviation. It is its own
+page, beside the single-run report (``simulator.report``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from simulator.plots import _png
+from simulator.sweep import Sweep
+
+TEMPLATE = "sweep.html.j2"
+
+# (heading, metrics key, format) of the table's figure columns, after the point's name.
+COLUMNS = (
+    ("util", "gpu_allocation_ratio", "{:.3f}"),
+    ("wait mean", "wait_mean_s", "{:.1f}s"),
+    ("wait p95", "wait_p95_s", "{:.1f}s"),
+    ("Jain", "jain_index", "{:.3f}"),
+    ("fs dev", "fair_share_deviation", "{:.3f}"),
+    ("makespan", "makespan_s", "{:.1f}s"),
+    ("not started", "not_started", "{:d}"),
+    ("preempt/reclaim", None, ""),
+)
+
+
+def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The finished points no other beats on both utilisation (higher) and mean wait (lower).
+
+    A point is dominated when another has at least its utilisation and at most
+    its mean wait, and is better on one of them; the rest are the trade-off
+    front a person chooses from. Grid order.
+    """
+    done = [
+        (r["name"], r["metrics"]["gpu_allocation_ratio"] or 0.0, r["metrics"]["wait_mean_s"] or 0.0)
+        for r in rows
+        if r["status"] == "ok" and r["metrics"] is not None
+    ]
+    return [
+        name
+        for name, util, wait in done
+        if not any(u >= util and w <= wait and (u > util or w < wait) for _, u, w in done)
+    ]
+
+
+def document(
+    sweep: Sweep, rows: Sequence[dict[str, Any]], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``-o json``/``yaml`` document: the sweep, its settings and one entry per point."""
+    return {
+        "sweep": sweep.name,
+        "file": sweep.path,
+        "axes": list(sweep.axes),
+        "settings": settings,
+        "pareto": pareto(rows),
+        "points": list(rows),
+    }
+
+
+def _cell(metrics: dict[str, Any], key: str | None, form: str) -> str:
+    if key is None:
+        return f"{metrics['preemptions']} / {metrics['reclaims']}"
+    value = metrics.get(key)
+    return "-" if value is None else form.format(value)
+
+
+def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
+    """One line per point, in grid order; a failed or cancelled point shows its status and error."""
+    out = stream or sys.stdout
+    header = ["point", *(c[0] for c in COLUMNS)]
+    lines = []
+    notes = []
+    front = set(pareto(rows))
+    for entry in rows:
+        metrics = entry["metrics"]
+        if entry["status"] == "ok" and metrics is not None:
+            cells = [_cell(metrics, key, form) for _, key, form in COLUMNS]
+            if metrics.get("partial"):
+                cells[-1] += " (partial)"
+        else:
+            cells = [entry["status"].upper(), *([""] * (len(COLUMNS) - 1))]
+            if entry["status"] == "failed":
+                notes.append(f"{entry['name']}: failed: {entry['error']}")
+        lines.append([f"{entry['name']} *" if entry["name"] in front else entry["name"], *cells])
+    cancelled = sum(entry["status"] == "cancelled" for entry in rows)
+    if cancelled:
+        notes.append(f"{cancelled} of {len(rows)} points cancelled: stopped by a signal")
+    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
+
+    def show(line: list[str]) -> str:
+        first = line[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(line[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    out.write(show(header) + "\n")
+    out.write("-" * len(show(header)) + "\n")
+    for line in lines:
+        out.write(show(line) + "\n")
+    if front:
+        notes.insert(
+            0, "* on the trade-off front: no other point has both higher util and lower wait"
+        )
+    for note in notes:
+        out.write(note + "\n")
+
+
+def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
+    """Utilisation (x) against mean wait (y) per point; colour Jain's index, size the deviation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    done = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
+    figure, axes = pyplot.subplots(figsize=(10, 5.2), dpi=90)
+    if not done:
+        axes.text(0.5, 0.5, "no point finished", ha="center", va="center")
+        axes.set_axis_off()
+        return _png(figure)
+    metrics = [r["metrics"] for r in done]
+    x = [m["gpu_allocation_ratio"] or 0.0 for m in metrics]
+    y = [m["wait_mean_s"] or 0.0 for m in metrics]
+    jain = [m["jain_index"] if m["jain_index"] is not None else 1.0 for m in metrics]
+    deviation = [m["fair_share_deviation"] or 0.0 for m in metrics]
+    top = max(deviation) or 1.0
+    sizes = [40 + 360 * d / top for d in deviation]
+    low = min(jain)
+    drawn = axes.scatter(
+        x, y, c=jain, s=sizes, cmap="viridis", vmin=min(low - 0.05, 0.9), vmax=1.0,
+        edgecolors="black", linewidths=0.5, alpha=0.85,
+    )  # fmt: skip
+    front = set(pareto(rows))
+    edge = sorted((xi, yi) for xi, yi, r in zip(x, y, done, strict=True) if r["name"] in front)
+    axes.plot(
+        [p[0] for p in edge], [p[1] for p in edge], color="tab:red", linewidth=1, linestyle="--",
+        zorder=0, label="trade-off front",
+    )  # fmt: skip
+    middle = (min(x) + max(x)) / 2
+    for xi, yi, entry in zip(x, y, done, strict=True):
+        right_half = xi > middle and max(x) > min(x)  # its name goes to the left, inside the axes
+        axes.annotate(
+            entry["name"],
+            (xi, yi),
+            textcoords="offset points",
+            xytext=(-7, 5) if right_half else (7, 5),
+            ha="right" if right_half else "left",
+            fontsize="x-small",
+        )
+    axes.margins(x=0.08, y=0.12)
+    axes.text(
+        0.99, 0.01, "better: right (busier GPUs) and down (shorter waits)",
+        transform=axes.transAxes, ha="right", va="bottom", fontsize="x-small", color="dimgrey",
+    )  # fmt: skip
+    axes.set_xlabel("GPU allocation ratio (time-weighted utilisation)")
+    axes.set_ylabel("mean wait (s)")
+    axes.set_title("Sweep trade-off: utilisation vs wait")
+    axes.grid(alpha=0.3)
+    colour = figure.colorbar(drawn, ax=axes, pad=0.02)
+    colour.set_label("Jain's index (1 = fair)")
+    handles = [
+        axes.scatter([], [], s=40 + 360 * f, color="grey", edgecolors="black", linewidths=0.5)
+        for f in (0.0, 0.5, 1.0)
+    ]
+    axes.legend(
+        [*handles, axes.get_lines()[0]],
+        [*(f"{top * f:.3g}" for f in (0.0, 0.5, 1.0)), "trade-off\nfront"],
+        title="fair-share\ndeviation",
+        loc="upper left",
+        bbox_to_anchor=(1.18, 1.0),
+        borderaxespad=0.0,
+        labelspacing=1.4,
+        frameon=False,
+    )
+    return _png(figure)
+
+
+def render(
+    sweep: Sweep, rows: Sequence[dict[str, Any]], *, source: str, settings: dict[str, Any]
+) -> str:
+    """The sweep's HTML page: settings, the trade-off plot and a row per point."""
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("simulator", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+    )
+    return environment.get_template(TEMPLATE).render(
+        title=f"podmuster simulate --sweep: {sweep.name}",
+        source=source,
+        settings=settings,
+        axes=list(sweep.axes),
+        rows=list(rows),
+        front=pareto(rows),
+        queues=sorted({q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}),
+        plot=tradeoff_plot(rows),
+    )
