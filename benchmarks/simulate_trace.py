@@ -4,8 +4,8 @@ Targets on the 2-core development machine (docs/benchmarks.md, "Simulator"):
 
 * ``alibaba``: the full Alibaba trace, the default pod list (8,152 pods) on all
   1,523 nodes, in <= 20 s (issue 18; 60 s in issue 9), with the engine's share
-  (time inside ``run_cycle``, and the cache's snapshot). The trace is read from
-  ``../shared/corpus/traces/alibaba-openb`` (or ``--trace DIR``);
+  (time inside ``run_cycle``, and the cache's snapshot). The trace is read from a
+  local copy of the published files beside the repository (or ``--trace DIR``);
 * ``contended-100``: 100 jobs on 48 GPUs (:mod:`benchmarks.contended`),
   ``podmuster simulate --compare spread.yaml``, in <= 10 s;
 * ``contended-2000``: 2,000 jobs on 256 GPUs, one run, in <= 60 s.
