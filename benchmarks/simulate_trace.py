@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         help="stop a contended case after S s of CPU and report the partial run",
     )
     args = parser.parse_args(argv)
+    if args.case and "alibaba" in args.case and not os.path.isdir(args.trace):
+        print(f"benchmark: no trace directory at {args.trace}", file=sys.stderr)
+        return 2
     reports = []
     for case in args.case or CASES:
         report = alibaba_case(args) if case == "alibaba" else contended_case(case, args)
