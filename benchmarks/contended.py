@@ -2,7 +2,7 @@
 
 Why: the Alibaba trace is sparse (about 45 jobs live at once), so it never
 shows what a user with a busy cluster meets: gangs waiting for hours,
-reclaim between teams, preemption of low-priority work. This module writes,
+reclaim between teams, preemption of training by builds. This module writes,
 deterministically from a seed, a trace in the simulator's CSV format
 (:mod:`simulator.csvtrace`), the cluster YAML it runs on (8-GPU nodes, a few
 teams with GPU quotas that add up to the cluster) and a spread configuration
@@ -33,7 +33,7 @@ SHAPES = (
     (4, 2, 1),
     (8, 2, 1),
 )
-# (priority class, weight): mostly preemptible training, some low-priority builds
+# (priority class, weight): all preemptible; builds (75) preempt training (50) in their queue
 PRIORITIES = (("train", 7), ("build-preemptible", 3))
 
 

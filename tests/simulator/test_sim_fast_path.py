@@ -6,7 +6,7 @@ decisions are pipelined pods. The reference here runs a cycle on every tick
 while a pod is pending (``every_tick=True``): the starts, ends, binds and
 evictions must be the same, only the number of cycles differs. The trace
 (fixtures/contended.csv on 16 GPUs) queues more work than fits, with gangs,
-shared GPUs and low-priority builds, so reclaim and preemption happen.
+shared GPUs and preemptible builds above training, so reclaim and preemption happen.
 """
 
 from __future__ import annotations
