@@ -42,6 +42,7 @@ class UsageFeed:
         self.history: UsageHistory | None = None
         self.prometheus: PrometheusUsage | None = None
         self.saved_at = 0.0
+        self.recorded = False  # a replica that never ran a cycle must not overwrite the file
         if config.client_type == "prometheus":
             self.prometheus = PrometheusUsage(config.connection_string, config.params)
         else:
@@ -74,6 +75,7 @@ class UsageFeed:
         now = snapshot.now
         if self.history is not None:
             record_snapshot(self.history, snapshot)
+            self.recorded = True
             snapshot.queue_usage = self.history.usage(now)
             if self.config.history_file and now - self.saved_at >= self.params.fetch_interval_s:
                 self.save(now)
@@ -88,7 +90,7 @@ class UsageFeed:
 
     def save(self, now: float) -> None:
         """Write the built-in record to ``historyFile``; a failure is logged, not fatal."""
-        if self.history is None or not self.config.history_file:
+        if self.history is None or not self.config.history_file or not self.recorded:
             return
         try:
             self.history.save(self.config.history_file)

@@ -194,3 +194,16 @@ def test_given_usage_file() -> None:
 def test_bad_given_usage_names_the_entry(data: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_given_usage(data, "u.yaml")
+
+
+def test_a_feed_that_ran_no_cycle_leaves_the_file_alone(tmp_path: Path) -> None:
+    """A replica that never led (never filled a snapshot) must not overwrite the record."""
+    path = tmp_path / "usage.json"
+    history = UsageHistory(UsageParams())
+    history.record(0.0, {"a": (1.0, 0.0, 0.0)}, (4.0, 0.0, 0.0))
+    history.save(str(path))
+    before = path.read_text()
+    feed = UsageFeed(UsageDBConfig(history_file=str(path)))
+    feed.history = UsageHistory(UsageParams())  # whatever it holds, it recorded nothing
+    feed.save(NOW.timestamp())
+    assert path.read_text() == before
