@@ -328,7 +328,7 @@ class Simulation:
         started = time.perf_counter()
         built = self.cache.snapshot(self.now)
         if self.usage is not None:
-            built.snapshot.queue_usage = self.usage.usage(self.now)
+            built.snapshot.queue_usage = self.usage.refreshed_usage(self.now)
             self._arm_usage_refresh()
         middle = time.perf_counter()
         result = run_cycle(built.snapshot, self.config)

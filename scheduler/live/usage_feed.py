@@ -10,7 +10,7 @@ the cycle runs. This is the edge that puts it there:
   still used, with a warning, as KAI does. Before the first answer the usage is empty.
 * ``builtin``: each cycle first records what the queues hold at the snapshot's time
   (:func:`scheduler.usage.recording.record_snapshot`), then reads the usage from the
-  record. With ``historyFile`` the record is loaded at start and written back at most
+  record, computed again once per ``fetchInterval``. With ``historyFile`` the record is loaded at start and written back at most
   once per ``fetchInterval`` (and at shutdown), so a restart keeps the window.
 """
 
@@ -76,7 +76,7 @@ class UsageFeed:
         if self.history is not None:
             record_snapshot(self.history, snapshot)
             self.recorded = True
-            snapshot.queue_usage = self.history.usage(now)
+            snapshot.queue_usage = self.history.refreshed_usage(now)
             if self.config.history_file and now - self.saved_at >= self.params.fetch_interval_s:
                 self.save(now)
             return

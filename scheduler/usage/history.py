@@ -30,20 +30,26 @@ class UsageHistory:
     def __init__(self, params: UsageParams, samples: list[UsageSample] | None = None) -> None:
         self.params = params
         self.samples: list[UsageSample] = samples or []
+        self._cached: tuple[float, dict[str, Vector]] | None = None
 
     def record(self, at: float, allocation: Mapping[str, Vector], capacity: Vector) -> None:
-        """Note what holds from ``at`` on; a sample at an earlier time than the last is ignored."""
-        sample = UsageSample(at, dict(allocation), capacity)
+        """Note what holds from ``at`` on; a sample at an earlier time than the last is ignored.
+
+        At most one sample is kept per ``queryResolution`` step (1m), as Prometheus samples
+        its gauges: a change less than a step after the last sample replaces that
+        sample's values, so it counts from the step's start. A week's window then holds
+        at most 10,080 samples however often the scheduler cycles.
+        """
         if self.samples:
             last = self.samples[-1]
             if at < last.at:
                 return
-            if last.allocation == sample.allocation and last.capacity == sample.capacity:
+            if last.allocation == allocation and last.capacity == capacity:
                 return
-            if at == last.at:
-                self.samples[-1] = sample
+            if at - last.at < self.params.query_resolution_s:
+                self.samples[-1] = UsageSample(last.at, dict(allocation), capacity)
                 return
-        self.samples.append(sample)
+        self.samples.append(UsageSample(at, dict(allocation), capacity))
         self._prune(at)
 
     def _prune(self, now: float) -> None:
@@ -58,6 +64,17 @@ class UsageHistory:
     def usage(self, now: float) -> dict[str, Vector]:
         """Each queue's normalised usage over the window ending at ``now``."""
         return normalised_usage(self.samples, now, self.params)
+
+    def refreshed_usage(self, now: float) -> dict[str, Vector]:
+        """:meth:`usage`, computed again only once per ``fetchInterval`` (as KAI refreshes).
+
+        Between refreshes the last answer is returned, so a scheduler cycling every
+        second does not sum a week of samples every second.
+        """
+        cached = self._cached
+        if cached is None or not 0 <= now - cached[0] < self.params.fetch_interval_s:
+            cached = self._cached = (now, self.usage(now))
+        return dict(cached[1])
 
     def to_json(self) -> dict[str, Any]:
         return {

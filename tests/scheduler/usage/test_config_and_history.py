@@ -207,3 +207,28 @@ def test_a_feed_that_ran_no_cycle_leaves_the_file_alone(tmp_path: Path) -> None:
     feed.history = UsageHistory(UsageParams())  # whatever it holds, it recorded nothing
     feed.save(NOW.timestamp())
     assert path.read_text() == before
+
+
+def test_changes_within_one_resolution_step_count_from_the_steps_start() -> None:
+    # resolution 1m: a at 0 s holds 8; at 30 s it drops to 0 (replaces the 0 s sample's
+    # values, as Prometheus would only see the 0 value at the next step); at 90 s 4.
+    history = UsageHistory(UsageParams(window_size_s=H, query_resolution_s=60.0))
+    cap = (8.0, 0.0, 0.0)
+    history.record(0.0, {"a": (8.0, 0.0, 0.0)}, cap)
+    history.record(30.0, {"a": (0.0, 0.0, 0.0)}, cap)
+    history.record(90.0, {"a": (4.0, 0.0, 0.0)}, cap)
+    assert [(s.at, s.allocation["a"][0]) for s in history.samples] == [(0.0, 0.0), (90.0, 4.0)]
+    # at 180 s: (0·90 + 4·90) / (8·180) = 0.25
+    assert history.usage(180.0)["a"][0] == pytest.approx(0.25)
+
+
+def test_refreshed_usage_is_recomputed_once_per_fetch_interval() -> None:
+    history = UsageHistory(UsageParams(window_size_s=H, fetch_interval_s=60.0))
+    cap = (8.0, 0.0, 0.0)
+    history.record(0.0, {"a": (8.0, 0.0, 0.0)}, cap)
+    assert history.refreshed_usage(100.0)["a"][0] == 1.0
+    history.record(120.0, {"a": (0.0, 0.0, 0.0)}, cap)
+    # 140 s is within a minute of the last refresh (100 s): the answer stays 1.0
+    assert history.refreshed_usage(140.0)["a"][0] == 1.0
+    # at 200 s it is recomputed: 8·120 / (8·200) = 0.6
+    assert history.refreshed_usage(200.0)["a"][0] == pytest.approx(0.6)
