@@ -10,8 +10,9 @@ the cycle runs. This is the edge that puts it there:
   still used, with a warning, as KAI does. Before the first answer the usage is empty.
 * ``builtin``: each cycle first records what the queues hold at the snapshot's time
   (:func:`scheduler.usage.recording.record_snapshot`), then reads the usage from the
-  record, computed again once per ``fetchInterval``. With ``historyFile`` the record is loaded at start and written back at most
-  once per ``fetchInterval`` (and at shutdown), so a restart keeps the window.
+  record, computed again once per ``fetchInterval``. With ``historyFile`` the record is
+  loaded at start and written back at most once per ``fetchInterval`` (and at shutdown),
+  so a restart keeps the window.
 """
 
 from __future__ import annotations
