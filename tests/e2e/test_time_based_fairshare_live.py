@@ -3,7 +3,8 @@
 ``podmuster run scheduler --usage-prometheus-url URL`` runs against the real API server;
 URL is a tiny Prometheus query API served by this test, answering KAI's queries:
 ``heavy`` held the whole cluster's GPUs over the window (usage 1.0), ``light`` nothing.
-Both queues have quota 0 and weight 1 and ask for GPUs, so with kValue 1 heavy's
+Both queues have quota 0 and weight 1 and each waits with one 64-GPU pod (more than the
+cluster holds, so both stay unsatisfied whatever else is there), so with kValue 1 heavy's
 over-quota weight is ``max(0, 2w - 1) = 0`` for any normalised weight w <= 1/2 (whatever
 other queues the shared cluster holds), while light's is positive: the scheduler's
 ``kai_queue_fair_share_gpu`` gauge shows heavy at 0 and light above 0.
@@ -87,8 +88,8 @@ def scheduler(cluster: Cluster, prometheus: str) -> Iterator[int]:
         proc.check_alive()
 
 
-def _waiting_gang(namespace: str, name: str, queue: str, pods: int) -> list[Obj]:
-    """A PodGroup and its one-GPU pods, kept pending by a node selector nothing matches."""
+def _waiting_gang(namespace: str, name: str, queue: str, pods: int, gpus: int) -> list[Obj]:
+    """A PodGroup and its pods of ``gpus`` GPUs, kept pending by a selector nothing matches."""
     group: Obj = {
         "apiVersion": "scheduling.run.ai/v2alpha2",
         "kind": "PodGroup",
@@ -110,7 +111,7 @@ def _waiting_gang(namespace: str, name: str, queue: str, pods: int) -> list[Obj]
                 "nodeSelector": {"e2e.podmuster.io/nowhere": "true"},
                 "tolerations": [KWOK_TOLERATION],
                 "containers": [
-                    {"name": "main", "image": "busybox", "resources": {"limits": {GPU: "1"}}}
+                    {"name": "main", "image": "busybox", "resources": {"limits": {GPU: str(gpus)}}}
                 ],
             },
         }
@@ -137,7 +138,9 @@ def test_usage_from_prometheus_lowers_the_heavy_queues_fair_share(
         kai_queues.add("heavy")
         kai_queues.add("light")
         for queue in (HEAVY, LIGHT):
-            for obj in _waiting_gang(namespace, f"{queue}-job", queue, 8):
+            # one pod of 64 GPUs: more than the cluster holds, so each queue asks for more
+            # than any share from its first pod on, whatever else the cluster runs
+            for obj in _waiting_gang(namespace, f"{queue}-job", queue, 1, 64):
                 cluster.kubectl.create(obj)
 
         def shares() -> dict[str, float] | NotYet:
