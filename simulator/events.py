@@ -31,7 +31,11 @@ Rules of simulated time (docs/simulate.md):
 * time-based rules (minimum runtime, stale-gang grace) wake the loop when they
   can next change their answer (:mod:`simulator.timers`): a cycle runs at the
   first tick after a victim's minimum runtime ends or a stale gang's grace
-  period runs out, if some pod is still pending.
+  period runs out, if some pod is still pending;
+* with a ``usageDBConfig`` (time-based fair share) queue usage changes with
+  the clock too: allocation is recorded whenever time advances, each cycle
+  gets the usage as input, and a cycle runs every ``fetchInterval`` while a
+  pod is pending.
 
 A run can be stopped early (SIGINT, SIGTERM in ``podmuster simulate``): the
 loop reads a :class:`~simulator.progress.StopFlag` between events and ends
