@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["go_string", "seconds"]
+__all__ = ["go_string", "prometheus_seconds", "seconds"]
 
 _UNITS: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
@@ -75,3 +75,34 @@ def _fraction(value: int, size: int) -> str:
         return str(whole)
     digits = len(str(size)) - 1
     return f"{whole}.{str(part).rjust(digits, '0').rstrip('0')}"
+
+
+_PROMETHEUS_UNITS: Final = {"y": 365 * 86400.0, "w": 7 * 86400.0, "d": 86400.0, **_UNITS}
+
+
+def prometheus_seconds(text: str) -> float:
+    """Seconds in a Prometheus duration (``1w``, ``2d12h``, ``90s``); ``ValueError`` otherwise.
+
+    Prometheus durations (a monitoring ``Duration``, such as KAI's usage ``windowSize``)
+    add ``d`` (24h), ``w`` (7d) and ``y`` (365d) to Go's units and take no sign.
+    """
+    raw = text.strip()
+    if not raw or raw[0] in "+-":
+        raise ValueError(f"invalid duration {text!r}")
+    total, number = 0.0, ""
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch.isdigit():
+            number += ch
+            i += 1
+            continue
+        unit = "ms" if raw.startswith("ms", i) else ch
+        if unit not in _PROMETHEUS_UNITS or not number:
+            raise ValueError(f"invalid duration {text!r}")
+        total += int(number) * _PROMETHEUS_UNITS[unit]
+        number = ""
+        i += len(unit)
+    if number:
+        raise ValueError(f"invalid duration {text!r} (missing unit)")
+    return total

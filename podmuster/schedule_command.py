@@ -28,6 +28,7 @@ from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
 from scheduler.cycle import CycleResult, PodGroupOutcome
 from scheduler.rounds import Round, play
+from scheduler.usage.given import parse_given_usage
 
 
 def add_parser(subparsers: Any) -> None:
@@ -42,6 +43,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--actions", help="comma-separated actions to run, in order")
     parser.add_argument("--config", help="scheduler configuration file (YAML)")
     parser.add_argument("--now", help="the clock, RFC 3339 (default: now)")
+    parser.add_argument(
+        "--usage",
+        metavar="FILE",
+        help="queue usage for time-based fair share (YAML: usage: {QUEUE: {gpu: U, ...}}, "
+        "U a share of the cluster over the window; default: none)",
+    )
     parser.add_argument("--scheduler-name", default=None, help="default kai-scheduler")
     parser.add_argument(
         "--rounds",
@@ -66,6 +73,18 @@ def read_config(path: str) -> SchedulerConfig:
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}") from None
     return load_config(data)
+
+
+def read_usage(path: str) -> dict[str, tuple[float, float, float]]:
+    """A ``--usage`` file (:mod:`scheduler.usage.given`); ``ValueError`` names the entry."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {exc}") from None
+    return parse_given_usage(data, path)
 
 
 def _config(args: argparse.Namespace) -> SchedulerConfig:
@@ -212,6 +231,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"podmuster: {config_path}: {exc}", file=sys.stderr)
         return 2
+    try:
+        usage = read_usage(args.usage) if args.usage else None
+    except ValueError as exc:
+        print(f"podmuster: {exc}", file=sys.stderr)
+        return 2
     rounds = _rounds(args.rounds)
     now = _now(args.now)
     objects = load_documents(args.snapshot, stdin=sys.stdin)
@@ -219,7 +243,15 @@ def run(args: argparse.Namespace) -> int:
     pool = pools.from_arguments(args)
     objects = [sourced for sourced in objects if pool.holds(sourced.obj)]
     played = list(
-        play(objects, config, now=now, rounds=rounds or 1, explain=args.explain, strict=False)
+        play(
+            objects,
+            config,
+            now=now,
+            rounds=rounds or 1,
+            explain=args.explain,
+            strict=False,
+            usage=usage,
+        )
     )
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):

@@ -9,12 +9,14 @@ KAI's order, bin-packing for GPU and CPU tasks.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crds import durations
 from crds.names import DEFAULT_SCHEDULER_NAME
+from scheduler.usage.params import UsageConfigError, UsageDBConfig, parse_usage_db_config
 
 ACTIONS = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
 STRATEGIES = ("binpack", "spread")
@@ -45,6 +47,8 @@ class SchedulerConfig:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     # every queue under the admission gate, not only the annotated ones (§5.11)
     admission_gate_all_queues: bool = False
+    # where queue usage for time-based fair share comes from (None: no usage, u = 0)
+    usage_db: UsageDBConfig | None = None
 
     def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
         return replace(self, actions=validate_actions(actions, "actions"))
@@ -97,6 +101,7 @@ _KNOWN_KEYS = {
     "minRuntime",
     "schedulerName",
     "queueAdmissionGate",
+    "usageDBConfig",
 }
 
 
@@ -181,4 +186,9 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         if not isinstance(raw, bool):
             raise ConfigError(f"queueAdmissionGate: expected true or false, got {raw!r}")
         values["admission_gate_all_queues"] = raw
+    if "usageDBConfig" in data:
+        try:
+            values["usage_db"] = parse_usage_db_config(data["usageDBConfig"], os.environ)
+        except UsageConfigError as exc:
+            raise ConfigError(str(exc)) from None
     return replace(config, **values)

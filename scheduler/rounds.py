@@ -33,7 +33,7 @@ and index. The clock between rounds is the caller's choice (:data:`ROUND_SECONDS
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -190,12 +190,15 @@ def play(
     rounds: int | None = None,
     explain: bool = False,
     strict: bool = True,
+    usage: Mapping[str, tuple[float, float, float]] | None = None,
 ) -> Iterator[Round]:
     """Run cycle after cycle, applying each one's decisions before the next.
 
     Round ``n`` runs at ``now + (n - 1) * ROUND_SECONDS``. Stops after
     ``rounds`` rounds, or never when ``rounds`` is None (the caller stops).
     With ``strict=False`` a bad object is left out and kept in ``built.errors``.
+    ``usage`` (queue -> normalised usage, time-based fair share) goes into every
+    round's snapshot unchanged.
     """
     current = list(objects)
     number = 0
@@ -204,6 +207,8 @@ def play(
         built = build_snapshot(
             current, scheduler_name=config.scheduler_name, now=now, strict=strict
         )
+        if usage:
+            built.snapshot.queue_usage = dict(usage)
         result = run_cycle(built.snapshot, config, explain=explain)
         current = apply_result(current, result, now)
         yield Round(number, now, built, result, current)

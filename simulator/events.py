@@ -31,7 +31,11 @@ Rules of simulated time (docs/simulate.md):
 * time-based rules (minimum runtime, stale-gang grace) wake the loop when they
   can next change their answer (:mod:`simulator.timers`): a cycle runs at the
   first tick after a victim's minimum runtime ends or a stale gang's grace
-  period runs out, if some pod is still pending.
+  period runs out, if some pod is still pending;
+* with a ``usageDBConfig`` (time-based fair share) queue usage changes with
+  the clock too: allocation is recorded whenever time advances, each cycle
+  gets the usage as input, and a cycle runs every ``fetchInterval`` while a
+  pod is pending.
 
 A run can be stopped early (SIGINT, SIGTERM in ``podmuster simulate``): the
 loop reads a :class:`~simulator.progress.StopFlag` between events and ends
@@ -58,6 +62,8 @@ from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
+from scheduler.usage.history import UsageHistory
+from scheduler.usage.recording import record_snapshot
 from simulator import objects, timers
 from simulator.autoscale import Autoscaler
 from simulator.metrics import Recorder, RunMetrics
@@ -142,6 +148,12 @@ class Simulation:
         self.cycles = 0
         self._wakes: set[float] = set()  # pending wake-up instants (simulator.timers)
         self._runtimes: tuple[QueueTree, tuple[float, ...]] | None = None
+        # time-based fair share: with a usageDBConfig, queue usage is recorded as the run
+        # goes (whatever its clientType) and fed to every cycle (docs/simulate.md)
+        self.usage: UsageHistory | None = None
+        self._usage_wake = -math.inf
+        if config.usage_db is not None:
+            self.usage = UsageHistory(config.usage_db.params)
 
     # --- events -----------------------------------------------------------------------
     def push(self, at: float, kind: int, payload: Any = None) -> None:
@@ -319,6 +331,9 @@ class Simulation:
         self.dirty = False
         started = time.perf_counter()
         built = self.cache.snapshot(self.now)
+        if self.usage is not None:
+            built.snapshot.queue_usage = self.usage.refreshed_usage(self.now)
+            self._arm_usage_refresh()
         middle = time.perf_counter()
         result = run_cycle(built.snapshot, self.config)
         self.snapshot_seconds += middle - started
@@ -342,6 +357,22 @@ class Simulation:
         if math.isfinite(at) and at not in self._wakes:
             self._wakes.add(at)
             self.push(at, _WAKE)
+
+    def _arm_usage_refresh(self) -> None:
+        """Cycle again one ``fetchInterval`` on: usage, hence fair shares, change with time."""
+        assert self.config.usage_db is not None
+        if self._usage_wake > self.now:
+            return  # one refresh pending at a time
+        at = self.now + self.config.usage_db.params.fetch_interval_s
+        self._usage_wake = at
+        if at not in self._wakes:
+            self._wakes.add(at)
+            self.push(at, _WAKE)
+
+    def _record_usage(self) -> None:
+        """Note what each queue holds from now until the next instant something happens."""
+        if self.usage is not None:
+            record_snapshot(self.usage, self.cache.snapshot(self.now).snapshot)
 
     def _wake(self) -> None:
         self._wakes.discard(self.now)
@@ -394,6 +425,7 @@ class Simulation:
                 break
             at, kind, _, payload = heapq.heappop(events)
             if at > self.now:
+                self._record_usage()
                 self.recorder.advance(at)
                 self.now = at
             if kind == _COMPLETE:

@@ -43,3 +43,6 @@ class ClusterSnapshot:
     volumes: VolumeState = field(default_factory=VolumeState)
     # Namespace name -> its labels (namespace selectors of pod affinity terms)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    # Queue name -> its usage over the configured window as a share of the cluster's
+    # capacity (GPU, CPU, memory), time-based fair share's u; a missing queue used nothing
+    queue_usage: dict[str, tuple[float, float, float]] = field(default_factory=dict)

@@ -54,6 +54,13 @@ def add_cycle_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument(
         "--bind-backoff-limit", type=int, default=3, help="BindRequest spec.backoffLimit"
     )
+    parser.add_argument(
+        "--usage-prometheus-url",
+        default="",
+        help="read queue usage for time-based fair share from this Prometheus (KAI's "
+        "queries; the --config file's usageDBConfig.usageParams apply; default: the "
+        "file's usageDBConfig, else no usage)",
+    )
 
 
 def add_bind_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -30,6 +30,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
+from scheduler.live.usage_feed import UsageFeed
 from scheduler.metrics_http import READINESS, Readiness
 
 log = logging.getLogger("podmuster.scheduler")
@@ -92,9 +93,14 @@ async def run(
         holding = asyncio.create_task(_hold(elector, stop, lost))
     checks.append(readiness.add("informers", lambda: None if informers.synced else "not synced"))
     watching = asyncio.create_task(informers.run(), name="informers")
+    usage_db = options.config.usage_db
+    feed = None if usage_db is None else UsageFeed(usage_db)
+    refreshing = None if feed is None else asyncio.create_task(feed.refresh(stop), name="usage")
 
     def decide() -> tuple[SnapshotResult, CycleResult, float]:
         snapshot = cache.snapshot(time.time())
+        if feed is not None:  # time-based fair share: usage is an input of the cycle
+            feed.fill(snapshot.snapshot)
         decided = time.monotonic()
         return snapshot, run_cycle(snapshot.snapshot, options.config, explain=True), decided
 
@@ -162,6 +168,12 @@ async def run(
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watching
+        if refreshing is not None:
+            refreshing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refreshing
+        if feed is not None:
+            feed.save(time.time())
         if holding is not None:
             stop.set()
             await holding

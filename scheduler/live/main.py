@@ -24,6 +24,7 @@ from scheduler.component import process
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from scheduler.live import loop
 from scheduler.metrics import METRICS
+from scheduler.usage.params import UsageDBConfig
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
@@ -48,6 +49,23 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
     in_file = isinstance(data, dict) and "schedulerName" in data
     if flag and not (in_file and flag == SchedulerConfig().scheduler_name):
         config = dataclasses.replace(config, scheduler_name=flag)
+    url = getattr(args, "usage_prometheus_url", "")
+    if url:
+        usage = config.usage_db or UsageDBConfig()
+        config = dataclasses.replace(
+            config,
+            usage_db=dataclasses.replace(usage, client_type="prometheus", connection_string=url),
+        )
+    usage_db = config.usage_db
+    if (
+        usage_db is not None
+        and usage_db.client_type == "prometheus"
+        and not usage_db.connection_string.startswith(("http://", "https://"))
+    ):
+        raise ConfigError(
+            "usageDBConfig.connectionString: a prometheus client needs an http(s) URL "
+            "(or --usage-prometheus-url)"
+        )
     return config
 
 

@@ -96,6 +96,17 @@ def _queue_usage(
     return allocated, allocated_np, request
 
 
+def queue_allocation(snapshot: ClusterSnapshot) -> dict[str, tuple[float, ...]]:
+    """What each queue holds (its subtree's allocated pods), in KAI units (time-based usage)."""
+    allocated = _queue_usage(snapshot)[0]
+    return {name: _to_kai(vector) for name, vector in allocated.items()}
+
+
+def capacity(snapshot: ClusterSnapshot) -> tuple[float, ...]:
+    """The fair-share capacity the queues divide, in KAI units."""
+    return _to_kai(snapshot.total)
+
+
 class ProportionPlugin:
     """Registers fair-share queue order, capacity checks and allocation accounting."""
 
@@ -120,6 +131,7 @@ class ProportionPlugin:
                 limit=_to_kai(q.limit),
                 over_quota_weight=tuple(float(v) for v in q.over_quota_weight),
                 request=_to_kai(request[q.name]),
+                usage=snapshot.queue_usage.get(q.name),
             )
             for rank, q in enumerate(
                 sorted(tree.queues.values(), key=lambda q: (q.creation, q.name))
