@@ -17,7 +17,7 @@ comparing a time written by another replica with ours:
   seconds ago (a standby waits ``leaseDurationSeconds`` from when it saw that write, and
   the deadline is shorter), so a component checks it before writing: once the deadline
   passed without a successful renewal, the lease may have been lost and nothing more is
-  written (:mod:`scheduler.component.fencing`).  :meth:`LeaderElector.hold` returns then.
+  written (:mod:`liveprocess.fencing`).  :meth:`LeaderElector.hold` returns then.
 * Writes carry the read ``resourceVersion``, so of two candidates exactly one wins
   (ConflictError for the other).
 
