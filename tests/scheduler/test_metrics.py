@@ -116,3 +116,15 @@ def test_observe_result_reads_a_cycle_result() -> None:
     assert m.sample("kai_queue_fair_share_memory_gb", queue_name="q") == 3.0
     assert m.sample("kai_e2e_scheduling_latency_milliseconds") == 42.0
     assert m.sample("kai_action_scheduling_latency_milliseconds", action="allocate") == 40.0
+
+
+def test_a_queue_that_comes_back_is_exported_again() -> None:
+    m = Metrics()
+    for shares in (
+        {"q": {"gpu": 1.0}, "r": {"gpu": 2.0}},
+        {"r": {"gpu": 3.0}},
+        {"q": {"gpu": 4.0}},
+    ):
+        metrics.set_queue_shares(shares, metrics=m)
+    assert m.sample("kai_queue_fair_share_gpu", queue_name="q") == 4.0
+    assert 'queue_name="r"' not in m.render()
