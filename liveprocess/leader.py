@@ -30,6 +30,8 @@ import asyncio
 import contextlib
 import datetime
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +46,11 @@ LEASE_API = "coordination.k8s.io/v1"
 
 Record = tuple[str, str, str]
 """What identifies one state of the lease: (holder, renewTime, resourceVersion)."""
+
+
+def identity() -> str:
+    """hostname + pid: unique per replica, readable in ``kubectl get lease``."""
+    return f"{socket.gethostname()}_{os.getpid()}"
 
 
 def _micro(moment: float) -> str:

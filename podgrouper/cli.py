@@ -40,9 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import os
 import signal
-import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,7 +55,7 @@ from kubeapi.protocol import Kube
 from liveprocess import flags as common
 from liveprocess import logs, serving
 from liveprocess.fencing import FencedWrites
-from liveprocess.leader import LeaderElector
+from liveprocess.leader import LeaderElector, identity
 from podgrouper import adapters, flags, handlers, settings
 
 ANNOTATION_PREFIX = "podgrouper.podmuster.io"
@@ -236,10 +234,9 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     endpoints = serving.start(serving.new_registry(), args.metrics_port, common.health_port(args))
-    started = serving.READINESS.waiting("podgrouper", "kopf not started")
     elector: LeaderElector | None = None
     lease_client: kubehttp.KubeHttp | None = None
-    checks = [started]  # removing a check twice is harmless
+    checks: list[int] = []  # removing a check twice is harmless
     code = 0
     try:
         if args.leader_elect:
@@ -249,12 +246,14 @@ async def serve(
             elector = LeaderElector(
                 lease_client,
                 common.lease_namespace(args, prepared.creds.namespace),
-                f"{socket.gethostname()}_{os.getpid()}",
+                identity(),
                 name=common.lease_name(args, LEASE),
             )
             checks.append(serving.READINESS.add("leader election", elector.readiness))
             if not await elector.acquire(stop):
-                return 0
+                return 0  # a standby waiting for the Lease is ready, as kube-scheduler's
+        started = serving.READINESS.waiting("podgrouper", "kopf not started")
+        checks.append(started)
         ready = asyncio.Event()
         fence = None if elector is None else elector.leading
         kopf_task = asyncio.create_task(

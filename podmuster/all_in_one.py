@@ -26,7 +26,7 @@ from kubeapi.http import KubeHttp
 from kubeapi.protocol import KubeController
 from liveprocess import flags, logs, serving
 from liveprocess.fencing import FencedWrites
-from liveprocess.leader import LeaderElector
+from liveprocess.leader import LeaderElector, identity
 from podgrouper import cli as podgrouper_cli
 from scheduler.binder.flags import reservation_settings, volume_timeout
 from scheduler.binder.reconciler import Binder
@@ -113,7 +113,7 @@ async def serve(
             elector = LeaderElector(
                 clients["controllers"],
                 flags.lease_namespace(args, creds.namespace),
-                process.identity(),
+                identity(),
                 name=flags.lease_name(args, "podmuster-all"),
             )
             check = serving.READINESS.add("leader election", elector.readiness)

@@ -2,7 +2,7 @@
 
 Why this module exists: the scheduler, the binder, the status controllers and the scale
 adjuster run as separate processes (or together in ``podmuster run all``) and must look
-the same to an operator: one lease identity format, SIGTERM/SIGINT for a graceful stop,
+the same to an operator: SIGTERM/SIGINT for a graceful stop,
 and SIGUSR1 to log every task's stack (logs: :mod:`liveprocess.logs`).
 """
 
@@ -11,18 +11,11 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 import signal
-import socket
 
-__all__ = ["identity", "install_signal_handlers", "log_tasks"]
+__all__ = ["install_signal_handlers", "log_tasks"]
 
 log = logging.getLogger("podmuster")
-
-
-def identity() -> str:
-    """hostname + pid: unique per replica, readable in ``kubectl get lease``."""
-    return f"{socket.gethostname()}_{os.getpid()}"
 
 
 def install_signal_handlers(stop: asyncio.Event) -> None:

@@ -26,8 +26,8 @@ from kubeapi.credentials import load as load_credentials
 from kubeapi.protocol import KubeController
 from liveprocess import flags, logs, serving
 from liveprocess.fencing import FencedWrites
-from liveprocess.leader import LeaderElector
-from scheduler.component.process import identity, install_signal_handlers
+from liveprocess.leader import LeaderElector, identity
+from scheduler.component.process import install_signal_handlers
 from scheduler.metrics import METRICS
 
 __all__ = ["run", "serve"]

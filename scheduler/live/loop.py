@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from crds.documents import gc_paused
 from kubeapi.protocol import KubeController
 from liveprocess.fencing import FencedWrites
-from liveprocess.leader import LeaderElector
+from liveprocess.leader import LeaderElector, identity
 from liveprocess.serving import READINESS, Readiness
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.cache.pools import NodePool
-from scheduler.component.process import identity
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
