@@ -119,7 +119,9 @@ async def serve(
             check = serving.READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
                 return 0
-        code = await _run_components(args, options, prepared, clients, stop, elector, scaling)
+        code = await _run_components(
+            args, options, prepared, clients, stop, elector, scaling, limit
+        )
     finally:
         if elector is not None:
             await elector.release()
@@ -140,6 +142,7 @@ async def _run_components(
     stop: asyncio.Event,
     elector: LeaderElector | None,
     scaling: Settings | None,
+    limit: ratelimit.RateLimit | None = None,
 ) -> int:
     kopf_ready = asyncio.Event()
     writers: dict[str, KubeController] = dict(clients)
@@ -154,7 +157,14 @@ async def _run_components(
             volume_timeout=volume_timeout(args),
         ).run(),
         "controllers": StatusControllers(writers["controllers"], debounce=args.debounce).run(),
-        "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
+        "podgrouper": podgrouper_cli.operate(
+            args,
+            prepared,
+            stop,
+            kopf_ready,
+            limit=limit,
+            fence=None if elector is None else elector.leading,
+        ),
     }
     if scaling is not None:
         adjuster = ScaleAdjuster(writers["node-scale-adjuster"], scaling)
@@ -165,7 +175,8 @@ async def _run_components(
     stopping = asyncio.create_task(stop.wait(), name="stop")
     # kopf installs its own SIGTERM handler when it starts; put ours back so one
     # signal stops every component through the same event (kopf watches it too).
-    reinstall = asyncio.create_task(_reinstall_handlers(kopf_ready, stop))
+    kopf_check = serving.READINESS.waiting("podgrouper", "kopf not started")
+    reinstall = asyncio.create_task(_kopf_started(kopf_ready, stop, kopf_check))
     log.info("started", extra={"component": "all", "components": sorted(work)})
     done, _ = await asyncio.wait({*tasks, stopping}, return_when=asyncio.FIRST_COMPLETED)
     code = 0
@@ -178,12 +189,15 @@ async def _run_components(
                 log.error("%s failed", task.get_name(), exc_info=task.exception())
         stop.set()
     reinstall.cancel()
+    serving.READINESS.remove(kopf_check)
     await _stop(tasks)
     return code
 
 
-async def _reinstall_handlers(ready: asyncio.Event, stop: asyncio.Event) -> None:
+async def _kopf_started(ready: asyncio.Event, stop: asyncio.Event, check: int) -> None:
+    """Once kopf runs: the podgrouper is ready, and our signal handlers are back."""
     await ready.wait()
+    serving.READINESS.remove(check)  # kopf has started: the podgrouper is ready
     process.install_signal_handlers(stop)
 
 
