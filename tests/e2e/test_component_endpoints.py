@@ -38,6 +38,7 @@ COMPONENTS = {
     "binder": [],
     "controllers": ["--debounce=0.2"],
     "node-scale-adjuster": ["--scaling-pod-namespace=default"],
+    "all": ["--schedule-period=0.5", "--debounce=0.2"],
 }
 
 
