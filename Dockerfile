@@ -26,6 +26,7 @@ COPY integrations ./integrations
 COPY crds ./crds
 COPY kubeapi ./kubeapi
 COPY webhooks ./webhooks
+COPY liveprocess ./liveprocess
 RUN /opt/podmuster/bin/pip install --no-deps . \
     && /opt/podmuster/bin/python -m compileall -q /opt/podmuster \
     && /opt/podmuster/bin/podmuster --version

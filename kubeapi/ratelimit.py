@@ -119,7 +119,9 @@ class RateLimiter:
 
 
 def add_arguments(
-    parser: argparse.ArgumentParser, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    qps: float = DEFAULT_QPS,
+    burst: int = DEFAULT_BURST,
 ) -> None:
     """``--kube-api-qps`` and ``--kube-api-burst`` (defaults: KAI's 50 and 300)."""
     parser.add_argument(

@@ -12,15 +12,15 @@ are annotations under ``podgrouper.podmuster.io/``, the diff ignores ``spec`` an
 ``status`` (a pod's grouping depends on its metadata), and kopf's own logging is not
 posted as Kubernetes events — only the reconcile's ``PodGrouperWarning`` events are.
 
-Flags (``podmuster run podgrouper --help``)::
+Flags (``podmuster run podgrouper --help``): the common ones of every component
+(:mod:`liveprocess.flags`: ``--kubeconfig``, ``--context``, ``--kube-api-qps/-burst`` for
+our client, ``--leader-elect`` with a Lease ``podmuster-podgrouper`` whose holder alone
+runs kopf and writes, ``--metrics-port`` 8084 with ``/healthz`` and ``/readyz``, ready
+once kopf has started, ``--health-port``, ``--log-level``, ``--log-format``), and::
 
-    --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)
-    --context NAME           kubeconfig context (default: current-context)
     --namespace NS           watch only NS; repeatable, globs allowed (default: all)
-    --peering NAME           kopf peering object for one active replica (default: standalone)
-    --liveness URL           kopf liveness endpoint, e.g. http://0.0.0.0:8080/healthz
-    --log-level LEVEL        debug | info (default) | warning
-    --log-format FORMAT      plain | full (default) | json
+    --peering NAME           kopf peering object for one active replica (not with --leader-elect)
+    --liveness URL           kopf's own liveness endpoint, e.g. http://0.0.0.0:8081/healthz
     --scheduler-name NAME    pods to group (default kai-scheduler)
     --queue-label-key KEY    queue label (default kai.scheduler/queue)
     --nodepool-label-key KEY node-pool label (default kai.scheduler/node-pool)
@@ -40,19 +40,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import kopf
 
 from integrations import registry
-from kubeapi import credentials, execauth
+from kubeapi import credentials, execauth, ratelimit
 from kubeapi import http as kubehttp
+from kubeapi.protocol import Kube
+from liveprocess import flags as common
+from liveprocess import logs, serving
+from liveprocess.fencing import FencedWrites
+from liveprocess.leader import LeaderElector, identity
 from podgrouper import adapters, flags, handlers, settings
 
 ANNOTATION_PREFIX = "podgrouper.podmuster.io"
+CLIENT_KEY = "podgrouper.client"
+"""Our client in kopf's memo (closed at clean-up)."""
+LEASE = "podmuster-podgrouper"
+"""The default Lease of ``--leader-elect``."""
 WORKER_IDLE_SECONDS = 0.25
 """How long a kopf worker waits for more events of its pod before it frees its slot.
 
@@ -104,8 +114,15 @@ def build_operator_registry(
     config: settings.PodGrouperSettings,
     creds: credentials.Credentials,
     groupers: registry.GrouperRegistry,
+    *,
+    limit: ratelimit.RateLimit | None = None,
+    fence: Callable[[], bool] | None = None,
 ) -> kopf.OperatorRegistry:
-    """The kopf registry: pod handlers, login, start-up and clean-up; nothing global."""
+    """The kopf registry: pod handlers, login, start-up and clean-up; nothing global.
+
+    Our client is limited to ``limit``; with ``fence`` (a Lease's ``leading``), every
+    write goes through :class:`~liveprocess.fencing.FencedWrites`.
+    """
     operator = kopf.OperatorRegistry()
     handlers.register(operator, config)
 
@@ -123,15 +140,16 @@ def build_operator_registry(
     @kopf.on.startup(id="podgrouper/startup", registry=operator)
     def startup(*, settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
         configure(settings, config)
-        memo[handlers.MEMO_KEY] = handlers.Runtime(
-            kubehttp.KubeHttp(creds, component="podgrouper"), groupers, config
-        )
+        client = kubehttp.KubeHttp(creds, component="podgrouper", rate_limit=limit)
+        kube: Kube = client if fence is None else FencedWrites(client, fence)
+        memo[CLIENT_KEY] = client
+        memo[handlers.MEMO_KEY] = handlers.Runtime(kube, groupers, config)
 
     @kopf.on.cleanup(id="podgrouper/cleanup", registry=operator)
     async def cleanup(*, memo: kopf.Memo, **_: Any) -> None:
-        runtime = memo.get(handlers.MEMO_KEY)
-        if isinstance(runtime, handlers.Runtime) and isinstance(runtime.kube, kubehttp.KubeHttp):
-            await runtime.kube.close()
+        client = memo.get(CLIENT_KEY)
+        if isinstance(client, kubehttp.KubeHttp):
+            await client.close()
 
     return operator
 
@@ -151,6 +169,8 @@ def prepare(args: argparse.Namespace) -> Prepared:
     Raises ``ValueError``, ``adapters.AdapterError`` or ``credentials.CredentialsError``
     with a message naming the flag, the adapter or the kubeconfig.
     """
+    if getattr(args, "leader_elect", False) and args.peering:
+        raise ValueError("--leader-elect and --peering: choose one way to elect a replica")
     config = flags.settings_from_args(args)
     groupers = adapters.build_registry(config.grouping())
     creds = credentials.load(args.kubeconfig, args.context)
@@ -166,15 +186,21 @@ async def operate(
     prepared: Prepared,
     stop: asyncio.Event | None = None,
     ready: asyncio.Event | None = None,
+    *,
+    limit: ratelimit.RateLimit | None = None,
+    fence: Callable[[], bool] | None = None,
 ) -> None:
     """Run the operator in the running event loop until ``stop`` is set (or a signal).
 
     ``podmuster run all`` runs this next to the scheduler, the binder and the
     controllers; ``ready`` is set once kopf has started (and installed its own
-    signal handlers, which the caller may want to replace with its own).
+    signal handlers, which the caller may want to replace with its own). ``limit`` and
+    ``fence``: :func:`build_operator_registry`.
     """
     await kopf.operator(
-        registry=build_operator_registry(prepared.config, prepared.creds, prepared.groupers),
+        registry=build_operator_registry(
+            prepared.config, prepared.creds, prepared.groupers, limit=limit, fence=fence
+        ),
         memo=kopf.Memo(),
         clusterwide=not args.namespace,
         namespaces=args.namespace,
@@ -189,21 +215,80 @@ async def operate(
 def run(args: argparse.Namespace) -> int:
     """Start the operator from parsed flags; a configuration error is one line, exit 2."""
     try:
+        limit = ratelimit.from_arguments(args)
         prepared = prepare(args)
-    except CONFIG_ERRORS as exc:
+    except (*CONFIG_ERRORS, ratelimit.RateLimitError) as exc:
         print(f"podmuster run podgrouper: {exc}", file=sys.stderr)
         return 2
-    kopf.configure(
-        debug=args.log_level == "debug",
-        quiet=args.log_level == "warning",
-        log_format=kopf.LogFormat[args.log_format.upper()],
-    )
-    asyncio.run(operate(args, prepared))
-    return 0
+    logs.configure_from(args)
+    return asyncio.run(serve(args, prepared, limit))
+
+
+async def serve(
+    args: argparse.Namespace, prepared: Prepared, limit: ratelimit.RateLimit | None
+) -> int:
+    """Serve the endpoints and run kopf (with ``--leader-elect``, only while leading):
+    0 after SIGTERM/SIGINT, 1 once the Lease is lost."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    endpoints = serving.start(serving.new_registry(), args.metrics_port, common.health_port(args))
+    elector: LeaderElector | None = None
+    lease_client: kubehttp.KubeHttp | None = None
+    checks: list[int] = []  # removing a check twice is harmless
+    code = 0
+    try:
+        if args.leader_elect:
+            lease_client = kubehttp.KubeHttp(
+                prepared.creds, component="podgrouper-lease", rate_limit=limit
+            )
+            elector = LeaderElector(
+                lease_client,
+                common.lease_namespace(args, prepared.creds.namespace),
+                identity(),
+                name=common.lease_name(args, LEASE),
+            )
+            checks.append(serving.READINESS.add("leader election", elector.readiness))
+            if not await elector.acquire(stop):
+                return 0  # a standby waiting for the Lease is ready, as kube-scheduler's
+        started = serving.READINESS.waiting("podgrouper", "kopf not started")
+        checks.append(started)
+        ready = asyncio.Event()
+        fence = None if elector is None else elector.leading
+        kopf_task = asyncio.create_task(
+            operate(args, prepared, stop, ready, limit=limit, fence=fence)
+        )
+        ready_task = asyncio.create_task(ready.wait())
+        pending: set[asyncio.Task[Any]] = {kopf_task, ready_task}
+        holding = asyncio.create_task(elector.hold(stop)) if elector is not None else None
+        if holding is not None:
+            pending.add(holding)
+        while kopf_task in pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if ready_task in done:  # kopf has started: ready
+                serving.READINESS.remove(started)
+            if holding in done and not stop.is_set():
+                code = 1  # the Lease may be another replica's now: stop, be restarted
+                stop.set()
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        await kopf_task
+    finally:
+        if elector is not None:
+            await elector.release()
+        if lease_client is not None:
+            await lease_client.close()
+        for check in checks:
+            serving.READINESS.remove(check)
+        await endpoints.stop()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``podmuster run podgrouper [flags]`` as a function; returns the exit code."""
     parser = argparse.ArgumentParser(prog="podmuster run podgrouper")
+    common.add_common_arguments(parser, metrics_port=flags.DEFAULT_METRICS_PORT)
     flags.add_arguments(parser)
     return run(parser.parse_args(argv))

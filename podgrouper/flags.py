@@ -11,19 +11,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from liveprocess.flags import add_common_arguments
 from podgrouper import selectors, settings
+
+DEFAULT_METRICS_PORT = 8084
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``podmuster run podgrouper`` (KAI podgrouper flag names)."""
+    """The podgrouper's own flags (KAI podgrouper flag names); the common ones
+    (:func:`liveprocess.flags.add_common_arguments`) are added by the caller."""
     defaults = settings.PodGrouperSettings()
     cluster = parser.add_argument_group("cluster")
-    cluster.add_argument(
-        "--kubeconfig",
-        default="",
-        help="kubeconfig file (default: $KUBECONFIG, in-cluster service account, ~/.kube/config)",
-    )
-    cluster.add_argument("--context", default="", help="kubeconfig context (default: current)")
     cluster.add_argument(
         "--namespace",
         action="append",
@@ -33,15 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument(
         "--peering",
         default="",
-        help="kopf peering object name for one active replica (default: standalone)",
+        help="kopf peering object name for one active replica (default: standalone; "
+        "--leader-elect, a Lease, is the way every component shares)",
     )
     cluster.add_argument(
-        "--liveness", default="", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz"
+        "--liveness",
+        default="",
+        help="kopf's own liveness endpoint, e.g. http://0.0.0.0:8081/healthz (the common "
+        "/healthz and /readyz are on --metrics-port)",
     )
-    cluster.add_argument(
-        "--log-level", choices=("debug", "info", "warning"), default="info", help="log verbosity"
-    )
-    cluster.add_argument("--log-format", choices=("plain", "full", "json"), default="full")
     group = parser.add_argument_group("grouping")
     group.add_argument("--scheduler-name", default=defaults.scheduler_name)
     group.add_argument("--queue-label-key", default=defaults.queue_label_key)
@@ -90,6 +88,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run the podgrouper operator: PodGroups for pods of the KAI scheduler",
         description="Watch pods and write their PodGroups (KAI podgrouper).",
     )
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     add_arguments(parser)
     parser.set_defaults(handler=run_operator)
     return parser

@@ -5,7 +5,7 @@ Why this module exists: one event loop runs the four components side by side, ea
 with its own client (so one component's burst of writes does not queue behind
 another's), one ``/metrics`` endpoint and, with ``--leader-elect``, one Lease
 (``podmuster-all``) guarding all of them: every component's writes are fenced by it
-(:mod:`scheduler.component.fencing`). Shutdown is graceful: SIGTERM sets one
+(:mod:`liveprocess.fencing`). Shutdown is graceful: SIGTERM sets one
 stop event; the scheduler finishes its cycle, kopf stops its watches, the binder and
 the controllers are cancelled, the Lease is released and the clients closed. If any
 component ends on its own (a bug, a lost Lease), the others are stopped and the
@@ -24,14 +24,14 @@ from typing import Any
 from kubeapi import ratelimit
 from kubeapi.http import KubeHttp
 from kubeapi.protocol import KubeController
+from liveprocess import flags, logs, serving
+from liveprocess.fencing import FencedWrites
+from liveprocess.leader import LeaderElector, identity
 from podgrouper import cli as podgrouper_cli
-from scheduler import metrics_http
 from scheduler.binder.flags import reservation_settings, volume_timeout
 from scheduler.binder.reconciler import Binder
 from scheduler.cache.pools import NodePool
 from scheduler.component import process
-from scheduler.component.fencing import FencedWrites
-from scheduler.component.leader import LeaderElector
 from scheduler.config import ConfigError
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.live import loop
@@ -75,8 +75,7 @@ def main(args: argparse.Namespace) -> int:
     except (ConfigError, ratelimit.RateLimitError, *podgrouper_cli.CONFIG_ERRORS) as exc:
         print(f"podmuster run all: {exc}", file=sys.stderr)
         return 2
-    log_format = "json" if args.log_format == "json" else "plain"
-    process.configure_logging(log_format, logging.getLevelName(args.log_level.upper()))
+    logs.configure_from(args)
     options = loop.Options(
         config=config,
         schedule_period=args.schedule_period,
@@ -105,25 +104,29 @@ async def serve(
     clients = {
         name: KubeHttp(creds, component=f"podmuster-{name}", rate_limit=limit) for name in names
     }
-    server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
+    server = serving.start(METRICS.registry, args.metrics_port, flags.health_port(args))
     elector: LeaderElector | None = None
     check: int | None = None
     code = 0
     try:
         if args.leader_elect:
-            namespace = args.leader_elect_namespace or creds.namespace or "default"
             elector = LeaderElector(
-                clients["controllers"], namespace, process.identity(), name="podmuster-all"
+                clients["controllers"],
+                flags.lease_namespace(args, creds.namespace),
+                identity(),
+                name=flags.lease_name(args, "podmuster-all"),
             )
-            check = metrics_http.READINESS.add("leader election", elector.readiness)
+            check = serving.READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
                 return 0
-        code = await _run_components(args, options, prepared, clients, stop, elector, scaling)
+        code = await _run_components(
+            args, options, prepared, clients, stop, elector, scaling, limit
+        )
     finally:
         if elector is not None:
             await elector.release()
         if check is not None:
-            metrics_http.READINESS.remove(check)
+            serving.READINESS.remove(check)
         await server.stop()
         for client in clients.values():
             await client.close()
@@ -139,6 +142,7 @@ async def _run_components(
     stop: asyncio.Event,
     elector: LeaderElector | None,
     scaling: Settings | None,
+    limit: ratelimit.RateLimit | None = None,
 ) -> int:
     kopf_ready = asyncio.Event()
     writers: dict[str, KubeController] = dict(clients)
@@ -153,7 +157,14 @@ async def _run_components(
             volume_timeout=volume_timeout(args),
         ).run(),
         "controllers": StatusControllers(writers["controllers"], debounce=args.debounce).run(),
-        "podgrouper": podgrouper_cli.operate(args, prepared, stop, kopf_ready),
+        "podgrouper": podgrouper_cli.operate(
+            args,
+            prepared,
+            stop,
+            kopf_ready,
+            limit=limit,
+            fence=None if elector is None else elector.leading,
+        ),
     }
     if scaling is not None:
         adjuster = ScaleAdjuster(writers["node-scale-adjuster"], scaling)
@@ -164,7 +175,8 @@ async def _run_components(
     stopping = asyncio.create_task(stop.wait(), name="stop")
     # kopf installs its own SIGTERM handler when it starts; put ours back so one
     # signal stops every component through the same event (kopf watches it too).
-    reinstall = asyncio.create_task(_reinstall_handlers(kopf_ready, stop))
+    kopf_check = serving.READINESS.waiting("podgrouper", "kopf not started")
+    reinstall = asyncio.create_task(_kopf_started(kopf_ready, stop, kopf_check))
     log.info("started", extra={"component": "all", "components": sorted(work)})
     done, _ = await asyncio.wait({*tasks, stopping}, return_when=asyncio.FIRST_COMPLETED)
     code = 0
@@ -177,12 +189,15 @@ async def _run_components(
                 log.error("%s failed", task.get_name(), exc_info=task.exception())
         stop.set()
     reinstall.cancel()
+    serving.READINESS.remove(kopf_check)
     await _stop(tasks)
     return code
 
 
-async def _reinstall_handlers(ready: asyncio.Event, stop: asyncio.Event) -> None:
+async def _kopf_started(ready: asyncio.Event, stop: asyncio.Event, check: int) -> None:
+    """Once kopf runs: the podgrouper is ready, and our signal handlers are back."""
     await ready.wait()
+    serving.READINESS.remove(check)  # kopf has started: the podgrouper is ready
     process.install_signal_handlers(stop)
 
 

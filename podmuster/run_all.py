@@ -2,8 +2,9 @@
 
 Why: small clusters and the end-to-end tests want every component (podgrouper,
 scheduler, binder, status controllers) in one process with one set of flags. The
-flags are the podgrouper's (KAI names) plus the scheduler's, the binder's and the
-controllers' own; the components load only in :func:`run_all`.
+flags are the common ones (:mod:`liveprocess.flags`; ``--kube-api-qps`` applies to
+each component's client alone), the podgrouper's (KAI names) and the scheduler's, the
+binder's and the controllers' own; the components load only in :func:`run_all`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kubeapi import ratelimit
+from liveprocess.flags import add_common_arguments
 from podgrouper import flags as podgrouper_flags
 from scheduler.binder.flags import add_reservation_arguments, add_volume_arguments
-from scheduler.component.flags import add_leader_arguments, add_metrics_argument
 from scheduler.live.flags import add_bind_arguments, add_cycle_arguments
 from scheduler.scale_adjuster.flags import add_adjuster_arguments
 
@@ -31,6 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Run the podgrouper, the scheduler, the binder and the status "
         "controllers in one process, for small clusters and tests. Lease: podmuster-all.",
     )
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     podgrouper_flags.add_arguments(parser)
     live = parser.add_argument_group("scheduler, binder and controllers")
     add_cycle_arguments(live)
@@ -41,8 +42,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     live.add_argument(
         "--debounce", type=float, default=0.5, help="controllers: seconds to gather changes"
     )
-    add_leader_arguments(live)
-    add_metrics_argument(live, DEFAULT_METRICS_PORT)
     scaling = parser.add_argument_group("node-scale-adjuster (with --cluster-autoscaling)")
     scaling.add_argument(
         "--cluster-autoscaling",
@@ -50,7 +49,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also run the node-scale-adjuster (scaling pods for pending GPU-sharing pods)",
     )
     add_adjuster_arguments(scaling)
-    ratelimit.add_arguments(parser)  # per component: each has its own client
     parser.set_defaults(handler=run_all)
     return parser
 

@@ -10,8 +10,12 @@ import argparse
 from typing import Any
 
 from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
+from liveprocess.flags import add_common_arguments
 
 __all__ = ["add_parser"]
+
+DEFAULT_METRICS_PORT = 8080
+"""Also the port of ``/healthz``, as before the common flags (``--health-port`` 8080)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -46,15 +50,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="/gate-pod holds every new pod of our scheduler behind the queue admission "
         "gate, not only pods of queues annotated kai.scheduler/admission-gate=true",
     )
-    parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: the usual)")
-    parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port of the webhooks")
-    parser.add_argument(
-        "--health-port", type=int, default=8080, help="plain HTTP port of /healthz (-1: off)"
-    )
     parser.add_argument("--tls-cert-file", required=True, help="serving certificate (PEM)")
     parser.add_argument("--tls-key-file", required=True, help="its private key (PEM)")
-    parser.add_argument("--log-level", choices=("debug", "info", "warning"), default="info")
     parser.set_defaults(handler=run_webhooks)
     return parser
 
@@ -66,9 +65,11 @@ def run_webhooks(args: argparse.Namespace) -> int:
     import ssl
     import sys
 
+    from kubeapi import ratelimit
     from kubeapi.credentials import CredentialsError
     from kubeapi.credentials import load as load_credentials
     from kubeapi.http import KubeHttp
+    from liveprocess import flags, logs, serving
     from webhooks import server
 
     # Bad files are one line naming the flag, exit 2, before anything is served.
@@ -83,31 +84,40 @@ def run_webhooks(args: argparse.Namespace) -> int:
         return 2
     try:
         creds = load_credentials(args.kubeconfig, args.context)
-    except CredentialsError as exc:
+        limit = ratelimit.from_arguments(args)
+    except (CredentialsError, ratelimit.RateLimitError) as exc:
         print(f"podmuster run webhooks: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logs.configure_from(args)
+    if args.leader_elect:
+        logging.getLogger("podmuster").info(
+            "--leader-elect: the webhooks answer on every replica; no Lease is taken"
+        )
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        api = KubeHttp(creds, component="podmuster-webhooks")
+        api = KubeHttp(creds, component="podmuster-webhooks", rate_limit=limit)
+        endpoints = serving.start(
+            serving.new_registry(), args.metrics_port, flags.health_port(args)
+        )
+        waiting = serving.READINESS.waiting("webhooks", "not listening yet")
         try:
             await server.serve(
                 server.queue_lister(api),
                 port=args.port,
-                health_port=args.health_port,
                 tls=tls,
                 stop=stop,
                 scheduler_name=args.scheduler_name,
                 gate_all_queues=args.admission_gate_all_queues,
                 queue_label=args.queue_label_key,
+                listening=lambda: serving.READINESS.remove(waiting),
             )
         finally:
+            serving.READINESS.remove(waiting)
+            await endpoints.stop()
             await api.close()
 
     asyncio.run(main())

@@ -186,44 +186,33 @@ async def _decode(request: web.Request, kind: str) -> tuple[dict[str, Any], dict
     return review, obj
 
 
-def _health_app() -> web.Application:
-    async def ok(_: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    app = web.Application()
-    app.router.add_get("/healthz", ok)
-    app.router.add_get("/readyz", ok)
-    return app
-
-
 async def serve(
     queues: QueueLister,
     *,
     port: int,
-    health_port: int,
     tls: ssl.SSLContext,
     stop: asyncio.Event,
     host: str = "0.0.0.0",
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     gate_all_queues: bool = False,
     queue_label: str = QUEUE_LABEL,
+    listening: Callable[[], None] | None = None,
 ) -> None:
-    """Serve the webhooks on ``port`` (HTTPS) and ``/healthz`` on ``health_port`` until ``stop``."""
+    """Serve the webhooks on ``port`` (HTTPS) until ``stop``; ``listening`` is called
+    once the port is open (the process's ``/readyz`` waits for it)."""
     app = build_app(
         queues, scheduler_name, gate_all_queues=gate_all_queues, queue_label=queue_label
     )
-    runners = [web.AppRunner(app), web.AppRunner(_health_app())]
-    for runner in runners:
-        await runner.setup()
+    runner = web.AppRunner(app)
+    await runner.setup()
     try:
-        await web.TCPSite(runners[0], host, port, ssl_context=tls).start()
-        if health_port >= 0:
-            await web.TCPSite(runners[1], host, health_port).start()
-        log.info("webhooks on port %d, health on %d", port, health_port)
+        await web.TCPSite(runner, host, port, ssl_context=tls).start()
+        log.info("webhooks on port %d", port)
+        if listening is not None:
+            listening()
         await stop.wait()
     finally:
-        for runner in runners:
-            await runner.cleanup()
+        await runner.cleanup()
 
 
 def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:

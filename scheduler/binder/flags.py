@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from crds.gpusharing import RESERVATION_NAMESPACE
-from scheduler.component.flags import add_common_arguments
+from liveprocess.flags import add_common_arguments
 
 if TYPE_CHECKING:
     from scheduler.binder.sharing import Settings
@@ -117,7 +117,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(phase, reason, failedAttempts). Fractional-GPU pods first get a reservation "
         "pod per GPU group. Lease: podmuster-binder.",
     )
-    add_common_arguments(parser, DEFAULT_METRICS_PORT)
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument("--workers", type=int, default=8, help="concurrent BindRequests")
     add_reservation_arguments(parser)
     add_volume_arguments(parser)

@@ -185,7 +185,7 @@ class Binder:
         step = sharing.reserve(fraction, node, found, now - started, self.reservations)
         if step.kind == "fail":
             if step.timed_out:
-                self.metrics.gpu_reservations.inc(event="timed_out")
+                self.metrics.gpu_reservations.labels(event="timed_out").inc()
             return Action("fail", node, step.reason)
         if step.kind in ("create", "wait"):
             for manifest in step.pods:
@@ -196,7 +196,7 @@ class Binder:
                     continue  # made meanwhile (another request of the same group)
                 except ApiError as exc:
                     return Action("retry", node, f"creating reservation pod {where}: {exc.message}")
-                self.metrics.gpu_reservations.inc(event="created")
+                self.metrics.gpu_reservations.labels(event="created").inc()
                 if "Pod" in self.caches:
                     self.caches["Pod"].apply("ADDED", created)
                 log.info("reservation pod created", extra={"pod": where, "node": node})
@@ -270,7 +270,7 @@ class Binder:
         now = self.clock()
         if action.kind == "succeed":
             await self._patch_status(request, succeeded_status())
-            self.metrics.binder_results.inc(result="succeeded")
+            self.metrics.binder_results.labels(result="succeeded").inc()
             started = self.first_seen.get(key, now)
             self.metrics.bind_latency.observe((now - started) * 1000.0)
             log.info("bound", extra={"bindrequest": "/".join(key), "node": action.node})
@@ -280,7 +280,7 @@ class Binder:
         status, retry_at = after_failure(request, action.reason, now, retryable=retryable)
         await self._patch_status(request, status)
         result = "retry" if retry_at is not None else "failed"
-        self.metrics.binder_results.inc(result=result)
+        self.metrics.binder_results.labels(result=result).inc()
         log.warning(
             "bind failed: %s",
             action.reason,
@@ -332,7 +332,7 @@ class Binder:
         for pod in plan.reservations:
             group = str(pod["metadata"].get("labels", {}).get(names.GPU_GROUP_LABEL))
             if await self._delete_pod(pod):
-                self.metrics.gpu_reservations.inc(event="deleted")
+                self.metrics.gpu_reservations.labels(event="deleted").inc()
                 log.info(
                     "reservation pod deleted: GPU group %s has no pod left",
                     group,
@@ -341,7 +341,7 @@ class Binder:
         for pod, group in plan.orphans:
             if not await self._delete_pod(pod):
                 continue
-            self.metrics.gpu_reservations.inc(event="orphan_deleted")
+            self.metrics.gpu_reservations.labels(event="orphan_deleted").inc()
             message = (
                 f"pod {_where(pod)} deleted: its GPU group {group} lost its reservation pod "
                 f"(the GPU it shared is no longer held)"

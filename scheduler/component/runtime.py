@@ -2,10 +2,11 @@
 
 Why this module exists: the binder, the status controllers and the scale adjuster
 start and stop the same way. Structured logs (``--log-format json``: one JSON object a
-line, with the ``extra`` fields), a ``/metrics`` endpoint, an optional Lease so one
-replica acts (:mod:`scheduler.component.leader` and :mod:`scheduler.component.process`,
-which the live scheduler uses too; the body's writes are fenced by it,
-:mod:`scheduler.component.fencing`), a ``/readyz`` that fails once the lease is lost,
+line, with the ``extra`` fields), ``/metrics``, ``/healthz`` and ``/readyz``
+(:mod:`liveprocess.serving`), an optional Lease so one replica acts
+(:mod:`liveprocess.leader`, which the live scheduler uses too; the body's writes are
+fenced by it,
+:mod:`liveprocess.fencing`), a ``/readyz`` that fails once the lease is lost,
 and a graceful shutdown: SIGTERM (or SIGINT) cancels the work, releases the Lease so a
 standby takes over at once, and closes the client.
 """
@@ -23,11 +24,11 @@ from kubeapi import ratelimit
 from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.protocol import KubeController
-from scheduler.component.fencing import FencedWrites
-from scheduler.component.leader import LeaderElector
-from scheduler.component.process import configure_logging, identity, install_signal_handlers
+from liveprocess import flags, logs, serving
+from liveprocess.fencing import FencedWrites
+from liveprocess.leader import LeaderElector, identity
+from scheduler.component.process import install_signal_handlers
 from scheduler.metrics import METRICS
-from scheduler.metrics_http import READINESS, start_for
 
 __all__ = ["run", "serve"]
 
@@ -48,13 +49,14 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
     elector: LeaderElector | None = None
     check: int | None = None
     code = 0
-    server = await start_for(METRICS.registry.render, args.metrics_port)
+    server = serving.start(METRICS.registry, args.metrics_port, flags.health_port(args))
     try:
         writer: KubeController = api
         if args.leader_elect:
-            namespace = args.leader_elect_namespace or getattr(creds, "namespace", "") or "default"
-            elector = LeaderElector(api, namespace, identity(), name=f"podmuster-{component}")
-            check = READINESS.add("leader election", elector.readiness)
+            namespace = flags.lease_namespace(args, getattr(creds, "namespace", ""))
+            name = flags.lease_name(args, f"podmuster-{component}")
+            elector = LeaderElector(api, namespace, identity(), name=name)
+            check = serving.READINESS.add("leader election", elector.readiness)
             if not await elector.acquire(stop):
                 return 0
             writer = FencedWrites(api, elector.leading)
@@ -76,7 +78,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
         if elector is not None:
             await elector.release()
         if check is not None:
-            READINESS.remove(check)
+            serving.READINESS.remove(check)
         await server.stop()
         await api.close()
         log.info("stopped", extra={"component": component})
@@ -84,7 +86,7 @@ async def serve(component: str, body: Body, args: argparse.Namespace) -> int:
 
 
 def run(component: str, body: Body, args: argparse.Namespace) -> int:
-    configure_logging(args.log_format, logging.getLevelName(args.log_level.upper()))
+    logs.configure_from(args)
     try:
         return asyncio.run(serve(component, body, args))
     except (CredentialsError, ratelimit.RateLimitError) as exc:

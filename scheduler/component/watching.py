@@ -18,7 +18,7 @@ from kubeapi.backoff import Backoff
 from kubeapi.informer import list_and_watch
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
-from scheduler.metrics_http import READINESS, Readiness
+from liveprocess.serving import READINESS, Readiness
 
 __all__ = ["Store", "key_of", "run_together", "watch_kind"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from scheduler.component.flags import add_common_arguments
+from liveprocess.flags import add_common_arguments
 
 __all__ = ["add_parser"]
 
@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "allocated, allocatedNonPreemptible, requested) and export kai_queue_* metrics. "
         "Lease: podmuster-controllers.",
     )
-    add_common_arguments(parser, DEFAULT_METRICS_PORT)
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument(
         "--debounce", type=float, default=0.5, help="seconds to gather changes before a patch"
     )

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kubeapi import ratelimit
+from liveprocess.flags import add_common_arguments
 from scheduler.cache import pools
+
+DEFAULT_METRICS_PORT = 8080
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,27 +22,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run the scheduler: BindRequests for pending pod groups, every period",
         description="Watch the cluster and schedule pod groups (KAI scheduler).",
     )
-    parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
-    parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument(
         "--scheduler-name",
         default=None,
         help="pods to schedule (default: the --config file's schedulerName, else kai-scheduler)",
     )
-    ratelimit.add_arguments(parser)
     pools.add_arguments(parser)
     add_cycle_arguments(parser)
     add_bind_arguments(parser)
-    parser.add_argument(
-        "--leader-elect", action="store_true", help="run cycles only while holding the Lease"
-    )
-    parser.add_argument(
-        "--leader-elect-namespace", default="", help="the Lease's namespace (default: ours)"
-    )
-    parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
-    parser.add_argument(
-        "--metrics-port", type=int, default=8080, help="/metrics port (0: any free, -1: off)"
-    )
     parser.set_defaults(handler=run_scheduler)
     return parser
 

@@ -20,18 +20,17 @@ from dataclasses import dataclass, field
 
 from crds.documents import gc_paused
 from kubeapi.protocol import KubeController
+from liveprocess.fencing import FencedWrites
+from liveprocess.leader import LeaderElector, identity
+from liveprocess.serving import READINESS, Readiness
 from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.cache.pools import NodePool
-from scheduler.component.fencing import FencedWrites
-from scheduler.component.leader import LeaderElector
-from scheduler.component.process import identity
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
 from scheduler.live.usage_feed import UsageFeed
-from scheduler.metrics_http import READINESS, Readiness
 
 log = logging.getLogger("podmuster.scheduler")
 
@@ -45,6 +44,7 @@ class Options:
     schedule_period: float = 1.0
     leader_elect: bool = False
     lease_namespace: str = "default"
+    lease_name: str = ""  # default: the node pool's (podmuster-scheduler[-POOL])
     identity: str = ""
     backoff_limit: int = 3
     direct_bind: bool = False
@@ -74,7 +74,7 @@ async def run(
             api,
             options.lease_namespace,
             options.identity or identity(),
-            name=options.pool.lease_name,
+            name=options.lease_name or options.pool.lease_name,
         )
     cache = ClusterCache(options.config.scheduler_name, strict=False)
     informers = Informers(api, cache, pool=options.pool)

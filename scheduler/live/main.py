@@ -18,7 +18,7 @@ from kubeapi import ratelimit
 from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
-from scheduler import metrics_http
+from liveprocess import flags, logs, serving
 from scheduler.cache import pools
 from scheduler.component import process
 from scheduler.config import ConfigError, SchedulerConfig, load_config
@@ -80,12 +80,13 @@ def main(args: argparse.Namespace) -> int:
     if args.schedule_period <= 0:
         print("podmuster run scheduler: --schedule-period: must be > 0", file=sys.stderr)
         return 2
-    process.configure_logging(args.log_format)
+    logs.configure_from(args)
     options = loop.Options(
         config=config,
         schedule_period=args.schedule_period,
         leader_elect=args.leader_elect,
-        lease_namespace=args.leader_elect_namespace or creds.namespace,
+        lease_namespace=flags.lease_namespace(args, creds.namespace),
+        lease_name=args.leader_elect_lease_name,
         backoff_limit=args.bind_backoff_limit,
         direct_bind=args.direct_bind,
         pool=pools.from_arguments(args),
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
         stop = asyncio.Event()
         process.install_signal_handlers(stop)
         api = KubeHttp(creds, component="podmuster-scheduler", rate_limit=rate_limit)
-        server = await metrics_http.start_for(METRICS.registry.render, args.metrics_port)
+        server = serving.start(METRICS.registry, args.metrics_port, flags.health_port(args))
         try:
             return await loop.run(api, options, stop)
         finally:

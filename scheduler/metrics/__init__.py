@@ -1,11 +1,10 @@
-"""Prometheus metrics: a small registry, the text format, and KAI's metric names.
+"""Prometheus metrics with KAI's metric names, on ``prometheus_client``.
 
 Why this module exists: operators alert on KAI's metric names (cycle and action
 latency, evictions, queue fair share and allocation), and the time-based fair
-share reads ``kai_queue_allocated_*`` back from Prometheus. ``registry`` writes
-the exposition format by hand (no client library), ``families`` names every
-metric; both are pure. :mod:`scheduler.metrics_http` serves them. Names and
-units: ``docs/metrics.md``.
+share reads ``kai_queue_allocated_*`` back from Prometheus. ``families`` names every
+metric; :mod:`liveprocess.serving` serves the registry. Names and units:
+``docs/metrics.md``.
 
 The scheduler loop calls :func:`observe_result` once per cycle (or the parts:
 :func:`observe_cycle`, :func:`count_binds`, :func:`count_evictions`,
@@ -20,7 +19,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 
 if TYPE_CHECKING:  # the binder and controllers never load the engine
     from scheduler.cycle import CycleResult
@@ -34,7 +32,7 @@ __all__ = [
     "set_queue_shares",
 ]
 
-METRICS: Final = Metrics(Registry())
+METRICS: Final = Metrics()
 """The process-wide metrics every component writes to and the endpoint serves."""
 
 
@@ -52,7 +50,8 @@ def observe_cycle(
 
 def count_binds(n: int, *, metrics: Metrics = METRICS) -> None:
     """``n`` BindRequests created by the scheduler this cycle."""
-    metrics.scheduler_binds.inc(n)
+    if n:
+        metrics.scheduler_binds.inc(n)
 
 
 def count_evictions(
@@ -65,7 +64,7 @@ def count_evictions(
     metrics: Metrics = METRICS,
 ) -> None:
     """``n`` pods of one PodGroup evicted by ``action`` (reclaim, preempt, ...)."""
-    metrics.evicted_pods.inc(n, podgroup=podgroup, uid=uid, nodepool=nodepool, action=action)
+    metrics.evicted_pods.labels(podgroup=podgroup, uid=uid, nodepool=nodepool, action=action).inc(n)
 
 
 def set_queue_shares(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from scheduler.component.flags import add_common_arguments
+from liveprocess.flags import add_common_arguments
 from scheduler.config import ConfigError
 from scheduler.scale_adjuster.deciding import Settings
 
@@ -73,7 +73,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "PodScheduled=False) so cluster-autoscaler or Karpenter add GPU nodes; delete "
         "them when no longer needed. Lease: podmuster-node-scale-adjuster.",
     )
-    add_common_arguments(parser, DEFAULT_METRICS_PORT)
+    add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument("--scheduler-name", default=DEFAULTS.scheduler_name)
     add_adjuster_arguments(parser)
     parser.add_argument(

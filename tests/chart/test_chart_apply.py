@@ -227,7 +227,7 @@ def run_as_account(
 def local_overrides(rendered: Rendered, component: str, tmp: Path) -> dict[str, str | None]:
     """Flags for running ``component`` on this machine beside the others."""
     if component == "podgrouper":
-        return {"--liveness": None}
+        return {"--metrics-port": "0"}
     config = tmp / "scheduler.yaml"
     configmap = next(
         c
@@ -380,7 +380,7 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
             skip=("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"),
         )
         overrides = {
-            "--port": str(port), "--health-port": "-1",
+            "--port": str(port), "--metrics-port": "-1",
             "--tls-cert-file": str(pki.serving_cert), "--tls-key-file": str(pki.serving_key),
         }  # fmt: skip
         with run_as_account(cluster, rendered, "webhooks", namespace, tmp_path, overrides) as proc:

@@ -155,7 +155,7 @@ def test_nothing_may_write_nodes_secrets_or_rbac(helm: Helm) -> None:
                 assert verb in ("get", "list", "watch")
 
 
-@pytest.mark.parametrize("component", ["scheduler", "binder", "controllers"])
+@pytest.mark.parametrize("component", ["podgrouper", "scheduler", "binder", "controllers"])
 def test_leases_are_namespaced_and_named(helm: Helm, component: str) -> None:
     rendered = helm.template()
     role = rendered.get("Role", f"podmuster-{component}-leader-election")
@@ -175,9 +175,8 @@ def test_leases_are_namespaced_and_named(helm: Helm, component: str) -> None:
     ]
 
 
-def test_the_podgrouper_and_webhooks_hold_no_lease(helm: Helm) -> None:
+def test_the_webhooks_hold_no_lease(helm: Helm) -> None:
     rendered = helm.template()
-    assert "podmuster-podgrouper-leader-election" not in rendered.names("Role")
     assert "podmuster-webhooks-leader-election" not in rendered.names("Role")
     roles = helm.template({"leaderElection": {"enabled": False}}).names("Role")
     assert [r for r in roles if "leader-election" in r] == []

@@ -87,17 +87,29 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
     assert parsed.component == component
     if component in ("podgrouper", "scheduler"):
         assert parsed.scheduler_name == "kai-scheduler"
+    # The common flags reach every component (values logFormat, logLevel, kubeApi).
+    assert (parsed.log_format, parsed.log_level) == ("json", "info")
+    assert (parsed.kube_api_qps, parsed.kube_api_burst) == (50, 300)
+    assert (parsed.metrics_port, parsed.health_port) == (8080, None)
     if component == "podgrouper":
         assert parsed.queue_label_key == "kai.scheduler/queue"
-        assert parsed.liveness == "http://0.0.0.0:8080/healthz"
-    elif component == "webhooks":
-        assert (parsed.port, parsed.health_port) == (9443, 8080)
+        assert parsed.liveness == ""
+    if component == "webhooks":
+        assert parsed.port == 9443
         assert parsed.scheduler_name == "kai-scheduler"
         assert parsed.tls_cert_file == "/etc/podmuster/tls/tls.crt"
+        assert not parsed.leader_elect  # every replica answers
     else:
         assert parsed.leader_elect
         assert parsed.leader_elect_namespace == NAMESPACE
-        assert parsed.metrics_port == 8080
+
+
+@pytest.mark.parametrize("component", DEPLOYMENTS)
+def test_log_and_api_values_reach_every_component(helm: Helm, component: str) -> None:
+    values = {"logLevel": "debug", "logFormat": "plain", "kubeApi": {"qps": 20, "burst": 40}}
+    parsed = build_parser().parse_args(args_of(helm.template(values), component))
+    assert (parsed.log_level, parsed.log_format) == ("debug", "plain")
+    assert (parsed.kube_api_qps, parsed.kube_api_burst) == (20, 40)
 
 
 def test_all_mode_is_one_deployment(helm: Helm) -> None:

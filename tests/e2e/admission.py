@@ -34,10 +34,10 @@ def webhooks_server(cluster: Cluster) -> Iterator[int]:
     cert = cluster.local.pki.server("podmuster-webhooks")
     port, health = free_port(), free_port()
     flags = [f"--tls-cert-file={cert.cert}", f"--tls-key-file={cert.key}",
-             f"--port={port}", f"--health-port={health}"]  # fmt: skip
+             f"--port={port}", f"--health-port={health}", "--metrics-port=0"]  # fmt: skip
     with component(cluster, "webhooks", flags) as proc:
-        url = f"http://127.0.0.1:{health}/healthz"
-        wait_until("webhooks /healthz", lambda: http_ok(url), 60, [proc])
+        url = f"http://127.0.0.1:{health}/readyz"  # ready: the HTTPS port listens
+        wait_until("webhooks /readyz", lambda: http_ok(url), 60, [proc])
         yield port
 
 

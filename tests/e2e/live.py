@@ -58,7 +58,7 @@ COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
 
 # The flags each component takes for a fast, quiet test run.
 PIPELINE_FLAGS: dict[str, tuple[str, ...]] = {
-    "podgrouper": ("--log-format=json",),
+    "podgrouper": ("--metrics-port=-1", "--log-format=json"),
     "scheduler": ("--schedule-period=0.5", "--metrics-port=-1", "--log-format=json"),
     "binder": ("--metrics-port=-1", "--log-format=json"),
     "controllers": ("--metrics-port=-1", "--log-format=json", "--debounce=0.2"),

@@ -28,7 +28,7 @@ import pytest
 
 from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
-from scheduler.component.leader import LEASE_API, LeaderElector
+from liveprocess.leader import LEASE_API, LeaderElector
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop
 

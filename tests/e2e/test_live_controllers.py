@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from .controlplane import Cluster
 from .kube import Obj, wait_for
@@ -99,9 +100,14 @@ def test_podgroup_and_queue_statuses(
     assert q_status(team)["allocatedNonPreemptible"] == want["allocatedNonPreemptible"]
 
     text = urllib.request.urlopen(f"http://127.0.0.1:{controllers}/metrics", timeout=10).read()
-    assert f'kai_queue_allocated_cpu_cores{{queue_name="{root}"}} 0.5'.encode() in text
-    assert f'kai_queue_allocated_memory_bytes{{queue_name="{root}"}} 100000000'.encode() in text
-    assert f'kai_queue_deserved_gpus{{queue_name="{team}"}} 2'.encode() in text
+    samples = {
+        (sample.name, sample.labels.get("queue_name")): sample.value
+        for family in text_string_to_metric_families(text.decode())
+        for sample in family.samples
+    }
+    assert samples["kai_queue_allocated_cpu_cores", root] == 0.5
+    assert samples["kai_queue_allocated_memory_bytes", root] == 1e8
+    assert samples["kai_queue_deserved_gpus", team] == 2
 
     # The running pod finishes: it leaves allocated and requested.
     cluster.kubectl.run("delete", "pod", "w-0", "-n", namespace, "--wait=false")

@@ -164,6 +164,8 @@ def test_flags_become_settings() -> None:
         (["--pod-label-selector=a in (b"], "cannot parse term"),
         (["--default-priorities-configmap-name=x"], "must be given together"),
         (["--kubeconfig=/nonexistent"], "cannot read"),
+        (["--leader-elect", "--peering=p"], "--leader-elect and --peering"),
+        (["--kube-api-qps=5", "--kube-api-burst=0"], "--kube-api-burst must be >= 1"),
     ],
 )
 def test_configuration_errors_are_one_line(
@@ -192,10 +194,9 @@ def test_main_runs_the_kopf_operator_with_an_explicit_registry(
         seen.update(kwargs)
 
     monkeypatch.setattr(cli.kopf, "operator", operator)
-    monkeypatch.setattr(cli.kopf, "configure", lambda **kwargs: seen.update(logging=kwargs))
-    assert cli.main(["--kubeconfig", str(path), "--namespace", "a", "--namespace", "b"]) == 0
+    argv = ["--kubeconfig", str(path), "--namespace", "a", "--namespace", "b"]
+    assert cli.main([*argv, "--metrics-port=-1"]) == 0
     assert isinstance(seen["registry"], kopf.OperatorRegistry)
-    assert seen["logging"]["log_format"] is kopf.LogFormat.FULL
     assert (seen["clusterwide"], seen["namespaces"], seen["standalone"]) == (
         False,
         ["a", "b"],
@@ -209,3 +210,50 @@ def test_add_parser_registers_the_subcommand() -> None:
     args = parser.parse_args(["podgrouper", "--scheduler-name", "x"])
     assert args.handler is flags.run_operator
     assert args.scheduler_name == "x"
+
+
+def test_a_fence_wraps_every_write_and_the_limit_reaches_the_client() -> None:
+    from kubeapi.ratelimit import RateLimit
+    from liveprocess.fencing import FencedWrites
+
+    op = cli.build_operator_registry(
+        SETTINGS, CREDS, registry.build_registry(), limit=RateLimit(5, 10), fence=lambda: False
+    )
+    activities = {str(h.id): h.fn for h in op._activities.get_all_handlers()}
+    memo = kopf.Memo()
+    activities["podgrouper/startup"](settings=kopf.OperatorSettings(), memo=memo)
+    kube = handlers.runtime_of(memo).kube
+    assert isinstance(kube, FencedWrites)
+    assert isinstance(kube.api, kubehttp.KubeHttp)
+    asyncio.run(activities["podgrouper/cleanup"](memo=memo))
+
+
+def test_ready_only_once_kopf_has_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from liveprocess import serving
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "current-context": "c",
+                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+                "clusters": [{"name": "k", "cluster": {"server": "https://k"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+            }
+        )
+    )
+    seen: list[list[str]] = []
+
+    async def operator(*, stop_flag: asyncio.Event, ready_flag: asyncio.Event, **_: Any) -> None:
+        seen.append(serving.READINESS.failing())
+        ready_flag.set()
+        for _ in range(500):  # poll, 5 s at most
+            if not serving.READINESS.failing():
+                break
+            await asyncio.sleep(0.01)
+        seen.append(serving.READINESS.failing())
+
+    monkeypatch.setattr(cli.kopf, "operator", operator)
+    assert cli.main(["--kubeconfig", str(path), "--metrics-port=-1"]) == 0
+    assert seen == [["podgrouper: kopf not started"], []]
+    assert serving.READINESS.failing() == []  # nothing left behind

@@ -101,16 +101,23 @@ config merged over scheduler.config. */}}
 
 {{/* Components with leader election (one Lease each). */}}
 {{- define "podmuster.leaderElected" -}}
-scheduler binder controllers all
+podgrouper scheduler binder controllers all node-scale-adjuster
 {{- end -}}
 
-{{/* Flags shared by the scheduler, binder, controllers and all. */}}
-{{- define "podmuster.leaderFlags" -}}
-{{- if .Values.leaderElection.enabled }}
+{{/* The flags every component takes (liveprocess/flags.py): list (root, kind). The
+webhooks answer on every replica, so they take no Lease. */}}
+{{- define "podmuster.commonFlags" -}}
+{{- $root := index . 0 -}}
+{{- $kind := index . 1 -}}
+- --log-format={{ $root.Values.logFormat }}
+- --log-level={{ $root.Values.logLevel }}
+- --kube-api-qps={{ $root.Values.kubeApi.qps }}
+- --kube-api-burst={{ $root.Values.kubeApi.burst }}
+- --metrics-port={{ $root.Values.metricsPort }}
+{{- if and $root.Values.leaderElection.enabled (has $kind (splitList " " (include "podmuster.leaderElected" $root))) }}
 - --leader-elect
-- --leader-elect-namespace={{ .Release.Namespace }}
+- --leader-elect-lease-namespace={{ $root.Release.Namespace }}
 {{- end }}
-- --metrics-port={{ .Values.metricsPort }}
 {{- end -}}
 
 {{/* The GPU reservation pods' flags (binder and all). */}}
@@ -159,9 +166,9 @@ scheduler binder controllers all
 {{- $component := index . 1 -}}
 - run
 - {{ include "podmuster.kind" . }}
+{{ include "podmuster.commonFlags" (list $root (include "podmuster.kind" .)) }}
 {{- if eq $component "podgrouper" }}
 {{ include "podmuster.groupingFlags" $root }}
-- --liveness=http://0.0.0.0:{{ $root.Values.metricsPort }}/healthz
 {{- else if eq (include "podmuster.kind" .) "scheduler" }}
 - --scheduler-name={{ $root.Values.schedulerName }}
 - --config=/etc/podmuster/scheduler.yaml
@@ -171,19 +178,11 @@ scheduler binder controllers all
 {{- end }}
 - --schedule-period={{ $root.Values.scheduler.schedulePeriod }}
 - --bind-backoff-limit={{ $root.Values.scheduler.bindBackoffLimit }}
-- --log-format={{ $root.Values.logFormat }}
-{{- include "podmuster.leaderFlags" $root }}
 {{- else if eq $component "binder" }}
 - --workers={{ $root.Values.binder.workers }}
 {{ include "podmuster.reservationFlags" $root }}
-- --log-format={{ $root.Values.logFormat }}
-- --log-level={{ $root.Values.logLevel }}
-{{- include "podmuster.leaderFlags" $root }}
 {{- else if eq $component "controllers" }}
 - --debounce={{ $root.Values.controllers.debounce }}
-- --log-format={{ $root.Values.logFormat }}
-- --log-level={{ $root.Values.logLevel }}
-{{- include "podmuster.leaderFlags" $root }}
 {{- else if eq $component "webhooks" }}
 - --port={{ $root.Values.webhooks.port }}
 - --scheduler-name={{ $root.Values.schedulerName }}
@@ -191,10 +190,8 @@ scheduler binder controllers all
 {{- if $root.Values.queueAdmission.allQueues }}
 - --admission-gate-all-queues
 {{- end }}
-- --health-port={{ $root.Values.metricsPort }}
 - --tls-cert-file=/etc/podmuster/tls/tls.crt
 - --tls-key-file=/etc/podmuster/tls/tls.key
-- --log-level={{ $root.Values.logLevel }}
 {{- else if eq $component "all" }}
 {{ include "podmuster.groupingFlags" $root }}
 - --config=/etc/podmuster/scheduler.yaml
@@ -203,7 +200,6 @@ scheduler binder controllers all
 - --binder-workers={{ $root.Values.binder.workers }}
 {{ include "podmuster.reservationFlags" $root }}
 - --debounce={{ $root.Values.controllers.debounce }}
-{{- include "podmuster.leaderFlags" $root }}
 {{- end }}
 {{- end -}}
 

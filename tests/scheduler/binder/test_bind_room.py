@@ -16,7 +16,6 @@ from scheduler.binder.reconciler import Binder
 from scheduler.cache.room import NodeRoom, held_on
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 from tests.kits.worlds import bind_request
 
@@ -180,7 +179,7 @@ def _request_for(pod_name: str) -> dict[str, Any]:
 
 def _watching(kube: FakeKube) -> Binder:
     """A binder whose watch caches hold what ``kube`` holds (as :meth:`Binder.run` fills them)."""
-    b = Binder(kube, metrics=Metrics(Registry()))
+    b = Binder(kube, metrics=Metrics())
     b.caches = {kind: Store() for kind in ("Pod", "Node", BR[1])}
     b._synced = {kind: asyncio.Event() for kind in b.caches}
     for (_, kind, _, _), obj in kube.objects.items():
@@ -253,7 +252,7 @@ def test_two_requests_for_the_last_room_bind_one() -> None:
 def test_without_a_synced_pod_watch_nothing_is_refused() -> None:
     """Called without run() (no watch caches), the binder binds as before."""
     kube = _world(a_pod("web", "3", node="n1", phase="Running"))
-    b = Binder(kube, metrics=Metrics(Registry()))
+    b = Binder(kube, metrics=Metrics())
     asyncio.run(b.reconcile("ns", "p"))
     assert _outcome(kube)[0] == "n1"
 

@@ -9,7 +9,6 @@ from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
@@ -66,7 +65,7 @@ def node_of(kube: FakeKube) -> str:
 
 
 def binder(kube: FakeKube, clock: Clock | None = None) -> Binder:
-    return Binder(kube, metrics=Metrics(Registry()), clock=clock or Clock())
+    return Binder(kube, metrics=Metrics(), clock=clock or Clock())
 
 
 def test_binds_and_succeeds() -> None:
@@ -75,8 +74,8 @@ def test_binds_and_succeeds() -> None:
     assert asyncio.run(b.reconcile("ns", "p")) is None
     assert node_of(kube) == "n1"
     assert status(kube) == {"phase": "Succeeded"}
-    assert b.metrics.binder_results.get(result="succeeded") == 1
-    assert b.metrics.bind_latency.count() == 1
+    assert b.metrics.sample("podmuster_binder_binds_total", result="succeeded") == 1
+    assert b.metrics.sample("kai_task_bind_latency_milliseconds_count") == 1
     assert not [c for c in kube.calls if c[0] == "delete"]
 
 
@@ -160,7 +159,7 @@ def test_run_watches_and_binds() -> None:
     kube = world()
 
     async def main() -> None:
-        b = Binder(kube, metrics=Metrics(Registry()))  # the real clock
+        b = Binder(kube, metrics=Metrics())  # the real clock
         task = asyncio.create_task(b.run())
         for _ in range(200):
             await asyncio.sleep(0.01)
@@ -178,7 +177,7 @@ def test_running_binder_reads_from_its_watch_caches_two_calls_per_bind() -> None
     kube = world()
 
     async def main() -> None:
-        b = Binder(kube, metrics=Metrics(Registry()))
+        b = Binder(kube, metrics=Metrics())
         task = asyncio.create_task(b.run())
         for _ in range(200):
             await asyncio.sleep(0.01)

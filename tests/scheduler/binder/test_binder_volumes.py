@@ -18,7 +18,6 @@ from scheduler.api.nodes import NodeMeta
 from scheduler.binder.reconciler import Binder
 from scheduler.binder.volumes import POLL_SECONDS, plan
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 from tests.kits.volumes import HOSTNAME, pv, pvc, storage_class, volume_state
 
@@ -67,7 +66,7 @@ def world(*objects: dict[str, Any], claims: tuple[str, ...] = ("data",)) -> Fake
 
 
 def binder(kube: FakeKube, clock: Clock) -> Binder:
-    return Binder(kube, metrics=Metrics(Registry()), clock=clock, volume_timeout=60.0)
+    return Binder(kube, metrics=Metrics(), clock=clock, volume_timeout=60.0)
 
 
 def stored(kube: FakeKube, kind: str, name: str, namespace: str = "") -> dict[str, Any]:

@@ -12,7 +12,6 @@ from scheduler.binder.reconciler import POLL_SECONDS, Binder
 from scheduler.binder.sharing import Settings, reservation_name
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 
 BR = ("scheduling.run.ai/v1alpha2", "BindRequest")
@@ -72,7 +71,7 @@ def world() -> FakeKube:
 
 
 def binder(kube: FakeKube, clock: Clock, **settings: Any) -> Binder:
-    return Binder(kube, metrics=Metrics(Registry()), clock=clock, reservations=Settings(**settings))
+    return Binder(kube, metrics=Metrics(), clock=clock, reservations=Settings(**settings))
 
 
 def status(kube: FakeKube, name: str = "p") -> dict[str, Any]:
@@ -173,8 +172,8 @@ def test_a_reservation_that_never_reports_fails_the_request_for_good() -> None:
     )
     assert not pod(kube, "p")["spec"].get("nodeName")
     assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
-    assert b.metrics.gpu_reservations.get(event="created") == 1
-    assert b.metrics.gpu_reservations.get(event="timed_out") == 1
+    assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="created") == 1
+    assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="timed_out") == 1
 
 
 def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
@@ -234,7 +233,7 @@ def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
-    assert b.metrics.gpu_reservations.get(event="deleted") == 1
+    assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="deleted") == 1
 
 
 def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() -> None:
@@ -247,7 +246,9 @@ def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() ->
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", "ns", "p") is None
-    assert b.metrics.gpu_reservations.get(event="orphan_deleted") == 1
+    assert (
+        b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="orphan_deleted") == 1
+    )
     [event] = kube.events
     assert event["reason"] == "GPUReservationLost"
     assert event["involvedObject"]["name"] == "p"
@@ -258,7 +259,7 @@ def test_the_running_binder_is_woken_by_the_reservation_pod() -> None:
     kube = world()
 
     async def main() -> None:
-        b = Binder(kube, metrics=Metrics(Registry()), reservations=Settings())
+        b = Binder(kube, metrics=Metrics(), reservations=Settings())
         task = asyncio.create_task(b.run())
         name = reservation_name("n1", "g1")
         for _ in range(200):

@@ -10,7 +10,6 @@ import pytest
 
 from scheduler.controllers.reconciler import StatusControllers, merge_diff
 from scheduler.metrics.families import Metrics
-from scheduler.metrics.registry import Registry
 from tests.kits.fake_kube import FakeKube
 
 PG = ("scheduling.run.ai/v2alpha2", "PodGroup")
@@ -73,7 +72,7 @@ def test_reconcile_patches_podgroup_and_queues_once() -> None:
     kube = cluster()
 
     async def main() -> StatusControllers:
-        ctl = StatusControllers(kube, metrics=Metrics(Registry()), debounce=0.01)
+        ctl = StatusControllers(kube, metrics=Metrics(), debounce=0.01)
         task = asyncio.create_task(ctl.run())
         for _ in range(300):
             await asyncio.sleep(0.01)
@@ -101,17 +100,16 @@ def test_reconcile_patches_podgroup_and_queues_once() -> None:
     root = (kube.stored(*Q, "", "root") or {})["status"]
     assert root["childQueues"] == ["team"]
     assert root["requested"] == {"nvidia.com/gpu": "3"}
-    text = ctl.metrics.registry.render()
-    assert 'kai_queue_allocated_gpus{queue_name="root"} 1' in text
-    assert 'kai_queue_deserved_gpus{queue_name="team"} 4' in text
-    assert 'kai_queue_quota_cpu_cores{queue_name="team"} -1' in text
+    assert ctl.metrics.sample("kai_queue_allocated_gpus", queue_name="root") == 1
+    assert ctl.metrics.sample("kai_queue_deserved_gpus", queue_name="team") == 4
+    assert ctl.metrics.sample("kai_queue_quota_cpu_cores", queue_name="team") == -1
 
 
 def test_pod_finishing_updates_status() -> None:
     kube = cluster()
 
     async def main() -> None:
-        ctl = StatusControllers(kube, metrics=Metrics(Registry()), debounce=0.01)
+        ctl = StatusControllers(kube, metrics=Metrics(), debounce=0.01)
         task = asyncio.create_task(ctl.run())
         await asyncio.sleep(0.2)
         await kube.patch("v1", "Pod", "ns", "a", {"status": {"phase": "Succeeded"}})
@@ -135,7 +133,7 @@ def test_pod_finishing_updates_status() -> None:
 def test_a_status_the_model_refuses_is_not_sent() -> None:
     """Status writes go through crds' PodGroupStatus: a misspelt field never reaches the server."""
     kube = cluster()
-    ctl = StatusControllers(kube, metrics=Metrics(Registry()), debounce=0.01)
+    ctl = StatusControllers(kube, metrics=Metrics(), debounce=0.01)
     group = kube.stored(*PG, "ns", "pg") or {}
     with pytest.raises(pydantic.ValidationError, match="runing"):
         asyncio.run(ctl._patch_status(PG, group, {"runing": 1}))

@@ -14,16 +14,24 @@ import pytest
 from live_objects import api_with, until
 
 from kubeapi.objects import ObjectRef
+from liveprocess.fencing import FencedWrites, NotLeaderError
+from liveprocess.leader import LEASE_API, LeaderElector
+from liveprocess.serving import Readiness, app
 from podmuster.cli import build_parser
-from scheduler.component.fencing import FencedWrites, NotLeaderError
-from scheduler.component.leader import LEASE_API, LeaderElector
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.live import loop
 from scheduler.live.main import config_from
-from scheduler.metrics_http import Readiness, respond
 from tests.kits import worlds as st
 from tests.kits.fake_kube import FakeClock, FakeKube
+
+
+def readyz(checks: Readiness) -> tuple[int, bytes]:
+    """``GET /readyz`` of the endpoint's WSGI app."""
+    seen: dict[str, str] = {}
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/readyz"}
+    body = b"".join(app(None, checks)(environ, lambda status, _: seen.update(status=status)))
+    return int(seen["status"].split()[0]), body
 
 
 def pending_cluster() -> FakeKube:
@@ -121,8 +129,7 @@ def test_readiness_follows_informer_sync_and_the_lease() -> None:
     clock = FakeClock(1_000.0)
 
     def ready() -> tuple[int, bytes]:
-        status, _, body = respond("GET /readyz HTTP/1.1", str, checks)
-        return status, body
+        return readyz(checks)
 
     async def main() -> int:
         other = LeaderElector(fake, "default", "other", clock=clock)
@@ -163,8 +170,7 @@ def test_readiness_waits_for_the_informers() -> None:
         options = loop.Options(SchedulerConfig(), 0.01)
         running = asyncio.create_task(loop.run(Unlisted(), options, stop, readiness=checks))
         await asyncio.sleep(0.02)
-        status, _, body = respond("GET /readyz HTTP/1.1", str, checks)
-        assert (status, body) == (503, b"informers: not synced\n")
+        assert readyz(checks) == (503, b"informers: not synced\n")
         stop.set()
         assert await asyncio.wait_for(running, 5) == 0
 
@@ -236,8 +242,8 @@ def test_a_leader_elected_component_writes_through_the_fence(
     import argparse
 
     import kubeapi.http
+    from liveprocess.serving import READINESS
     from scheduler.component import runtime
-    from scheduler.metrics_http import READINESS
 
     fake = FakeKube()
     monkeypatch.setattr(runtime, "load_credentials", lambda *args: object())

@@ -13,7 +13,7 @@ import asyncio
 import pytest
 
 from kubeapi.errors import TransientError
-from scheduler.component.leader import LEASE_API, LeaderElector
+from liveprocess.leader import LEASE_API, LeaderElector
 from tests.kits.fake_kube import FakeClock, FakeKube
 
 HOUR = 3600.0

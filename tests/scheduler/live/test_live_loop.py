@@ -11,9 +11,9 @@ from pathlib import Path
 
 from live_objects import api_with, until
 
+from liveprocess import logs
+from liveprocess.leader import LEASE_API
 from podmuster.cli import build_parser
-from scheduler.component import process
-from scheduler.component.leader import LEASE_API
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop
 from tests.kits import worlds as st
@@ -44,7 +44,7 @@ def test_leader_runs_cycles_and_releases_the_lease_on_stop() -> None:
 
 def test_json_log_lines_carry_extra_fields() -> None:
     record = logging.makeLogRecord({"msg": "cycle", "levelname": "INFO", "binds": 3})
-    line = json.loads(process.JsonFormatter().format(record))
+    line = json.loads(logs.JsonFormatter().format(record))
     assert (line["msg"], line["level"], line["binds"]) == ("cycle", "info", 3)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line["ts"])
 
@@ -66,7 +66,7 @@ def test_the_log_fields_are_the_documented_ones() -> None:
 
     class Capture(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            lines.append(json.loads(process.JsonFormatter().format(record)))
+            lines.append(json.loads(logs.JsonFormatter().format(record)))
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -7,7 +7,7 @@ component's write paths would be scattered and easy to miss; wrapping the client
 checks it before *every* write, reads and watches passing through untouched.  A refused
 write raises :class:`NotLeaderError`, an :class:`~kubeapi.ApiError`, so each component's
 existing error handling counts it as a failed write and moves on; the component stops
-soon after, when :meth:`~scheduler.component.leader.LeaderElector.hold` returns.
+soon after, when :meth:`~liveprocess.leader.LeaderElector.hold` returns.
 """
 
 from __future__ import annotations

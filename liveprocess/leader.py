@@ -17,7 +17,7 @@ comparing a time written by another replica with ours:
   seconds ago (a standby waits ``leaseDurationSeconds`` from when it saw that write, and
   the deadline is shorter), so a component checks it before writing: once the deadline
   passed without a successful renewal, the lease may have been lost and nothing more is
-  written (:mod:`scheduler.component.fencing`).  :meth:`LeaderElector.hold` returns then.
+  written (:mod:`liveprocess.fencing`).  :meth:`LeaderElector.hold` returns then.
 * Writes carry the read ``resourceVersion``, so of two candidates exactly one wins
   (ConflictError for the other).
 
@@ -30,6 +30,8 @@ import asyncio
 import contextlib
 import datetime
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +46,11 @@ LEASE_API = "coordination.k8s.io/v1"
 
 Record = tuple[str, str, str]
 """What identifies one state of the lease: (holder, renewTime, resourceVersion)."""
+
+
+def identity() -> str:
+    """hostname + pid: unique per replica, readable in ``kubectl get lease``."""
+    return f"{socket.gethostname()}_{os.getpid()}"
 
 
 def _micro(moment: float) -> str:
