@@ -416,10 +416,10 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
             message = refused(cluster, group)
             assert f"PodGroup {namespace}/gang: spec.subGroups[0].parent" in message
             assert "cycle: a -> b -> a" in message
-            group["spec"]["subGroups"] = [
-                {"name": "a", "minMember": 1},
+            group["spec"] = {"queue": team, "subGroups": [  # KAI v0.17: a parent takes minSubGroup
+                {"name": "a", "minSubGroup": 1},
                 {"name": "b", "parent": "a", "minMember": 1},
-            ]
+            ]}  # fmt: skip
             cluster.kubectl.create(group)
             notebook = {
                 "apiVersion": "v1",

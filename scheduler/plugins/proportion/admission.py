@@ -139,7 +139,10 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
         _charge(states, paths[job.queue], job, wanted)
         extras.append(job)
     for job in extras:  # elastic pods beyond the minimum, one at a time, after every gang
-        lifted += _extras(job, session, states, paths[job.queue], set(map(id, lifted)))
+        taken, problem = _extras(job, session, states, paths[job.queue], set(map(id, lifted)))
+        lifted += taken
+        if problem is not None:  # its minimum runs or is let in; an extra pod still waits
+            result.held[job.key] = f"{HELD}: {problem}"
     result.lifted = sorted(p.key for p in lifted)
     return result
 
@@ -150,15 +153,18 @@ def _extras(
     states: dict[str, QueueState],
     path: list[str],
     done: set[int],
-) -> list[PodInfo]:
+) -> tuple[list[PodInfo], str | None]:
+    """The gated pods above ``job``'s minimum its queue can take now, in task order, and
+    the queue's problem with the first one it cannot (None when all are let in)."""
     taken: list[PodInfo] = []
     for pod_set in job.pod_sets:
         for pod in session.pods_in_task_order(pod_set):
             if not pod.admission_gated or pod.status != PodStatus.GATED or id(pod) in done:
                 continue
             wanted = tasks_request([pod])
-            if capacity_problem(states, path, job, wanted) is not None:
-                return taken
+            problem = capacity_problem(states, path, job, wanted)
+            if problem is not None:
+                return taken, problem
             _charge(states, path, job, wanted)
             taken.append(pod)
-    return taken
+    return taken, None

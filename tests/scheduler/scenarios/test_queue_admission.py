@@ -175,7 +175,8 @@ CASES = [
         held={"b": ["gang needs 3 pods", "0 admitted and 2 waiting"]},
     ),
     Case(
-        # elastic: the minimum first, then extra pods one by one while the limit allows
+        # elastic: the minimum first, then extra pods one by one while the limit allows;
+        # the group says why its third pod still waits
         "elastic-extras-one-at-a-time",
         [
             queue("q", gpu_limit=2, admission_gate=True),
@@ -183,6 +184,7 @@ CASES = [
             gated("e", "q", 3, gpus=1, min_member=1),
         ],
         ungated=["e-0", "e-1"],
+        held={"e": ["AdmissionGated", "OverLimit"]},
     ),
     Case(
         # elastic extras wait until every gang's minimum was admitted
@@ -194,6 +196,7 @@ CASES = [
             gated("g", "q", 1, gpus=1, priority_class="train"),
         ],
         ungated=["e-0", "g-0"],
+        held={"e": ["AdmissionGated", "OverLimit"]},
     ),
     Case(
         # only our gate counts: a pod held by someone else's gate alone is not ours to
