@@ -33,7 +33,7 @@ from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
 from .kube import wait_for
 from .live import REPO, component
-from .objects import kai_gang, kai_template, pod_group
+from .objects import batch_job, kai_gang, kai_template, pod_group, wait_running
 from .procs import ManagedProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -171,6 +171,36 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
         return row if row["allocated"].get("nvidia.com/gpu") == "3" else None
 
     wait_for("the queue controller's allocation in top", allocated, timeout=120)
+
+
+def eviction_rows(browser: Any) -> list[str]:
+    return [str(row.text) for row in browser.find_elements("css selector", "tr.eviction")]
+
+
+def test_reclaim_shows_on_the_page_with_its_cause(
+    cluster: Cluster,
+    dashboard: str,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    kai_queues: QueueFactory,
+    tmp_path: Path,
+) -> None:
+    kwok_nodes.add(gpus=2)
+    lender = kai_queues.add("lender", gpu_quota=0)  # runs on borrowed GPUs only
+    owner = kai_queues.add("owner", gpu_quota=2)
+    one_gpu = kai_template(kwok_nodes.pool, gpus=1)
+    cluster.kubectl.create(batch_job("borrow", namespace, lender, one_gpu, parallelism=2))
+    wait_running(cluster, namespace, "job-name=borrow", 2)
+    cluster.kubectl.create(batch_job("claim", namespace, owner, one_gpu, parallelism=2))
+    with headless() as browser:
+        browser.get(dashboard)
+
+        def reclaimed() -> list[str]:
+            return [r for r in eviction_rows(browser) if namespace in r and "reclaim" in r.split()]
+
+        rows = wait_for("the reclaim on the page", reclaimed, timeout=120)
+        assert all("Evicted by the reclaim action for pod group" in r for r in rows)
+        screenshot(browser, "dashboard-evictions.png", tmp_path)
 
 
 def test_explain_names_what_is_missing(
