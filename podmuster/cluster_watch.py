@@ -69,6 +69,7 @@ class ClusterWatch:
         self.cache = ClusterCache(config.scheduler_name, strict=False)
         self.informers = Informers(api, self.cache)
         self.evictions = EvictionEvents()
+        self._last: tuple[float, cluster_view.ClusterView] | None = None
 
     @property
     def synced(self) -> bool:
@@ -84,11 +85,18 @@ class ClusterWatch:
                 list_and_watch(self.api, "v1", "Event", self.evictions), name="informer Event"
             )
 
-    def view(self) -> cluster_view.ClusterView:
-        """The current state as the dashboard shows it."""
+    def view(self, max_age: float = 0.0) -> cluster_view.ClusterView:
+        """The current state as the dashboard shows it.
+
+        With ``max_age`` a view taken less than that many seconds ago is served again:
+        many open pages cost one snapshot and one fair-share division per ``max_age``.
+        """
+        now = time.monotonic()
+        if self._last is not None and now - self._last[0] < max_age:
+            return self._last[1]
         snapshot = self.cache.snapshot(time.time()).snapshot
         objects: Mapping[str, Mapping[str, Any]] = self.informers.objects
-        return cluster_view.build(
+        view = cluster_view.build(
             snapshot,
             queue_shares(snapshot, self.config),
             objects["Queue"].values(),
@@ -96,6 +104,8 @@ class ClusterWatch:
             objects["Pod"].values(),
             self.evictions.events.values(),
         )
+        self._last = (now, view)
+        return view
 
     def explain(self, key: str) -> dict[str, Any] | None:
         """One PodGroup (``namespace/name``) as the dashboard shows a waiting one, or None."""

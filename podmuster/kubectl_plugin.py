@@ -23,13 +23,13 @@ from typing import Any
 
 from crds.errors import InputError
 from crds.names import POD_GROUP_ANNOTATION
-from kubeapi.credentials import CredentialsError
+from kubeapi.credentials import Credentials, CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.errors import ApiError
 from kubeapi.http import KubeHttp
 from podmuster.cluster_view import RESOURCES, amount
 from podmuster.cluster_watch import ClusterWatch
-from scheduler.config import ConfigError
+from scheduler.config import ConfigError, SchedulerConfig
 from scheduler.live.main import config_from
 
 PROG = "kubectl podmuster"
@@ -79,7 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-async def _run(args: argparse.Namespace, creds: Any, config: Any) -> tuple[Any, str]:
+async def _run(
+    args: argparse.Namespace, creds: Credentials, config: SchedulerConfig
+) -> tuple[Any, str]:
     namespace = args.namespace or creds.namespace
     api = KubeHttp(creds, component="kubectl-podmuster")
     watch = ClusterWatch(api, config)

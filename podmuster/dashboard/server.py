@@ -36,6 +36,9 @@ from scheduler.live.main import config_from
 
 log = logging.getLogger("podmuster.dashboard")
 
+VIEW_MAX_AGE = 0.5
+"""Seconds a view is served again to other requests (many open pages, one snapshot)."""
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("podmuster.dashboard", "templates"),
     autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -47,7 +50,7 @@ _ENV.filters["amount"] = amount
 
 
 def render(template: str, watch: ClusterWatch, refresh: float) -> str:
-    state = watch.view().as_dict() if watch.synced else None
+    state = watch.view(VIEW_MAX_AGE).as_dict() if watch.synced else None
     return _ENV.get_template(template).render(
         state=state, refresh_ms=int(refresh * 1000), resources=("gpu", "cpu", "memory")
     )
@@ -65,7 +68,7 @@ def app(watch: ClusterWatch, refresh: float) -> Starlette:
     async def state(request: Request) -> Response:
         if not watch.synced:
             return JSONResponse({"synced": False}, status_code=503)
-        return JSONResponse({"synced": True, **watch.view().as_dict()})
+        return JSONResponse({"synced": True, **watch.view(VIEW_MAX_AGE).as_dict()})
 
     async def healthz(request: Request) -> Response:
         ok = watch.synced

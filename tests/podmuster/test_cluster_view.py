@@ -266,3 +266,10 @@ def _empty_listing(watch: ClusterWatch, kind: str) -> Any:
     from kubeapi.protocol import Listing
 
     return Listing(items=list(watch.informers.objects[kind].values()), resource_version="1")
+
+
+def test_a_recent_view_is_served_again_within_max_age(watch: ClusterWatch) -> None:
+    first = watch.view(max_age=3600)
+    watch.informers.observe("ADDED", group("later"))
+    assert watch.view(max_age=3600) is first
+    assert "ns/later" in {e["podGroup"] for e in watch.view().pending}
