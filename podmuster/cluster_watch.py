@@ -63,12 +63,18 @@ class EvictionEvents:
 class ClusterWatch:
     """The scheduler's informers plus the eviction Events; :meth:`run` until cancelled."""
 
-    def __init__(self, api: KubeWatcher, config: SchedulerConfig) -> None:
+    def __init__(
+        self, api: KubeWatcher, config: SchedulerConfig, *, evictions: bool = True
+    ) -> None:
+        """``evictions=False``: no Event watch (``kubectl podmuster`` shows none)."""
         self.api = api
+        self.watch_events = evictions
         self.config = config
         self.cache = ClusterCache(config.scheduler_name, strict=False)
         self.informers = Informers(api, self.cache)
         self.evictions = EvictionEvents()
+        if not evictions:
+            self.evictions.synced.set()
         self._last: tuple[float, cluster_view.ClusterView] | None = None
 
     @property
@@ -81,9 +87,10 @@ class ClusterWatch:
     async def run(self) -> None:
         async with asyncio.TaskGroup() as group:
             group.create_task(self.informers.run(), name="informers")
-            group.create_task(
-                list_and_watch(self.api, "v1", "Event", self.evictions), name="informer Event"
-            )
+            if self.watch_events:
+                group.create_task(
+                    list_and_watch(self.api, "v1", "Event", self.evictions), name="informer Event"
+                )
 
     def view(self, max_age: float = 0.0) -> cluster_view.ClusterView:
         """The current state as the dashboard shows it.

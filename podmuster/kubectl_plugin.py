@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for the listing"
     )
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="log the client's warnings (retries)"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     explain = commands.add_parser(
         "explain", parents=[common], help="why a pod or PodGroup waits (the scheduler's reasons)"
@@ -68,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # The informers log each failed list and retry; a one-shot command says it once.
+    logging.getLogger("podmuster").setLevel(logging.WARNING if args.verbose else logging.ERROR)
     try:
         config = config_from(args)
         creds = load_credentials(args.kubeconfig, args.context)
@@ -84,15 +90,15 @@ async def _run(
 ) -> tuple[Any, str]:
     namespace = args.namespace or creds.namespace
     api = KubeHttp(creds, component="kubectl-podmuster")
-    watch = ClusterWatch(api, config)
+    watch = ClusterWatch(api, config, evictions=False)
     running = asyncio.create_task(watch.run())
     try:
         try:
             await asyncio.wait_for(watch.wait_synced(), args.timeout)
         except TimeoutError:
-            missing = watch.informers.unsynced()
+            missing = ", ".join(watch.informers.unsynced())
             raise PluginError(
-                f"could not list {', '.join(missing) or 'Events'} within {args.timeout:g}s"
+                f"could not list {missing} within {args.timeout:g}s (-v shows why)"
             ) from None
         if args.command == "explain":
             return explain(watch, namespace, args.target)

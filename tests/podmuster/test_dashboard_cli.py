@@ -17,16 +17,18 @@ from podmuster import kubectl_plugin
 from podmuster.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
+UNREACHABLE = (
+    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+    "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+    "users: [{name: u, user: {token: t}}]\n"
+)
+"""A kubeconfig whose server refuses connections."""
 
 
 def test_refresh_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     kubeconfig = tmp_path / "config"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-        "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-    )
+    kubeconfig.write_text(UNREACHABLE)
     assert main(["run", "dashboard", f"--kubeconfig={kubeconfig}", "--refresh=0"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "podmuster run dashboard: --refresh: must be > 0"
@@ -71,3 +73,15 @@ def test_console_script_is_declared() -> None:
     live = " ".join(project["optional-dependencies"]["live"])
     assert "starlette" in live
     assert "uvicorn" in live
+
+
+def test_plugin_unreachable_server_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(UNREACHABLE)
+    assert kubectl_plugin.main(["top", f"--kubeconfig={kubeconfig}", "--timeout=0.3"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("kubectl podmuster: could not list Node, Pod, PodGroup, Queue")
+    assert err[0].endswith("within 0.3s (-v shows why)")
