@@ -29,7 +29,7 @@ from scheduler.live.committing import (
     EVICTOR_GROUP_NAME,
     EVICTOR_GROUP_NAMESPACE,
 )
-from scheduler.live.statuses import CONDITION_TYPE
+from scheduler.live.statuses import CONDITION_TYPE, message_of
 
 __all__ = ["RESOURCES", "ClusterView", "amount", "build", "eviction_of", "is_eviction"]
 
@@ -177,7 +177,12 @@ def pending_entry(
         "pods": sum(len(ps.pods) for ps in job.pod_sets) if job else 0,
         "allocated": sum(ps.active_allocated() for ps in job.pod_sets) if job else 0,
         "reasons": reasons,
-        "podMessages": list(pod_messages.get(key, [])),
+        # what a pod says beyond its PodGroup's reasons (the scheduler joins them alike)
+        "podMessages": [
+            m
+            for m in pod_messages.get(key, [])
+            if m != message_of([r["message"] for r in reasons])[:4096]
+        ],
     }
     hint = ((raw.get("metadata") or {}).get("annotations") or {}).get(SCALE_UP_HINT_ANNOTATION)
     if hint:

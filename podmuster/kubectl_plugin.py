@@ -178,16 +178,12 @@ def explain_text(what: str, entry: Mapping[str, Any]) -> str:
 
 
 def queues_text(rows: Sequence[Mapping[str, Any]]) -> str:
-    header = ["QUEUE"] + [
-        f"{UNITS[r]} {c}" for r in RESOURCES for c in ("deserved", "fair", "alloc", "limit")
-    ]
+    """A line per queue, children indented; a cell per resource: deserved/fair/alloc/limit."""
+    columns = ("deserved", "fairShare", "allocated", "limit")
+    header = ["QUEUE"] + [f"{UNITS[r]} (deserved / fair / alloc / limit)" for r in RESOURCES]
     body = [
         ["  " * row["depth"] + row["queue"]]
-        + [
-            amount(row[c][r])
-            for r in RESOURCES
-            for c in ("deserved", "fairShare", "allocated", "limit")
-        ]
+        + [" / ".join(amount(row[c][r]) for c in columns) for r in RESOURCES]
         for row in rows
     ]
     return "\n".join(_table(header, body))

@@ -162,6 +162,10 @@ def test_queue_tree_with_the_engines_shares_and_the_controllers_status(watch: Cl
 
 
 def test_waiting_gang_in_the_schedulers_words(watch: ClusterWatch) -> None:
+    other = pod(2)
+    other["metadata"]["resourceVersion"] = "2"
+    other["status"]["conditions"][0]["message"] = "an older word"
+    watch.informers.observe("MODIFIED", other)
     (entry,) = watch.view().pending
     assert entry["podGroup"] == "ns/train"
     assert entry["waiting"] is True
@@ -169,7 +173,7 @@ def test_waiting_gang_in_the_schedulers_words(watch: ClusterWatch) -> None:
         {"nodePool": "default", "reason": "Unschedulable", "message": REASON}
     ]
     assert entry["scaleUpHint"]["nodes"] == 1
-    assert entry["podMessages"] == [REASON]
+    assert entry["podMessages"] == ["an older word"]  # what repeats the reasons is left out
     assert (entry["pods"], entry["allocated"], entry["minMember"]) == (3, 0, 3)
     assert entry["queueNumbers"]["deserved"]["gpu"] == 1
 
