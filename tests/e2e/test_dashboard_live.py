@@ -70,15 +70,26 @@ def dashboard(cluster: Cluster, podmuster: dict[str, ManagedProcess]) -> Iterato
 
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory: pytest.TempPathFactory, cluster: Cluster) -> str:
-    """PATH with ``kubectl`` and a ``kubectl-podmuster`` that runs this tree's plugin."""
+    """PATH with ``kubectl`` and ``kubectl-podmuster``: the console script installed beside
+    this Python when it runs this tree's code, else a script running this tree's plugin."""
+    kubectl_dir = Path(str(cluster.binaries.require("kubectl"))).parent
+    installed = Path(sys.executable).parent / "kubectl-podmuster"
+    if installed.exists() and _runs_this_tree():
+        return os.pathsep.join([str(installed.parent), str(kubectl_dir), os.environ["PATH"]])
     bin_dir = tmp_path_factory.mktemp("plugin-bin")
     shim = bin_dir / "kubectl-podmuster"
     shim.write_text(
         f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m podmuster.kubectl_plugin "$@"\n'
     )
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    kubectl_dir = Path(str(cluster.binaries.require("kubectl"))).parent
     return os.pathsep.join([str(bin_dir), str(kubectl_dir), os.environ.get("PATH", "")])
+
+
+def _runs_this_tree() -> bool:
+    """Whether the installed ``podmuster`` package is this tree's (an editable install)."""
+    import podmuster
+
+    return Path(podmuster.__file__).resolve().parent == REPO / "podmuster"
 
 
 def kubectl_podmuster(cluster: Cluster, path: str, *args: str) -> str:
@@ -133,33 +144,53 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
             written, row = reasons(), pending_row(browser, key)
             final = any(r["message"].startswith("ScaleUpHint:") for r in written)
             shown = all(f"{r['reason']} {r['message']}" in row for r in written)
-            return (written, row) if final and shown else None
+            hinted = "scale-up hint: 1 more node(s)" in row  # the annotation, written apart
+            return (written, row) if final and shown and hinted else None
 
-        written, row = wait_for("the scheduler's reasons on the page", agreed, timeout=120)
+        _, row = wait_for("the scheduler's reasons on the page", agreed, timeout=120)
         assert "scale-up hint: 1 more node(s)" in row
         assert browser.find_elements("css selector", f'tr.queue[data-queue="{queue}"]')
         screenshot(browser, "dashboard-waiting.png", tmp_path)
 
-        said = kubectl_podmuster(cluster, plugin_path, "explain", "pod/train-0", "-n", namespace)
-        assert f"Pod {namespace}/train-0 (PodGroup {key}): waiting" in said
-        for reason in written:
-            assert f"{reason['reason']}: {reason['message']}" in said
-        assert f"Queue {queue}:" in said
-        document = json.loads(
-            kubectl_podmuster(
-                cluster, plugin_path, "explain", "train", "-n", namespace, "-o", "json"
+        # The scheduler rewrites its reasons when their words change (which pod of the
+        # gang did not fit): each check reads the PodGroup again until both agree.
+        def explained() -> str | None:
+            said = kubectl_podmuster(
+                cluster, plugin_path, "explain", "pod/train-0", "-n", namespace
             )
-        )
+            now = reasons()
+            return said if all(f"{r['reason']}: {r['message']}" in said for r in now) else None
+
+        said = wait_for("explain in the scheduler's words", explained, timeout=120)
+        assert f"Pod {namespace}/train-0 (PodGroup {key}): waiting" in said
+        assert f"Queue {queue}:" in said
+
+        def as_json() -> dict[str, Any] | None:
+            document: dict[str, Any] = json.loads(
+                kubectl_podmuster(
+                    cluster, plugin_path, "explain", "train", "-n", namespace, "-o", "json"
+                )
+            )
+            now = [r["message"] for r in reasons()]
+            agree = [r["message"] for r in document["reasons"]] == now
+            return document if agree and "scaleUpHint" in document else None
+
+        document = wait_for("explain -o json in the scheduler's words", as_json, timeout=120)
         assert document["waiting"] is True
-        assert [r["message"] for r in document["reasons"]] == [r["message"] for r in written]
         assert document["scaleUpHint"]["nodes"] == 1
 
         kwok_nodes.add(cpu="32", gpus=2)  # what the autoscaler would do
         wait_for("the gang gone from the page", lambda: not pending_row(browser, key), timeout=120)
         screenshot(browser, "dashboard-scheduled.png", tmp_path)
 
-    said = kubectl_podmuster(cluster, plugin_path, "explain", "podgroup/train", "-n", namespace)
-    assert f"PodGroup {key}: not waiting, 3/3 pods allocated" in said
+    wait_for(
+        "explain: not waiting",
+        lambda: (
+            f"PodGroup {key}: not waiting, 3/3 pods allocated"
+            in kubectl_podmuster(cluster, plugin_path, "explain", "podgroup/train", "-n", namespace)
+        ),
+        timeout=120,
+    )
     queues = json.loads(kubectl_podmuster(cluster, plugin_path, "queues", "-o", "json"))
     (mine,) = [q for q in queues if q["queue"] == queue]
     assert mine["deserved"]["gpu"] == 2
