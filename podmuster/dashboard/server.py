@@ -74,9 +74,13 @@ def app(watch: ClusterWatch, refresh: float) -> Starlette:
         ok = watch.synced
         return PlainTextResponse("ok" if ok else "syncing", status_code=200 if ok else 503)
 
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204)  # browsers ask; a 404 would be a console error
+
     return Starlette(
         routes=[
             Route("/", page),
+            Route("/favicon.ico", no_icon),
             Route("/fragment", fragment),
             Route("/api/state", state),
             Route("/healthz", healthz),

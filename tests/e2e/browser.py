@@ -37,8 +37,14 @@ def headless(width: int = 1400, height: int = 1000) -> Iterator[Any]:
     flags = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
     for flag in (*flags, f"--window-size={width},{height}"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(find("chromedriver")), options=options)
     try:
         yield driver
     finally:
         driver.quit()
+
+
+def console_errors(driver: Any) -> list[Any]:
+    """The page's console entries of level SEVERE since the last call."""
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from .browser import headless
+from .browser import console_errors, headless
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
 from .kube import wait_for
@@ -182,6 +182,7 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
         kwok_nodes.add(cpu="32", gpus=2)  # what the autoscaler would do
         wait_for("the gang gone from the page", lambda: not pending_row(browser, key), timeout=120)
         screenshot(browser, "dashboard-scheduled.png", tmp_path)
+        assert console_errors(browser) == []  # the refreshes included
 
     wait_for(
         "explain: not waiting",
