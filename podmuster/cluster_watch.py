@@ -20,6 +20,7 @@ from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
 from podmuster import cluster_view
 from scheduler.cache.cluster_cache import ClusterCache
+from scheduler.cache.pools import NodePool
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import queue_shares
 from scheduler.live.informers import Informers
@@ -64,14 +65,20 @@ class ClusterWatch:
     """The scheduler's informers plus the eviction Events; :meth:`run` until cancelled."""
 
     def __init__(
-        self, api: KubeWatcher, config: SchedulerConfig, *, evictions: bool = True
+        self,
+        api: KubeWatcher,
+        config: SchedulerConfig,
+        *,
+        evictions: bool = True,
+        pool: NodePool | None = None,
     ) -> None:
-        """``evictions=False``: no Event watch (``kubectl podmuster`` shows none)."""
+        """``evictions=False``: no Event watch (``kubectl podmuster`` shows none); ``pool``:
+        the node pool whose scheduler's view this is (default: the default pool)."""
         self.api = api
         self.watch_events = evictions
         self.config = config
         self.cache = ClusterCache(config.scheduler_name, strict=False)
-        self.informers = Informers(api, self.cache)
+        self.informers = Informers(api, self.cache, pool=pool)
         self.evictions = EvictionEvents()
         if not evictions:
             self.evictions.synced.set()

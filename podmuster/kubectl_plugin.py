@@ -30,6 +30,7 @@ from kubeapi.errors import ApiError
 from kubeapi.http import KubeHttp
 from podmuster.cluster_view import RESOURCES, amount
 from podmuster.cluster_watch import ClusterWatch
+from scheduler.cache import pools
 from scheduler.config import ConfigError, SchedulerConfig
 from scheduler.live.main import config_from
 
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-v", "--verbose", action="store_true", help="log the client's warnings (retries)"
     )
+    pools.add_arguments(common)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     explain = commands.add_parser(
         "explain", parents=[common], help="why a pod or PodGroup waits (the scheduler's reasons)"
@@ -90,7 +92,7 @@ async def _run(
 ) -> tuple[Any, str]:
     namespace = args.namespace or creds.namespace
     api = KubeHttp(creds, component="kubectl-podmuster")
-    watch = ClusterWatch(api, config, evictions=False)
+    watch = ClusterWatch(api, config, evictions=False, pool=pools.from_arguments(args))
     running = asyncio.create_task(watch.run())
     try:
         try:

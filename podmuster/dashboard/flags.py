@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from kubeapi import ratelimit
+from scheduler.cache import pools
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -31,6 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="pods to show (default: the --config file's schedulerName, else kai-scheduler)",
     )
     ratelimit.add_arguments(parser)
+    pools.add_arguments(parser)  # show the view of this node pool's scheduler
     parser.add_argument("--address", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="port to listen on (default 8090)")
     parser.add_argument(

@@ -30,6 +30,7 @@ from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
 from podmuster.cluster_view import amount
 from podmuster.cluster_watch import ClusterWatch
+from scheduler.cache import pools
 from scheduler.component import process
 from scheduler.config import ConfigError
 from scheduler.live.main import config_from
@@ -113,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
         stop = asyncio.Event()
         process.install_signal_handlers(stop)
         api = KubeHttp(creds, component="podmuster-dashboard", rate_limit=rate_limit)
-        watch = ClusterWatch(api, config)
+        watch = ClusterWatch(api, config, pool=pools.from_arguments(args))
         server = _Server(
             uvicorn.Config(
                 app(watch, args.refresh),

@@ -22,6 +22,7 @@ from kubeapi.protocol import KubeWatcher
 from podmuster import kubectl_plugin
 from podmuster.cluster_watch import ClusterWatch
 from podmuster.dashboard import server
+from scheduler.cache.pools import NodePool
 from scheduler.config import SchedulerConfig
 
 GPU = "nvidia.com/gpu"
@@ -277,3 +278,14 @@ def test_a_recent_view_is_served_again_within_max_age(watch: ClusterWatch) -> No
     watch.informers.observe("ADDED", group("later"))
     assert watch.view(max_age=3600) is first
     assert "ns/later" in {e["podGroup"] for e in watch.view().pending}
+
+
+def test_a_node_pools_view_shows_only_that_pool() -> None:
+    watch = ClusterWatch(
+        cast(KubeWatcher, None), SchedulerConfig(), pool=NodePool("a", "kai.scheduler/node-pool")
+    )
+    ours = group("ours")
+    ours["metadata"]["labels"] = {"kai.scheduler/node-pool": "a"}
+    for obj in [queue("team"), ours, group("theirs")]:
+        watch.informers.observe("ADDED", obj)
+    assert [e["podGroup"] for e in watch.view().pending] == ["ns/ours"]
