@@ -22,6 +22,7 @@ from podmuster import (
     schedule_command,
     simulate_command,
 )
+from podmuster.dashboard import flags as dashboard_flags
 from scheduler.binder import flags as binder_flags
 from scheduler.controllers import flags as controllers_flags
 from scheduler.live import flags as scheduler_flags
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_all.add_parser(components)
     webhooks_flags.add_parser(components)
     scale_adjuster_flags.add_parser(components)
+    dashboard_flags.add_parser(components)
     return parser
 
 

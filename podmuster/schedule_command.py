@@ -125,7 +125,7 @@ def _rfc3339(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _triple(values: tuple[float, float, float]) -> dict[str, float]:
+def queue_units(values: tuple[float, float, float]) -> dict[str, float]:
     """Queue units, as in a Queue's spec: GPU devices, CPU millicores, memory MB (10^6 bytes)."""
     gpu, cpu, memory = values
     return {"gpu": gpu, "cpu": cpu, "memory": memory if memory == -1 else memory / 1e6}
@@ -171,11 +171,11 @@ def render(result: CycleResult, explain: bool) -> dict[str, Any]:
             {
                 "queue": q.name,
                 "parent": q.parent,
-                "deserved": _triple(q.deserved),
-                "fairShare": _triple(q.fair_share),
-                "allocated": _triple(q.allocated),
-                "requested": _triple(q.requested),
-                "limit": _triple(q.limit),
+                "deserved": queue_units(q.deserved),
+                "fairShare": queue_units(q.fair_share),
+                "allocated": queue_units(q.allocated),
+                "requested": queue_units(q.requested),
+                "limit": queue_units(q.limit),
             }
             for q in result.queues
         ]

@@ -103,6 +103,16 @@ def open_session(snapshot: ClusterSnapshot, config: SchedulerConfig) -> Session:
     return session
 
 
+def queue_shares(snapshot: ClusterSnapshot, config: SchedulerConfig) -> list[QueueSummary]:
+    """Each queue's deserved, fair share, allocated, requested and limit as a session opens.
+
+    No action runs: what the dashboard and ``kubectl podmuster`` show between cycles, from
+    the same division the scheduler makes (the proportion plugin), never a copy of it.
+    """
+    with gc_paused():
+        return _queue_summaries(open_session(snapshot, config))
+
+
 def run_cycle(
     snapshot: ClusterSnapshot, config: SchedulerConfig, *, explain: bool = False
 ) -> CycleResult:

@@ -90,6 +90,10 @@ class Informers:
     def synced(self) -> bool:
         return all(event.is_set() for event in self._synced.values())
 
+    def unsynced(self) -> list[str]:
+        """The kinds not listed yet (a missing CRD, no RBAC: they stay here)."""
+        return [kind for kind, event in self._synced.items() if not event.is_set()]
+
     async def wait_synced(self) -> None:
         await asyncio.gather(*(event.wait() for event in self._synced.values()))
 
