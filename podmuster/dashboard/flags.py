@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kubeapi import ratelimit
+from liveprocess import flags as common
 from scheduler.cache import pools
 
 
@@ -21,8 +21,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Serve a read-only web dashboard of the scheduler's queues, waiting "
         "pod groups (with the scheduler's reasons and scale-up hints) and recent evictions.",
     )
-    parser.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster)")
-    parser.add_argument("--context", default="", help="kubeconfig context (default: current)")
     parser.add_argument(
         "--config", default="", help="the scheduler's configuration file (YAML), for its shares"
     )
@@ -31,14 +29,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="pods to show (default: the --config file's schedulerName, else kai-scheduler)",
     )
-    ratelimit.add_arguments(parser)
     pools.add_arguments(parser)  # show the view of this node pool's scheduler
     parser.add_argument("--address", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="port to listen on (default 8090)")
     parser.add_argument(
         "--refresh", type=float, default=2.0, help="seconds between page refreshes (default 2)"
     )
-    parser.add_argument("--log-format", choices=("plain", "json"), default="plain")
+    common.add_common_arguments(parser, metrics_port=-1)
     parser.set_defaults(handler=run_dashboard)
     return parser
 

@@ -28,6 +28,9 @@ from kubeapi import ratelimit
 from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.http import KubeHttp
+from liveprocess import flags as common
+from liveprocess import logs
+from liveprocess import serving as liveserving
 from podmuster.cluster_view import amount
 from podmuster.cluster_watch import ClusterWatch
 from scheduler.cache import pools
@@ -108,7 +111,9 @@ def main(args: argparse.Namespace) -> int:
     if args.refresh <= 0:
         print("podmuster run dashboard: --refresh: must be > 0", file=sys.stderr)
         return 2
-    process.configure_logging(args.log_format)
+    logs.configure_from(args)
+    if args.leader_elect:
+        log.info("--leader-elect: the dashboard only reads, on every replica; no Lease is taken")
 
     async def serve() -> int:
         stop = asyncio.Event()
@@ -124,6 +129,12 @@ def main(args: argparse.Namespace) -> int:
                 access_log=False,
             )
         )
+        endpoints = liveserving.start(
+            liveserving.new_registry(), args.metrics_port, common.health_port(args)
+        )
+        syncing = liveserving.READINESS.add(
+            "dashboard informers", lambda: None if watch.synced else "informers not synced yet"
+        )
         watching = asyncio.create_task(watch.run(), name="dashboard informers")
         serving = asyncio.create_task(server.serve(), name="dashboard server")
         log.info("dashboard on http://%s:%d/", args.address, args.port)
@@ -135,6 +146,8 @@ def main(args: argparse.Namespace) -> int:
             await watching
         await serving
         stopped.cancel()
+        liveserving.READINESS.remove(syncing)
+        await endpoints.stop()
         await api.close()
         return 0 if stop.is_set() else 1
 

@@ -17,6 +17,7 @@ COMPONENTS = (
     "all",
     "webhooks",
     "node-scale-adjuster",
+    "dashboard",
 )
 REQUIRED = {"webhooks": ["--tls-cert-file=c", "--tls-key-file=k"]}
 COMMON = (
