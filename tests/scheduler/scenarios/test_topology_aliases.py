@@ -16,7 +16,6 @@ import pytest
 from topology_kit import HOST, RACK, TOPO, ZONE, preferred, required, tnode
 
 from scheduler.api.topology import TopologyInfo, build_domain_tree
-from scheduler.cache.parsing import FieldError
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cache.topologies import read_topology
 from tests.kits.worlds import Scenario, check, job, pod, pod_group, queue, sourced
@@ -158,32 +157,6 @@ def test_aliases_read_into_topology_info() -> None:
     assert info.resolve("rack") == RACK
     assert info.resolve(RACK) == RACK
     assert info.resolve("block") == "block"
-
-
-@pytest.mark.parametrize(
-    ("levels", "field", "message"),
-    [
-        (
-            [{"nodeLabel": "a", "alias": "x"}, {"nodeLabel": "b", "alias": "x"}],
-            "spec",
-            "levels[1].alias 'x' is used by another level",
-        ),
-        (
-            [{"nodeLabel": "a"}, {"nodeLabel": "b", "alias": "a"}],
-            "spec",
-            "levels[1].alias 'a' is the nodeLabel of a level",
-        ),
-        ([{"nodeLabel": "a", "alias": ""}], "spec.levels[0].alias", "at least 1 character"),
-        ([{"nodeLabel": "a", "alias": "bad alias!"}], "spec.levels[0].alias", "match pattern"),
-        ([{"nodeLabel": "a", "alias": 3}], "spec.levels[0].alias", "string"),
-    ],
-)
-def test_bad_alias_names_the_field(levels: list[Obj], field: str, message: str) -> None:
-    body = {"kind": "Topology", "metadata": {"name": "t"}, "spec": {"levels": levels}}
-    with pytest.raises(FieldError) as caught:
-        read_topology(body)
-    assert caught.value.field == field
-    assert message in caught.value.message
 
 
 def test_edited_alias_is_not_served_from_the_tree_cache() -> None:
