@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.nodes import NodeTable
+from scheduler.api.numa import NumaNode
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.queues import QueueTree, QueueVector
@@ -43,3 +44,5 @@ class ClusterSnapshot:
     volumes: VolumeState = field(default_factory=VolumeState)
     # Namespace name -> its labels (namespace selectors of pod affinity terms)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    # Node name -> its NUMA zones from its NodeResourceTopology (NUMA-aware placement)
+    numa: dict[str, NumaNode] = field(default_factory=dict)

@@ -10,6 +10,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Plugin
 from scheduler.plugins.gpusharing import GpuSharingPlugin
 from scheduler.plugins.minruntime import MinRuntimePlugin
+from scheduler.plugins.numa import NumaPlugin
 from scheduler.plugins.ordering import OrderingPlugin
 from scheduler.plugins.pod_affinity import PodAffinityPlugin
 from scheduler.plugins.predicates import PredicatesPlugin
@@ -25,6 +26,7 @@ def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
         GpuSharingPlugin(),
         VolumesPlugin(),
         PodAffinityPlugin(),
+        NumaPlugin(),
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

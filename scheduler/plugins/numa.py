@@ -1,0 +1,149 @@
+"""NUMA-aware placement: predict the kubelet Topology Manager's admission (KAI v0.16/v0.17).
+
+Why: a node whose kubelet runs ``single-numa-node`` or ``restricted`` rejects a pod it
+cannot align on its NUMA zones after the scheduler bound it; the pod then fails with
+``TopologyAffinityError``. This plugin filters such nodes out and, for every NUMA-relevant
+pod, prefers nodes where it spans fewer zones (``100 / span``, KAI's NUMA tier), the
+rule itself being :mod:`scheduler.api.numa`.
+
+Zones are charged as the cycle places pods, like node accounting: the session holds one
+copy of each NUMA node's ``available`` array (only nodes with a NodeResourceTopology,
+zones x columns), a placement subtracts the zones it was predicted to use and a
+deallocation (rollback, eviction) gives them back. Pods placed before the cycle are
+already counted in the published ``available``; those carrying a placement record
+(``kai.scheduler/numa-placement-observed``, else ``-predicted``) give back exactly those
+zones when evicted in the session, others give back nothing (as in KAI: a zone is never
+guessed). When no node publishes a NodeResourceTopology, nothing is registered and
+placements pay nothing.
+
+A pod is NUMA-relevant when it is Guaranteed (CPU, memory and hugepages align) or asks
+for a device some node reports per zone (devices align for every QoS class).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from scheduler.api.numa import NUMA_SCORE, NumaNode, Placement, charge, solve, span
+from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
+from scheduler.cache import numa_reading
+from scheduler.cache.parsing import FieldError
+from scheduler.framework import extension_points as ep
+from scheduler.framework.session import Session
+
+log = logging.getLogger("podmuster.scheduler.numa")
+
+NOT_ALIGNED = "node(s) cannot NUMA-align the pod's resources under their Topology Manager policy"
+
+
+class NumaPlugin:
+    """Registers the NUMA filter and score and follows placements into the zones."""
+
+    name = "numa"
+
+    def on_session_open(self, session: Session) -> None:
+        snapshot = session.snapshot
+        if not snapshot.numa:
+            return
+        nodes = snapshot.nodes
+        width = snapshot.space.width
+        ledger: dict[int, NumaNode] = {}
+        for name, published in snapshot.numa.items():
+            index = nodes.index.get(name)
+            if index is None:
+                continue  # a NodeResourceTopology of a node that is gone
+            copy = published.session_copy()
+            copy.widen(width)
+            ledger[index] = copy
+        if not ledger:
+            return
+        count = len(nodes)
+        max_zones = max(len(n) for n in ledger.values())
+        filters = any(n.policy.filters for n in ledger.values())
+        devices = {c for n in ledger.values() if n.policy.scored for c in n.aware} - {
+            c for n in ledger.values() for c in n.gated
+        }
+        placements: dict[str, tuple[int, Placement]] = {}  # pod uid -> (node, zones)
+        released: dict[str, tuple[int, Placement]] = {}  # evicted this session
+
+        def wants(pod: PodInfo) -> bool:
+            request = pod.numa
+            if request is None:
+                return False
+            if request.guaranteed:
+                return True
+            vector = request.pod
+            return any(c < vector.shape[0] and vector[c] > 0 for c in devices)
+
+        def constrain(pod: PodInfo) -> ep.DynamicConstraint | None:
+            request = pod.numa
+            if request is None or not wants(pod):
+                return None
+            mask = np.ones(count, dtype=bool)
+            score = np.full(count, NUMA_SCORE / max_zones)
+            for index, node in ledger.items():
+                if not node.concerns(request):
+                    score[index] = NUMA_SCORE / len(node)  # unmanaged: assume full spread
+                    continue
+                placement = solve(node, request)
+                if placement is None:
+                    score[index] = 0.0
+                    if node.policy.filters:
+                        mask[index] = False
+                    continue
+                score[index] = NUMA_SCORE / span(placement)
+            return ep.DynamicConstraint(parts=[(mask, NOT_ALIGNED)] if filters else (), score=score)
+
+        def on_allocate(pod: PodInfo) -> None:
+            node = ledger.get(pod.node)
+            if node is None or pod.numa is None or not node.concerns(pod.numa):
+                return
+            earlier = released.pop(pod.uid, None)
+            if earlier is not None and earlier[0] == pod.node:
+                placement = earlier[1]  # an eviction undone: the same zones again
+            else:
+                placement = solve(node, pod.numa) or {}
+            charge(node, placement, 1)
+            placements[pod.uid] = (pod.node, placement)
+
+        def on_deallocate(pod: PodInfo) -> None:
+            record = placements.pop(pod.uid, None)
+            if record is None:
+                return
+            charge(ledger[record[0]], record[1], -1)
+            if pod.status == PodStatus.RELEASING:
+                released[pod.uid] = record
+
+        for pod in snapshot.pods:  # pods placed earlier: their recorded zones, not charged
+            if pod.node in ledger and pod.status in ACTIVE_USED and pod.numa is not None:
+                recorded = _recorded(pod, ledger[pod.node], session)
+                if recorded is not None:
+                    placements[pod.uid] = (pod.node, recorded)
+
+        session.add_dynamic_constraint(constrain)
+        session.add_event_handlers(on_allocate, on_deallocate)
+
+
+def _recorded(pod: PodInfo, node: NumaNode, session: Session) -> Placement | None:
+    """The zones a placement record names, or None (no record, a zone the node lacks)."""
+    try:
+        record = numa_reading.placement_record(pod.annotations, session.snapshot.space)
+    except FieldError as exc:
+        log.warning("pod %s: ignoring its NUMA placement record: %s: %s", pod.key, exc.field, exc)
+        return None
+    if record is None:
+        return None
+    width = node.available.shape[1]
+    placement: Placement = {}
+    for zone_id, amounts in record[1]:
+        if zone_id not in node.zone_ids:
+            return None  # a partial record would give back too little: treat as unknown
+        vector = np.zeros(width, dtype=np.int64)
+        vector[: min(width, amounts.shape[0])] = amounts[:width]
+        placement[node.zone_ids.index(zone_id)] = vector
+    return placement
+
+
+__all__ = ["NOT_ALIGNED", "NumaPlugin"]
