@@ -35,6 +35,19 @@ def one(name: str, *containers: dict[str, str], guaranteed: bool = True) -> list
     ]
 
 
+def on_split(
+    policy: str, *containers: dict[str, str], scope: str = "pod", guaranteed: bool = True
+) -> list[object]:
+    """ "split" with its zones under ``policy``, "big", and a one-pod job "j" to place."""
+    return [
+        queue("q"),
+        SPLIT,
+        BIG,
+        split_zones(policy, scope),
+        *one("j", *containers, guaranteed=guaranteed),
+    ]
+
+
 BIG_POD = {"cpu": "6", "memory": "24Gi", "nvidia.com/gpu": "1"}
 
 SCENARIOS = [
@@ -42,32 +55,26 @@ SCENARIOS = [
     # the pod goes to "big" although bin-packing would pick "split".
     Scenario(
         "single-numa-node-filters-a-split-fit",
-        [queue("q"), SPLIT, BIG, split_zones("single-numa-node"), *one("j", BIG_POD)],
+        on_split("single-numa-node", BIG_POD),
         binds={"j-0": "big"},
     ),
     # Control: best-effort never filters; "split" spans 2 zones (score 100/2) and "big"
     # publishes nothing (assumed the widest node's 2 zones, 100/2): bin-packing decides.
     Scenario(
         "best-effort-admits-the-split",
-        [queue("q"), SPLIT, BIG, split_zones("best-effort"), *one("j", BIG_POD)],
+        on_split("best-effort", BIG_POD),
         binds={"j-0": "split"},
     ),
     # Control: with policy none the node is not modelled.
     Scenario(
         "policy-none-is-not-modelled",
-        [queue("q"), SPLIT, BIG, split_zones("none"), *one("j", BIG_POD)],
+        on_split("none", BIG_POD),
         binds={"j-0": "split"},
     ),
     # 4 CPU + 16Gi + 1 GPU fits zone 0 exactly: kept, and preferred (span 1: 100 vs 50).
     Scenario(
         "single-numa-node-one-zone-fits",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("single-numa-node"),
-            *one("j", {"cpu": "4", "memory": G16, "nvidia.com/gpu": "1"}),
-        ],
+        on_split("single-numa-node", {"cpu": "4", "memory": G16, "nvidia.com/gpu": "1"}),
         binds={"j-0": "split"},
     ),
     # best-effort scores 100 / span: a 4-CPU pod spans one zone of "local" (4 + 4) but
@@ -89,50 +96,26 @@ SCENARIOS = [
     # agree, zones {0,1} hold both, admitted across two zones.
     Scenario(
         "restricted-admits-agreeing-widths",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("restricted"),
-            *one("j", {"cpu": "6", "memory": "24Gi"}),
-        ],
+        on_split("restricted", {"cpu": "6", "memory": "24Gi"}),
         binds={"j-0": "split"},
     ),
     # restricted: 6 CPU wants 2 zones but 8Gi wants 1: the widths disagree, rejected.
     Scenario(
         "restricted-rejects-disagreeing-widths",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("restricted"),
-            *one("j", {"cpu": "6", "memory": "8Gi"}),
-        ],
+        on_split("restricted", {"cpu": "6", "memory": "8Gi"}),
         binds={"j-0": "big"},
     ),
     # 6.5 CPU is not whole cores: the CPU Manager leaves it in the shared pool, only its
     # 8Gi is aligned, which zone 0 holds: kept under single-numa-node.
     Scenario(
         "fractional-cpu-is-not-aligned",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("single-numa-node"),
-            *one("j", {"cpu": "6500m", "memory": "8Gi"}),
-        ],
+        on_split("single-numa-node", {"cpu": "6500m", "memory": "8Gi"}),
         binds={"j-0": "split"},
     ),
     # A Burstable pod (requests only) aligns no CPU or memory: not NUMA-relevant.
     Scenario(
         "burstable-without-devices-is-free",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("single-numa-node"),
-            *one("j", {"cpu": "6", "memory": "24Gi"}, guaranteed=False),
-        ],
+        on_split("single-numa-node", {"cpu": "6", "memory": "24Gi"}, guaranteed=False),
         binds={"j-0": "split"},
     ),
     # Devices align for every QoS: a Burstable pod asking 2 GPUs on zones of 1 GPU each
@@ -152,24 +135,17 @@ SCENARIOS = [
     # zone 1 with zone 0's 1 CPU left); pod scope would need 6 CPU in one zone.
     Scenario(
         "container-scope-aligns-each-container",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("single-numa-node", scope="container"),
-            *one("j", {"cpu": "3", "memory": "1Gi"}, {"cpu": "3", "memory": "1Gi"}),
-        ],
+        on_split(
+            "single-numa-node",
+            {"cpu": "3", "memory": "1Gi"},
+            {"cpu": "3", "memory": "1Gi"},
+            scope="container",
+        ),
         binds={"j-0": "split"},
     ),
     Scenario(
         "pod-scope-aligns-the-whole-pod",
-        [
-            queue("q"),
-            SPLIT,
-            BIG,
-            split_zones("single-numa-node"),
-            *one("j", {"cpu": "3", "memory": "1Gi"}, {"cpu": "3", "memory": "1Gi"}),
-        ],
+        on_split("single-numa-node", {"cpu": "3", "memory": "1Gi"}, {"cpu": "3", "memory": "1Gi"}),
         binds={"j-0": "big"},
     ),
     # Zones are charged as the cycle places pods: "numa" has 12 CPU in three zones of 4.
