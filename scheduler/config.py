@@ -45,6 +45,10 @@ class SchedulerConfig:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     # every queue under the admission gate, not only the annotated ones (§5.11)
     admission_gate_all_queues: bool = False
+    # NUMA-aware placement (plugins.numa.enabled, opt-in as in KAI) and the resources
+    # published per zone that the kubelet does not align (plugins.numa.arguments.ignoreList)
+    numa: bool = False
+    numa_ignore: tuple[str, ...] = ()
 
     def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
         return replace(self, actions=validate_actions(actions, "actions"))
@@ -181,4 +185,28 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         if not isinstance(raw, bool):
             raise ConfigError(f"queueAdmissionGate: expected true or false, got {raw!r}")
         values["admission_gate_all_queues"] = raw
+    values.update(_numa(plugins.get("numa")))
     return replace(config, **values)
+
+
+def _numa(raw: Any) -> dict[str, Any]:
+    """``plugins.numa``: ``enabled`` and ``arguments.ignoreList`` (comma-separated names)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("plugins.numa: expected a mapping with enabled and arguments")
+    values: dict[str, Any] = {}
+    if "enabled" in raw:
+        if not isinstance(raw["enabled"], bool):
+            raise ConfigError(
+                f"plugins.numa.enabled: expected true or false, got {raw['enabled']!r}"
+            )
+        values["numa"] = raw["enabled"]
+    arguments = raw.get("arguments") or {}
+    if not isinstance(arguments, Mapping):
+        raise ConfigError("plugins.numa.arguments: expected a mapping")
+    ignore = arguments.get("ignoreList", "")
+    if not isinstance(ignore, str):
+        raise ConfigError(f"plugins.numa.arguments.ignoreList: expected a string, got {ignore!r}")
+    values["numa_ignore"] = tuple(n.strip() for n in ignore.split(",") if n.strip())
+    return values

@@ -21,12 +21,13 @@ from scheduler.plugins.volumes import VolumesPlugin
 
 def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
     """The default plugin set, in KAI's order (predicates, proportion, ordering, scoring)."""
+    numa: list[Plugin] = [NumaPlugin(config.numa_ignore)] if config.numa else []
     return [
         PredicatesPlugin(),
         GpuSharingPlugin(),
         VolumesPlugin(),
         PodAffinityPlugin(),
-        NumaPlugin(),
+        *numa,
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

@@ -13,8 +13,8 @@ deallocation (rollback, eviction) gives them back. Pods placed before the cycle 
 already counted in the published ``available``; those carrying a placement record
 (``kai.scheduler/numa-placement-observed``, else ``-predicted``) give back exactly those
 zones when evicted in the session, others give back nothing (as in KAI: a zone is never
-guessed). When no node publishes a NodeResourceTopology, nothing is registered and
-placements pay nothing.
+guessed). The plugin is opt-in (``plugins.numa.enabled``, as in KAI); when no node
+publishes a NodeResourceTopology, nothing is registered and placements pay nothing.
 
 A pod is NUMA-relevant when it is Guaranteed (CPU, memory and hugepages align) or asks
 for a device some node reports per zone (devices align for every QoS class).
@@ -43,6 +43,9 @@ class NumaPlugin:
 
     name = "numa"
 
+    def __init__(self, ignore: tuple[str, ...] = ()) -> None:
+        self.ignore = ignore  # resources published per zone that the kubelet does not align
+
     def on_session_open(self, session: Session) -> None:
         snapshot = session.snapshot
         if not snapshot.numa:
@@ -50,12 +53,15 @@ class NumaPlugin:
         nodes = snapshot.nodes
         width = snapshot.space.width
         ledger: dict[int, NumaNode] = {}
+        ignored = {snapshot.space.find(name) for name in self.ignore} - {None}
         for name, published in snapshot.numa.items():
             index = nodes.index.get(name)
             if index is None:
                 continue  # a NodeResourceTopology of a node that is gone
             copy = published.session_copy()
             copy.widen(width)
+            if ignored:
+                copy.aware = tuple(c for c in copy.aware if c not in ignored)
             ledger[index] = copy
         if not ledger:
             return

@@ -15,10 +15,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler.config import SchedulerConfig
 from tests.kits.numa_kit import gpod, nrt, zone
 from tests.kits.worlds import node, pod_group, queue, run_objects
 
-GI = 2**30
+NUMA = SchedulerConfig(actions=("allocate",), numa=True)
 
 zones_st = st.lists(
     st.tuples(st.integers(1, 6), st.integers(0, 6), st.integers(1, 8), st.integers(0, 8)),
@@ -78,7 +79,7 @@ def test_no_zone_over_committed(
             name = f"j{j}-{i}"
             requests[f"default/{name}"] = (cpu, mem)
             objects.append(gpod(name, f"j{j}", [{"cpu": str(cpu), "memory": f"{mem}Gi"}]))
-    result = run_objects(objects)
+    result = run_objects(objects, NUMA)
     placed: dict[str, list[tuple[int, int]]] = {}
     for bind in result.binds:
         placed.setdefault(bind.node, []).append(requests[bind.pod])

@@ -25,6 +25,7 @@ from scheduler.cache.numa_reading import (
 )
 from scheduler.cache.parsing import FieldError, pod_request
 from scheduler.cache.snapshotting import build_snapshot
+from scheduler.config import ConfigError, load_config
 from tests.kits.numa_kit import nrt, zone
 from tests.kits.worlds import node, sourced
 
@@ -198,3 +199,26 @@ def test_bad_placement_record_names_the_annotation(raw: str, field: str) -> None
     with pytest.raises(FieldError) as caught:
         placement_record({NUMA_PLACEMENT_OBSERVED_ANNOTATION: raw}, ResourceSpace())
     assert caught.value.field == field
+
+
+def test_numa_config() -> None:
+    config = load_config(
+        {"plugins": {"numa": {"enabled": True, "arguments": {"ignoreList": "memory, x/y"}}}}
+    )
+    assert config.numa
+    assert config.numa_ignore == ("memory", "x/y")
+    assert not load_config({}).numa
+
+
+@pytest.mark.parametrize(
+    ("numa", "message"),
+    [
+        ("on", "plugins.numa: expected a mapping"),
+        ({"enabled": "yes"}, "plugins.numa.enabled: expected true or false"),
+        ({"arguments": "x"}, "plugins.numa.arguments: expected a mapping"),
+        ({"arguments": {"ignoreList": ["memory"]}}, "plugins.numa.arguments.ignoreList"),
+    ],
+)
+def test_bad_numa_config_names_the_key(numa: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config({"plugins": {"numa": numa}})

@@ -10,12 +10,16 @@ resources agree on; best-effort never filters), pod and container scope, the sco
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from scheduler.config import SchedulerConfig
 from tests.kits.numa_kit import gpod, nrt, zone
 from tests.kits.worlds import Scenario, check, node, pod_group, queue
 
 G16 = "16Gi"
+NUMA = SchedulerConfig(actions=("allocate",), numa=True)
 
 # "split": 8 CPU, 32Gi, 1 GPU in two zones, the GPU on zone 0 (KAI's docs example).
 SPLIT = node("split", cpu="8", memory="32Gi", gpus=1)
@@ -207,4 +211,18 @@ SCENARIOS = [
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=str)
 def test_numa(scenario: Scenario) -> None:
-    check(scenario)
+    check(replace(scenario, config=NUMA))
+
+
+def test_numa_is_opt_in() -> None:
+    """Without plugins.numa.enabled the published zones are not read into placement."""
+    check(Scenario("disabled", on_split("single-numa-node", BIG_POD), binds={"j-0": "split"}))
+
+
+def test_ignore_list_drops_a_resource_from_alignment() -> None:
+    """24Gi fits no 16Gi zone; with memory ignored (no Memory Manager) only the 2 CPUs
+    are aligned, which zone 0 holds."""
+    objects = on_split("single-numa-node", {"cpu": "2", "memory": "24Gi"})
+    check(Scenario("strict", objects, binds={"j-0": "big"}, config=NUMA))
+    ignoring = replace(NUMA, numa_ignore=("memory",))
+    check(Scenario("ignored", objects, binds={"j-0": "split"}, config=ignoring))

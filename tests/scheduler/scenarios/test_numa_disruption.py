@@ -10,6 +10,7 @@ is never guessed), so its eviction cannot make a pod NUMA-alignable.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from disruption_kit import Disruption, check
@@ -83,4 +84,4 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_numa_disruption(case: Disruption) -> None:
-    check(case)
+    check(replace(case, settings={"numa": True}))
