@@ -88,6 +88,7 @@ class PodInfo:
         "node_selector",
         "nominated_node",
         "numa",
+        "numa_source",
         "pod_affinity",
         "pod_set",
         "quota",
@@ -156,6 +157,8 @@ class PodInfo:
         self.admission_gated = False
         # What the kubelet's Topology Manager would align (None: nothing, most pods).
         self.numa: NumaRequest | None = None
+        # (spec, status) kept to build ``numa`` when NUMA placement first asks
+        self.numa_source: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

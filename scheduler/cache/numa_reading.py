@@ -22,7 +22,8 @@ import numpy as np
 
 from crds import names, rules
 from scheduler.api.numa import NumaNode, NumaPolicy, NumaRequest, NumaScope
-from scheduler.api.resources import CPU, MEMORY, PODS, ResourceSpace, Vector
+from scheduler.api.pods import PodInfo
+from scheduler.api.resources import CPU, PODS, ResourceSpace, Vector
 from scheduler.cache import parsing
 from scheduler.cache.parsing import MAP, FieldError
 
@@ -175,14 +176,8 @@ def pod_numa_request(
     """
     app = [c for c in spec.get("containers") or () if isinstance(c, MAP)]
     inits = [(c, r) for c, r in rules.init_containers_of(spec) if isinstance(c, MAP)]
-    qos = status.get("qosClass")
-    if isinstance(qos, str) and qos:
-        guaranteed = qos == "Guaranteed"
-    else:
-        guaranteed = _guaranteed_spec([*app, *(c for c, _ in inits)])
-    devices = request.copy()
-    devices[[CPU, MEMORY, PODS]] = 0
-    if not guaranteed and not devices.any():
+    guaranteed = _guaranteed(spec, status)
+    if not guaranteed and not _asks_devices(request):
         return None
 
     def unit(container: Mapping[str, Any], field: str) -> Vector:
@@ -202,6 +197,39 @@ def pod_numa_request(
     pod[CPU] = _pod_cpu(concurrent, serial, inits)
     pod[PODS] = 0
     return NumaRequest(guaranteed, pod, tuple(concurrent), tuple(serial))
+
+
+def _guaranteed(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    qos = status.get("qosClass")
+    if isinstance(qos, str) and qos:
+        return qos == "Guaranteed"
+    containers = [c for c in spec.get("containers") or () if isinstance(c, MAP)]
+    inits = [c for c, _ in rules.init_containers_of(spec) if isinstance(c, MAP)]
+    return _guaranteed_spec([*containers, *inits])
+
+
+def _asks_devices(request: Vector) -> bool:
+    """A GPU or any extended resource (the columns after cpu, memory, pods)."""
+    return bool(request[PODS + 1 :].any())
+
+
+def defer_numa_request(pod: PodInfo, spec: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+    """Keep what :func:`numa_request_of` needs, only for pods a policy could align.
+
+    The request itself is built when NUMA placement first asks (most clusters never do),
+    so reading a pod costs one QoS and one device test.
+    """
+    if _guaranteed(spec, status) or _asks_devices(pod.request):
+        pod.numa_source = (spec, status)
+
+
+def numa_request_of(pod: PodInfo, space: ResourceSpace) -> NumaRequest | None:
+    """The pod's NUMA request, built once from what :func:`defer_numa_request` kept."""
+    if pod.numa is None and pod.numa_source is not None:
+        spec, status = pod.numa_source
+        pod.numa = pod_numa_request(spec, status, pod.request, space)
+        pod.numa_source = None
+    return pod.numa
 
 
 def _whole_cores(milli: int) -> int:
@@ -275,6 +303,8 @@ def _known_amounts(raw: Any, field: str, space: ResourceSpace) -> Vector:
 
 __all__ = [
     "ZONE_TYPE_NODE",
+    "defer_numa_request",
+    "numa_request_of",
     "placement_record",
     "pod_numa_request",
     "read_node_resource_topology",

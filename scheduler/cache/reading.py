@@ -161,9 +161,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
     _read_gpu_kind(pod, space)
-    pod.numa = numa_reading.pod_numa_request(
-        spec, status if isinstance(status, MAP) else {}, pod.request, space
-    )
+    numa_reading.defer_numa_request(pod, spec, status if isinstance(status, MAP) else {})
     return pod
 
 

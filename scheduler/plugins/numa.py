@@ -74,8 +74,10 @@ class NumaPlugin:
         placements: dict[str, tuple[int, Placement]] = {}  # pod uid -> (node, zones)
         released: dict[str, tuple[int, Placement]] = {}  # evicted this session
 
+        space = snapshot.space
+
         def wants(pod: PodInfo) -> bool:
-            request = pod.numa
+            request = numa_reading.numa_request_of(pod, space)
             if request is None:
                 return False
             if request.guaranteed:
@@ -84,7 +86,9 @@ class NumaPlugin:
             return any(c < vector.shape[0] and vector[c] > 0 for c in devices)
 
         def constrain(pod: PodInfo) -> ep.DynamicConstraint | None:
-            request = pod.numa
+            if pod.numa_source is None and pod.numa is None:
+                return None  # cheaply: most pods
+            request = numa_reading.numa_request_of(pod, space)
             if request is None or not wants(pod):
                 return None
             mask = np.ones(count, dtype=bool)
@@ -104,13 +108,16 @@ class NumaPlugin:
 
         def on_allocate(pod: PodInfo) -> None:
             node = ledger.get(pod.node)
-            if node is None or pod.numa is None or not node.concerns(pod.numa):
+            if node is None:
+                return
+            request = numa_reading.numa_request_of(pod, space)
+            if request is None or not node.concerns(request):
                 return
             earlier = released.pop(pod.uid, None)
             if earlier is not None and earlier[0] == pod.node:
                 placement = earlier[1]  # an eviction undone: the same zones again
             else:
-                placement = solve(node, pod.numa) or {}
+                placement = solve(node, request) or {}
             charge(node, placement, 1)
             placements[pod.uid] = (pod.node, placement)
 
@@ -123,7 +130,11 @@ class NumaPlugin:
                 released[pod.uid] = record
 
         for pod in snapshot.pods:  # pods placed earlier: their recorded zones, not charged
-            if pod.node in ledger and pod.status in ACTIVE_USED and pod.numa is not None:
+            if (
+                pod.node in ledger
+                and pod.status in ACTIVE_USED
+                and numa_reading.numa_request_of(pod, space) is not None
+            ):
                 recorded = _recorded(pod, ledger[pod.node], session)
                 if recorded is not None:
                     placements[pod.uid] = (pod.node, recorded)

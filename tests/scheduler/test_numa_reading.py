@@ -19,11 +19,13 @@ from crds.names import NUMA_PLACEMENT_OBSERVED_ANNOTATION, NUMA_PLACEMENT_PREDIC
 from scheduler.api.numa import NumaPolicy, NumaScope
 from scheduler.api.resources import CPU, GPU, MEMORY, ResourceSpace
 from scheduler.cache.numa_reading import (
+    numa_request_of,
     placement_record,
     pod_numa_request,
     read_node_resource_topology,
 )
 from scheduler.cache.parsing import FieldError, pod_request
+from scheduler.cache.reading import read_pod
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, load_config
 from tests.kits.numa_kit import nrt, zone
@@ -222,3 +224,28 @@ def test_numa_config() -> None:
 def test_bad_numa_config_names_the_key(numa: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config({"plugins": {"numa": numa}})
+
+
+def test_request_built_only_when_asked_and_only_for_candidates() -> None:
+    space = ResourceSpace()
+    cpu_only = _pod_body({"cpu": "2", "memory": "1Gi"}, "requests")
+    gpu = _pod_body({"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"}, "requests")
+    plain = read_pod(cpu_only, space, "kai-scheduler")
+    assert plain.numa_source is None
+    assert numa_request_of(plain, space) is None
+    device = read_pod(gpu, space, "kai-scheduler")
+    assert device.numa is None
+    assert device.numa_source is not None
+    request = numa_request_of(device, space)
+    assert request is not None
+    assert device.numa is request
+    assert device.numa_source is None
+
+
+def _pod_body(resources: dict[str, str], key: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "d"},
+        "spec": {"containers": [{"name": "c", "resources": {key: resources}}]},
+    }
