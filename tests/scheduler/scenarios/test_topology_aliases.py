@@ -18,7 +18,7 @@ from topology_kit import HOST, RACK, TOPO, ZONE, preferred, required, tnode
 from scheduler.api.topology import TopologyInfo, build_domain_tree
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cache.topologies import read_topology
-from tests.kits.worlds import Scenario, check, job, pod, pod_group, queue, sourced
+from tests.kits.worlds import Scenario, check, job, pod, pod_group, queue, run_objects, sourced
 
 Obj = dict[str, Any]
 
@@ -166,3 +166,20 @@ def test_edited_alias_is_not_served_from_the_tree_cache() -> None:
     assert before.level_index("rack") == 1
     assert after.level_index("rack") is None
     assert after.level_index("r") == 1
+
+
+def test_scale_up_hint_names_the_level_by_its_node_label() -> None:
+    """A gang requiring "rack" (an alias) that no rack holds: the hint's level is the node
+    label an autoscaler can put on new nodes, not the alias."""
+    result = run_objects(
+        [
+            queue("q"),
+            aliased(rack=RACK),
+            *RACKS,
+            job("j", "q", 7, gpus=1, topology=required("rack")),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/j"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.topology is not None
+    assert outcome.scale_up_hint.topology["level"] == RACK
