@@ -25,9 +25,21 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import numpy.typing as npt
 
-from scheduler.api.numa import NUMA_SCORE, NumaNode, Placement, charge, solve, span
+from scheduler.api.numa import (
+    NUMA_SCORE,
+    NumaNode,
+    NumaPolicy,
+    NumaRequest,
+    NumaScope,
+    Placement,
+    charge,
+    solve,
+    span,
+)
 from scheduler.api.pods import ACTIVE_USED, PodInfo, PodStatus
+from scheduler.api.resources import widen
 from scheduler.cache import numa_reading
 from scheduler.cache.parsing import FieldError
 from scheduler.framework import extension_points as ep
@@ -71,6 +83,7 @@ class NumaPlugin:
         devices = {c for n in ledger.values() if n.policy.scored for c in n.aware} - {
             c for n in ledger.values() for c in n.gated
         }
+        fast = _OneZoneNodes(ledger, max_zones, width)
         placements: dict[str, tuple[int, Placement]] = {}  # pod uid -> (node, zones)
         released: dict[str, tuple[int, Placement]] = {}  # evicted this session
 
@@ -93,7 +106,8 @@ class NumaPlugin:
                 return None
             mask = np.ones(count, dtype=bool)
             score = np.full(count, NUMA_SCORE / max_zones)
-            for index, node in ledger.items():
+            fast.judge(request, mask, score)
+            for index, node in fast.others:
                 if not node.concerns(request):
                     score[index] = NUMA_SCORE / len(node)  # unmanaged: assume full spread
                     continue
@@ -141,6 +155,49 @@ class NumaPlugin:
 
         session.add_dynamic_constraint(constrain)
         session.add_event_handlers(on_allocate, on_deallocate)
+
+
+class _OneZoneNodes:
+    """The single-numa-node, pod-scope nodes judged for a pod in one vectorised test.
+
+    Their ``available`` arrays become views into one (nodes, zones, columns) array, so
+    charging a node (in place) is seen here; padding zones hold nothing. A pod aligns on
+    such a node when some zone holds every aligned request: ``100`` then, else filtered.
+    """
+
+    def __init__(self, ledger: dict[int, NumaNode], zones: int, width: int) -> None:
+        chosen = [
+            (i, n)
+            for i, n in ledger.items()
+            if n.policy == NumaPolicy.SINGLE_NUMA_NODE and n.scope == NumaScope.POD
+        ]
+        taken = {i for i, _ in chosen}
+        self.others = [(i, n) for i, n in ledger.items() if i not in taken]
+        self.index = np.array([i for i, _ in chosen], dtype=np.intp)
+        self.zones = np.array([len(n) for _, n in chosen], dtype=np.float64)
+        self.available = np.zeros((len(chosen), zones, width), dtype=np.int64)
+        self.aligned = np.zeros((len(chosen), width), dtype=bool)
+        self.devices = np.zeros((len(chosen), width), dtype=bool)
+        for k, (_, node) in enumerate(chosen):
+            self.available[k, : len(node)] = node.available
+            node.available = self.available[k, : len(node)]
+            self.aligned[k, list(node.aware)] = True
+            self.devices[k, [c for c in node.aware if c not in node.gated]] = True
+
+    def judge(self, request: NumaRequest, mask: ep.Mask, score: npt.NDArray[np.float64]) -> None:
+        if not len(self.index):
+            return
+        width = self.available.shape[2]
+        need = widen(request.pod, width) if request.pod.shape[0] < width else request.pod[:width]
+        aligned = self.aligned if request.guaranteed else self.devices
+        relevant: ep.Mask = np.logical_and(aligned, need > 0)
+        holds: ep.Mask = np.logical_or(self.available >= need, ~relevant[:, None, :])
+        fits: ep.Mask = np.any(np.all(holds, axis=2), axis=1)
+        concerned: ep.Mask = np.logical_or(relevant.any(axis=1), request.guaranteed)
+        score[self.index] = np.where(
+            concerned, np.where(fits, NUMA_SCORE, 0.0), NUMA_SCORE / self.zones
+        )
+        mask[self.index] = ~concerned | fits
 
 
 def _recorded(pod: PodInfo, node: NumaNode, session: Session) -> Placement | None:

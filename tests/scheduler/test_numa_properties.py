@@ -5,6 +5,8 @@ used), random gangs of Guaranteed pods with whole-CPU requests, one allocate cyc
 pods bound to each single-numa-node node must fit one zone each with no zone over its
 published available: checked by an exhaustive search for such an assignment, independent
 of the order the engine charged the zones in. Nodes without NUMA data take what is left.
+Nodes use pod or container scope (one container per pod: the same rule), so both the
+vectorised pod-scope test and the per-node evaluation are checked.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ zones_st = st.lists(
     min_size=1,
     max_size=3,
 )
+# pod scope is judged for all such nodes at once, container scope node by node: with one
+# container per pod both must keep the same invariant
+scopes_st = st.lists(st.sampled_from(["pod", "container"]), min_size=3, max_size=3)
 pods_st = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=3)
 
 
@@ -46,9 +51,13 @@ def _fits(pods: list[tuple[int, int]], free: list[list[int]]) -> bool:
     nodes=st.lists(zones_st, min_size=1, max_size=3),
     jobs=st.lists(pods_st, min_size=1, max_size=3),
     spare=st.booleans(),
+    scopes=scopes_st,
 )
 def test_no_zone_over_committed(
-    nodes: list[list[tuple[int, int, int, int]]], jobs: list[list[tuple[int, int]]], spare: bool
+    nodes: list[list[tuple[int, int, int, int]]],
+    jobs: list[list[tuple[int, int]]],
+    spare: bool,
+    scopes: list[str],
 ) -> None:
     objects: list[Any] = [queue("q")]
     free: dict[str, list[list[int]]] = {}
@@ -67,6 +76,7 @@ def test_no_zone_over_committed(
                     zone(str(c), f"{m}Gi", free={"cpu": str(c - u), "memory": f"{m - um}Gi"})
                     for c, u, m, um in published
                 ],
+                scope=scopes[n],
             )
         )
         free[name] = [[c - u, m - um] for c, u, m, um in published]
