@@ -28,6 +28,8 @@ __all__ = [
     "NAMESPACE_NAME_LABEL",
     "NODE_POOL_LABEL",
     "NO_PROVISIONER",
+    "NUMA_PLACEMENT_OBSERVED_ANNOTATION",
+    "NUMA_PLACEMENT_PREDICTED_ANNOTATION",
     "POD_GROUP_ANNOTATION",
     "PREEMPTIBILITY_LABEL",
     "PREEMPTION_DELAY_ANNOTATION",
@@ -104,6 +106,12 @@ SEGMENT_SIZE_ANNOTATION: Final = "kai.scheduler/segment-size"
 SEGMENT_REQUIRED_ANNOTATION: Final = "kai.scheduler/segment-topology-required-placement"
 SEGMENT_PREFERRED_ANNOTATION: Final = "kai.scheduler/segment-topology-preferred-placement"
 
+# --- NUMA placement records (KAI v0.17), JSON lists of {zone, amount} ----------------------
+NUMA_PLACEMENT_OBSERVED_ANNOTATION: Final = "kai.scheduler/numa-placement-observed"
+"""On a pod: the NUMA zones the kubelet gave it, as a node-local exporter observed them."""
+NUMA_PLACEMENT_PREDICTED_ANNOTATION: Final = "kai.scheduler/numa-placement-predicted"
+"""On a pod: the NUMA zones a scheduler predicted for it when binding."""
+
 # --- what the scheduler writes -------------------------------------------------------------
 LAST_START_ANNOTATION: Final = "kai.scheduler/last-start-timestamp"
 """On a PodGroup: when its gang last started (minimum runtime counts from it)."""
@@ -157,6 +165,7 @@ CORE_KINDS: Final = MappingProxyType(
         "PersistentVolume": ("", "PersistentVolume"),
         "StorageClass": ("storage.k8s.io", "StorageClass"),
         "Namespace": ("", "Namespace"),
+        "NodeResourceTopology": ("topology.node.k8s.io", "NodeResourceTopology"),
     }
 )
 """The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""

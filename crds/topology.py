@@ -2,12 +2,16 @@
 
 ``spec.levels`` lists node-label keys from the coarsest level (e.g. a block) to
 the finest (usually ``kubernetes.io/hostname``). A node missing any level label
-is not part of the topology.
+is not part of the topology. A level may carry an ``alias`` (KAI v0.17), a short
+name a workload's ``requiredTopologyLevel`` / ``preferredTopologyLevel`` may use
+instead of the label key.
 
-The CRD's CEL rules (the list is immutable, entries are unique,
-:data:`HOSTNAME_LABEL` only as the last level) are enforced by the apiserver;
-the model checks the two that need no previous version, so offline snapshots
-get the same errors.
+The CRD's CEL rules (the node labels are immutable while aliases may change,
+entries are unique, :data:`HOSTNAME_LABEL` only as the last level) are enforced
+by the apiserver; the model checks the two that need no previous version, so
+offline snapshots get the same errors. It also checks the alias rules KAI's
+validating webhook applies (aliases unique, no alias equal to a level's node
+label), so a Topology whose level names would be ambiguous is never read.
 """
 
 from __future__ import annotations
@@ -46,13 +50,18 @@ NodeLabel = Annotated[str, Field(min_length=1, max_length=316, pattern=LABEL_KEY
 class TopologyLevel(KaiModel):
     node_label: NodeLabel
     """Node-label key of this level, e.g. cloud.example.com/rack."""
+    alias: NodeLabel | None = None
+    """Short name a topology constraint may use in place of nodeLabel, e.g. rack."""
 
 
 class TopologySpec(KaiModel):
     levels: Annotated[
         list[TopologyLevel],
         ListType("atomic"),
-        CelRule("self == oldSelf", "levels are immutable"),
+        CelRule(
+            "self.map(l, l.nodeLabel) == oldSelf.map(l, l.nodeLabel)",
+            "nodeLabel structure is immutable; only aliases may be edited",
+        ),
         CelRule(
             "self.all(a, self.exists_one(b, b.nodeLabel == a.nodeLabel))", "levels must be unique"
         ),
@@ -74,7 +83,23 @@ class TopologySpec(KaiModel):
                 raise ValueError(
                     f"{HOSTNAME_LABEL} may only be the last level, not levels[{index}]"
                 )
+        aliases: list[str] = []
+        for index, level in enumerate(self.levels):
+            if level.alias is None:
+                continue
+            if level.alias in aliases:
+                raise ValueError(f"levels[{index}].alias {level.alias!r} is used by another level")
+            if level.alias in labels:
+                raise ValueError(
+                    f"levels[{index}].alias {level.alias!r} is the nodeLabel of a level;"
+                    " an alias must not equal a nodeLabel"
+                )
+            aliases.append(level.alias)
         return self
+
+    def aliases(self) -> dict[str, str]:
+        """Each level alias and the node-label key it stands for."""
+        return {level.alias: level.node_label for level in self.levels if level.alias is not None}
 
     def node_labels(self) -> list[str]:
         """The level label keys, coarsest first."""

@@ -49,6 +49,10 @@ class SchedulerConfig:
     admission_gate_all_queues: bool = False
     # where queue usage for time-based fair share comes from (None: no usage, u = 0)
     usage_db: UsageDBConfig | None = None
+    # NUMA-aware placement (plugins.numa.enabled, opt-in as in KAI) and the resources
+    # published per zone that the kubelet does not align (plugins.numa.arguments.ignoreList)
+    numa: bool = False
+    numa_ignore: tuple[str, ...] = ()
 
     def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
         return replace(self, actions=validate_actions(actions, "actions"))
@@ -191,4 +195,28 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
             values["usage_db"] = parse_usage_db_config(data["usageDBConfig"], os.environ)
         except UsageConfigError as exc:
             raise ConfigError(str(exc)) from None
+    values.update(_numa(plugins.get("numa")))
     return replace(config, **values)
+
+
+def _numa(raw: Any) -> dict[str, Any]:
+    """``plugins.numa``: ``enabled`` and ``arguments.ignoreList`` (comma-separated names)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("plugins.numa: expected a mapping with enabled and arguments")
+    values: dict[str, Any] = {}
+    if "enabled" in raw:
+        if not isinstance(raw["enabled"], bool):
+            raise ConfigError(
+                f"plugins.numa.enabled: expected true or false, got {raw['enabled']!r}"
+            )
+        values["numa"] = raw["enabled"]
+    arguments = raw.get("arguments") or {}
+    if not isinstance(arguments, Mapping):
+        raise ConfigError("plugins.numa.arguments: expected a mapping")
+    ignore = arguments.get("ignoreList", "")
+    if not isinstance(ignore, str):
+        raise ConfigError(f"plugins.numa.arguments.ignoreList: expected a string, got {ignore!r}")
+    values["numa_ignore"] = tuple(n.strip() for n in ignore.split(",") if n.strip())
+    return values

@@ -92,7 +92,7 @@ def domain_scope(
     columns = columns[np.argsort(index[of_node[columns]], kind="stable")]  # domain by domain
     return DomainScope(
         topology.name,
-        constraint.required,
+        topology.levels[level],  # the node label, also when the constraint names an alias
         [dtree.levels[level].ids[d] for d in candidates],
         topology.levels[: level + 1],
         columns,

@@ -15,6 +15,7 @@ from crds.gpusharing import RESERVATION_NAMESPACE
 from crds.names import SCALING_NAMESPACE
 from scheduler.api.affinity import PodAffinity, SpreadConstraint
 from scheduler.api.gpu_sharing import GpuShare
+from scheduler.api.numa import NumaRequest
 from scheduler.api.resources import CPU, GPU, MEMORY, Vector
 
 
@@ -86,6 +87,8 @@ class PodInfo:
         "node_name",
         "node_selector",
         "nominated_node",
+        "numa",
+        "numa_source",
         "pod_affinity",
         "pod_set",
         "quota",
@@ -152,6 +155,10 @@ class PodInfo:
         self.spread: tuple[SpreadConstraint, ...] = ()
         # Held by podmuster's queue admission gate (docs/semantics.md §5.11).
         self.admission_gated = False
+        # What the kubelet's Topology Manager would align (None: nothing, most pods).
+        self.numa: NumaRequest | None = None
+        # (spec, status) kept to build ``numa`` when NUMA placement first asks
+        self.numa_source: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"

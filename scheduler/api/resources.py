@@ -60,6 +60,12 @@ class ResourceSpace:
             self._index[resource_name] = index
         return index
 
+    def find(self, resource_name: str) -> int | None:
+        """The column of a resource name already seen, or None (never adds a column)."""
+        if resource_name in GPU_RESOURCE_NAMES:
+            return GPU
+        return self._index.get(resource_name)
+
     def zeros(self) -> Vector:
         return np.zeros(self.width, dtype=np.int64)
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.nodes import NodeTable
+from scheduler.api.numa import NumaNode
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.queues import QueueTree, QueueVector
@@ -46,3 +47,5 @@ class ClusterSnapshot:
     # Queue name -> its usage over the configured window as a share of the cluster's
     # capacity (GPU, CPU, memory), time-based fair share's u; a missing queue used nothing
     queue_usage: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # Node name -> its NUMA zones from its NodeResourceTopology (NUMA-aware placement)
+    numa: dict[str, NumaNode] = field(default_factory=dict)

@@ -12,7 +12,7 @@ free capacity is a handful of ``bincount`` calls over the node arrays.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -28,10 +28,19 @@ ROOT = -1
 
 @dataclass(frozen=True, slots=True)
 class TopologyInfo:
-    """A Topology CR: its name and node-label levels, coarsest first."""
+    """A Topology CR: its name and node-label levels, coarsest first.
+
+    ``aliases`` maps each level alias (KAI v0.17) to its node-label key; a
+    constraint may name a level either way (:meth:`resolve`).
+    """
 
     name: str
     levels: tuple[str, ...]
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def resolve(self, level: str) -> str:
+        """The node-label key ``level`` names: an alias's label, else ``level`` itself."""
+        return self.aliases.get(level, level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +116,8 @@ class DomainTree:
         self.levels = levels
 
     def level_index(self, label: str) -> int | None:
+        """Index of the level named by ``label`` (its node-label key or its alias)."""
+        label = self.topology.resolve(label)
         for i, level in enumerate(self.levels):
             if level.label == label:
                 return i
@@ -151,8 +162,9 @@ def build_domain_tree(nodes: NodeTable, topology: TopologyInfo) -> DomainTree:
 
     A node table is rebuilt whenever a node changes, so the cache is keyed on the
     node set; within and across cycles with the same nodes the tree is reused.
+    The key holds the aliases too: the tree resolves them, and they may be edited.
     """
-    key = ("topology", topology.levels)
+    key = ("topology", topology.levels, tuple(sorted(topology.aliases.items())))
     cached = nodes.derived.get(key)
     if isinstance(cached, DomainTree):
         return cached

@@ -29,6 +29,7 @@ from crds.gpusharing import GPU_GROUP_LABEL, RESERVATION_NAMESPACE
 from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.nodes import NodeMeta, NodeTable
+from scheduler.api.numa import NumaNode
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import (
     ACTIVE_USED,
@@ -41,7 +42,14 @@ from scheduler.api.resources import GPU, GPU_UNIT, QUEUE_COLUMNS, ResourceSpace,
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.api.topology import TopologyInfo
 from scheduler.api.volumes import ClaimInfo, StorageClassInfo, VolumeInfo, VolumeState
-from scheduler.cache import parsing, queue_tree, reading, topologies, volume_reading
+from scheduler.cache import (
+    numa_reading,
+    parsing,
+    queue_tree,
+    reading,
+    topologies,
+    volume_reading,
+)
 from scheduler.cache.parsing import FieldError
 
 KINDS: dict[names.GroupKind, str] = {
@@ -99,6 +107,7 @@ class ClusterCache:
         self._volumes: dict[str, VolumeInfo] = {}
         self._storage_classes: dict[str, StorageClassInfo] = {}
         self._namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
+        self._numa: dict[str, NumaNode] = {}  # node name -> its NodeResourceTopology zones
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
@@ -174,6 +183,12 @@ class ClusterCache:
             self._volumes[key] = volume_reading.read_volume(body)
         elif kind == "StorageClass":
             self._storage_classes[key] = volume_reading.read_storage_class(body)
+        elif kind == "NodeResourceTopology":
+            zones = numa_reading.read_node_resource_topology(body, self.space)
+            if zones is None:
+                self._numa.pop(key, None)
+            else:
+                self._numa[key] = zones
         elif kind == "Namespace":
             meta = reading.meta_of(body)
             self._namespaces[key] = parsing.string_map(meta.get("labels"), "metadata.labels")
@@ -192,6 +207,7 @@ class ClusterCache:
             "PersistentVolume": self._volumes,
             "StorageClass": self._storage_classes,
             "Namespace": self._namespaces,
+            "NodeResourceTopology": self._numa,
         }.get(kind, {})  # type: ignore[assignment]
         if kind == "BindRequest":
             self._bind_groups.pop(key, None)
@@ -334,6 +350,7 @@ class ClusterCache:
             job_problems=problems,
             job_notes=self._notes,
             topologies=dict(self._topologies),
+            numa=dict(self._numa),
             volumes=VolumeState(
                 dict(self._claims), dict(self._volumes), dict(self._storage_classes)
             ),

@@ -27,7 +27,7 @@ from scheduler.api.podgroups import PodGroupInfo, PodSetInfo, SubGroupNode
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU, GPU_UNIT, ResourceSpace, Vector
 from scheduler.api.topology import TopologyTree
-from scheduler.cache import parsing
+from scheduler.cache import numa_reading, parsing
 from scheduler.cache.affinity_reading import read_pod_affinity, read_spread
 from scheduler.cache.parsing import MAP, FieldError, validated
 from scheduler.cache.topologies import read_topology_tree
@@ -161,6 +161,7 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
     _read_gpu_kind(pod, space)
+    numa_reading.defer_numa_request(pod, spec, status if isinstance(status, MAP) else {})
     return pod
 
 

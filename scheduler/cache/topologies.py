@@ -17,9 +17,10 @@ from scheduler.cache.parsing import FieldError, validated
 
 
 def read_topology(body: Mapping[str, Any]) -> TopologyInfo:
-    """A Topology's name and levels, checked by its model (:class:`crds.topology.Topology`)."""
+    """A Topology's name, levels and level aliases, checked by its model
+    (:class:`crds.topology.Topology`)."""
     model = validated(topology.Topology, body)
-    return TopologyInfo(model.metadata.name, tuple(model.spec.node_labels()))
+    return TopologyInfo(model.metadata.name, tuple(model.spec.node_labels()), model.spec.aliases())
 
 
 def read_constraint(raw: Any, field: str) -> TopologyConstraintInfo | None:

@@ -16,7 +16,8 @@ Extension points and their combine rules:
 - node_score (task context) -> score per node: summed over plugins. Scores
   must be order-stable: which of two nodes ranks higher may depend only on
   those two nodes (and static data), and scores of different tiers must not
-  cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9; while a topology-constrained
+  cross (KAI's tiers: 1,000,000 / 100 / 10 / 0..9, and NUMA's 100 / span, which
+  as in KAI may fall below 10 + 9 on nodes of six zones or more; while a topology-constrained
   gang is placed the session adds the preferred-level tier, multiples of 10,000,
   fixed for the gang's domain; a fractional-GPU pod gets 1,000 on nodes with a
   shared GPU group it fits into, and such pods are always evaluated in full).

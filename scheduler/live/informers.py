@@ -54,6 +54,11 @@ WATCHED: tuple[tuple[str, str], ...] = (
 )
 """(apiVersion, kind) of everything the engine reads."""
 
+NUMA_WATCHED: tuple[tuple[str, str], ...] = (
+    ("topology.node.k8s.io/v1alpha2", "NodeResourceTopology"),
+)
+"""Read only with NUMA-aware placement on: the CRD is not ours and often not installed."""
+
 SOURCE = "apiserver"
 
 

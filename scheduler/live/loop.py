@@ -29,7 +29,7 @@ from scheduler.cache.pools import NodePool
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, run_cycle
 from scheduler.live.committing import Committer
-from scheduler.live.informers import Informers
+from scheduler.live.informers import NUMA_WATCHED, WATCHED, Informers
 from scheduler.live.usage_feed import UsageFeed
 
 log = logging.getLogger("podmuster.scheduler")
@@ -77,7 +77,8 @@ async def run(
             name=options.lease_name or options.pool.lease_name,
         )
     cache = ClusterCache(options.config.scheduler_name, strict=False)
-    informers = Informers(api, cache, pool=options.pool)
+    watched = WATCHED + NUMA_WATCHED if options.config.numa else WATCHED
+    informers = Informers(api, cache, pool=options.pool, watched=watched)
     writer: KubeController = api if elector is None else FencedWrites(api, elector.leading)
     committer = Committer(
         writer, informers, backoff_limit=options.backoff_limit, direct_bind=options.direct_bind

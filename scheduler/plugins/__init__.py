@@ -10,6 +10,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Plugin
 from scheduler.plugins.gpusharing import GpuSharingPlugin
 from scheduler.plugins.minruntime import MinRuntimePlugin
+from scheduler.plugins.numa import NumaPlugin
 from scheduler.plugins.ordering import OrderingPlugin
 from scheduler.plugins.pod_affinity import PodAffinityPlugin
 from scheduler.plugins.predicates import PredicatesPlugin
@@ -20,11 +21,13 @@ from scheduler.plugins.volumes import VolumesPlugin
 
 def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
     """The default plugin set, in KAI's order (predicates, proportion, ordering, scoring)."""
+    numa: list[Plugin] = [NumaPlugin(config.numa_ignore)] if config.numa else []
     return [
         PredicatesPlugin(),
         GpuSharingPlugin(),
         VolumesPlugin(),
         PodAffinityPlugin(),
+        *numa,
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),
         MinRuntimePlugin(config),
         OrderingPlugin(),

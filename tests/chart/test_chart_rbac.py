@@ -75,6 +75,8 @@ SCHEDULER: Grants = (
     | grants("", "persistentvolumeclaims persistentvolumes", "list watch")
     | grants("storage.k8s.io", "storageclasses", "list watch")
     | grants("", "namespaces", "list watch")
+    # NUMA-aware placement (plugins.numa.enabled): the informer's extra kind
+    | grants("topology.node.k8s.io", "noderesourcetopologies", "list watch")
 )
 BINDER: Grants = (
     grants("scheduling.run.ai", "bindrequests", "get list watch")

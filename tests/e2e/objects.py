@@ -320,3 +320,38 @@ def kai_topology(name: str, levels: list[str]) -> Obj:
         "metadata": {"name": name},
         "spec": {"levels": [{"nodeLabel": level} for level in levels]},
     }
+
+
+def schemaless_crd(
+    group: str,
+    kind: str,
+    plural: str,
+    *,
+    version: str = "v1alpha1",
+    scope: str = "Namespaced",
+    annotations: dict[str, str] | None = None,
+) -> Obj:
+    """A CRD serving ``kind`` at ``version`` with no schema (any fields kept)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}", "annotations": dict(annotations or {})},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }

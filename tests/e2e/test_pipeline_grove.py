@@ -22,7 +22,7 @@ from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
 from .frameworks import apply_crds
 from .kube import Obj, wait_for
-from .objects import QUEUE_LABEL, group_of, kai_template, pod_group
+from .objects import QUEUE_LABEL, group_of, kai_template, pod_group, schemaless_crd
 from .procs import ManagedProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -39,29 +39,7 @@ KINDS = (
 
 def crd(group: str, kind: str, plural: str) -> Obj:
     """A schemaless namespaced CRD serving ``kind`` at v1alpha1."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return schemaless_crd(group, kind, plural)
 
 
 def owned(api_version: str, kind: str, name: str, namespace: str, owner: Obj, **body: Any) -> Obj:

@@ -35,6 +35,19 @@ from tests.kits.worlds import node, pod_group, queue, sourced, topology, topolog
         ([{"nodeLabel": "bad key!"}], "spec.levels[0].nodeLabel", "match pattern"),
         ([{"other": "x"}], "spec.levels[0].nodeLabel", "Field required"),
         ([{"nodeLabel": f"l{i}"} for i in range(17)], "spec.levels", "at most 16 items"),
+        (
+            [{"nodeLabel": "a", "alias": "x"}, {"nodeLabel": "b", "alias": "x"}],
+            "spec",
+            "levels[1].alias 'x' is used by another level",
+        ),
+        (
+            [{"nodeLabel": "a"}, {"nodeLabel": "b", "alias": "a"}],
+            "spec",
+            "levels[1].alias 'a' is the nodeLabel of a level",
+        ),
+        ([{"nodeLabel": "a", "alias": ""}], "spec.levels[0].alias", "at least 1 character"),
+        ([{"nodeLabel": "a", "alias": "bad alias!"}], "spec.levels[0].alias", "match pattern"),
+        ([{"nodeLabel": "a", "alias": 3}], "spec.levels[0].alias", "string"),
     ],
 )
 def test_bad_topology_names_the_field(levels: list[Any], field: str, message: str) -> None:

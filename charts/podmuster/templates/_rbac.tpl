@@ -136,6 +136,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [kai.scheduler]
   resources: [topologies]
   verbs: [list, watch]
+# NUMA-aware placement (plugins.numa.enabled): each node's NUMA zones.
+- apiGroups: [topology.node.k8s.io]
+  resources: [noderesourcetopologies]
+  verbs: [list, watch]
 # Volume binding: where a pod's claims can be served.
 - apiGroups: [""]
   resources: [persistentvolumeclaims, persistentvolumes]
