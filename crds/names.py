@@ -157,6 +157,9 @@ CORE_KINDS: Final = MappingProxyType(
         "PersistentVolume": ("", "PersistentVolume"),
         "StorageClass": ("storage.k8s.io", "StorageClass"),
         "Namespace": ("", "Namespace"),
+        "ResourceClaim": ("resource.k8s.io", "ResourceClaim"),
+        "ResourceSlice": ("resource.k8s.io", "ResourceSlice"),
+        "DeviceClass": ("resource.k8s.io", "DeviceClass"),
     }
 )
 """The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""

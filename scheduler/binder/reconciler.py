@@ -41,7 +41,7 @@ from crds.bindrequest import API_VERSION, KIND
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
-from scheduler.binder import sharing, syncing, volumes
+from scheduler.binder import claims, sharing, syncing, volumes
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
@@ -163,6 +163,8 @@ class Binder:
             if isinstance(prepared, float):
                 return prepared
             action = prepared or action
+        if action.kind == "bind":  # DRA claims allocated and reserved (scheduler.binder.claims)
+            action = await claims.prepare(self.api, request, pod or {}, action.node) or action
         if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
         return await self._record(key, request, action)

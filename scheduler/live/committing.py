@@ -156,6 +156,11 @@ def bind_request(
     }
     if groups:
         spec["selectedGPUGroups"] = groups
+    if decision is not None and decision.resource_claims:
+        spec["resourceClaimAllocations"] = [
+            {"name": entry, "allocation": allocation}
+            for entry, allocation in decision.resource_claims
+        ]
     labels = {SELECTED_NODE_LABEL: node}
     if pool is not None and pool.name is not None:
         labels[pool.label] = pool.name

@@ -51,6 +51,9 @@ WATCHED: tuple[tuple[str, str], ...] = (
     ("v1", "PersistentVolume"),
     ("storage.k8s.io/v1", "StorageClass"),
     ("v1", "Namespace"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1", "DeviceClass"),
 )
 """(apiVersion, kind) of everything the engine reads."""
 

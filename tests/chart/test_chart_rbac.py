@@ -74,6 +74,7 @@ SCHEDULER: Grants = (
     | grants("kai.scheduler", "topologies", "list watch")
     | grants("", "persistentvolumeclaims persistentvolumes", "list watch")
     | grants("storage.k8s.io", "storageclasses", "list watch")
+    | grants("resource.k8s.io", "resourceclaims resourceslices deviceclasses", "get list watch")
     | grants("", "namespaces", "list watch")
 )
 BINDER: Grants = (
@@ -89,6 +90,8 @@ BINDER: Grants = (
     | grants("", "persistentvolumeclaims", "get patch")
     | grants("", "persistentvolumes", "get list update")
     | grants("storage.k8s.io", "storageclasses", "list")
+    | grants("resource.k8s.io", "resourceclaims", "get list watch")
+    | grants("resource.k8s.io", "resourceclaims/status", "update patch")
 )
 CONTROLLERS: Grants = (
     grants("", "pods nodes", "list watch")

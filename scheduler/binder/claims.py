@@ -1,0 +1,153 @@
+"""The binder's DRA step: write each ResourceClaim's allocation and reservation before the pod.
+
+Why this module exists: the scheduler chose the devices of a pod's unallocated
+ResourceClaims (:mod:`scheduler.plugins.dra`) and put them in the BindRequest's
+``spec.resourceClaimAllocations`` (entry name → AllocationResult), as KAI does; the
+binder makes them real, before it binds the pod, as kube-scheduler's DRA plugin does
+in its PreBind step:
+
+- an unallocated claim gets ``status.allocation`` (the scheduler's choice) and
+  ``status.reservedFor`` naming the pod;
+- an allocated claim (shared, or allocated by another pod's bind) whose allocation the
+  node satisfies gets the pod added to ``reservedFor``; one the node does not satisfy
+  fails the request (the scheduler decides again);
+- an unallocated claim the BindRequest has no allocation for, or a template claim not
+  created yet, is retried (the scheduler's next cycle will carry it).
+
+Each write is a merge patch of the claim's ``status`` carrying the ``resourceVersion``
+it was planned on, so two binders never allocate one claim twice: a conflict plans
+again on a fresh read. :func:`plan` decides from plain objects (tested as a table);
+:func:`prepare` is the thin edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kubeapi.errors import ApiError, ConflictError, NotFoundError
+from kubeapi.objects import Object
+from kubeapi.protocol import KubeController
+from scheduler.api.dra import API_VERSION
+from scheduler.api.nodes import NodeMeta
+from scheduler.binder.decide import Action
+from scheduler.cache.dra_reading import pod_resource_claims
+from scheduler.cache.parsing import FieldError
+from scheduler.plugins.predicates import matches_node_affinity
+
+KIND: Final = "ResourceClaim"
+MAX_RESERVED: Final = 256
+"""Consumers one claim may be reserved for (Kubernetes' ``ResourceClaimReservedForMaxSize``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A status merge patch for one claim (with the resourceVersion it was planned on)."""
+
+    claim: str
+    patch: dict[str, Any]
+
+
+def _consumer(pod: Mapping[str, Any]) -> dict[str, str]:
+    meta = pod.get("metadata") or {}
+    return {"resource": "pods", "name": str(meta.get("name")), "uid": str(meta.get("uid") or "")}
+
+
+def allocations_of(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The BindRequest's allocations by pod claim entry name."""
+    spec = request.get("spec") or {}
+    return {
+        str(entry.get("name")): entry.get("allocation")
+        for entry in spec.get("resourceClaimAllocations") or ()
+        if isinstance(entry, Mapping) and entry.get("allocation")
+    }
+
+
+def plan(
+    pod: Mapping[str, Any],
+    request: Mapping[str, Any],
+    claims: Mapping[str, Object | None],
+    node: NodeMeta,
+) -> list[Write] | Action:
+    """The claim writes that must precede the bind, or an Action (``fail`` / ``retry``).
+
+    ``claims`` maps each claim name of the pod to its current object (None: missing).
+    """
+    try:
+        entries = pod_resource_claims(pod.get("spec") or {}, pod.get("status") or {})
+    except FieldError as exc:
+        return Action("fail", node.name, f"pod {exc.field}: {exc.message}")
+    chosen = allocations_of(request)
+    consumer = _consumer(pod)
+    writes: list[Write] = []
+    for entry, name in entries:
+        if not name:
+            return Action("retry", node.name, f'resourceclaim of "{entry}" is not created yet')
+        claim = claims.get(name)
+        if claim is None:
+            return Action("retry", node.name, f'resourceclaim "{name}" not found')
+        status = claim.get("status") or {}
+        reserved = list(status.get("reservedFor") or ())
+        version = str((claim.get("metadata") or {}).get("resourceVersion") or "")
+        meta = {"resourceVersion": version} if version else {}
+        if any(ref.get("uid") == consumer["uid"] for ref in reserved):
+            continue
+        if len(reserved) >= MAX_RESERVED:
+            return Action("fail", node.name, f'resourceclaim "{name}" is reserved for too many')
+        allocation = status.get("allocation")
+        if allocation is None:
+            wanted = chosen.get(entry)
+            if wanted is None:
+                why = (
+                    f'resourceclaim "{name}" is not allocated and the request carries no allocation'
+                )
+                return Action("fail", node.name, why)
+            body = {"allocation": wanted, "reservedFor": [*reserved, consumer]}
+            writes.append(Write(name, {"metadata": meta, "status": body}))
+            continue
+        if not matches_node_affinity(node, allocation.get("nodeSelector")):
+            why = f'resourceclaim "{name}" is allocated to devices node {node.name} cannot reach'
+            return Action("fail", node.name, why)
+        body = {"reservedFor": [*reserved, consumer]}
+        writes.append(Write(name, {"metadata": meta, "status": body}))
+    return writes
+
+
+async def prepare(
+    api: KubeController, request: Mapping[str, Any], pod: Mapping[str, Any], node: str
+) -> Action | None:
+    """Write the pod's claims (None: done, bind it), or the Action to record instead."""
+    spec = pod.get("spec") or {}
+    if not spec.get("resourceClaims"):
+        return None
+    namespace = str((pod.get("metadata") or {}).get("namespace") or "default")
+    try:
+        fresh = await api.get("v1", "Pod", namespace, str(pod["metadata"]["name"]))
+        raw_node = await api.get("v1", "Node", "", node)
+        node_meta = NodeMeta(
+            name=node, labels=dict((raw_node.get("metadata") or {}).get("labels") or {}),
+            taints=(), unschedulable=False, ready=True,
+        )  # fmt: skip
+        entries = pod_resource_claims(fresh.get("spec") or {}, fresh.get("status") or {})
+        claims: dict[str, Object | None] = {}
+        for _, name in entries:
+            if name:
+                try:
+                    claims[name] = await api.get(API_VERSION, KIND, namespace, name)
+                except NotFoundError:
+                    claims[name] = None
+        step = plan(fresh, request, claims, node_meta)
+        if isinstance(step, Action):
+            return step
+        for write in step:
+            await api.patch(
+                API_VERSION, KIND, namespace, write.claim, write.patch, subresource="status"
+            )
+    except FieldError as exc:
+        return Action("fail", node, f"pod {exc.field}: {exc.message}")
+    except ConflictError:  # a claim changed since it was read: plan again
+        return Action("retry", node, "resourceclaim changed meanwhile")
+    except ApiError as exc:
+        return Action("retry", node, f"writing resource claims: {exc.message}")
+    return None

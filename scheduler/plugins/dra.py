@@ -1,0 +1,320 @@
+"""Dynamic Resource Allocation: a pod goes only where free devices satisfy its ResourceClaims.
+
+Why: a pod's ``spec.resourceClaims`` (a claim by name, or one the ResourceClaim
+controller made from a template) are allocated by the scheduler, as kube-scheduler
+and KAI do: the devices chosen for a claim come from ResourceSlices reachable from
+the node, match the DeviceClass's and the request's CEL selectors, and are free
+(not allocated to another claim, in the cluster or earlier in this cycle). The
+choice is a dynamic constraint with reservations, so a gang's claims are allocated
+all or none: a gang that cannot be placed whole rolls back, and the rollback
+releases its devices through the deallocate event.
+
+- a claim already allocated (``status.allocation``): the pod may go only where the
+  allocation's ``nodeSelector`` allows (a claim shared by several pods is allocated
+  once, by the first of them to be placed, and the others follow it);
+- an unallocated claim: nodes where every request of every such claim of the pod
+  finds its devices together; ``ExactCount`` takes ``count`` devices, ``All`` takes
+  every matching device reachable from the node and needs each of them free;
+- a claim missing, being deleted, not created yet (template), naming an unknown
+  DeviceClass, or with an expression that does not compile: no node, and the
+  reason names the object and field. Other pods are not affected.
+
+Devices are taken first-fit in ResourceSlice order (slice name, then position);
+requests are served in claim order, without backtracking between them (a claim
+whose requests overlap may be refused where a cleverer order would fit).
+
+State is arrays over the snapshot's devices (``taken``), a per-request match mask
+computed once per cycle, and a record per claim the cycle allocated; nothing is
+deep-copied. Pods placed by an earlier cycle whose claims are not written yet
+(Binding) hold their devices from session open. :func:`allocations` gives the
+committer, per pod bound this cycle, the allocation results to write (the binder
+writes them to the claims' status before it binds the pod).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.api.dra import ALL, Device, DeviceRequestInfo, ResourceClaimInfo
+from scheduler.api.dra_cel import compile_selector, device_activation, matches
+from scheduler.api.pods import PodInfo, PodStatus
+from scheduler.framework import extension_points as ep
+from scheduler.framework.session import Session
+from scheduler.plugins.predicates import matches_node_affinity
+
+STATE_KEY = "dra"
+HOLDING = frozenset({PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})
+Picks = list[tuple[str, int]]  # (request name, device index)
+
+
+@dataclass(slots=True)
+class _Allocation:
+    """A claim allocated in this cycle: its devices, where they are, who uses it."""
+
+    picks: Picks
+    mask: ep.Mask
+    node_name: str  # the node of a node-local device ("" when none)
+    users: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class DraDecisions:
+    """What the cycle allocated: claim key -> allocation, and the snapshot's devices."""
+
+    devices: list[Device]
+    allocated: dict[str, _Allocation]
+
+    def allocation_of(self, claim_key: str) -> dict[str, Any] | None:
+        """The ``status.allocation`` body (an AllocationResult) for a claim allocated here."""
+        found = self.allocated.get(claim_key)
+        if found is None:
+            return None
+        results = [
+            {
+                "request": request,
+                "driver": self.devices[i].driver,
+                "pool": self.devices[i].pool,
+                "device": self.devices[i].name,
+            }
+            for request, i in found.picks
+        ]
+        body: dict[str, Any] = {"devices": {"results": results}}
+        if found.node_name:
+            term = {"key": "metadata.name", "operator": "In", "values": [found.node_name]}
+            body["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [term]}]}
+        else:
+            selectors = [self.devices[i].node_selector for _, i in found.picks]
+            if selectors and selectors[0] is not None:
+                body["nodeSelector"] = dict(selectors[0])
+        return body
+
+
+def allocations(session: Session, pod: PodInfo) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """``(pod claim entry name, AllocationResult)`` per claim of ``pod`` allocated this cycle."""
+    decisions: DraDecisions | None = session.plugin_state.get(STATE_KEY)
+    if decisions is None or not pod.resource_claims:
+        return ()
+    found = []
+    for entry, name in pod.resource_claims:
+        body = decisions.allocation_of(f"{pod.namespace}/{name}") if name else None
+        if body is not None:
+            found.append((entry, body))
+    return tuple(found)
+
+
+class DraPlugin:
+    """Registers the device-allocation dynamic constraint and its reservations."""
+
+    name = "dra"
+
+    def on_session_open(self, session: Session) -> None:
+        snapshot = session.snapshot
+        claimed = [pod for pod in snapshot.pods if pod.resource_claims]
+        if not claimed:
+            return  # nothing to constrain: placements pay nothing for this plugin
+        state = snapshot.dra
+        meta = snapshot.nodes.meta
+        count = len(meta)
+        node_index = {node.name: i for i, node in enumerate(meta)}
+        devices = [d for name in sorted(state.slices) for d in state.slices[name]]
+        index: dict[tuple[str, str, str], int] = {}
+        for i, device in enumerate(devices):
+            index.setdefault(device.key, i)
+        taken = np.zeros(len(devices), dtype=bool)
+        local: dict[int, list[int]] = {}  # node -> its node-local devices
+        wide: list[tuple[int, ep.Mask]] = []  # devices reachable from several nodes
+        for i, device in enumerate(devices):
+            if device.node_name:
+                if device.node_name in node_index:
+                    local.setdefault(node_index[device.node_name], []).append(i)
+            elif device.all_nodes:
+                wide.append((i, np.ones(count, dtype=bool)))
+            elif device.node_selector is not None:
+                selector = device.node_selector
+                mask = np.array([matches_node_affinity(n, selector) for n in meta], dtype=bool)
+                wide.append((i, mask))
+        has_devices = np.zeros(count, dtype=bool)
+        has_devices[list(local)] = True
+        for _, mask in wide:
+            has_devices |= mask
+        for claim in state.claims.values():
+            for result in claim.allocated or ():
+                at = index.get((result.driver, result.pool, result.device))
+                if at is not None:
+                    taken[at] = True
+        nowhere = np.zeros(count, dtype=bool)
+        everywhere = np.ones(count, dtype=bool)
+        activations: dict[int, dict[str, Any]] = {}
+        match_masks: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        problems: dict[str, str] = {}  # claim key -> why it cannot be allocated
+        selector_masks: dict[str, ep.Mask] = {}
+        allocated: dict[str, _Allocation] = {}
+        by_pod: dict[str, list[str]] = {}
+
+        def request_mask(request: DeviceRequestInfo) -> np.ndarray:
+            device_class = state.classes[request.device_class]
+            key = (device_class.name, device_class.selectors + request.selectors)
+            mask = match_masks.get(key)
+            if mask is None:
+                programs = [compile_selector(e) for e in key[1]]
+                mask = np.zeros(len(devices), dtype=bool)
+                for i, device in enumerate(devices):
+                    variables = activations.get(i)
+                    if variables is None:
+                        variables = activations[i] = device_activation(
+                            device.driver, device.attributes, device.capacity
+                        )
+                    mask[i] = all(matches(p, variables) for p in programs)
+                match_masks[key] = mask
+            return mask
+
+        def claim_problem(claim: ResourceClaimInfo) -> str:
+            if claim.key in problems:
+                return problems[claim.key]
+            why = claim.problem
+            for request in claim.requests:
+                if why:
+                    break
+                device_class = state.classes.get(request.device_class)
+                if device_class is None:
+                    why = (
+                        f"resourceclaim {claim.key} {request.field}.exactly.deviceClassName: "
+                        f'deviceclass "{request.device_class}" not found'
+                    )
+                elif device_class.problem:
+                    why = device_class.problem
+            problems[claim.key] = why
+            return why
+
+        def choose(claims: list[ResourceClaimInfo], node: int) -> dict[str, Picks] | None:
+            """Devices for every request of ``claims`` on ``node``, or None if they do not fit."""
+            reachable = local.get(node, []) + [i for i, mask in wide if mask[node]]
+            used: set[int] = set()
+            chosen: dict[str, Picks] = {}
+            for claim in claims:
+                picks: Picks = []
+                for request in claim.requests:
+                    mask = request_mask(request)
+                    matching = [i for i in reachable if mask[i]]
+                    free = [i for i in matching if not taken[i] and i not in used]
+                    if request.mode == ALL:
+                        if not matching or len(free) != len(matching):
+                            return None
+                        take = free
+                    else:
+                        if len(free) < request.count:
+                            return None
+                        take = free[: request.count]
+                    used.update(take)
+                    picks += [(request.name, i) for i in take]
+                chosen[claim.key] = picks
+            return chosen
+
+        def allocated_mask(claim: ResourceClaimInfo) -> ep.Mask:
+            mask = selector_masks.get(claim.key)
+            if mask is None:
+                selector = claim.node_selector
+                mask = (
+                    np.array([matches_node_affinity(n, selector) for n in meta], dtype=bool)
+                    if selector
+                    else everywhere
+                )
+                selector_masks[claim.key] = mask
+            return mask
+
+        def constrain(pod: PodInfo) -> ep.DynamicConstraint | None:
+            if not pod.resource_claims:
+                return None
+            parts: list[tuple[ep.Mask, str]] = []
+            pending: list[ResourceClaimInfo] = []
+            for entry, name in pod.resource_claims:
+                claim = state.claims.get(f"{pod.namespace}/{name}") if name else None
+                if not name:
+                    why = (
+                        f'waiting for the resourceclaim of spec.resourceClaims "{entry}" '
+                        "to be created"
+                    )
+                    parts.append((nowhere, why))
+                elif claim is None:
+                    parts.append((nowhere, f'resourceclaim "{name}" not found'))
+                elif claim.deleting:
+                    parts.append((nowhere, f'resourceclaim "{name}" is being deleted'))
+                elif claim.key in allocated:
+                    why = f'node(s) cannot reach the devices allocated to resourceclaim "{name}"'
+                    parts.append((allocated[claim.key].mask, why))
+                elif claim.allocated is not None:
+                    why = f'node(s) do not match the allocation of resourceclaim "{name}"'
+                    parts.append((allocated_mask(claim), why))
+                elif why := claim_problem(claim):
+                    parts.append((nowhere, why))
+                else:
+                    pending.append(claim)
+            if pending:
+                joint = np.zeros(count, dtype=bool)
+                for i in np.flatnonzero(has_devices):
+                    joint[i] = choose(pending, int(i)) is not None
+                which = ", ".join(f'"{c.name}"' for c in pending)
+                parts.append(
+                    (joint, f"node(s) do not have free devices for resourceclaim(s) {which}")
+                )
+            return ep.DynamicConstraint(parts=parts)
+
+        def reach(picks: Picks) -> tuple[ep.Mask, str]:
+            mask = everywhere.copy()
+            node_name = ""
+            for _, i in picks:
+                device = devices[i]
+                if device.node_name:
+                    node_name = device.node_name
+                    only = np.zeros(count, dtype=bool)
+                    only[node_index[device.node_name]] = True
+                    mask &= only
+                else:
+                    mask &= next(m for j, m in wide if j == i)
+            return mask, node_name
+
+        def on_allocate(pod: PodInfo) -> None:
+            if not pod.resource_claims or pod.node < 0:
+                return
+            pending: list[ResourceClaimInfo] = []
+            touched: list[str] = []
+            for _, name in pod.resource_claims:
+                claim = state.claims.get(f"{pod.namespace}/{name}") if name else None
+                if claim is None or claim.allocated is not None or claim_problem(claim):
+                    continue
+                if claim.key in allocated:
+                    allocated[claim.key].users.add(pod.uid)
+                    touched.append(claim.key)
+                else:
+                    pending.append(claim)
+            for key, picks in (choose(pending, pod.node) or {}).items() if pending else ():
+                taken[[i for _, i in picks]] = True
+                mask, node_name = reach(picks)
+                allocated[key] = _Allocation(picks, mask, node_name, {pod.uid})
+                touched.append(key)
+            if touched:
+                by_pod[pod.uid] = touched
+
+        def on_deallocate(pod: PodInfo) -> None:
+            for key in by_pod.pop(pod.uid, ()):
+                record = allocated[key]
+                record.users.discard(pod.uid)
+                if not record.users:
+                    taken[[i for _, i in record.picks]] = False
+                    del allocated[key]
+
+        # Pods placed by an earlier cycle whose binder has not yet written their claims'
+        # allocation keep the devices (the same first-fit choice the cycle made).
+        for pod in sorted(
+            (p for p in claimed if p.node >= 0 and p.status in HOLDING),
+            key=lambda p: (p.creation, p.uid),
+        ):
+            on_allocate(pod)
+        for key in [k for k in allocated]:  # decided before this cycle: not ours to write
+            allocated[key].users.add("")
+        session.plugin_state[STATE_KEY] = DraDecisions(devices, allocated)
+        session.add_dynamic_constraint(constrain)
+        session.add_event_handlers(on_allocate, on_deallocate)

@@ -1,0 +1,307 @@
+"""Dynamic Resource Allocation scenarios (docs/dra.md), expectations computed by hand.
+
+Two empty, identical nodes tie on every score and n0 wins by name, so a pod landing
+on n1 shows that its claims ruled n0 out. Devices come from ResourceSlices of driver
+``gpu.example.com``; the DeviceClass of the same name selects that driver by CEL.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kits.dra import (
+    GPU_CLASS,
+    GPU_DRIVER,
+    claim,
+    device_class,
+    dra_job,
+    request,
+    resource_slice,
+    template_job,
+)
+from tests.kits.volumes import host
+from tests.kits.worlds import Scenario, check, job, queue, run_objects
+
+GPUS = device_class()
+TWO = [queue("q"), GPUS, host("n0"), host("n1")]
+A100 = 'device.attributes["gpu.example.com"].model == "A100"'
+BIG = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'
+
+SCENARIOS = [
+    # Only n1 publishes a device: the claim's pod goes there.
+    Scenario(
+        "device-only-on-n1",
+        [*TWO, resource_slice("n1", "gpu-0"), claim("c"), dra_job("j", "q", ["c"])],
+        binds={"j-0": "n1"},
+    ),
+    # The DeviceClass's CEL selector: only n1's device is an A100.
+    Scenario(
+        "class-selector",
+        [
+            queue("q"),
+            device_class("a100", f'device.driver == "{GPU_DRIVER}"', A100),
+            host("n0"),
+            host("n1"),
+            resource_slice("n0", ("gpu-0", {"model": "T4"})),
+            resource_slice("n1", ("gpu-0", {"model": "A100"})),
+            claim("c", request(device_class="a100")),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # The request's own selector over capacity: 16Gi on n0 is too small, 80Gi on n1 fits.
+    Scenario(
+        "request-capacity-selector",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0", capacity={"memory": "16Gi"}),
+            resource_slice("n1", "gpu-0", capacity={"memory": "80Gi"}),
+            claim("c", request("gpu", GPU_CLASS, 1, BIG)),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # count 2: n0 has one device, n1 two.
+    Scenario(
+        "count-two",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            resource_slice("n1", "gpu-0", "gpu-1"),
+            claim("c", request(count=2)),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # n0's only device is allocated to another claim: not free.
+    Scenario(
+        "allocated-device-not-free",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            resource_slice("n1", "gpu-0"),
+            claim("old", allocated=[("gpu", GPU_DRIVER, "n0", "gpu-0")], node="n0"),
+            claim("c"),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # Two jobs in one cycle, one device per node: the first takes n0's, the second n1's.
+    Scenario(
+        "cycle-reservations",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            resource_slice("n1", "gpu-0"),
+            claim("ca"),
+            claim("cb"),
+            dra_job("a", "q", ["ca"]),
+            dra_job("b", "q", ["cb"]),
+        ],
+        binds={"a-0": "n0", "b-0": "n1"},
+    ),
+    # A gang of two needs two devices, the cluster has one: nothing of it is placed,
+    # and the later job c gets the device its rollback released.
+    Scenario(
+        "gang-all-or-none",
+        [
+            *TWO,
+            resource_slice("n1", "gpu-0"),
+            claim("g0"),
+            claim("g1"),
+            claim("cc"),
+            dra_job("g", "q", ["g0"], ["g1"]),
+            dra_job("c", "q", ["cc"]),
+        ],
+        binds={"c-0": "n1"},
+        pending=["g"],
+        reasons={"g": ['node(s) do not have free devices for resourceclaim(s) "g1"']},
+    ),
+    # allocationMode All: every matching device of the node must be free; n0 has one taken.
+    Scenario(
+        "all-mode",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0", "gpu-1"),
+            resource_slice("n1", "gpu-0", "gpu-1"),
+            claim("old", allocated=[("gpu", GPU_DRIVER, "n0", "gpu-1")], node="n0"),
+            claim("c", request(mode="All")),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # One claim shared by a gang's two pods: allocated once, both pods follow it to n1.
+    Scenario(
+        "shared-claim",
+        [*TWO, resource_slice("n1", "gpu-0"), claim("s"), dra_job("j", "q", ["s"], ["s"])],
+        binds={"j-0": "n1", "j-1": "n1"},
+    ),
+    # A shared claim already allocated on n1: the new pod goes where the allocation allows,
+    # though n1 has no free device left.
+    Scenario(
+        "shared-claim-allocated",
+        [
+            *TWO,
+            resource_slice("n1", "gpu-0"),
+            claim("s", allocated=[("gpu", GPU_DRIVER, "n1", "gpu-0")], node="n1"),
+            dra_job("j", "q", ["s"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # A template's claim not created yet: the pod waits, the reason says why.
+    Scenario(
+        "template-claim-not-created",
+        [*TWO, resource_slice("n1", "gpu-0"), template_job("j", "q", [None])],
+        pending=["j"],
+        reasons={"j": ['waiting for the resourceclaim of spec.resourceClaims "gpu"']},
+    ),
+    # The claim the ResourceClaim controller made (named in the pod's status) is used.
+    Scenario(
+        "template-claim-created",
+        [
+            *TWO,
+            resource_slice("n1", "gpu-0"),
+            claim("j-0-gpu-abcde"),
+            template_job("j", "q", ["j-0-gpu-abcde"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # A claim that does not exist.
+    Scenario(
+        "claim-missing",
+        [*TWO, resource_slice("n1", "gpu-0"), dra_job("j", "q", ["gone"])],
+        pending=["j"],
+        reasons={"j": ['resourceclaim "gone" not found']},
+    ),
+    # Bad inputs name the object and field, and do not stop the other job.
+    Scenario(
+        "unknown-device-class",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            claim("bad", request(device_class="nosuch")),
+            claim("good"),
+            dra_job("a", "q", ["bad"]),
+            dra_job("b", "q", ["good"]),
+        ],
+        binds={"b-0": "n0"},
+        pending=["a"],
+        reasons={
+            "a": [
+                "resourceclaim default/bad spec.devices.requests[0].exactly.deviceClassName: "
+                'deviceclass "nosuch" not found'
+            ]
+        },
+    ),
+    Scenario(
+        "bad-cel-in-class",
+        [
+            *TWO,
+            device_class("broken", "device.driver =="),
+            resource_slice("n0", "gpu-0"),
+            claim("bad", request(device_class="broken")),
+            claim("good"),
+            dra_job("a", "q", ["bad"]),
+            dra_job("b", "q", ["good"]),
+        ],
+        binds={"b-0": "n0"},
+        pending=["a"],
+        reasons={"a": ["deviceclass 'broken' spec.selectors[0].cel.expression: invalid CEL"]},
+    ),
+    Scenario(
+        "bad-cel-in-request",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            claim("bad", request("gpu", GPU_CLASS, 1, "device.attributes[")),
+            claim("good"),
+            dra_job("a", "q", ["bad"]),
+            dra_job("b", "q", ["good"]),
+        ],
+        binds={"b-0": "n0"},
+        pending=["a"],
+        reasons={
+            "a": [
+                "resourceclaim default/bad "
+                "spec.devices.requests[0].exactly.selectors[0].cel.expression: invalid CEL"
+            ]
+        },
+    ),
+    # DRA GPUs count against the queue: a limit of 1 GPU admits a 1-device claim only.
+    Scenario(
+        "gpu-quota-limit",
+        [
+            queue("q", gpu_limit=1),
+            GPUS,
+            host("n0"),
+            resource_slice("n0", "gpu-0", "gpu-1"),
+            claim("two", request(count=2)),
+            dra_job("j", "q", ["two"]),
+        ],
+        pending=["j"],
+    ),
+    Scenario(
+        "gpu-quota-within-limit",
+        [
+            queue("q", gpu_limit=1),
+            GPUS,
+            host("n0"),
+            resource_slice("n0", "gpu-0", "gpu-1"),
+            claim("one"),
+            dra_job("j", "q", ["one"]),
+        ],
+        binds={"j-0": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=str)
+def test_dra_scenarios(scenario: Scenario) -> None:
+    check(scenario)
+
+
+def test_bind_carries_the_allocation() -> None:
+    """The chosen devices and the node go with the bind, for the binder to write."""
+    result = run_objects(
+        [*TWO, resource_slice("n1", "gpu-0", "gpu-1"), claim("c"), dra_job("j", "q", ["c"])]
+    )
+    (bind,) = result.binds
+    assert bind.node == "n1"
+    assert bind.resource_claims == (
+        (
+            "c0",
+            {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": GPU_DRIVER, "pool": "n1", "device": "gpu-0"}
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+                            ]
+                        }
+                    ]
+                },
+            },
+        ),
+    )
+
+
+def test_shared_claim_allocated_once() -> None:
+    """Both pods of a shared claim carry the same single allocation of one device."""
+    result = run_objects(
+        [*TWO, resource_slice("n1", "gpu-0", "gpu-1"), claim("s"), dra_job("j", "q", ["s"], ["s"])]
+    )
+    allocations = {b.pod: b.resource_claims for b in result.binds}
+    assert allocations["default/j-0"] == allocations["default/j-1"]
+    ((_, body),) = allocations["default/j-0"]
+    assert [r["device"] for r in body["devices"]["results"]] == ["gpu-0"]
+
+
+def test_pods_without_claims_unaffected() -> None:
+    """Plain pods bind as before, with no claims on their binds."""
+    result = run_objects([*TWO, resource_slice("n1", "gpu-0"), job("p", "q")])
+    assert [(b.pod, b.node, b.resource_claims) for b in result.binds] == [("default/p-0", "n0", ())]
