@@ -26,6 +26,10 @@ reported its GPU (woken by the reservation pod's watch event, polled as a fallba
 then labels the pod, writes its ConfigMap and binds. While :meth:`run` runs, a periodic
 sync (:mod:`scheduler.binder.syncing` decides) deletes reservation pods whose group
 emptied and sharing pods whose reservation pod is gone; these are the only deletes.
+
+Just before the binding, a pod's PersistentVolumeClaims are bound
+(:mod:`scheduler.binder.volumes`) and its DRA ResourceClaims get their allocation and
+reservation (:mod:`scheduler.binder.claims`).
 """
 
 from __future__ import annotations
