@@ -7,7 +7,9 @@ binder makes them real, before it binds the pod, as kube-scheduler's DRA plugin 
 in its PreBind step:
 
 - an unallocated claim gets ``status.allocation`` (the scheduler's choice) and
-  ``status.reservedFor`` naming the pod;
+  ``status.reservedFor`` naming the pod, once no other claim holds those devices (a
+  device of a pod the scheduler evicted stays allocated until that pod is gone and
+  its claim deallocated: the request is retried meanwhile);
 - an allocated claim (shared, or allocated by another pod's bind) whose allocation the
   node satisfies gets the pod added to ``reservedFor``; one the node does not satisfy
   fails the request (the scheduler decides again);
@@ -64,15 +66,30 @@ def allocations_of(request: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def held_devices(claims: list[Object]) -> dict[tuple[str, str, str], str]:
+    """Devices allocated to ``claims``: ``(driver, pool, device)`` -> ``ns/name`` of the claim."""
+    held: dict[tuple[str, str, str], str] = {}
+    for claim in claims:
+        meta = claim.get("metadata") or {}
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            device = (str(result.get("driver")), str(result.get("pool")), str(result.get("device")))
+            held[device] = f"{meta.get('namespace')}/{meta.get('name')}"
+    return held
+
+
 def plan(
     pod: Mapping[str, Any],
     request: Mapping[str, Any],
     claims: Mapping[str, Object | None],
     node: NodeMeta,
+    held: Mapping[tuple[str, str, str], str] | None = None,
 ) -> list[Write] | Action:
     """The claim writes that must precede the bind, or an Action (``fail`` / ``retry``).
 
-    ``claims`` maps each claim name of the pod to its current object (None: missing).
+    ``claims`` maps each claim name of the pod to its current object (None: missing);
+    ``held`` the devices other claims hold (an allocation taking one of them waits: the
+    device is still being released by a pod the scheduler evicted).
     """
     try:
         entries = pod_resource_claims(pod.get("spec") or {}, pod.get("status") or {})
@@ -103,6 +120,16 @@ def plan(
                     f'resourceclaim "{name}" is not allocated and the request carries no allocation'
                 )
                 return Action("fail", node.name, why)
+            for result in (wanted.get("devices") or {}).get("results") or ():
+                device = (
+                    str(result.get("driver")),
+                    str(result.get("pool")),
+                    str(result.get("device")),
+                )
+                holder = (held or {}).get(device)
+                if holder is not None and holder != f"{claim['metadata'].get('namespace')}/{name}":
+                    why = f"device {'/'.join(device)} is still allocated to resourceclaim {holder}"
+                    return Action("retry", node.name, why)
             body = {"allocation": wanted, "reservedFor": [*reserved, consumer]}
             writes.append(Write(name, {"metadata": meta, "status": body}))
             continue
@@ -137,7 +164,11 @@ async def prepare(
                     claims[name] = await api.get(API_VERSION, KIND, namespace, name)
                 except NotFoundError:
                     claims[name] = None
-        step = plan(fresh, request, claims, node_meta)
+        unallocated = any(
+            c is not None and not (c.get("status") or {}).get("allocation") for c in claims.values()
+        )
+        held = held_devices(await api.list(API_VERSION, KIND, "")) if unallocated else {}
+        step = plan(fresh, request, claims, node_meta, held)
         if isinstance(step, Action):
             return step
         for write in step:

@@ -15,6 +15,11 @@ releases its devices through the deallocate event.
 - an unallocated claim: nodes where every request of every such claim of the pod
   finds its devices together; ``ExactCount`` takes ``count`` devices, ``All`` takes
   every matching device reachable from the node and needs each of them free;
+- a running pod evicted (by preemption, reclaim or consolidation, in a simulation or
+  for real) frees the devices of its allocated claims reserved for it alone, so a
+  preemptor may be placed on them; the binder writes an allocation only once no other
+  claim holds its devices (:mod:`scheduler.binder.claims`), so a pod placed on devices
+  still being released waits for them;
 - a claim missing, being deleted, not created yet (template), naming an unknown
   DeviceClass, or with an expression that does not compile: no node, and the
   reason names the object and field. Other pods are not affected.
@@ -153,6 +158,7 @@ class DraPlugin:
         selector_masks: dict[str, ep.Mask] = {}
         allocated: dict[str, _Allocation] = {}
         by_pod: dict[str, list[str]] = {}
+        freed_by: dict[str, list[int]] = {}  # evicted pod uid -> devices its claims freed
 
         def request_mask(request: DeviceRequestInfo) -> np.ndarray:
             device_class = state.classes[request.device_class]
@@ -248,6 +254,10 @@ class DraPlugin:
                 elif claim.allocated is not None:
                     why = f'node(s) do not match the allocation of resourceclaim "{name}"'
                     parts.append((allocated_mask(claim), why))
+                    freed = freed_by.get(pod.uid)
+                    if freed is not None and taken[freed].any():  # an evicted pod's devices
+                        why = f'devices of resourceclaim "{name}" were given to another pod'
+                        parts.append((nowhere, why))
                 elif why := claim_problem(claim):
                     parts.append((nowhere, why))
                 else:
@@ -276,9 +286,27 @@ class DraPlugin:
                     mask &= next(m for j, m in wide if j == i)
             return mask, node_name
 
+        def own_devices(pod: PodInfo) -> list[int]:
+            """Devices of the pod's allocated claims reserved for it alone (none shared)."""
+            found: list[int] = []
+            for _, name in pod.resource_claims:
+                claim = state.claims.get(f"{pod.namespace}/{name}") if name else None
+                if claim is None or claim.allocated is None:
+                    continue
+                if set(claim.reserved_for) - {pod.uid}:
+                    continue  # other pods still use it: evicting this one frees nothing
+                for result in claim.allocated:
+                    at = index.get((result.driver, result.pool, result.device))
+                    if at is not None:
+                        found.append(at)
+            return found
+
         def on_allocate(pod: PodInfo) -> None:
             if not pod.resource_claims or pod.node < 0:
                 return
+            retaken = freed_by.pop(pod.uid, None)
+            if retaken is not None:  # an eviction undone, or the victim kept: devices back
+                taken[retaken] = True
             pending: list[ResourceClaimInfo] = []
             touched: list[str] = []
             for _, name in pod.resource_claims:
@@ -299,6 +327,13 @@ class DraPlugin:
                 by_pod[pod.uid] = touched
 
         def on_deallocate(pod: PodInfo) -> None:
+            if pod.uid not in by_pod and pod.resource_claims and pod.uid not in freed_by:
+                # a running pod evicted (in a simulation, or for real): its claims' devices
+                # are released with it, as its claims are deallocated once it is gone
+                devices_freed = own_devices(pod)
+                if devices_freed:
+                    taken[devices_freed] = False
+                    freed_by[pod.uid] = devices_freed
             for key in by_pod.pop(pod.uid, ()):
                 record = allocated[key]
                 record.users.discard(pod.uid)

@@ -98,8 +98,10 @@ def claim(
     allocated: Sequence[tuple[str, str, str, str]] | None = None,
     node: str | None = None,
     namespace: str = NAMESPACE,
+    reserved_for: Sequence[str] = (),
 ) -> Obj:
-    """A ResourceClaim; ``allocated``: ``(request, driver, pool, device)`` results on ``node``."""
+    """A ResourceClaim; ``allocated``: ``(request, driver, pool, device)`` results on ``node``,
+    reserved for the pods of uids ``reserved_for``."""
     body: Obj = {
         "apiVersion": API,
         "kind": "ResourceClaim",
@@ -118,6 +120,11 @@ def claim(
             term = {"key": "metadata.name", "operator": "In", "values": [node]}
             allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [term]}]}
         body["status"] = {"allocation": allocation}
+        if reserved_for:
+            body["status"]["reservedFor"] = [
+                {"resource": "pods", "name": uid.rpartition("/")[2], "uid": uid}
+                for uid in reserved_for
+            ]
     return body
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler.api.nodes import NodeMeta
-from scheduler.binder.claims import Write, plan
+from scheduler.binder.claims import Write, held_devices, plan
 from scheduler.binder.decide import Action
 from scheduler.binder.reconciler import Binder
 from scheduler.metrics.families import Metrics
@@ -133,6 +133,14 @@ PLANS = [
         Action("retry", "n1", 'resourceclaim "c" not found'),
     ),
 ]
+
+
+def test_a_device_another_claim_still_holds_is_waited_for() -> None:
+    """An evicted pod's claim keeps its devices until it is deallocated: retry meanwhile."""
+    held = held_devices([allocated("victim")])
+    step = plan(pod(BY_NAME), bind_request({"gpu": ON_N1}), {"c": claim("c")}, N1, held)
+    reason = f"device {GPU_DRIVER}/n1/gpu-0 is still allocated to resourceclaim default/victim"
+    assert step == Action("retry", "n1", reason)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.config import SchedulerConfig
 from tests.kits.dra import (
     GPU_CLASS,
     GPU_DRIVER,
@@ -18,6 +19,7 @@ from tests.kits.dra import (
     request,
     resource_slice,
     template_job,
+    with_resource_claims,
 )
 from tests.kits.volumes import host
 from tests.kits.worlds import Scenario, check, job, queue, run_objects
@@ -299,6 +301,44 @@ def test_shared_claim_allocated_once() -> None:
     assert allocations["default/j-0"] == allocations["default/j-1"]
     ((_, body),) = allocations["default/j-0"]
     assert [r["device"] for r in body["devices"]["results"]] == ["gpu-0"]
+
+
+def _preemption_world(reserved_for: tuple[str, ...]) -> list[object]:
+    """n0's only device held by low-priority t-0 (its claim reserved for ``reserved_for``);
+    a high-priority job of the same queue wants a device."""
+    return [
+        queue("q", gpu_quota=2),
+        GPUS,
+        host("n0"),
+        resource_slice("n0", "gpu-0"),
+        claim(
+            "held",
+            allocated=[("gpu", GPU_DRIVER, "n0", "gpu-0")],
+            node="n0",
+            reserved_for=reserved_for,
+        ),
+        with_resource_claims(
+            job("t", "q", states=["Running"], nodes=["n0"], priority_class="train"), ["held"]
+        ),
+        claim("want"),
+        dra_job("b", "q", ["want"], priority_class="build"),
+    ]
+
+
+def test_preemption_frees_the_victims_devices() -> None:
+    """Evicting the pod that alone holds a claim frees its devices for the preemptor,
+    which is pipelined onto them (bound once the victim and its claim are gone)."""
+    config = SchedulerConfig(actions=("allocate", "preempt"))
+    result = run_objects(_preemption_world(("default/t-0",)), config)
+    assert [e.pod for e in result.evictions] == ["default/t-0"]
+    assert [(b.pod, b.node) for b in result.pipelined] == [("default/b-0", "n0")]
+
+
+def test_a_claim_other_pods_still_use_is_not_freed_by_one_eviction() -> None:
+    config = SchedulerConfig(actions=("allocate", "preempt"))
+    result = run_objects(_preemption_world(("default/t-0", "other/uid")), config)
+    assert result.evictions == []
+    assert result.pipelined == []
 
 
 def test_pods_without_claims_unaffected() -> None:
