@@ -216,6 +216,8 @@ class ClusterCache:
         }.get(kind, {})  # type: ignore[assignment]
         if kind == "BindRequest":
             self._bind_groups.pop(key, None)
+        elif kind == "Pod":
+            self._dra_quota.pop(key, None)
         if store.pop(key, None) is not None:
             if kind == "Node":
                 self._table = None
@@ -344,7 +346,8 @@ class ClusterCache:
         ready = self._ready
         total = table.allocatable[:, ready].sum(axis=1) - foreign if len(table) else -foreign
         dra = DraState(dict(self._resource_claims), dict(self._slices), dict(self._device_classes))
-        self._count_dra_gpus(pods, dra)
+        if self._resource_claims or self._dra_quota:
+            self._count_dra_gpus(pods, dra)
         snapshot = ClusterSnapshot(
             space=self.space,
             nodes=table,
@@ -379,7 +382,8 @@ class ClusterCache:
                 if claim is not None and claim.key not in counted:
                     counted.add(claim.key)
                     gpus += dra.gpu_devices(claim)
-            before = self._dra_quota.get(pod.key, 0)
+            # a shared-GPU pod's quota was set afresh by this snapshot (_shared_groups)
+            before = 0 if pod.gpu_share is not None else self._dra_quota.get(pod.key, 0)
             if gpus != before:
                 pod.quota[0] += float((gpus - before) * GPU_UNIT)
                 self._dra_quota[pod.key] = gpus

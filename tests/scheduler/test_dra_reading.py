@@ -135,3 +135,33 @@ def test_malformed_pod_claims_name_the_field() -> None:
     cache = ClusterCache(strict=False)
     cache.upsert_all(sourced(objects))
     assert [e.field for e in cache.snapshot().errors] == ["spec.resourceClaims[0]"]
+
+
+def test_gpu_quota_counts_a_shared_claim_once_and_follows_its_allocation() -> None:
+    """GPU-class devices count in queue quota: a shared claim once (its first pod), the
+    request's count before allocation (All: 1), the allocated devices after."""
+    cache = ClusterCache(strict=False)
+    shared = claim("s", request(mode="All"))
+    cache.upsert_all(
+        sourced([queue("q"), device_class(), host("n1"), shared, dra_job("j", "q", ["s"], ["s"])])
+    )
+
+    def gpus() -> list[float]:
+        snapshot = cache.snapshot().snapshot
+        return [p.quota[0] for p in sorted(snapshot.pods, key=lambda p: p.name)]
+
+    assert gpus() == [1000.0, 0.0]
+    results = [("gpu", GPU_DRIVER, "n1", f"gpu-{d}") for d in range(3)]
+    allocated = claim("s", request(mode="All"), allocated=results, node="n1")
+    cache.upsert_all(sourced([allocated]))
+    assert gpus() == [3000.0, 0.0]
+    assert gpus() == [3000.0, 0.0]  # not added again by the next snapshot
+    cache.delete("ResourceClaim", "default/s")
+    assert gpus() == [0.0, 0.0]
+
+
+def test_devices_of_other_classes_do_not_count() -> None:
+    cache = ClusterCache(strict=False)
+    nic = claim("n", request(device_class="nic.example.com", count=2))
+    cache.upsert_all(sourced([queue("q"), host("n1"), nic, dra_job("j", "q", ["n"])]))
+    assert [p.quota[0] for p in cache.snapshot().snapshot.pods] == [0.0]
