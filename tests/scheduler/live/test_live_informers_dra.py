@@ -8,26 +8,24 @@ from typing import Any
 from live_objects import api_with, with_informers
 
 from kubeapi.errors import NotFoundError
-from kubeapi.protocol import Listing, PageHandler
+from kubeapi.protocol import Listing
 from scheduler.live.informers import Informers
 from tests.kits import worlds as st
 from tests.kits.dra import claim, device_class, resource_slice
 from tests.kits.fake_kube import FakeKube
 
 
-class OlderServer(FakeKube):
-    """Serves nothing of ``resource.k8s.io``, as a 1.33 API server."""
+def older_server(fake: FakeKube) -> FakeKube:
+    """``fake`` serving nothing of ``resource.k8s.io``, as a 1.33 API server."""
+    served = fake.list_all
 
-    async def list_all(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str = "",
-        on_page: PageHandler | None = None,
-    ) -> Listing:
+    async def list_all(api_version: str, kind: str, *args: Any, **kwargs: Any) -> Listing:
         if api_version.startswith("resource.k8s.io/"):
             raise NotFoundError(f"{api_version} {kind}", "the API server serves no such kind")
-        return await super().list_all(api_version, kind, namespace, on_page)
+        return await served(api_version, kind, *args, **kwargs)
+
+    fake.list_all = list_all  # type: ignore[method-assign]
+    return fake
 
 
 def test_dra_objects_reach_the_cache() -> None:
@@ -49,9 +47,7 @@ def test_dra_objects_reach_the_cache() -> None:
 
 
 def test_an_api_server_without_dra_is_still_synced() -> None:
-    fake = OlderServer()
-    for obj in st.stamp(st.flatten([st.node("n1"), st.queue("q"), st.job("a", "q")])):
-        fake.add(obj)
+    fake = older_server(api_with([st.node("n1"), st.queue("q"), st.job("a", "q")]))
 
     async def scenario(informers: Informers) -> None:
         assert informers.synced
