@@ -191,3 +191,46 @@ def test_claim_no_node_can_serve_is_named_in_the_reasons(
     wait_for("the claim named in the PodGroup's reasons", reasons, timeout=120)
     pod = cluster.kubectl.get("pod", "nogpu-0", "-n", namespace)
     assert not pod["spec"].get("nodeName")
+
+
+def test_a_claim_shared_by_a_gang_is_allocated_once_and_reserved_for_both(
+    cluster: Cluster,
+    podmuster_own_groups: dict[str, ManagedProcess],
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    kai_queues: QueueFactory,
+    devices: Devices,
+) -> None:
+    nodes = [kwok_nodes.add(cpu="4") for _ in range(2)]
+    devices.publish(nodes[0], "T4", 1)
+    devices.publish(nodes[1], "A100", 1)  # one device for the two pods: they share it
+    cluster.kubectl.create(
+        {
+            "apiVersion": API,
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": namespace},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {"name": "gpu", "exactly": {"deviceClassName": devices.device_class}}
+                    ]
+                }
+            },
+        }
+    )
+    queue = kai_queues.add("team")
+    gang = kai_gang(
+        "pair", namespace, queue, kai_template(kwok_nodes.pool, labels={"app": "pair"}), 2
+    )
+    for pod in gang[1:]:
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+    for obj in gang:
+        cluster.kubectl.create(obj)
+    running = wait_running(cluster, namespace, "app=pair", 2, timeout=150)
+    assert {p["spec"]["nodeName"] for p in running} == {nodes[1]}
+    status = cluster.kubectl.get("resourceclaim", "shared", "-n", namespace)["status"]
+    (result,) = status["allocation"]["devices"]["results"]
+    assert (result["pool"], result["device"]) == (nodes[1], "gpu-0")
+    assert sorted(r["uid"] for r in status["reservedFor"]) == sorted(
+        p["metadata"]["uid"] for p in running
+    )
