@@ -16,6 +16,7 @@ the device does not match.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
@@ -85,6 +86,16 @@ def compile_selector(expression: str) -> Program:
     except CELParseError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
         raise CelError(first) from None
+
+
+_DRIVER_EQUALS = re.compile(r'\s*device\.driver\s*==\s*"([^"\\]*)"\s*')
+
+
+def driver_equals(expression: str) -> str | None:
+    """The driver of an expression that is exactly ``device.driver == "<driver>"`` (the
+    usual DeviceClass selector, tested without the interpreter), else None."""
+    found = _DRIVER_EQUALS.fullmatch(expression)
+    return found.group(1) if found else None
 
 
 def _cel(value: Any) -> Any:

@@ -11,10 +11,17 @@ from fractions import Fraction
 
 import pytest
 
-from scheduler.api.dra_cel import CelError, compile_selector, device_activation, matches
+from scheduler.api.dra_cel import (
+    CelError,
+    compile_selector,
+    device_activation,
+    driver_equals,
+    matches,
+)
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.dra_reading import read_resource_claim, read_resource_slice
 from scheduler.cycle import run_cycle
+from scheduler.plugins import dra as dra_plugin
 from tests.kits.dra import GPU_DRIVER, claim, device_class, dra_job, request, resource_slice
 from tests.kits.volumes import host
 from tests.kits.worlds import ALLOCATE_ONLY, queue, sourced
@@ -165,3 +172,41 @@ def test_devices_of_other_classes_do_not_count() -> None:
     nic = claim("n", request(device_class="nic.example.com", count=2))
     cache.upsert_all(sourced([queue("q"), host("n1"), nic, dra_job("j", "q", ["n"])]))
     assert [p.quota[0] for p in cache.snapshot().snapshot.pods] == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("expression", "driver"),
+    [
+        ('device.driver == "gpu.example.com"', "gpu.example.com"),
+        (' device.driver=="x.io" ', "x.io"),
+        ('device.driver == "a" || true', None),
+        ('device.driver != "a"', None),
+    ],
+)
+def test_driver_selector_fast_path(expression: str, driver: str | None) -> None:
+    assert driver_equals(expression) == driver
+
+
+def test_cel_is_evaluated_once_per_device_across_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Device records live as long as their slice: later cycles reuse the matches."""
+    calls: list[object] = []
+
+    def counting(program: object, activation: object) -> bool:
+        calls.append(program)
+        return matches(program, activation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dra_plugin, "matches", counting)
+    a100 = device_class("a100", 'device.attributes["gpu.example.com"].model == "A100"')
+    objects = [
+        queue("q"),
+        a100,
+        host("n1"),
+        resource_slice("n1", ("gpu-0", {"model": "A100"}), ("gpu-1", {"model": "T4"})),
+        claim("c", request(device_class="a100")),
+        dra_job("j", "q", ["c"]),
+    ]
+    cache = ClusterCache(strict=False)
+    cache.upsert_all(sourced(objects))
+    for _ in range(3):
+        assert [b.node for b in run_cycle(cache.snapshot().snapshot, ALLOCATE_ONLY).binds] == ["n1"]
+    assert len(calls) == 2  # two devices, once each
