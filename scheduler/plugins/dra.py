@@ -172,6 +172,10 @@ class DraPlugin:
                 selector = device.node_selector
                 mask = np.array([matches_node_affinity(n, selector) for n in meta], dtype=bool)
                 wide.append((i, mask))
+        device_node = np.full(len(devices), -1, dtype=np.intp)  # node of a node-local device
+        for node, on_node in local.items():
+            device_node[on_node] = node
+        is_local = device_node >= 0
         has_devices = np.zeros(count, dtype=bool)
         has_devices[list(local)] = True
         for _, mask in wide:
@@ -217,6 +221,35 @@ class DraPlugin:
                     why = device_class.problem
             problems[claim.key] = why
             return why
+
+        def counts(request: DeviceRequestInfo) -> tuple[np.ndarray, np.ndarray]:
+            """Per node: free matching devices it reaches, and all matching devices it reaches."""
+            mask = request_mask(request)
+            free = mask & ~taken
+            free_count = np.bincount(device_node[is_local & free], minlength=count)
+            all_count = np.bincount(device_node[is_local & mask], minlength=count)
+            for i, reach_mask in wide:
+                if mask[i]:
+                    all_count = all_count + reach_mask
+                    if free[i]:
+                        free_count = free_count + reach_mask
+            return free_count, all_count
+
+        def fitting(claims: list[ResourceClaimInfo]) -> ep.Mask:
+            """Nodes where ``claims`` can be allocated: counted over arrays for each request
+            (exact for a single request), then chosen device by device when there are more."""
+            fits = has_devices.copy()
+            requests = [r for claim in claims for r in claim.requests]
+            for request in requests:
+                free_count, all_count = counts(request)
+                if request.mode == ALL:
+                    fits &= (all_count > 0) & (free_count == all_count)
+                else:
+                    fits &= free_count >= request.count
+            if len(requests) > 1:
+                for i in np.flatnonzero(fits):
+                    fits[i] = choose(claims, int(i)) is not None
+            return fits
 
         def choose(claims: list[ResourceClaimInfo], node: int) -> dict[str, Picks] | None:
             """Devices for every request of ``claims`` on ``node``, or None if they do not fit."""
@@ -286,9 +319,7 @@ class DraPlugin:
                 else:
                     pending.append(claim)
             if pending:
-                joint = np.zeros(count, dtype=bool)
-                for i in np.flatnonzero(has_devices):
-                    joint[i] = choose(pending, int(i)) is not None
+                joint = fitting(pending)
                 which = ", ".join(f'"{c.name}"' for c in pending)
                 parts.append(
                     (joint, f"node(s) do not have free devices for resourceclaim(s) {which}")

@@ -21,6 +21,7 @@ from tests.kits.volumes import host
 from tests.kits.worlds import queue, run_objects
 
 Obj = dict[str, Any]
+MODES = (None, None, "All")  # ExactCount twice as often
 
 
 @st.composite
@@ -48,7 +49,11 @@ def worlds(draw: st.DrawFn) -> tuple[list[Any], dict[str, int], list[tuple[str, 
         if shared and size > 1:
             names = [names[0]] * size  # one claim for the whole gang
         for name in dict.fromkeys(names):
-            objects.append(claim(name, request(count=draw(st.integers(1, 2)))))
+            requests = [
+                request(f"r{r}", count=draw(st.integers(1, 2)), mode=draw(st.sampled_from(MODES)))
+                for r in range(draw(st.integers(1, 2)))
+            ]
+            objects.append(claim(name, *requests))
         objects.append(dra_job(f"j{j}", "q", *[[n] for n in names]))
         jobs.append((f"j{j}", names))
     return objects, pre_taken, jobs
