@@ -70,7 +70,15 @@ class DeviceRequestInfo:
     selectors: tuple[str, ...] = ()
     mode: str = EXACT_COUNT
     count: int = 1
-    field: str = ""  # where it sits in the claim, for reasons
+    field: str = ""  # where it sits in the claim (``…exactly``), for reasons
+    # ``firstAvailable``: the alternatives in order of preference, each named
+    # "<request>/<subrequest>" (the request's own class and count are the first one's)
+    alternatives: tuple[DeviceRequestInfo, ...] = ()
+
+    @property
+    def choices(self) -> tuple[DeviceRequestInfo, ...]:
+        """What may serve the request, best first: its alternatives, or itself."""
+        return self.alternatives or (self,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +118,18 @@ class DraState:
 
     def gpu_devices(self, claim: ResourceClaimInfo) -> int:
         """GPUs the claim counts in queue quota: its allocated devices of GPU-class
-        requests, or before allocation each GPU request's count (``All``: 1, as KAI)."""
-        gpu_requests = {r.name: r for r in claim.requests if is_gpu_class(r.device_class)}
+        requests, or before allocation each GPU request's count (``All``: 1, as KAI;
+        ``firstAvailable``: its first alternative's)."""
         if claim.allocated is not None:
-            return sum(1 for d in claim.allocated if d.request in gpu_requests)
-        return sum(r.count if r.mode == EXACT_COUNT else 1 for r in gpu_requests.values())
+            gpu_names = {
+                choice.name
+                for request in claim.requests
+                for choice in request.choices
+                if is_gpu_class(choice.device_class)
+            }
+            return sum(1 for d in claim.allocated if d.request in gpu_names)
+        return sum(
+            r.count if r.mode == EXACT_COUNT else 1
+            for r in claim.requests
+            if is_gpu_class(r.device_class)  # firstAvailable: its first alternative
+        )

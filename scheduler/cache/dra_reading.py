@@ -63,28 +63,50 @@ def read_device_class(body: Mapping[str, Any]) -> DeviceClassInfo:
     return DeviceClassInfo(name=name, selectors=selectors, problem=problem)
 
 
-def _request(raw: Any, field: str) -> tuple[DeviceRequestInfo, str]:
-    request = _map(raw, field)
-    name = _string(request.get("name"), f"{field}.name")
-    if request.get("firstAvailable") is not None:
-        info = DeviceRequestInfo(name=name, device_class="", field=field)
-        return info, f"{field}.firstAvailable: prioritized alternatives are not supported"
-    exactly = _map(request.get("exactly"), f"{field}.exactly")
-    where = f"{field}.exactly"
-    mode = _string(exactly.get("allocationMode"), f"{where}.allocationMode") or EXACT_COUNT
+def _exact(raw: Any, name: str, where: str) -> tuple[DeviceRequestInfo, str]:
+    """An ``exactly`` request, or one ``firstAvailable`` alternative, at ``where``."""
+    body = _map(raw, where)
+    mode = _string(body.get("allocationMode"), f"{where}.allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
         raise FieldError(f"{where}.allocationMode", f"expected ExactCount or All, got {mode!r}")
-    count = exactly.get("count", 1 if mode == EXACT_COUNT else 0)
+    count = body.get("count", 1 if mode == EXACT_COUNT else 0)
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise FieldError(f"{where}.count", f"expected a non-negative integer, got {count!r}")
-    selectors, problem = _selectors(exactly.get("selectors"), f"{where}.selectors")
+    selectors, problem = _selectors(body.get("selectors"), f"{where}.selectors")
     info = DeviceRequestInfo(
         name=name,
-        device_class=_string(exactly.get("deviceClassName"), f"{where}.deviceClassName"),
+        device_class=_string(body.get("deviceClassName"), f"{where}.deviceClassName"),
         selectors=selectors,
         mode=mode,
         count=max(count, 1) if mode == EXACT_COUNT else 0,
-        field=field,
+        field=where,
+    )
+    return info, problem
+
+
+def _request(raw: Any, field: str) -> tuple[DeviceRequestInfo, str]:
+    request = _map(raw, field)
+    name = _string(request.get("name"), f"{field}.name")
+    if request.get("firstAvailable") is None:
+        return _exact(request.get("exactly"), name, f"{field}.exactly")
+    alternatives: list[DeviceRequestInfo] = []
+    problem = ""
+    for i, raw_sub in enumerate(_list(request.get("firstAvailable"), f"{field}.firstAvailable")):
+        where = f"{field}.firstAvailable[{i}]"
+        sub_name = _string(_map(raw_sub, where).get("name"), f"{where}.name")
+        alternative, why = _exact(raw_sub, f"{name}/{sub_name}", where)
+        alternatives.append(alternative)
+        problem = problem or why
+    if not alternatives:
+        raise FieldError(f"{field}.firstAvailable", "expected at least one alternative")
+    first = alternatives[0]
+    info = DeviceRequestInfo(
+        name=name,
+        device_class=first.device_class,
+        mode=first.mode,
+        count=first.count,
+        field=f"{field}.firstAvailable",
+        alternatives=tuple(alternatives),
     )
     return info, problem
 

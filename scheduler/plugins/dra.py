@@ -20,6 +20,8 @@ releases its devices through the deallocate event.
   preemptor may be placed on them; the binder writes an allocation only once no other
   claim holds its devices (:mod:`scheduler.binder.claims`), so a pod placed on devices
   still being released waits for them;
+- ``firstAvailable``: the first alternative (in the claim's order) that fits on the
+  node serves the request; the result names it ``<request>/<alternative>``;
 - a claim missing, being deleted, not created yet (template), naming an unknown
   DeviceClass, or with an expression that does not compile: no node, and the
   reason names the object and field. Other pods are not affected.
@@ -208,14 +210,14 @@ class DraPlugin:
             if claim.key in problems:
                 return problems[claim.key]
             why = claim.problem
-            for request in claim.requests:
+            for choice in (c for request in claim.requests for c in request.choices):
                 if why:
                     break
-                device_class = state.classes.get(request.device_class)
+                device_class = state.classes.get(choice.device_class)
                 if device_class is None:
                     why = (
-                        f"resourceclaim {claim.key} {request.field}.exactly.deviceClassName: "
-                        f'deviceclass "{request.device_class}" not found'
+                        f"resourceclaim {claim.key} {choice.field}.deviceClassName: "
+                        f'deviceclass "{choice.device_class}" not found'
                     )
                 elif device_class.problem:
                     why = device_class.problem
@@ -241,11 +243,14 @@ class DraPlugin:
             fits = has_devices.copy()
             requests = [r for claim in claims for r in claim.requests]
             for request in requests:
-                free_count, all_count = counts(request)
-                if request.mode == ALL:
-                    fits &= (all_count > 0) & (free_count == all_count)
-                else:
-                    fits &= free_count >= request.count
+                served = np.zeros(count, dtype=bool)  # by any of its alternatives
+                for choice in request.choices:
+                    free_count, all_count = counts(choice)
+                    if choice.mode == ALL:
+                        served |= (all_count > 0) & (free_count == all_count)
+                    else:
+                        served |= free_count >= choice.count
+                fits &= served
             if len(requests) > 1:
                 for i in np.flatnonzero(fits):
                     fits[i] = choose(claims, int(i)) is not None
@@ -259,21 +264,26 @@ class DraPlugin:
             for claim in claims:
                 picks: Picks = []
                 for request in claim.requests:
-                    mask = request_mask(request)
-                    matching = [i for i in reachable if mask[i]]
-                    free = [i for i in matching if not taken[i] and i not in used]
-                    if request.mode == ALL:
-                        if not matching or len(free) != len(matching):
-                            return None
-                        take = free
+                    for choice in request.choices:  # the first alternative that fits
+                        take = pick(choice, reachable, used)
+                        if take is not None:
+                            break
                     else:
-                        if len(free) < request.count:
-                            return None
-                        take = free[: request.count]
+                        return None
                     used.update(take)
-                    picks += [(request.name, i) for i in take]
+                    picks += [(choice.name, i) for i in take]
                 chosen[claim.key] = picks
             return chosen
+
+        def pick(
+            request: DeviceRequestInfo, reachable: list[int], used: set[int]
+        ) -> list[int] | None:
+            mask = request_mask(request)
+            matching = [i for i in reachable if mask[i]]
+            free = [i for i in matching if not taken[i] and i not in used]
+            if request.mode == ALL:
+                return free if matching and len(free) == len(matching) else None
+            return free[: request.count] if len(free) >= request.count else None
 
         def allocated_mask(claim: ResourceClaimInfo) -> ep.Mask:
             mask = selector_masks.get(claim.key)

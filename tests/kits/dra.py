@@ -92,6 +92,17 @@ def request(
     return {"name": name, "exactly": exactly}
 
 
+def first_available(name: str, *alternatives: tuple[str, str, int]) -> Obj:
+    """A request served by the first of ``(name, device class, count)`` that fits."""
+    return {
+        "name": name,
+        "firstAvailable": [
+            {"name": sub, "deviceClassName": device_class, "count": count}
+            for sub, device_class, count in alternatives
+        ],
+    }
+
+
 def claim(
     name: str,
     *requests: Obj,

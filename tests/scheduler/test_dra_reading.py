@@ -22,7 +22,15 @@ from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.dra_reading import read_resource_claim, read_resource_slice
 from scheduler.cycle import run_cycle
 from scheduler.plugins import dra as dra_plugin
-from tests.kits.dra import GPU_DRIVER, claim, device_class, dra_job, request, resource_slice
+from tests.kits.dra import (
+    GPU_DRIVER,
+    claim,
+    device_class,
+    dra_job,
+    first_available,
+    request,
+    resource_slice,
+)
 from tests.kits.volumes import host
 from tests.kits.worlds import ALLOCATE_ONLY, queue, sourced
 
@@ -74,9 +82,13 @@ def test_claim_allocation_is_read() -> None:
     assert info.node_selector is not None
 
 
-def test_first_available_is_a_named_problem() -> None:
-    body = claim("c", {"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "x"}]})
-    assert "spec.devices.requests[0].firstAvailable" in read_resource_claim(body).problem
+def test_first_available_alternatives_are_read_in_order() -> None:
+    body = claim("c", first_available("gpu", ("two", "gpu.example.com", 2), ("one", "x", 1)))
+    (gpu,) = read_resource_claim(body).requests
+    assert [(c.name, c.device_class, c.count, c.field) for c in gpu.choices] == [
+        ("gpu/two", "gpu.example.com", 2, "spec.devices.requests[0].firstAvailable[0]"),
+        ("gpu/one", "x", 1, "spec.devices.requests[0].firstAvailable[1]"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from tests.kits.dra import (
     claim,
     device_class,
     dra_job,
+    first_available,
     request,
     resource_slice,
     template_job,
@@ -229,6 +230,29 @@ SCENARIOS = [
             ]
         },
     ),
+    # firstAvailable: two GPUs preferred, one accepted; only n0 has a device.
+    Scenario(
+        "first-available-falls-back",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            claim("c", first_available("gpu", ("two", GPU_CLASS, 2), ("one", GPU_CLASS, 1))),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n0"},
+    ),
+    # ... and an alternative naming an unknown class is reported by its field.
+    Scenario(
+        "first-available-unknown-class",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0"),
+            claim("c", first_available("gpu", ("two", GPU_CLASS, 2), ("one", "nosuch", 1))),
+            dra_job("j", "q", ["c"]),
+        ],
+        pending=["j"],
+        reasons={"j": ["spec.devices.requests[0].firstAvailable[1].deviceClassName"]},
+    ),
     # DRA GPUs count against the queue: a limit of 1 GPU admits a 1-device claim only.
     Scenario(
         "gpu-quota-limit",
@@ -290,6 +314,21 @@ def test_bind_carries_the_allocation() -> None:
             },
         ),
     )
+
+
+@pytest.mark.parametrize(("devices", "served_by"), [(2, ["gpu/two"] * 2), (1, ["gpu/one"])])
+def test_first_available_prefers_the_first_alternative(devices: int, served_by: list[str]) -> None:
+    """The result names the alternative that served the request."""
+    result = run_objects(
+        [
+            *TWO,
+            resource_slice("n0", *[f"gpu-{d}" for d in range(devices)]),
+            claim("c", first_available("gpu", ("two", GPU_CLASS, 2), ("one", GPU_CLASS, 1))),
+            dra_job("j", "q", ["c"]),
+        ]
+    )
+    ((_, body),) = result.binds[0].resource_claims
+    assert [r["request"] for r in body["devices"]["results"]] == served_by
 
 
 def test_shared_claim_allocated_once() -> None:
