@@ -82,6 +82,29 @@ class DeviceRequestInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceConstraintInfo:
+    """``spec.devices.constraints[]``: the devices of ``requests`` (all when empty) must
+    share (``match``) or must not share (``distinct``) the value of ``attribute``."""
+
+    requests: tuple[str, ...]
+    attribute: str  # fully qualified: "<domain>/<name>"
+    distinct: bool = False
+
+    def covers(self, request: str) -> bool:
+        """Whether the constraint applies to ``request`` (``<request>/<alternative>`` too)."""
+        return not self.requests or request.split("/", 1)[0] in self.requests
+
+
+def attribute_of(device: Device, qualified: str) -> Any:
+    """The device's value of a fully qualified attribute (None when it has none); a name
+    the slice published without a domain belongs to the driver's."""
+    if qualified in device.attributes:
+        return device.attributes[qualified]
+    domain, _, name = qualified.rpartition("/")
+    return device.attributes.get(name) if domain == device.driver else None
+
+
+@dataclass(frozen=True, slots=True)
 class AllocatedDevice:
     request: str
     driver: str
@@ -97,6 +120,7 @@ class ResourceClaimInfo:
     name: str
     uid: str
     requests: tuple[DeviceRequestInfo, ...] = ()
+    constraints: tuple[DeviceConstraintInfo, ...] = ()
     allocated: tuple[AllocatedDevice, ...] | None = None  # None: not allocated
     node_selector: Mapping[str, Any] | None = None  # status.allocation.nodeSelector
     reserved_for: tuple[str, ...] = ()  # consumer uids

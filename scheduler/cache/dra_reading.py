@@ -20,6 +20,7 @@ from scheduler.api.dra import (
     AllocatedDevice,
     Device,
     DeviceClassInfo,
+    DeviceConstraintInfo,
     DeviceRequestInfo,
     ResourceClaimInfo,
 )
@@ -121,6 +122,23 @@ def _allocated(raw: Any, field: str) -> AllocatedDevice:
     )
 
 
+def _constraint(raw: Any, field: str) -> tuple[DeviceConstraintInfo | None, str]:
+    body = _map(raw, field)
+    requests = tuple(
+        _string(r, f"{field}.requests[{i}]")
+        for i, r in enumerate(_list(body.get("requests"), f"{field}.requests"))
+    )
+    match = _string(body.get("matchAttribute"), f"{field}.matchAttribute")
+    distinct = _string(body.get("distinctAttribute"), f"{field}.distinctAttribute")
+    if bool(match) == bool(distinct):
+        raise FieldError(field, "expected one of matchAttribute, distinctAttribute")
+    attribute = match or distinct
+    if "/" not in attribute:
+        where = f"{field}.{'matchAttribute' if match else 'distinctAttribute'}"
+        return None, f"{where}: expected a fully qualified name (<domain>/<name>)"
+    return DeviceConstraintInfo(requests, attribute, distinct=bool(distinct)), ""
+
+
 def read_resource_claim(body: Mapping[str, Any]) -> ResourceClaimInfo:
     meta = meta_of(body)
     namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
@@ -130,6 +148,12 @@ def read_resource_claim(body: Mapping[str, Any]) -> ResourceClaimInfo:
     for i, raw in enumerate(_list(devices.get("requests"), "spec.devices.requests")):
         request, why = _request(raw, f"spec.devices.requests[{i}]")
         requests.append(request)
+        problem = problem or why
+    constraints: list[DeviceConstraintInfo] = []
+    for i, raw in enumerate(_list(devices.get("constraints"), "spec.devices.constraints")):
+        constraint, why = _constraint(raw, f"spec.devices.constraints[{i}]")
+        if constraint is not None:
+            constraints.append(constraint)
         problem = problem or why
     status = _map(body.get("status"), "status")
     allocation = status.get("allocation")
@@ -154,6 +178,7 @@ def read_resource_claim(body: Mapping[str, Any]) -> ResourceClaimInfo:
         name=name,
         uid=uid_of(body),
         requests=tuple(requests),
+        constraints=tuple(constraints),
         allocated=allocated,
         node_selector=node_selector,
         reserved_for=reserved,

@@ -20,6 +20,9 @@ releases its devices through the deallocate event.
   preemptor may be placed on them; the binder writes an allocation only once no other
   claim holds its devices (:mod:`scheduler.binder.claims`), so a pod placed on devices
   still being released waits for them;
+- ``constraints``: ``matchAttribute`` (the devices of the named requests share the
+  attribute's value: each value the node offers is tried in turn) and
+  ``distinctAttribute`` (no two of them share it);
 - ``firstAvailable``: the first alternative (in the claim's order) that fits on the
   node serves the request; the result names it ``<request>/<alternative>``;
 - a claim missing, being deleted, not created yet (template), naming an unknown
@@ -40,12 +43,20 @@ writes them to the claims' status before it binds the pod).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from scheduler.api.dra import ALL, Device, DeviceRequestInfo, ResourceClaimInfo
+from scheduler.api.dra import (
+    ALL,
+    Device,
+    DeviceConstraintInfo,
+    DeviceRequestInfo,
+    ResourceClaimInfo,
+    attribute_of,
+)
 from scheduler.api.dra_cel import compile_selector, device_activation, driver_equals, matches
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.framework import extension_points as ep
@@ -251,7 +262,7 @@ class DraPlugin:
                     else:
                         served |= free_count >= choice.count
                 fits &= served
-            if len(requests) > 1:
+            if len(requests) > 1 or any(claim.constraints for claim in claims):
                 for i in np.flatnonzero(fits):
                     fits[i] = choose(claims, int(i)) is not None
             return fits
@@ -262,28 +273,98 @@ class DraPlugin:
             used: set[int] = set()
             chosen: dict[str, Picks] = {}
             for claim in claims:
-                picks: Picks = []
-                for request in claim.requests:
-                    for choice in request.choices:  # the first alternative that fits
-                        take = pick(choice, reachable, used)
-                        if take is not None:
-                            break
-                    else:
-                        return None
-                    used.update(take)
-                    picks += [(choice.name, i) for i in take]
-                chosen[claim.key] = picks
+                found = constrained(claim, reachable, used)
+                if found is None:
+                    return None
+                used.update(i for _, i in found)
+                chosen[claim.key] = found
             return chosen
 
+        def constrained(
+            claim: ResourceClaimInfo, reachable: list[int], used: set[int]
+        ) -> Picks | None:
+            """The claim's devices under its ``matchAttribute`` constraints: each value the
+            node's devices offer is tried in turn (sorted), the first that serves wins."""
+            matching = [c for c in claim.constraints if not c.distinct]
+            if not matching:
+                return serve(claim, reachable, used, {})
+            offered = [
+                sorted(
+                    {
+                        v
+                        for i in reachable
+                        if (v := attribute_of(devices[i], c.attribute)) is not None
+                    },
+                    key=repr,
+                )
+                for c in matching
+            ]
+            for values in itertools.product(*offered):
+                found = serve(claim, reachable, used, dict(zip(matching, values, strict=True)))
+                if found is not None:
+                    return found
+            return None
+
+        def serve(
+            claim: ResourceClaimInfo,
+            reachable: list[int],
+            used: set[int],
+            fixed: dict[DeviceConstraintInfo, Any],
+        ) -> Picks | None:
+            """Every request of the claim, first fit, its alternatives in order."""
+            distinct: dict[DeviceConstraintInfo, set[Any]] = {
+                c: set() for c in claim.constraints if c.distinct
+            }  # values taken so far
+            mine = set(used)
+            picks: Picks = []
+            for request in claim.requests:
+                for choice in request.choices:  # the first alternative that fits
+                    rules = {c: v for c, v in fixed.items() if c.covers(choice.name)}
+                    apart = [c for c in distinct if c.covers(choice.name)]
+                    take = pick(choice, reachable, mine, rules, apart, distinct)
+                    if take is not None:
+                        break
+                else:
+                    return None
+                mine.update(take)
+                picks += [(choice.name, i) for i in take]
+            return picks
+
         def pick(
-            request: DeviceRequestInfo, reachable: list[int], used: set[int]
+            request: DeviceRequestInfo,
+            reachable: list[int],
+            used: set[int],
+            rules: dict[DeviceConstraintInfo, Any],
+            apart: list[DeviceConstraintInfo],
+            seen: dict[DeviceConstraintInfo, set[Any]],
         ) -> list[int] | None:
             mask = request_mask(request)
-            matching = [i for i in reachable if mask[i]]
-            free = [i for i in matching if not taken[i] and i not in used]
+            matching = [
+                i
+                for i in reachable
+                if mask[i]
+                and all(attribute_of(devices[i], c.attribute) == v for c, v in rules.items())
+                and all(attribute_of(devices[i], c.attribute) is not None for c in apart)
+            ]
+            free: list[int] = []
+            values = {c: set(seen[c]) for c in apart}
+            for i in matching:
+                if taken[i] or i in used:
+                    continue
+                mine = [attribute_of(devices[i], c.attribute) for c in apart]
+                if any(v in values[c] for c, v in zip(apart, mine, strict=True)):
+                    continue  # distinctAttribute: a value already given
+                free.append(i)
+                for c, v in zip(apart, mine, strict=True):
+                    values[c].add(v)
             if request.mode == ALL:
-                return free if matching and len(free) == len(matching) else None
-            return free[: request.count] if len(free) >= request.count else None
+                take = free if matching and len(free) == len(matching) else None
+            else:
+                take = free[: request.count] if len(free) >= request.count else None
+            if take is not None:
+                for c in apart:
+                    seen[c].update(attribute_of(devices[i], c.attribute) for i in take)
+            return take
 
         def allocated_mask(claim: ResourceClaimInfo) -> ep.Mask:
             mask = selector_masks.get(claim.key)

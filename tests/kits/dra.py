@@ -110,6 +110,7 @@ def claim(
     node: str | None = None,
     namespace: str = NAMESPACE,
     reserved_for: Sequence[str] = (),
+    constraints: Sequence[Obj] = (),
 ) -> Obj:
     """A ResourceClaim; ``allocated``: ``(request, driver, pool, device)`` results on ``node``,
     reserved for the pods of uids ``reserved_for``."""
@@ -119,6 +120,8 @@ def claim(
         "metadata": {"name": name, "namespace": namespace, "uid": f"uid-claim-{name}"},
         "spec": {"devices": {"requests": list(requests) or [request()]}},
     }
+    if constraints:
+        body["spec"]["devices"]["constraints"] = [dict(c) for c in constraints]
     if allocated is not None:
         allocation: Obj = {
             "devices": {

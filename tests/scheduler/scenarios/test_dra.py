@@ -26,6 +26,8 @@ from tests.kits.volumes import host
 from tests.kits.worlds import Scenario, check, job, queue, run_objects
 
 GPUS = device_class()
+NUMA = "gpu.example.com/numa"
+SAME_NUMA = {"matchAttribute": NUMA}
 TWO = [queue("q"), GPUS, host("n0"), host("n1")]
 A100 = 'device.attributes["gpu.example.com"].model == "A100"'
 BIG = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'
@@ -253,6 +255,42 @@ SCENARIOS = [
         pending=["j"],
         reasons={"j": ["spec.devices.requests[0].firstAvailable[1].deviceClassName"]},
     ),
+    # matchAttribute: two GPUs on one NUMA node; n0's two are on different ones.
+    Scenario(
+        "match-attribute",
+        [
+            *TWO,
+            resource_slice("n0", ("gpu-0", {"numa": 0}), ("gpu-1", {"numa": 1})),
+            resource_slice("n1", ("gpu-0", {"numa": 0}), ("gpu-1", {"numa": 0})),
+            claim("c", request(count=2), constraints=[SAME_NUMA]),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # distinctAttribute: two GPUs on different NUMA nodes; n0's two share one.
+    Scenario(
+        "distinct-attribute",
+        [
+            *TWO,
+            resource_slice("n0", ("gpu-0", {"numa": 0}), ("gpu-1", {"numa": 0})),
+            resource_slice("n1", ("gpu-0", {"numa": 0}), ("gpu-1", {"numa": 1})),
+            claim("c", request(count=2), constraints=[{"distinctAttribute": NUMA}]),
+            dra_job("j", "q", ["c"]),
+        ],
+        binds={"j-0": "n1"},
+    ),
+    # A constraint attribute without a domain is reported by its field.
+    Scenario(
+        "constraint-unqualified",
+        [
+            *TWO,
+            resource_slice("n0", "gpu-0", "gpu-1"),
+            claim("c", request(count=2), constraints=[{"matchAttribute": "numa"}]),
+            dra_job("j", "q", ["c"]),
+        ],
+        pending=["j"],
+        reasons={"j": ["spec.devices.constraints[0].matchAttribute: expected a fully qualified"]},
+    ),
     # DRA GPUs count against the queue: a limit of 1 GPU admits a 1-device claim only.
     Scenario(
         "gpu-quota-limit",
@@ -329,6 +367,22 @@ def test_first_available_prefers_the_first_alternative(devices: int, served_by: 
     )
     ((_, body),) = result.binds[0].resource_claims
     assert [r["request"] for r in body["devices"]["results"]] == served_by
+
+
+def test_match_attribute_tries_each_value() -> None:
+    """NUMA 0 has one free GPU, NUMA 1 two: the pair is taken from NUMA 1."""
+    result = run_objects(
+        [
+            *TWO,
+            resource_slice(
+                "n0", ("gpu-0", {"numa": 0}), ("gpu-1", {"numa": 1}), ("gpu-2", {"numa": 1})
+            ),
+            claim("c", request(count=2), constraints=[SAME_NUMA]),
+            dra_job("j", "q", ["c"]),
+        ]
+    )
+    ((_, body),) = result.binds[0].resource_claims
+    assert [r["device"] for r in body["devices"]["results"]] == ["gpu-1", "gpu-2"]
 
 
 def test_shared_claim_allocated_once() -> None:
