@@ -21,7 +21,7 @@ from scheduler.api.dra_cel import (
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.dra_reading import read_resource_claim, read_resource_slice
 from scheduler.cycle import run_cycle
-from scheduler.plugins import dra as dra_plugin
+from scheduler.plugins import dra_devices
 from tests.kits.dra import (
     GPU_DRIVER,
     claim,
@@ -207,7 +207,7 @@ def test_cel_is_evaluated_once_per_device_across_cycles(monkeypatch: pytest.Monk
         calls.append(program)
         return matches(program, activation)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(dra_plugin, "matches", counting)
+    monkeypatch.setattr(dra_devices, "matches", counting)
     a100 = device_class("a100", 'device.attributes["gpu.example.com"].model == "A100"')
     objects = [
         queue("q"),
