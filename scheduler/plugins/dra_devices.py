@@ -110,6 +110,7 @@ class DeviceTable:
         return [i for i in found if i is not None]
 
     def request_mask(self, request: DeviceRequestInfo) -> np.ndarray:
+        """Devices matching the request's class selectors and its own (once per cycle)."""
         device_class = self.classes[request.device_class]
         key = (device_class.name, device_class.selectors + request.selectors)
         mask = self.match_masks.get(key)
@@ -224,6 +225,8 @@ class DeviceTable:
         apart: list[DeviceConstraintInfo],
         seen: dict[DeviceConstraintInfo, set[Any]],
     ) -> list[int] | None:
+        """Free devices for one request among ``reachable``: those meeting ``rules``
+        (matchAttribute values) and, for ``apart``, values not in ``seen`` (updated)."""
         mask = self.request_mask(request)
         matching = [
             i
