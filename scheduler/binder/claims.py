@@ -19,11 +19,14 @@ in its PreBind step:
 Each write is a merge patch of the claim's ``status`` carrying the ``resourceVersion``
 it was planned on, so two binders never allocate one claim twice: a conflict plans
 again on a fresh read. :func:`plan` decides from plain objects (tested as a table);
-:func:`prepare` is the thin edge.
+:func:`prepare` is the thin edge. A request that finally fails has what it wrote undone
+by :func:`release` (kube-scheduler's Unreserve), so a pod is not tied to the devices of a
+failed bind.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +40,8 @@ from scheduler.binder.decide import Action
 from scheduler.cache.dra_reading import pod_resource_claims
 from scheduler.cache.parsing import FieldError
 from scheduler.plugins.predicates import matches_node_affinity
+
+log = logging.getLogger("podmuster.binder.claims")
 
 KIND: Final = "ResourceClaim"
 MAX_RESERVED: Final = 256
@@ -182,3 +187,37 @@ async def prepare(
     except ApiError as exc:
         return Action("retry", node, f"writing resource claims: {exc.message}")
     return None
+
+
+async def release(api: KubeController, request: Mapping[str, Any]) -> None:
+    """Undo what :func:`prepare` wrote for a request that finally failed, as
+    kube-scheduler's Unreserve does: the pod leaves ``reservedFor``, and a claim this
+    request allocated and nobody else uses is deallocated, so the scheduler may choose
+    its devices afresh. A claim changed meanwhile is left alone."""
+    chosen = allocations_of(request)
+    if not chosen:
+        return  # it allocated nothing (a pod without claims, or claims allocated before)
+    spec = request.get("spec") or {}
+    meta = request.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "default")
+    try:
+        pod = await api.get("v1", "Pod", namespace, str(spec.get("podName") or meta.get("name")))
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        entries = pod_resource_claims(pod.get("spec") or {}, pod.get("status") or {})
+        for entry, name in entries:
+            if not name:
+                continue
+            claim = await api.get(API_VERSION, KIND, namespace, name)
+            status = claim.get("status") or {}
+            reserved = list(status.get("reservedFor") or ())
+            others = [ref for ref in reserved if ref.get("uid") != uid]
+            if len(others) == len(reserved):
+                continue  # not reserved for this pod
+            version = str((claim.get("metadata") or {}).get("resourceVersion") or "")
+            body: dict[str, Any] = {"reservedFor": others or None}
+            if not others and chosen.get(entry) == status.get("allocation"):
+                body["allocation"] = None
+            patch = {"metadata": {"resourceVersion": version}, "status": body}
+            await api.patch(API_VERSION, KIND, namespace, name, patch, subresource="status")
+    except (FieldError, ApiError) as exc:
+        log.warning("releasing the resource claims of %s/%s: %s", namespace, meta.get("name"), exc)

@@ -293,6 +293,7 @@ class Binder:
             extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
         )
         if retry_at is None:
+            await claims.release(self.api, request)  # DRA: unreserve what was written
             self._forget(key)
             return None
         self.retry_at[key] = retry_at

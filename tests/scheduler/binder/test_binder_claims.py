@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler.api.nodes import NodeMeta
-from scheduler.binder.claims import Write, held_devices, plan
+from scheduler.binder.claims import Write, held_devices, plan, release
 from scheduler.binder.decide import Action
 from scheduler.binder.reconciler import Binder
 from scheduler.metrics.families import Metrics
@@ -191,3 +191,23 @@ def test_reconcile_does_not_bind_when_the_claim_is_elsewhere() -> None:
     found = kube.stored(*BR, NS, "p")
     assert found is not None
     assert found["status"]["phase"] == "Failed"
+
+
+@pytest.mark.parametrize(
+    ("reserved", "expected"),
+    [
+        ((ME,), {"reservedFor": None, "allocation": None}),  # ours alone: deallocated
+        ((OTHER, ME), {"reservedFor": [OTHER], "allocation": ON_N1}),  # shared: we leave
+    ],
+)
+def test_a_finally_failed_request_releases_its_claims(
+    reserved: tuple[dict[str, str], ...], expected: dict[str, Any]
+) -> None:
+    kube = FakeKube()
+    kube.add(pod(BY_NAME))
+    kube.add(allocated("c", reserved))
+    asyncio.run(release(kube, bind_request({"gpu": ON_N1})))
+    stored = kube.stored("resource.k8s.io/v1", "ResourceClaim", NS, "c")
+    assert stored is not None
+    status = stored.get("status") or {}
+    assert {k: status.get(k) for k in expected} == expected
