@@ -434,6 +434,16 @@ def test_a_claim_other_pods_still_use_is_not_freed_by_one_eviction() -> None:
     assert result.pipelined == []
 
 
+def test_no_scale_up_hint_for_a_gang_waiting_on_devices() -> None:
+    """A new node of n0's shape would bring no device: no hint is given."""
+    result = run_objects(
+        [queue("q"), GPUS, host("n0"), claim("c"), dra_job("j", "q", ["c"])], SchedulerConfig()
+    )
+    (outcome,) = result.pod_groups
+    assert outcome.outcome == "pending"
+    assert outcome.scale_up_hint is None
+
+
 def test_pods_without_claims_unaffected() -> None:
     """Plain pods bind as before, with no claims on their binds."""
     result = run_objects([*TWO, resource_slice("n1", "gpu-0"), job("p", "q")])
