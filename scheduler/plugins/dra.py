@@ -267,8 +267,8 @@ class DraPlugin:
             key=lambda p: (p.creation, p.uid),
         ):
             on_allocate(pod)
-        for key in [k for k in allocated]:  # decided before this cycle: not ours to write
-            allocated[key].users.add("")
+        for record in allocated.values():  # chosen by an earlier cycle: its bind holds them
+            record.users.add("")  # whatever this cycle evicts or rolls back
         session.plugin_state[STATE_KEY] = DraDecisions(table.devices, allocated)
         session.add_dynamic_constraint(constrain)
         session.add_event_handlers(on_allocate, on_deallocate)
