@@ -166,6 +166,9 @@ CORE_KINDS: Final = MappingProxyType(
         "StorageClass": ("storage.k8s.io", "StorageClass"),
         "Namespace": ("", "Namespace"),
         "NodeResourceTopology": ("topology.node.k8s.io", "NodeResourceTopology"),
+        "ResourceClaim": ("resource.k8s.io", "ResourceClaim"),
+        "ResourceSlice": ("resource.k8s.io", "ResourceSlice"),
+        "DeviceClass": ("resource.k8s.io", "DeviceClass"),
     }
 )
 """The Kubernetes kinds the scheduler reads besides KAI's, as :data:`GroupKind`."""

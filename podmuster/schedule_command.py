@@ -26,7 +26,7 @@ from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache import pools
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
-from scheduler.cycle import CycleResult, PodGroupOutcome
+from scheduler.cycle import Bind, CycleResult, PodGroupOutcome
 from scheduler.rounds import Round, play
 from scheduler.usage.given import parse_given_usage
 
@@ -146,18 +146,24 @@ def _pod_group(outcome: PodGroupOutcome, explain: bool) -> dict[str, Any]:
     return entry
 
 
+def _bind(bind: Bind) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "pod": bind.pod,
+        "node": bind.node,
+        "gpuGroups": list(bind.gpu_groups),
+        "gpuPortion": bind.gpu_portion / GPU_UNIT if bind.gpu_groups else None,
+    }
+    if bind.resource_claims:  # DRA: the devices chosen, as the BindRequest carries them
+        entry["resourceClaims"] = [
+            {"name": name, "allocation": allocation} for name, allocation in bind.resource_claims
+        ]
+    return entry
+
+
 def render(result: CycleResult, explain: bool) -> dict[str, Any]:
     """The docs/cli.md §2 document for one cycle (``queues`` added with ``--explain``)."""
     document: dict[str, Any] = {
-        "binds": [
-            {
-                "pod": b.pod,
-                "node": b.node,
-                "gpuGroups": list(b.gpu_groups),
-                "gpuPortion": b.gpu_portion / GPU_UNIT if b.gpu_groups else None,
-            }
-            for b in result.binds
-        ],
+        "binds": [_bind(b) for b in result.binds],
         "pipelined": [{"pod": b.pod, "node": b.node} for b in result.pipelined],
         "evictions": [
             {"pod": e.pod, "action": e.action, "for": e.for_job} for e in result.evictions

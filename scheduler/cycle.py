@@ -6,6 +6,7 @@ a decision seen offline is the decision the live scheduler makes.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Action
 from scheduler.framework.outcome import LoggedEviction, final_outcome
 from scheduler.framework.session import Session
-from scheduler.plugins import builtin_plugins
+from scheduler.plugins import builtin_plugins, dra
 from scheduler.plugins.proportion import admission
 from scheduler.plugins.proportion.plugin import STATE_KEY
 
@@ -48,6 +49,8 @@ class Bind:
     gpu_groups: tuple[str, ...] = ()
     gpu_portion: int = 0
     resource_type: str = "Regular"
+    # DRA: (pod claim entry name, AllocationResult) for claims the cycle allocated
+    resource_claims: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +135,10 @@ def run_cycle(
             result.action_ms[name] = (time.perf_counter() - started) * 1000.0
     names = snapshot.nodes.names
     outcome = final_outcome(session.decisions)
-    result.binds = sorted((_bind(p, names[n]) for p, n in outcome.binds), key=lambda b: b.pod)
+    result.binds = sorted(
+        (_with_claims(session, p, _bind(p, names[n])) for p, n in outcome.binds),
+        key=lambda b: b.pod,
+    )
     result.pipelined = sorted(
         (_bind(p, names[n]) for p, n in outcome.pipelined), key=lambda b: b.pod
     )
@@ -205,6 +211,11 @@ def _bind(pod: PodInfo, node: str) -> Bind:
     if gpu_sharing.gpu_kind(pod.constraint_key) == gpu_sharing.MIG_KIND:
         return Bind(pod.key, node, resource_type="MigInstance")
     return Bind(pod.key, node)
+
+
+def _with_claims(session: Session, pod: PodInfo, bind: Bind) -> Bind:
+    claims = dra.allocations(session, pod)
+    return dataclasses.replace(bind, resource_claims=claims) if claims else bind
 
 
 _STARTED = frozenset({PodStatus.ALLOCATED, PodStatus.BINDING, PodStatus.BOUND, PodStatus.RUNNING})

@@ -28,7 +28,9 @@ level, so steps 1-4 run per candidate domain (``scale_hint_domains``): its free 
 only, new nodes joining it. The domain needing the fewest new nodes wins (fewest
 unhostable tasks first), ties to the first domain id; the hint names it
 (``topology``: name, level, domain) and its labels carry the domain's level labels.
-A constraint no node can meet (its Topology or level does not exist) gets no hint.
+A constraint no node can meet (its Topology or level does not exist) gets no hint, nor
+does a gang with DRA ResourceClaims (a node shape says nothing of the devices a new node
+would publish).
 
 A gang whose pods must stay apart (required anti-affinity among its own pods, or
 ``DoNotSchedule`` spread per hostname with ``maxSkew: 1``: ``scale_hint_apart``) is
@@ -401,8 +403,8 @@ def scale_up_hint(
     """The hint for one pending gang, or None when its tasks fit the free room as is
     (or when new nodes cannot help: its required Topology or level does not exist)."""
     tasks = gang.tasks_to_allocate(session, job)
-    if not tasks:
-        return None
+    if not tasks or any(task.resource_claims for task in tasks):
+        return None  # DRA claims: a node shape says nothing of the devices it would publish
     masks = [_eligible(session, task) for task in tasks]
     scope = domain_scope(session, job, tasks, masks) if job.topology_tree is not None else None
     if isinstance(scope, str):

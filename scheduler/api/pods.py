@@ -93,6 +93,7 @@ class PodInfo:
         "pod_set",
         "quota",
         "request",
+        "resource_claims",
         "spread",
         "status",
         "task_priority",
@@ -150,6 +151,8 @@ class PodInfo:
         self.node_name = ""
         self.nominated_node = ""  # status.nominatedNodeName
         self.claims: tuple[str, ...] = ()  # PersistentVolumeClaim names of its volumes
+        # DRA: (spec.resourceClaims entry name, ResourceClaim name or "" not yet created)
+        self.resource_claims: tuple[tuple[str, str], ...] = ()
         # Inter-pod affinity and topology spread (None / empty for most pods).
         self.pod_affinity: PodAffinity | None = None
         self.spread: tuple[SpreadConstraint, ...] = ()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from scheduler.api.dra import DraState
 from scheduler.api.nodes import NodeTable
 from scheduler.api.numa import NumaNode
 from scheduler.api.podgroups import PodGroupInfo
@@ -42,6 +43,8 @@ class ClusterSnapshot:
     topologies: dict[str, TopologyInfo] = field(default_factory=dict)
     # PersistentVolumeClaims, PersistentVolumes and StorageClasses (volume binding)
     volumes: VolumeState = field(default_factory=VolumeState)
+    # ResourceClaims, ResourceSlices' devices and DeviceClasses (resource.k8s.io, DRA)
+    dra: DraState = field(default_factory=DraState)
     # Namespace name -> its labels (namespace selectors of pod affinity terms)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     # Queue name -> its usage over the configured window as a share of the cluster's

@@ -26,6 +26,10 @@ reported its GPU (woken by the reservation pod's watch event, polled as a fallba
 then labels the pod, writes its ConfigMap and binds. While :meth:`run` runs, a periodic
 sync (:mod:`scheduler.binder.syncing` decides) deletes reservation pods whose group
 emptied and sharing pods whose reservation pod is gone; these are the only deletes.
+
+Just before the binding, a pod's PersistentVolumeClaims are bound
+(:mod:`scheduler.binder.volumes`) and its DRA ResourceClaims get their allocation and
+reservation (:mod:`scheduler.binder.claims`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from crds.bindrequest import API_VERSION, KIND
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
-from scheduler.binder import sharing, syncing, volumes
+from scheduler.binder import claims, sharing, syncing, volumes
 from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
@@ -163,6 +167,8 @@ class Binder:
             if isinstance(prepared, float):
                 return prepared
             action = prepared or action
+        if action.kind == "bind":  # DRA claims allocated and reserved (scheduler.binder.claims)
+            action = await claims.prepare(self.api, request, pod or {}, action.node) or action
         if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
         return await self._record(key, request, action)
@@ -287,6 +293,7 @@ class Binder:
             extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
         )
         if retry_at is None:
+            await claims.release(self.api, request)  # DRA: unreserve what was written
             self._forget(key)
             return None
         self.retry_at[key] = retry_at

@@ -28,6 +28,7 @@ from crds.errors import InputError
 from crds.gpusharing import GPU_GROUP_LABEL, RESERVATION_NAMESPACE
 from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
+from scheduler.api.dra import Device, DeviceClassInfo, DraState, ResourceClaimInfo
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.numa import NumaNode
 from scheduler.api.podgroups import PodGroupInfo
@@ -43,6 +44,7 @@ from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.api.topology import TopologyInfo
 from scheduler.api.volumes import ClaimInfo, StorageClassInfo, VolumeInfo, VolumeState
 from scheduler.cache import (
+    dra_reading,
     numa_reading,
     parsing,
     queue_tree,
@@ -108,6 +110,10 @@ class ClusterCache:
         self._storage_classes: dict[str, StorageClassInfo] = {}
         self._namespaces: dict[str, Mapping[str, str]] = {}  # name -> labels
         self._numa: dict[str, NumaNode] = {}  # node name -> its NodeResourceTopology zones
+        self._resource_claims: dict[str, ResourceClaimInfo] = {}
+        self._slices: dict[str, tuple[Device, ...]] = {}
+        self._device_classes: dict[str, DeviceClassInfo] = {}
+        self._dra_quota: dict[str, int] = {}  # pod key -> DRA GPUs added to its quota
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
@@ -150,7 +156,14 @@ class ClusterCache:
             self._nodes[key] = reading.read_node(body, self.space)
             self._table = None
         elif kind == "Pod":
-            self._pods[key] = reading.read_pod(body, self.space, self.scheduler_name)
+            pod = reading.read_pod(body, self.space, self.scheduler_name)
+            spec = body.get("spec") or {}
+            if pod.is_ours and spec.get("resourceClaims"):
+                pod.resource_claims = dra_reading.pod_resource_claims(
+                    spec, body.get("status") or {}
+                )
+            self._dra_quota.pop(key, None)  # a fresh record: no DRA GPUs added yet
+            self._pods[key] = pod
             self._jobs = None
         elif kind == "PodGroup":
             self._groups[key] = reading.read_pod_group(body)
@@ -189,6 +202,12 @@ class ClusterCache:
                 self._numa.pop(key, None)
             else:
                 self._numa[key] = zones
+        elif kind == "ResourceClaim":
+            self._resource_claims[key] = dra_reading.read_resource_claim(body)
+        elif kind == "ResourceSlice":
+            self._slices[key] = dra_reading.read_resource_slice(body)
+        elif kind == "DeviceClass":
+            self._device_classes[key] = dra_reading.read_device_class(body)
         elif kind == "Namespace":
             meta = reading.meta_of(body)
             self._namespaces[key] = parsing.string_map(meta.get("labels"), "metadata.labels")
@@ -208,9 +227,14 @@ class ClusterCache:
             "StorageClass": self._storage_classes,
             "Namespace": self._namespaces,
             "NodeResourceTopology": self._numa,
+            "ResourceClaim": self._resource_claims,
+            "ResourceSlice": self._slices,
+            "DeviceClass": self._device_classes,
         }.get(kind, {})  # type: ignore[assignment]
         if kind == "BindRequest":
             self._bind_groups.pop(key, None)
+        elif kind == "Pod":
+            self._dra_quota.pop(key, None)
         if store.pop(key, None) is not None:
             if kind == "Node":
                 self._table = None
@@ -338,6 +362,9 @@ class ClusterCache:
             self._ready = np.array([m.ready for m in table.meta], dtype=bool)
         ready = self._ready
         total = table.allocatable[:, ready].sum(axis=1) - foreign if len(table) else -foreign
+        dra = DraState(dict(self._resource_claims), dict(self._slices), dict(self._device_classes))
+        if self._resource_claims or self._dra_quota:
+            self._count_dra_gpus(pods, dra)
         snapshot = ClusterSnapshot(
             space=self.space,
             nodes=table,
@@ -355,10 +382,29 @@ class ClusterCache:
                 dict(self._claims), dict(self._volumes), dict(self._storage_classes)
             ),
             namespace_labels=dict(self._namespaces),
+            dra=dra,
         )
         return SnapshotResult(
             snapshot, list(self.errors.values()), set(self.ignored_kinds), ungrouped
         )
+
+    def _count_dra_gpus(self, pods: list[PodInfo], dra: DraState) -> None:
+        """Add each pod's DRA GPUs to its queue quota (docs/dra.md): a claim counts once,
+        for the first pod (by creation, uid) that references it."""
+        counted: set[str] = set()
+        claimed = sorted((p for p in pods if p.resource_claims), key=lambda p: (p.creation, p.uid))
+        for pod in claimed:
+            gpus = 0
+            for _, name in pod.resource_claims:
+                claim = dra.claims.get(f"{pod.namespace}/{name}") if name else None
+                if claim is not None and claim.key not in counted:
+                    counted.add(claim.key)
+                    gpus += dra.gpu_devices(claim)
+            # a shared-GPU pod's quota was set afresh by this snapshot (_shared_groups)
+            before = 0 if pod.gpu_share is not None else self._dra_quota.get(pod.key, 0)
+            if gpus != before:
+                pod.quota[0] += float((gpus - before) * GPU_UNIT)
+                self._dra_quota[pod.key] = gpus
 
     def _link_jobs(
         self,

@@ -140,6 +140,24 @@ def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     return total
 
 
+def field_map(raw: Any, field: str) -> Mapping[str, Any]:
+    """A map-valued field (unset is empty); anything else is an error naming ``field``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, MAP):
+        raise FieldError(field, f"expected a map, got {raw!r}")
+    return raw
+
+
+def field_string(raw: Any, field: str, default: str = "") -> str:
+    """A string-valued field (unset is ``default``); anything else is an error."""
+    if raw is None:
+        return default
+    if not isinstance(raw, str):
+        raise FieldError(field, f"expected a string, got {raw!r}")
+    return raw
+
+
 def string_map(raw: Any, field: str) -> dict[str, str]:
     """Labels, annotations or a node selector: a map of strings (unset is empty).
 

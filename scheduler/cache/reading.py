@@ -55,7 +55,7 @@ def key_of(body: Mapping[str, Any]) -> str:
     """``namespace/name`` for namespaced kinds, ``name`` otherwise."""
     meta = meta_of(body)
     kind = body.get("kind")
-    if kind in ("Pod", "PodGroup", "BindRequest", "PersistentVolumeClaim"):
+    if kind in ("Pod", "PodGroup", "BindRequest", "PersistentVolumeClaim", "ResourceClaim"):
         return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     return str(meta.get("name"))
 

@@ -22,29 +22,15 @@ from scheduler.api.volumes import (
 )
 from scheduler.cache import parsing
 from scheduler.cache.parsing import MAP, FieldError
+from scheduler.cache.parsing import field_map as _map
+from scheduler.cache.parsing import field_string as _string
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 _BINDING_MODES = (IMMEDIATE, WAIT_FOR_FIRST_CONSUMER)
 
 
-def _map(raw: Any, field: str) -> Mapping[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, MAP):
-        raise FieldError(field, f"expected a map, got {raw!r}")
-    return raw
-
-
 def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
     return _map(body.get("metadata"), "metadata")
-
-
-def _string(raw: Any, field: str, default: str = "") -> str:
-    if raw is None:
-        return default
-    if not isinstance(raw, str):
-        raise FieldError(field, f"expected a string, got {raw!r}")
-    return raw
 
 
 def _access_modes(raw: Any, field: str) -> frozenset[str]:

@@ -9,7 +9,8 @@ session close do (§1.2 step 4):
   tries once; we default to 3 so the binder retries).  The created object is fed to
   the cache at once, so the next cycle sees the pod Binding even before the watch
   event arrives; an existing live BindRequest is never re-created, an exhausted
-  (finally failed) one is replaced;
+  (finally failed) one is replaced. The devices the cycle chose for the pod's DRA
+  claims go in ``resourceClaimAllocations`` (the binder writes them to the claims);
 * with ``direct_bind`` (``--direct-bind``; off by default, as KAI), a pod that needs
   nothing of the binder (:func:`binder_needed` is None: no GPU sharing, no volume
   claims, no DRA claims) is bound here through ``pods/binding``: one API call per pod
@@ -156,6 +157,11 @@ def bind_request(
     }
     if groups:
         spec["selectedGPUGroups"] = groups
+    if decision is not None and decision.resource_claims:
+        spec["resourceClaimAllocations"] = [
+            {"name": entry, "allocation": allocation}
+            for entry, allocation in decision.resource_claims
+        ]
     labels = {SELECTED_NODE_LABEL: node}
     if pool is not None and pool.name is not None:
         labels[pool.label] = pool.name

@@ -30,6 +30,7 @@ from typing import Any
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError, object_error
 from kubeapi.backoff import Backoff
+from kubeapi.errors import ApiError, NotFoundError
 from kubeapi.informer import list_and_watch
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeWatcher, Listing
@@ -51,6 +52,9 @@ WATCHED: tuple[tuple[str, str], ...] = (
     ("v1", "PersistentVolume"),
     ("storage.k8s.io/v1", "StorageClass"),
     ("v1", "Namespace"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
+    ("resource.k8s.io/v1", "DeviceClass"),
 )
 """(apiVersion, kind) of everything the engine reads."""
 
@@ -58,6 +62,12 @@ NUMA_WATCHED: tuple[tuple[str, str], ...] = (
     ("topology.node.k8s.io/v1alpha2", "NodeResourceTopology"),
 )
 """Read only with NUMA-aware placement on: the CRD is not ours and often not installed."""
+
+OPTIONAL: frozenset[str] = frozenset({"ResourceClaim", "ResourceSlice", "DeviceClass"})
+"""Kinds an API server may not serve (``resource.k8s.io/v1`` before Kubernetes 1.34): while
+not served they count as synced and empty, and are looked for again every
+:data:`OPTIONAL_RETRY_SECONDS`, so an older cluster is scheduled as before."""
+OPTIONAL_RETRY_SECONDS = 300.0
 
 SOURCE = "apiserver"
 
@@ -189,6 +199,8 @@ class Informers:
 
     async def run_kind(self, api_version: str, kind: str) -> None:
         """List, then watch, forever (:func:`~kubeapi.informer.list_and_watch`)."""
+        if kind in OPTIONAL:
+            await self._until_served(api_version, kind)
         await list_and_watch(
             self.api,
             api_version,
@@ -197,6 +209,20 @@ class Informers:
             backoff=self._backoff.fresh(),
             watch_timeout=self._watch_timeout,
         )
+
+    async def _until_served(self, api_version: str, kind: str) -> None:
+        """Return once the server serves ``kind``; meanwhile the kind is synced and empty."""
+        while True:
+            try:
+                await self.api.list_all(api_version, kind)
+                return
+            except NotFoundError:
+                if not self._synced[kind].is_set():
+                    log.info("%s %s is not served: read as empty", api_version, kind)
+                self._synced[kind].set()
+            except ApiError:
+                return  # another failure: list_and_watch retries and reports it
+            await asyncio.sleep(OPTIONAL_RETRY_SECONDS)
 
     def _observe_page(self, items: list[Object]) -> None:
         """A page of a list, parsed while the next page is on its way."""

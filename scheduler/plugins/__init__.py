@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from scheduler.config import SchedulerConfig
 from scheduler.framework.interfaces import Plugin
+from scheduler.plugins.dra import DraPlugin
 from scheduler.plugins.gpusharing import GpuSharingPlugin
 from scheduler.plugins.minruntime import MinRuntimePlugin
 from scheduler.plugins.numa import NumaPlugin
@@ -26,6 +27,7 @@ def builtin_plugins(config: SchedulerConfig) -> list[Plugin]:
         PredicatesPlugin(),
         GpuSharingPlugin(),
         VolumesPlugin(),
+        DraPlugin(),
         PodAffinityPlugin(),
         *numa,
         ProportionPlugin(config.k_value, config.reclaimer_saturation_multiplier),

@@ -74,6 +74,7 @@ SCHEDULER: Grants = (
     | grants("kai.scheduler", "topologies", "list watch")
     | grants("", "persistentvolumeclaims persistentvolumes", "list watch")
     | grants("storage.k8s.io", "storageclasses", "list watch")
+    | grants("resource.k8s.io", "resourceclaims resourceslices deviceclasses", "get list watch")
     | grants("", "namespaces", "list watch")
     # NUMA-aware placement (plugins.numa.enabled): the informer's extra kind
     | grants("topology.node.k8s.io", "noderesourcetopologies", "list watch")
@@ -91,6 +92,8 @@ BINDER: Grants = (
     | grants("", "persistentvolumeclaims", "get patch")
     | grants("", "persistentvolumes", "get list update")
     | grants("storage.k8s.io", "storageclasses", "list")
+    | grants("resource.k8s.io", "resourceclaims", "get list watch")
+    | grants("resource.k8s.io", "resourceclaims/status", "update patch")
 )
 CONTROLLERS: Grants = (
     grants("", "pods nodes", "list watch")

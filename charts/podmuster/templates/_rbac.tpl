@@ -147,6 +147,10 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
   verbs: [list, watch]
+# Dynamic Resource Allocation: claims, the devices published for nodes, device classes.
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims, resourceslices, deviceclasses]
+  verbs: [get, list, watch]
 # Inter-pod affinity: namespace selectors match Namespaces by their labels.
 - apiGroups: [""]
   resources: [namespaces]
@@ -193,6 +197,13 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
   verbs: [list]
+# DRA before the pod's binding: the claim's allocation and reservation (status).
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims]
+  verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims/status]
+  verbs: [update, patch]
 {{- end -}}
 
 {{- define "podmuster.rules.controllers" -}}
