@@ -19,6 +19,7 @@ pytestmark = pytest.mark.chart
 NAME = "podmuster-dashboard"
 ON = {"dashboard": {"enabled": True}}
 PLURALS = {
+    "DeviceClass": "deviceclasses",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "PersistentVolume": "persistentvolumes",
     "StorageClass": "storageclasses",
