@@ -6,7 +6,9 @@ small and stated here: preempt takes only strictly lower-priority preemptible
 jobs of the same leaf queue; reclaim takes preemptible jobs of other queues,
 worst-served queue first, and only for a job that stays within its queue's
 fair share; consolidation takes any preemptible job but only if every victim
-lands somewhere else (pure defragmentation).
+lands somewhere else (pure defragmentation), and only for a gang that does not
+fit as it is (one that fits is allocate's: KAI pipelines it here, see
+docs/semantics.md §5.2).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
 from scheduler.framework import gang
 from scheduler.framework.session import Session
+from scheduler.framework.topology_placement import place_tasks
 
 NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
+FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 
 def signature(job: PodGroupInfo, tasks: list[PodInfo]) -> tuple[object, ...]:
@@ -105,6 +109,14 @@ def _try(
     if problem is not None:
         failed[key] = f"{action}: {problem}"
         session.add_reason(job, failed[key])
+
+
+def _fits_as_is(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> bool:
+    """The gang could be placed now without evicting anyone (tried, then rolled back)."""
+    statement = session.statement()
+    fits = place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False) is None
+    statement.discard()
+    return fits
 
 
 def _moved(job: PodGroupInfo) -> bool:
@@ -229,6 +241,11 @@ class ConsolidationAction:
             session.considered.add(job.key)
             if needed_gpus > free_gpus:
                 # moving pods frees nothing: the room must already exist, only scattered
+                continue
+            if _fits_as_is(session, job, tasks):
+                # nothing to defragment: allocate binds it (earlier in the same cycle), and
+                # pipelining it here would only hold it back behind no victim at all
+                session.add_reason(job, f"{self.name}: {FITS_AS_IS}")
                 continue
             victims = (
                 other
