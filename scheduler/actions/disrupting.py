@@ -97,18 +97,22 @@ def _try(
     *,
     must_replace_all: bool = False,
     max_chunks: int | None = None,
-) -> None:
-    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason."""
+) -> bool:
+    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason.
+
+    True when a scenario was committed."""
     session.considered.add(job.key)
     if key in failed:
         session.add_reason(job, failed[key])
-        return
+        return False
     problem = solve(
         session, job, victims, action, must_replace_all=must_replace_all, max_chunks=max_chunks
     )
     if problem is not None:
         failed[key] = f"{action}: {problem}"
         session.add_reason(job, failed[key])
+        return False
+    return True
 
 
 def _fits_as_is(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> bool:
@@ -232,6 +236,7 @@ class ConsolidationAction:
         candidates = _disruptable_by_queue(session)
         ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
+        fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
             if not job.has_pending() or not job.preemptible:
                 continue
@@ -242,7 +247,10 @@ class ConsolidationAction:
             if needed_gpus > free_gpus:
                 # moving pods frees nothing: the room must already exist, only scattered
                 continue
-            if _fits_as_is(session, job, tasks):
+            key = signature(job, tasks)
+            if key not in fits:  # equal jobs fit equally until a commit changes the cluster
+                fits[key] = _fits_as_is(session, job, tasks)
+            if fits[key] and not session.job_capacity_problem(job, tasks):
                 # nothing to defragment: allocate binds it (earlier in the same cycle), and
                 # pipelining it here would only hold it back behind no victim at all
                 session.add_reason(job, f"{self.name}: {FITS_AS_IS}")
@@ -252,13 +260,14 @@ class ConsolidationAction:
                 for other in ordered
                 if other.key != job.key and is_disruptable(other) and not _moved(other)
             )
-            _try(
+            if _try(
                 session,
                 job,
-                signature(job, tasks),
+                key,
                 failed,
                 self.name,
                 victims,
                 must_replace_all=True,
                 max_chunks=max_chunks,
-            )
+            ):
+                fits.clear()

@@ -2,17 +2,21 @@
 
 Why: reclaim, preempt and consolidation all ask "which running pods must go so
 that this pending gang can start", and must never evict a pod that did not
-need to go. Victim chunks are added one at a time in victim order; after each
-addition the scenario is simulated inside a Statement: evict the recorded
-victims, place the preemptor's tasks (pipeline-only: they bind after the
-victims are gone; inside a topology domain when the PodGroup asks for one),
-then try to re-place every victim job whole. A victim
+need to go. Victim chunks are added one at a time in victim order. Once the
+recorded ones could make room at all (cheap filters: freed plus free resources
+cover the gang; enough nodes could each hold a task), the victims to try are
+chosen within them node by node, as KAI does (:func:`node_subsets`: the fewest
+nodes that can hold the gang, then more), and each choice is simulated inside a
+Statement: evict those victims, place the preemptor's tasks (pipeline-only:
+they bind after the victims are gone; inside a topology domain when the
+PodGroup asks for one), then try to re-place every victim job whole. A victim
 re-placed on its own node simply stays; one re-placed elsewhere moves. The
 first scenario in which the preemptor fits and the validators agree is kept;
-everything else is rolled back exactly. Bounded: at most ``max_victim_chunks``
-victim chunks per preemptor, ``max_simulations_per_action`` simulations per
-action and cycle, and a scenario is simulated only when the freed resources
-plus all free capacity cover the gang.
+everything else is rolled back exactly. Bounded by work and time, generously
+enough to change no decision on the benchmark shapes: ``max_simulations_per_action``
+simulations per action and cycle, ``max_action_search_s`` and
+``max_job_search_s`` seconds of search, and (unset by default)
+``max_victim_chunks`` chunks per preemptor.
 """
 
 from __future__ import annotations
