@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # The optional extras installed; CI adds ray (`make venv EXTRAS=dev,live,ray`).
 EXTRAS ?= dev,live
 
-.PHONY: demo test lint e2e bench bench-disruption bench-simulate crds venv clean
+.PHONY: demo test lint e2e bench bench-disruption bench-kai bench-simulate crds venv clean
 
 venv: $(STAMP)
 
@@ -51,6 +51,10 @@ bench: $(STAMP)
 
 bench-disruption: $(STAMP)
 	$(BIN)/python -m benchmarks.disruption
+
+# KAI's own benchmark topologies: podmuster's decisions beside KAI's, and times.
+bench-kai: $(STAMP)
+	$(BIN)/python -m benchmarks.kai
 
 bench-simulate: $(STAMP)
 	$(BIN)/python -m benchmarks.simulate_trace

@@ -37,10 +37,15 @@ class SchedulerConfig:
     reclaimer_saturation_multiplier: float = 1.0
     queue_depth_per_action: Mapping[str, int] = field(default_factory=dict)
     max_consolidation_preemptees: int = 16
-    # Bounds on the disruption search, per action and cycle (deterministic, not a timer):
-    # victim chunks tried for one preemptor, and simulations for the whole action.
-    max_victim_chunks: int = 16
-    max_simulations_per_action: int = 200
+    # Bounds on the disruption search (None: no bound). Work: victim chunks tried for one
+    # preemptor, simulations for the whole action and cycle. Time: seconds one action, and
+    # one preemptor within it, may search (KAI's maxActionSearchDuration 5m and
+    # maxJobSearchDuration 4m). Generous enough not to change any decision on KAI's
+    # benchmark topologies or benchmarks/disruption.py (tests/scheduler/test_search_bounds.py).
+    max_victim_chunks: int | None = None
+    max_simulations_per_action: int | None = 200
+    max_action_search_s: float | None = 300.0
+    max_job_search_s: float | None = 240.0
     staleness_grace_period_s: float = 60.0
     default_preempt_min_runtime_s: float = 0.0
     default_reclaim_min_runtime_s: float = 0.0
@@ -101,6 +106,8 @@ _KNOWN_KEYS = {
     "maxConsolidationPreemptees",
     "maxVictimChunks",
     "maxSimulationsPerAction",
+    "maxActionSearchDuration",
+    "maxJobSearchDuration",
     "defaultStalenessGracePeriod",
     "minRuntime",
     "schedulerName",
@@ -165,9 +172,24 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
     ):
         if key in data:
             raw = data[key]
+            if raw is None:  # an explicit null lifts the bound
+                values[attr] = None
+                continue
             if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-                raise ConfigError(f"{key}: expected a positive integer")
+                raise ConfigError(f"{key}: expected a positive integer or null")
             values[attr] = raw
+    for key, attr in (
+        ("maxActionSearchDuration", "max_action_search_s"),
+        ("maxJobSearchDuration", "max_job_search_s"),
+    ):
+        if key in data:
+            if data[key] is None:
+                values[attr] = None
+                continue
+            seconds = parse_duration(data[key], key)
+            if seconds <= 0:
+                raise ConfigError(f"{key}: expected a positive duration or null")
+            values[attr] = seconds
     if "defaultStalenessGracePeriod" in data:
         values["staleness_grace_period_s"] = parse_duration(
             data["defaultStalenessGracePeriod"], "defaultStalenessGracePeriod"

@@ -6,7 +6,9 @@ small and stated here: preempt takes only strictly lower-priority preemptible
 jobs of the same leaf queue; reclaim takes preemptible jobs of other queues,
 worst-served queue first, and only for a job that stays within its queue's
 fair share; consolidation takes any preemptible job but only if every victim
-lands somewhere else (pure defragmentation).
+lands somewhere else (pure defragmentation), and only for a gang that does not
+fit as it is (one that fits is allocate's: KAI pipelines it here, see
+docs/semantics.md §5.2).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
 from scheduler.framework import gang
 from scheduler.framework.session import Session
+from scheduler.framework.topology_placement import place_tasks
 
 NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
+FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 
 def signature(job: PodGroupInfo, tasks: list[PodInfo]) -> tuple[object, ...]:
@@ -93,18 +97,30 @@ def _try(
     *,
     must_replace_all: bool = False,
     max_chunks: int | None = None,
-) -> None:
-    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason."""
+) -> bool:
+    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason.
+
+    True when a scenario was committed."""
     session.considered.add(job.key)
     if key in failed:
         session.add_reason(job, failed[key])
-        return
+        return False
     problem = solve(
         session, job, victims, action, must_replace_all=must_replace_all, max_chunks=max_chunks
     )
     if problem is not None:
         failed[key] = f"{action}: {problem}"
         session.add_reason(job, failed[key])
+        return False
+    return True
+
+
+def _fits_as_is(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> bool:
+    """The gang could be placed now without evicting anyone (tried, then rolled back)."""
+    statement = session.statement()
+    fits = place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False) is None
+    statement.discard()
+    return fits
 
 
 def _moved(job: PodGroupInfo) -> bool:
@@ -220,6 +236,7 @@ class ConsolidationAction:
         candidates = _disruptable_by_queue(session)
         ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
+        fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
             if not job.has_pending() or not job.preemptible:
                 continue
@@ -230,18 +247,27 @@ class ConsolidationAction:
             if needed_gpus > free_gpus:
                 # moving pods frees nothing: the room must already exist, only scattered
                 continue
+            key = signature(job, tasks)
+            if key not in fits:  # equal jobs fit equally until a commit changes the cluster
+                fits[key] = _fits_as_is(session, job, tasks)
+            if fits[key] and not session.job_capacity_problem(job, tasks):
+                # nothing to defragment: allocate binds it (earlier in the same cycle), and
+                # pipelining it here would only hold it back behind no victim at all
+                session.add_reason(job, f"{self.name}: {FITS_AS_IS}")
+                continue
             victims = (
                 other
                 for other in ordered
                 if other.key != job.key and is_disruptable(other) and not _moved(other)
             )
-            _try(
+            if _try(
                 session,
                 job,
-                signature(job, tasks),
+                key,
                 failed,
                 self.name,
                 victims,
                 must_replace_all=True,
                 max_chunks=max_chunks,
-            )
+            ):
+                fits.clear()

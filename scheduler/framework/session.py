@@ -82,6 +82,7 @@ class Session:
         self.victim_queue_filters: list[ep.VictimQueueFilterFn] = []
         self.victim_order_fn: ep.VictimOrderFn | None = None
         self.simulation_budget: dict[str, int] = {}  # action -> simulations left this cycle
+        self.search_deadline: dict[str, float] = {}  # action -> monotonic time its search ends
         self.scenario_validators: list[ep.ScenarioValidatorFn] = []
         self.reclaim_gates: list[ep.ReclaimGateFn] = []
         # pod group key -> annotation changes the cycle wants persisted (None = remove)

@@ -188,10 +188,12 @@ CASES = [
         settings={"max_consolidation_preemptees": 1},
         reasons={"big": ["stopped after 2 victim chunks"]},
     ),
-    # A job that fits as things are needs no move: consolidation evicts nothing.
+    # A job that fits as things are needs no move: consolidation evicts nothing and leaves
+    # it to allocate (KAI pipelines it here; docs/semantics.md §5.2).
     consolidation(
         "fits-already-nothing-moves",
         _two_halves(job("small", "q", gpus=2)),
+        reasons={"small": ["fits without moving anyone; allocate places it"]},
     ),
     # Consolidation is not a disruption: a job within its minimum runtime may still move.
     consolidation(
