@@ -241,10 +241,12 @@ class Binder:
         node = await self._read("v1", "Node", "", action.node)
         if node is None:
             return Action("retry", action.node, f"node {action.node} not found")
-        watched = self._synced.get("Pod")
-        if watched is not None and watched.is_set():
+        if "Pod" in self._synced:
             # bind-time admission (scheduler.cache.room): a room taken since the
-            # decision fails the request for good, and the scheduler decides again
+            # decision fails the request for good, and the scheduler decides again.
+            # The list of the node's pods is the check's source, so it runs before the
+            # Pod watch has synced too (an e2e run under load bound onto a full node
+            # while the watch was still listing).
             await node_pods.refresh(self.room, self.api, action.node)
             refused = self.room.shortfall(node, pod)
             if refused:

@@ -249,6 +249,20 @@ def test_two_requests_for_the_last_room_bind_one() -> None:
     assert len(bound) == 1  # 1 + 2 + 2 > 4: one of them is refused
 
 
+def test_a_pod_watch_still_listing_does_not_skip_the_check() -> None:
+    """The binder runs its watches but the Pod watch has not synced yet (a loaded API
+    server): the list of n1's pods made before the bind still finds ``web``, and ``p``
+    is not bound where it no longer fits."""
+    kube = _world(a_pod("web", "3", node="n1", phase="Running"))
+    b = Binder(kube, metrics=Metrics())
+    b.caches = {kind: Store() for kind in ("Pod", "Node", BR[1])}
+    b._synced = {kind: asyncio.Event() for kind in b.caches}  # none set: still listing
+    asyncio.run(b.reconcile("ns", "p"))
+    node, status = _outcome(kube)
+    assert node == ""
+    assert "no room" in status.get("reason", "")
+
+
 def test_without_a_synced_pod_watch_nothing_is_refused() -> None:
     """Called without run() (no watch caches), the binder binds as before."""
     kube = _world(a_pod("web", "3", node="n1", phase="Running"))
