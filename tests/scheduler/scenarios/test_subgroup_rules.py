@@ -444,6 +444,52 @@ VICTIMS = [
         evicted=["e-1"],
         pipelined={"h-0": "n0"},
     ),
+    # v needs both a (a-0 on n0) and b (minMember 1: b-0, b-1 on n1); h wants two 2-GPU
+    # pods. Chunks: b's last pod alone, then the rest. Only all three free room for h (n0
+    # and half of n1); b's single pod would fit back on n1, but v would then run with b
+    # alone, below its requirement: it goes whole.
+    Disruption(
+        "a-victim-does-not-keep-a-surplus-pod-without-its-core",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=4),
+            queue("q", gpu_quota=8),
+            tree("v", [leaf("a", 1), leaf("b", 1)], priority_class="train"),
+            *pods("v", "a", 1, gpus=2, state="Running", node="n0"),
+            *pods("v", "b", 2, gpus=2, state="Running", node="n1"),
+            *job("h", "q", 2, gpus=2, priority_class="build"),
+        ],
+        ("preempt",),
+        evicted=["a-0", "b-0", "b-1"],
+        pipelined={"h-0": "n0", "h-1": "n1"},
+    ),
+    # The same with one pod set: r (minMember 2) runs r-0, r-1 on n0 and r-2 on n1 beside
+    # x (non-preemptible, 1 GPU); h wants 2 GPUs on one node. r-2 alone frees too little;
+    # with the rest h takes n0, and r-2 would fit back on n1, but r with one pod is below
+    # its minimum of 2: all three go.
+    Disruption(
+        "a-gang-does-not-keep-a-surplus-pod-without-its-minimum",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            queue("q", gpu_quota=8),
+            *job(
+                "r",
+                "q",
+                3,
+                gpus=1,
+                min_member=2,
+                states=["Running"] * 3,
+                nodes=["n0", "n0", "n1"],
+                priority_class="train",
+            ),
+            *job("x", "q", 1, gpus=1, states=["Running"], nodes=["n1"], priority_class="build"),
+            *job("h", "q", 1, gpus=2, priority_class="build"),
+        ],
+        ("preempt",),
+        evicted=["r-0", "r-1", "r-2"],
+        pipelined={"h-0": "n0"},
+    ),
 ]
 
 
