@@ -1,0 +1,299 @@
+"""KAI v0.17 engine rules, each as a scenario table with the rule written beside it.
+
+Why: these rules decide where pods go without any field of ours saying so; a
+table per rule, expectations worked out by hand from the rule in the comment
+above each case, pins down that podmuster follows KAI (docs/semantics.md, the
+"KAI v0.17 engine features" table in §9 says where it does and where not).
+
+1. Stuck in Releasing (§1.3): a Running pod whose deletion started more than
+   ``stuckInReleasingThreshold`` (default 2 m) before the cycle still holds its
+   room; nothing is pipelined behind it. Only a Running pod gets stuck.
+2. Elastic extras go by satisfaction (§5.1): once a (sub)group meets its
+   requirement, each further step (one pod, or an optional member's gang)
+   goes to one member: members below their own requirement first; then
+   required members by satisfied/required ratio, lowest first; then optional
+   members (requirement 0) with the fewest satisfied; ties by name. A
+   member's "satisfied" is its active pods (a pod set) or its members that
+   meet their requirement (a mid-level subgroup). The job is popped again
+   after each step while room lasts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from disruption_kit import Disruption, check, rfc3339
+
+from scheduler.config import ConfigError, SchedulerConfig, load_config
+from tests.kits.worlds import Item, job, node, pod, pod_group, queue
+
+Obj = dict[str, Any]
+A = ("allocate",)
+
+
+def deleted(objects: list[Obj], seconds_ago: float) -> list[Obj]:
+    """``objects`` with every pod's deletion started ``seconds_ago`` before the cycle."""
+    out = []
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            obj = {
+                **obj,
+                "metadata": {**obj["metadata"], "deletionTimestamp": rfc3339(seconds_ago)},
+            }
+        out.append(obj)
+    return out
+
+
+def leaving(
+    seconds_ago: float, gpus: int = 1, where: str = "n0", state: str = "Running"
+) -> list[Obj]:
+    """Job ``old``: one pod of ``gpus`` GPUs on ``where``, deleted ``seconds_ago`` ago.
+
+    ``state`` is the pod's phase-giving state: ``Running``, or ``Bound`` (phase Pending
+    on its node).
+    """
+    objects = job("old", "q", 1, gpus=gpus, states=[state], nodes=[where])
+    return deleted(objects, seconds_ago)
+
+
+def one_gpu_node(*extra: Item) -> list[Item]:
+    return [queue("q", gpu_quota=8), node("n0", gpus=1), *extra]
+
+
+P = ("preempt",)
+
+
+def preempt_over(seconds_ago: float) -> list[Item]:
+    """n0 (2 GPUs): ``old`` deleted ``seconds_ago`` ago and ``low`` (train) running; ``h``
+    (build, higher priority) wants both GPUs."""
+    return [
+        queue("q", gpu_quota=8),
+        node("n0", gpus=2),
+        leaving(seconds_ago),
+        job("low", "q", 1, gpus=1, states=["Running"], nodes=["n0"], priority_class="train"),
+        job("h", "q", 1, gpus=2, priority_class="build"),
+    ]
+
+
+RELEASING = [
+    # Deleted 60 s ago, under the 2 m default: its GPU is releasing; j waits for it there.
+    Disruption(
+        "recent-deletion-pipelines",
+        one_gpu_node(leaving(60), job("j", "q", gpus=1)),
+        A,
+        pipelined={"j-0": "n0"},
+    ),
+    # Exactly 120 s: stuck means *more* than the threshold (KAI: time since > threshold).
+    Disruption(
+        "at-the-threshold-still-pipelines",
+        one_gpu_node(leaving(120), job("j", "q", gpus=1)),
+        A,
+        pipelined={"j-0": "n0"},
+    ),
+    # 121 s: stuck. The GPU counts as used; no idle or releasing GPU anywhere, j waits.
+    Disruption(
+        "stuck-pod-keeps-its-room",
+        one_gpu_node(leaving(121), job("j", "q", gpus=1)),
+        A,
+        pending=["j"],
+    ),
+    # The threshold comes from the configuration: 30 s makes a 60 s old deletion stuck...
+    Disruption(
+        "configured-threshold-shorter",
+        one_gpu_node(leaving(60), job("j", "q", gpus=1)),
+        A,
+        pending=["j"],
+        settings={"stuck_in_releasing_s": 30.0},
+    ),
+    # ...and 10 m keeps a 5 m old one releasing.
+    Disruption(
+        "configured-threshold-longer",
+        one_gpu_node(leaving(300), job("j", "q", gpus=1)),
+        A,
+        pipelined={"j-0": "n0"},
+        settings={"stuck_in_releasing_s": 600.0},
+    ),
+    # A pod deleted before it ran (phase Pending, on its node) is never stuck (KAI: only a
+    # Running pod is): an hour later its GPU is still releasing.
+    Disruption(
+        "pending-phase-pod-never-stuck",
+        one_gpu_node(leaving(3600, state="Bound"), job("j", "q", gpus=1)),
+        A,
+        pipelined={"j-0": "n0"},
+    ),
+    # Two nodes: n0's GPU is held by a stuck pod, n1's by a recent deletion. j goes to n1,
+    # the only releasing room.
+    Disruption(
+        "pipelines-behind-the-recent-one-only",
+        [
+            queue("q", gpu_quota=8),
+            node("n0", gpus=1),
+            node("n1", gpus=1),
+            leaving(600),
+            deleted(job("new", "q", 1, gpus=1, states=["Running"], nodes=["n1"]), 30),
+            job("j", "q", gpus=1),
+        ],
+        A,
+        pipelined={"j-0": "n1"},
+    ),
+    # A gang of 2 with one idle GPU (n1) and one stuck GPU (n0): it does not fit, so
+    # nothing is bound or pipelined.
+    Disruption(
+        "gang-does-not-count-stuck-room",
+        [
+            queue("q", gpu_quota=8),
+            node("n0", gpus=1),
+            node("n1", gpus=1),
+            leaving(600),
+            job("g", "q", 2, gpus=1),
+        ],
+        A,
+        pending=["g"],
+    ),
+    # Preempt: n0 has 2 GPUs, one held by a stuck pod, one by a running low-priority pod;
+    # h (high priority) needs both. Evicting low would free one GPU, the stuck one never
+    # comes: h cannot fit, so nobody is evicted.
+    Disruption("preempt-does-not-count-stuck-room", preempt_over(600), P, pending=["h"]),
+    # The same with a recent deletion: evicting low frees the second GPU, h is pipelined.
+    Disruption(
+        "preempt-counts-recent-releasing-room",
+        preempt_over(30),
+        P,
+        evicted=["low-0"],
+        pipelined={"h-0": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", RELEASING, ids=str)
+def test_stuck_in_releasing(case: Disruption) -> None:
+    check(case)
+
+
+def test_a_pod_with_its_state_unchanged_is_stuck_only_past_the_threshold() -> None:
+    """The same objects give both answers: the clock alone decides (cycle 3 min later)."""
+    objects = one_gpu_node(leaving(60), job("j", "q", gpus=1))
+    check(Disruption("now", objects, A, pipelined={"j-0": "n0"}))
+    check(Disruption("three-minutes-later", objects, A, pending=["j"], at=180.0))
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("90s", 90.0), ("1h", 3600.0), (45, 45.0)])
+def test_the_threshold_is_read_from_the_configuration(raw: object, seconds: float) -> None:
+    assert load_config({"stuckInReleasingThreshold": raw}).stuck_in_releasing_s == seconds
+    assert SchedulerConfig().stuck_in_releasing_s == 120.0  # KAI's default, 2 m
+
+
+@pytest.mark.parametrize("raw", ["0s", "-1m", 0, "soon", True])
+def test_a_bad_threshold_is_named(raw: object) -> None:
+    with pytest.raises(ConfigError, match=r"^stuckInReleasingThreshold: "):
+        load_config({"stuckInReleasingThreshold": raw})
+
+
+def elastic(
+    leaves: list[tuple[str, int, int, int]],
+    mids: list[Obj] = (),
+    **parents: str,  # type: ignore[assignment]
+) -> list[Item]:
+    """PodGroup ``g`` whose leaves are ``(name, minMember, running, pending)`` pods of one
+    GPU (running ones on n0), under the ``mids`` subgroups (``parents``: leaf -> mid)."""
+    subgroups: list[Obj] = [*mids]
+    members: list[Obj] = []
+    for name, minimum, running, waiting in leaves:
+        leaf: Obj = {"name": name, "minMember": minimum}
+        if name in parents:
+            leaf["parent"] = parents[name]
+        subgroups.append(leaf)
+        for i in range(running + waiting):
+            state = {"state": "Running", "node": "n0"} if i < running else {}
+            members.extend(pod(f"{name}-{i}", "g", gpus=1, sub_group=name, **state))
+    return [pod_group("g", "q", min_member=None, sub_groups=subgroups), *members]
+
+
+def on_n0(gpus: int, *items: Item) -> list[Item]:
+    return [queue("q", gpu_quota=64), node("n0", gpus=gpus), *items]
+
+
+ELASTIC = [
+    # a: min 2, 3 running (ratio 1.5); b: min 2, 2 running (1.0). One free GPU: b's extra.
+    Disruption(
+        "lowest-ratio-gets-the-extra",
+        on_n0(6, elastic([("a", 2, 3, 1), ("b", 2, 2, 1)])),
+        A,
+        binds={"b-2": "n0"},
+    ),
+    # The ratio, not the count: a: min 1, 2 running (2.0); b: min 4, 5 running (1.25).
+    # b has more pods but the lower ratio: b-5 gets the one free GPU.
+    Disruption(
+        "ratio-not-pod-count",
+        on_n0(8, elastic([("a", 1, 2, 1), ("b", 4, 5, 1)])),
+        A,
+        binds={"b-5": "n0"},
+    ),
+    # Three free GPUs, one extra per pop. a: min 1, 1 running; b: min 2, 2 running.
+    # Pop 1: a 1/1 = b 2/2 = 1.0, tie, a by name: a-1 (a now 2.0). Pop 2: b 1.0 < 2.0: b-2
+    # (b 1.5). Pop 3: b 1.5 < a 2.0: b-3. The GPUs are gone.
+    Disruption(
+        "extras-spread-by-ratio-over-pops",
+        on_n0(6, elastic([("a", 1, 1, 3), ("b", 2, 2, 3)])),
+        A,
+        binds={"a-1": "n0", "b-2": "n0", "b-3": "n0"},
+    ),
+    # A required member before an optional one: a (min 0, nothing running) is optional,
+    # b (min 2, 3 running, ratio 1.5) required. One free GPU: b-3, though a has fewer pods
+    # and comes first by name.
+    Disruption(
+        "required-before-optional",
+        on_n0(4, elastic([("a", 0, 0, 1), ("b", 2, 3, 1)])),
+        A,
+        binds={"b-3": "n0"},
+    ),
+    # Two optional members: the one with fewer running first. a (min 0) runs 2, c (min 0)
+    # runs 1; b (min 1, 1 running) has nothing pending. One free GPU: c-1.
+    Disruption(
+        "optional-members-fewest-first",
+        on_n0(5, elastic([("a", 0, 2, 1), ("b", 1, 1, 0), ("c", 0, 1, 1)])),
+        A,
+        binds={"c-1": "n0"},
+    ),
+    # A member below its requirement before any satisfied one: b (min 2) runs 1, a (min 1,
+    # ratio 1.0) runs 1. Two free GPUs: b-1 first (b reaches 2/2 = 1.0); then a and b tie
+    # at 1.0 and a wins by name: a-1.
+    Disruption(
+        "below-requirement-first",
+        on_n0(4, elastic([("a", 1, 1, 1), ("b", 2, 1, 2)])),
+        A,
+        binds={"b-1": "n0", "a-1": "n0"},
+    ),
+    # Mid-level subgroups count their satisfied members: the root needs both x and y.
+    # x (minSubGroup 1) has x1 and x2 running: 2/1 = 2.0; y (minSubGroup 1) has y1
+    # running: 1/1 = 1.0. One free GPU: y's next step, its unsatisfied leaf y2 (min 1).
+    Disruption(
+        "mid-level-subgroups-by-ratio",
+        on_n0(
+            4,
+            elastic(
+                [
+                    ("x1", 1, 1, 0),
+                    ("x2", 1, 1, 1),
+                    ("x3", 1, 0, 1),
+                    ("y1", 1, 1, 1),
+                    ("y2", 1, 0, 1),
+                ],
+                [{"name": "x", "minSubGroup": 1}, {"name": "y", "minSubGroup": 1}],
+                x1="x",
+                x2="x",
+                x3="x",
+                y1="y",
+                y2="y",
+            ),
+        ),
+        A,
+        binds={"y2-0": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ELASTIC, ids=str)
+def test_elastic_extras_by_satisfaction(case: Disruption) -> None:
+    check(case)
