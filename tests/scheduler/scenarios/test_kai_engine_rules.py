@@ -16,6 +16,12 @@ above each case, pins down that podmuster follows KAI (docs/semantics.md, the
    member's "satisfied" is its active pods (a pod set) or its members that
    meet their requirement (a mid-level subgroup). The job is popped again
    after each step while room lasts.
+3. A preferred topology level packs (§5.8): candidate domains go deepest
+   level first; within a level in KAI's packing order: the tree sorted from
+   the top, each domain's children tightest first by the dominant ratio of
+   the group's summed request to the domain's free resources (pod slots left
+   out), ties by id. So a rack under a tighter zone comes before a tighter
+   rack under a roomier zone, and tightness is in resources, not in pods.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 import pytest
 from disruption_kit import Disruption, check, rfc3339
+from topology_kit import RACK, TOPOLOGY, ZONE, preferred, tnode
 
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from tests.kits.worlds import Item, job, node, pod, pod_group, queue
@@ -296,4 +303,90 @@ ELASTIC = [
 
 @pytest.mark.parametrize("case", ELASTIC, ids=str)
 def test_elastic_extras_by_satisfaction(case: Disruption) -> None:
+    check(case)
+
+
+def racks(*nodes: Obj, pods: int, gpus: int = 1, within: str | None = None) -> list[Item]:
+    """``nodes`` (all free) and job j of ``pods`` pods of ``gpus`` GPUs preferring a rack."""
+    constraint = preferred(RACK, within=within)
+    return [
+        queue("q", gpu_quota=64),
+        TOPOLOGY,
+        *nodes,
+        job("j", "q", pods, gpus=gpus, topology=constraint),
+    ]
+
+
+PACKING = [
+    # Three racks hold j's 2 GPUs: r1 4 free (ratio 2/4 = 0.5), r2 2 free (1.0), r3 3 free
+    # (0.67). The tightest, r2, is taken.
+    Disruption(
+        "tightest-rack-first",
+        racks(
+            tnode("n1", "z1", "r1", gpus=4),
+            tnode("n2", "z1", "r2", gpus=2),
+            tnode("n3", "z1", "r3", gpus=3),
+            pods=2,
+        ),
+        A,
+        binds={"j-0": "n2", "j-1": "n2"},
+    ),
+    # The tree is sorted from the top. Zones: z1 has 2 + 8 = 10 free (2/10 = 0.2), z2 has
+    # 3 (0.67): z2 first. Racks in that order: z2's b1 (0.67), then z1's a1 (1.0) and a2
+    # (0.25). b1 is the first rack that holds j, though a1 is tighter.
+    Disruption(
+        "rack-under-the-tighter-zone-first",
+        racks(
+            tnode("a1n", "z1", "a1", gpus=2),
+            tnode("a2n", "z1", "a2", gpus=8),
+            tnode("b1n", "z2", "b1", gpus=3),
+            pods=2,
+        ),
+        A,
+        binds={"j-0": "b1n", "j-1": "b1n"},
+    ),
+    # The same order with the zone required: the rack candidates come in the same order.
+    Disruption(
+        "rack-under-the-tighter-zone-first-zone-required",
+        racks(
+            tnode("a1n", "z1", "a1", gpus=2),
+            tnode("a2n", "z1", "a2", gpus=10),
+            tnode("b1n", "z2", "b1", gpus=3),
+            pods=2,
+            within=ZONE,
+        ),
+        A,
+        binds={"j-0": "b1n", "j-1": "b1n"},
+    ),
+    # Tightness in resources, not in pods: j is 3 pods of 2 GPUs (6). Rack ra: one node
+    # with 8 free (6/8 = 0.75; room for 4 pods). Rack rb: three nodes with 3 free each
+    # (6/9 = 0.67; room for exactly 3 pods, one per node). ra is tighter by resources
+    # and is taken, although rb would be full in pods.
+    Disruption(
+        "tightness-in-resources-not-pods",
+        racks(
+            tnode("an", "z1", "ra", gpus=8),
+            tnode("bn0", "z1", "rb", gpus=3),
+            tnode("bn1", "z1", "rb", gpus=3),
+            tnode("bn2", "z1", "rb", gpus=3),
+            pods=3,
+            gpus=2,
+        ),
+        A,
+        binds={"j-0": "an", "j-1": "an", "j-2": "an"},
+    ),
+    # No rack holds j's 4 GPUs (2 free each): it spans the topology. Packing order of the
+    # racks: z1/r1 and z2/r2 tie (4/2 = 2.0) and go by id, so r2 is 2nd of 2 and scores
+    # floor(2/2*10) = 10 against r1's floor(1/2*10) = 5: j fills r2's node first.
+    Disruption(
+        "spanning-racks-fills-the-later-one-first",
+        racks(tnode("n0", "z1", "r1", gpus=2), tnode("n1", "z2", "r2", gpus=2), pods=4),
+        A,
+        binds={"j-0": "n1", "j-1": "n1", "j-2": "n0", "j-3": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PACKING, ids=str)
+def test_preferred_level_packs_tightest_first(case: Disruption) -> None:
     check(case)
