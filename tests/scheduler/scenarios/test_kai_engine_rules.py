@@ -3,7 +3,7 @@
 Why: these rules decide where pods go without any field of ours saying so; a
 table per rule, expectations worked out by hand from the rule in the comment
 above each case, pins down that podmuster follows KAI (docs/semantics.md, the
-"KAI v0.17 engine features" table in §9 says where it does and where not).
+"KAI v0.17 engine features" table in §8 says where it does and where not).
 
 1. Stuck in Releasing (§1.3): a Running pod whose deletion started more than
    ``stuckInReleasingThreshold`` (default 2 m) before the cycle still holds its
@@ -22,16 +22,24 @@ above each case, pins down that podmuster follows KAI (docs/semantics.md, the
    the group's summed request to the domain's free resources (pod slots left
    out), ties by id. So a rack under a tighter zone comes before a tighter
    rack under a roomier zone, and tightness is in resources, not in pods.
+4. Per-job settings as the engine sees them (§2.1, §5.2): a PodGroup's
+   ``stalenessGracePeriod`` replaces the scheduler's default either way; zero
+   evicts a stale gang in the cycle that first sees it stale, negative never.
+   A ``preemptionDelay`` of zero or less is no delay. (minSubGroup and the
+   positive delay: tests/scheduler/scenarios/test_subgroup_rules.py.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from disruption_kit import Disruption, check, rfc3339
+from test_subgroup_rules import high, preempt_picture
 from topology_kit import RACK, TOPOLOGY, ZONE, preferred, tnode
 
+from crds.names import LAST_EVICTION_ANNOTATION, STALE_ANNOTATION
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from tests.kits.worlds import Item, job, node, pod, pod_group, queue
 
@@ -199,7 +207,7 @@ def test_a_bad_threshold_is_named(raw: object) -> None:
 
 def elastic(
     leaves: list[tuple[str, int, int, int]],
-    mids: list[Obj] = (),
+    mids: Sequence[Obj] = (),
     **parents: str,  # type: ignore[assignment]
 ) -> list[Item]:
     """PodGroup ``g`` whose leaves are ``(name, minMember, running, pending)`` pods of one
@@ -389,4 +397,80 @@ PACKING = [
 
 @pytest.mark.parametrize("case", PACKING, ids=str)
 def test_preferred_level_packs_tightest_first(case: Disruption) -> None:
+    check(case)
+
+
+def broken_gang(grace: str | None) -> list[Item]:
+    """Gang g (minMember 3): 2 of 3 pods run, one failed; never stamped stale before."""
+    objects = job(
+        "g", "q", 3, gpus=1, states=["Running", "Running", "Failed"], nodes=["n0", "n0", None]
+    )
+    if grace is not None:
+        group = objects[0]
+        objects = [
+            {**group, "spec": {**group["spec"], "stalenessGracePeriod": grace}},
+            *objects[1:],
+        ]
+    return [node("n0", gpus=8), queue("q", gpu_quota=8), *objects]
+
+
+S = ("stalegangeviction",)
+STAMPED_NOW = {"g": {STALE_ANNOTATION: rfc3339(0)}}
+
+PER_JOB = [
+    # Own grace 0 s, first seen stale now: stamped and evicted in the same cycle (KAI: time
+    # since the stamp, 0, is not below the grace, 0).
+    Disruption("job-grace-zero-evicts-at-once", broken_gang("0s"), S, evicted=["g-0", "g-1"]),
+    # Own zero beats the scheduler's "never".
+    Disruption(
+        "job-grace-zero-beats-default-never",
+        broken_gang("0s"),
+        S,
+        evicted=["g-0", "g-1"],
+        settings={"staleness_grace_period_s": -1.0},
+    ),
+    # Own negative beats the scheduler's zero: stamped, never evicted.
+    Disruption(
+        "job-grace-negative-beats-default-zero",
+        broken_gang("-1s"),
+        S,
+        annotations=STAMPED_NOW,
+        settings={"staleness_grace_period_s": 0.0},
+    ),
+    # No own grace: the scheduler's zero evicts at once...
+    Disruption(
+        "default-grace-zero-evicts-at-once",
+        broken_gang(None),
+        S,
+        evicted=["g-0", "g-1"],
+        settings={"staleness_grace_period_s": 0.0},
+    ),
+    # ...and its 60 s default only stamps.
+    Disruption("default-grace-stamps-first", broken_gang(None), S, annotations=STAMPED_NOW),
+    # preemptionDelay 0 s on a group created 1 s ago: no delay, r is evicted for h-1.
+    Disruption(
+        "delay-zero-is-no-delay",
+        preempt_picture(high("0s", 1)),
+        ("allocate", "preempt"),
+        evicted=["r-0"],
+        evicted_by="preempt",
+        binds={"h-0": "n0"},
+        pipelined={"h-1": "n0"},
+        annotations={"r": {LAST_EVICTION_ANNOTATION: rfc3339(0)}},
+    ),
+    # A negative delay is no delay either.
+    Disruption(
+        "delay-negative-is-no-delay",
+        preempt_picture(high("-5m", 1)),
+        ("allocate", "preempt"),
+        evicted=["r-0"],
+        evicted_by="preempt",
+        binds={"h-0": "n0"},
+        pipelined={"h-1": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PER_JOB, ids=str)
+def test_per_job_grace_and_delay(case: Disruption) -> None:
     check(case)
