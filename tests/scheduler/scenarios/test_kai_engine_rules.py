@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from disruption_kit import Disruption, check, rfc3339
+from disruption_kit import Disruption, check, rfc3339, run
 from test_subgroup_rules import high, preempt_picture
 from topology_kit import RACK, TOPOLOGY, ZONE, preferred, tnode
 
@@ -61,14 +61,18 @@ def deleted(objects: list[Obj], seconds_ago: float) -> list[Obj]:
 
 
 def leaving(
-    seconds_ago: float, gpus: int = 1, where: str = "n0", state: str = "Running"
+    seconds_ago: float,
+    gpus: int = 1,
+    where: str = "n0",
+    state: str = "Running",
+    name: str = "old",
 ) -> list[Obj]:
-    """Job ``old``: one pod of ``gpus`` GPUs on ``where``, deleted ``seconds_ago`` ago.
+    """Job ``name``: one pod of ``gpus`` GPUs on ``where``, deleted ``seconds_ago`` ago.
 
     ``state`` is the pod's phase-giving state: ``Running``, or ``Bound`` (phase Pending
     on its node).
     """
-    objects = job("old", "q", 1, gpus=gpus, states=[state], nodes=[where])
+    objects = job(name, "q", 1, gpus=gpus, states=[state], nodes=[where])
     return deleted(objects, seconds_ago)
 
 
@@ -191,6 +195,38 @@ def test_a_pod_with_its_state_unchanged_is_stuck_only_past_the_threshold() -> No
     objects = one_gpu_node(leaving(60), job("j", "q", gpus=1))
     check(Disruption("now", objects, A, pipelined={"j-0": "n0"}))
     check(Disruption("three-minutes-later", objects, A, pending=["j"], at=180.0))
+
+
+def test_explain_names_the_stuck_pods() -> None:
+    """A gang left pending is told which pods hold room it may not wait for."""
+    stuck = [leaving(600, where=f"n{i}", name=f"old{i}") for i in range(7)]
+    nodes = [node(f"n{i}", gpus=1) for i in range(7)]
+    objects = [queue("q", gpu_quota=8), *nodes, *stuck, job("j", "q", gpus=1)]
+    result = run(Disruption("explain", objects, A))
+    (outcome,) = [o for o in result.pod_groups if o.pod_group == "default/j"]
+    (note,) = [r for r in outcome.reasons if r.startswith("StuckInReleasing")]
+    assert note.startswith("StuckInReleasing: 7 pod(s) deleted more than 120s ago")
+    assert "(default/old0-0 on n0, default/old1-0 on n1," in note
+    assert note.endswith("and 2 more)")
+
+
+def test_explain_names_only_stuck_pods_on_nodes_the_group_could_use() -> None:
+    """j may run only on n1 (node selector): the stuck pod on n0 is not its concern."""
+    objects = [
+        queue("q", gpu_quota=8),
+        node("n0", gpus=1),
+        node("n1", gpus=1, labels={"pool": "b"}),
+        leaving(600, where="n0"),
+        leaving(600, where="n1", name="old1"),
+        job("j", "q", gpus=2, node_selector={"pool": "b"}),
+    ]
+    result = run(Disruption("explain", objects, A))
+    (outcome,) = [o for o in result.pod_groups if o.pod_group == "default/j"]
+    notes = [r for r in outcome.reasons if r.startswith("StuckInReleasing")]
+    assert notes == [
+        "StuckInReleasing: 1 pod(s) deleted more than 120s ago still hold their room and"
+        " nothing is pipelined behind them (default/old1-0 on n1)"
+    ]
 
 
 @pytest.mark.parametrize(("raw", "seconds"), [("90s", 90.0), ("1h", 3600.0), (45, 45.0)])
