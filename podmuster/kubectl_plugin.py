@@ -28,6 +28,7 @@ from kubeapi.credentials import Credentials, CredentialsError
 from kubeapi.credentials import load as load_credentials
 from kubeapi.errors import ApiError
 from kubeapi.http import KubeHttp
+from podmuster import help_examples
 from podmuster.cluster_view import RESOURCES, amount
 from podmuster.cluster_watch import ClusterWatch
 from scheduler.cache import pools
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("target", metavar="POD|PODGROUP", help="NAME, pod/NAME or podgroup/NAME")
     commands.add_parser("queues", parents=[common], help="the queue tree with shares")
     commands.add_parser("top", parents=[common], help="allocation by queue (Queue status)")
+    help_examples.attach(parser, help_examples.KUBECTL_PODMUSTER)
     return parser
 
 
