@@ -78,7 +78,11 @@ function {fn}_complete
         end
     else if string match -q -- '-*=*' $cur
         set -l flag (string split -m 1 = -- $cur)[1]
-        for value in ({fn}_values $path $flag)
+        set -l values ({fn}_values $path $flag)
+        if not set -q values[1]
+            set values (__fish_complete_path (string split -m 1 = -- $cur)[2])
+        end
+        for value in $values
             printf '%s=%s\\n' $flag $value
         end
     else if string match -q -- '-*' $cur

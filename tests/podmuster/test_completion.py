@@ -59,6 +59,7 @@ CASES: list[tuple[str, set[str]]] = [
 ]
 EQUALS_CASE = "podmuster run all --log-format="
 EQUALS_VALUES = {"plain", "json"}
+FILE_EQUALS_CASE = "podmuster schedule --config=sn"
 
 
 def parsers() -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
@@ -138,11 +139,12 @@ def bash_complete(lines: list[str], directory: Path) -> list[set[str]]:
 
 
 def test_bash_completes(workdir: Path) -> None:
-    lines = [line for line, _ in CASES] + [EQUALS_CASE]
+    lines = [line for line, _ in CASES] + [EQUALS_CASE, FILE_EQUALS_CASE]
     got = bash_complete(lines, workdir)
     assert dict(zip(lines, got, strict=True)) == {
         **dict(CASES),
         EQUALS_CASE: EQUALS_VALUES,
+        FILE_EQUALS_CASE: FILES,
     }
 
 
@@ -174,10 +176,11 @@ def fish_complete(lines: list[str], directory: Path) -> list[set[str]]:
 
 @needs_fish
 def test_fish_completes(workdir: Path) -> None:
-    lines = [line for line, _ in CASES] + [EQUALS_CASE]
+    lines = [line for line, _ in CASES] + [EQUALS_CASE, FILE_EQUALS_CASE]
     got = fish_complete(lines, workdir)
     expected = {line: FILE_NAMES if want == FILES else want for line, want in CASES}
     expected[EQUALS_CASE] = {f"--log-format={value}" for value in EQUALS_VALUES}
+    expected[FILE_EQUALS_CASE] = {f"--config={name}" for name in FILE_NAMES}
     assert dict(zip(lines, got, strict=True)) == expected
 
 
@@ -243,10 +246,14 @@ def zsh_complete(lines: list[str], directory: Path, load: str = "source") -> lis
 @needs_zsh
 @pytest.mark.parametrize("load", ["source", "fpath"])
 def test_zsh_completes(workdir: Path, load: str) -> None:
-    lines = [line for line, _ in CASES] + [EQUALS_CASE]
+    lines = [line for line, _ in CASES] + [EQUALS_CASE, FILE_EQUALS_CASE]
     got = zsh_complete(lines, workdir, load)
     expected = {line: FILE_NAMES if want == FILES else want for line, want in CASES}
-    assert dict(zip(lines, got, strict=True)) == {**expected, EQUALS_CASE: EQUALS_VALUES}
+    assert dict(zip(lines, got, strict=True)) == {
+        **expected,
+        EQUALS_CASE: EQUALS_VALUES,
+        FILE_EQUALS_CASE: FILE_NAMES,
+    }
 
 
 @needs_zsh
