@@ -10,13 +10,12 @@ refused, and the stored object keeps its aliases.
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 
 import pytest
 
-from .admission import webhooks_server
+from .admission import local_hook, webhooks_server
 from .controlplane import Cluster
 from .kube import KubectlError, NotYet, Obj, wait_for
 from .objects import kai_topology
@@ -39,22 +38,13 @@ def labelled(name: str, aliases: tuple[str, str]) -> Obj:
 
 def test_bad_levels_are_refused_at_the_door(cluster: Cluster) -> None:
     with webhooks_server(cluster) as port:
-        assert cluster.local is not None
-        assert cluster.local.pki is not None
         config = f"podmuster-topologies-{RUN}"
-        ca = base64.b64encode(cluster.local.pki.ca_cert.read_bytes()).decode()
-        hook = {
-            "name": "topologies.validation.podmuster.io",
-            "admissionReviewVersions": ["v1"],
-            "sideEffects": "None",
-            "failurePolicy": "Fail",
-            "timeoutSeconds": 5,
-            "clientConfig": {"url": f"https://127.0.0.1:{port}/validate-topology", "caBundle": ca},
-            "rules": [{"apiGroups": ["kai.scheduler"], "apiVersions": ["v1alpha1"],
-                       "resources": ["topologies"], "operations": ["CREATE", "UPDATE"],
-                       "scope": "Cluster"}],
-            "objectSelector": {"matchLabels": {LABEL: RUN}},
-        }  # fmt: skip
+        hook = local_hook(
+            cluster, port, "/validate-topology", "topologies.validation.podmuster.io",
+            {"apiGroups": ["kai.scheduler"], "apiVersions": ["v1alpha1"],
+             "resources": ["topologies"], "operations": ["CREATE", "UPDATE"], "scope": "Cluster"},
+            objectSelector={"matchLabels": {LABEL: RUN}},
+        )  # fmt: skip
         cluster.kubectl.create(
             {
                 "apiVersion": "admissionregistration.k8s.io/v1",
