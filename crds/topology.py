@@ -11,14 +11,17 @@ entries are unique, :data:`HOSTNAME_LABEL` only as the last level) are enforced
 by the apiserver; the model checks the two that need no previous version, so
 offline snapshots get the same errors. It also checks the alias rules KAI's
 validating webhook applies (aliases unique, no alias equal to a level's node
-label), so a Topology whose level names would be ambiguous is never read.
+label), so a Topology whose level names would be ambiguous is never read. These
+rules between levels are :func:`level_problems`, each at its own field; the
+snapshot reader and the admission webhook report them so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Final, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from crds.meta import CelRule, KaiModel, ListType, ObjectMeta
 
@@ -27,16 +30,22 @@ __all__ = [
     "HOSTNAME_LABEL",
     "KIND",
     "LABEL_KEY_PATTERN",
+    "LEVELS_CHECKED_BY_CALLER",
     "MAX_LEVELS",
     "Topology",
     "TopologyLevel",
     "TopologySpec",
+    "level_problems",
 ]
 
 API_VERSION: Final = "kai.scheduler/v1alpha1"
 KIND: Final = "Topology"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 MAX_LEVELS: Final = 16
+
+LEVELS_CHECKED_BY_CALLER: Final = "topology-levels-checked-by-caller"
+"""A validation context key: when true, the model leaves :func:`level_problems` to its
+caller, which reports every problem at its own field (the admission webhook)."""
 
 LABEL_KEY_PATTERN: Final = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -74,27 +83,10 @@ class TopologySpec(KaiModel):
     """Topology levels, coarsest first."""
 
     @model_validator(mode="after")
-    def _check_levels(self) -> Self:
-        labels = self.node_labels()
-        for index, label in enumerate(labels):
-            if label in labels[:index]:
-                raise ValueError(f"duplicate level {label!r} at levels[{index}]")
-            if label == HOSTNAME_LABEL and index != len(labels) - 1:
-                raise ValueError(
-                    f"{HOSTNAME_LABEL} may only be the last level, not levels[{index}]"
-                )
-        aliases: list[str] = []
-        for index, level in enumerate(self.levels):
-            if level.alias is None:
-                continue
-            if level.alias in aliases:
-                raise ValueError(f"levels[{index}].alias {level.alias!r} is used by another level")
-            if level.alias in labels:
-                raise ValueError(
-                    f"levels[{index}].alias {level.alias!r} is the nodeLabel of a level;"
-                    " an alias must not equal a nodeLabel"
-                )
-            aliases.append(level.alias)
+    def _check_levels(self, info: ValidationInfo) -> Self:
+        if not (info.context or {}).get(LEVELS_CHECKED_BY_CALLER):
+            for field, message in level_problems(self.levels)[:1]:
+                raise ValueError(f"{field}: {message}")
         return self
 
     def aliases(self) -> dict[str, str]:
@@ -104,6 +96,43 @@ class TopologySpec(KaiModel):
     def node_labels(self) -> list[str]:
         """The level label keys, coarsest first."""
         return [level.node_label for level in self.levels]
+
+
+def level_problems(levels: Sequence[TopologyLevel]) -> list[tuple[str, str]]:
+    """``(field under spec, message)`` of every broken rule between levels.
+
+    The node labels are unique and :data:`HOSTNAME_LABEL` is only the last one (the
+    CRD's CEL rules); the aliases are unique and none is a level's node label (KAI's
+    validating webhook). Empty when the levels are acceptable.
+    """
+    problems: list[tuple[str, str]] = []
+    labels = [level.node_label for level in levels]
+    for index, label in enumerate(labels):
+        if label in labels[:index]:
+            first = labels.index(label)
+            problems.append(
+                (f"levels[{index}].nodeLabel", f"duplicate level {label!r} (levels[{first}])")
+            )
+        if label == HOSTNAME_LABEL and index != len(labels) - 1:
+            problems.append((f"levels[{index}].nodeLabel", f"{label} may only be the last level"))
+    aliases: list[str | None] = [level.alias for level in levels]
+    for index, alias in enumerate(aliases):
+        if alias is None:
+            continue
+        if alias in aliases[:index]:
+            first = aliases.index(alias)
+            problems.append(
+                (f"levels[{index}].alias", f"{alias!r} is the alias of levels[{first}] too")
+            )
+        if alias in labels:
+            problems.append(
+                (
+                    f"levels[{index}].alias",
+                    f"{alias!r} is the nodeLabel of levels[{labels.index(alias)}];"
+                    " an alias must not equal a nodeLabel",
+                )
+            )
+    return problems
 
 
 class Topology(KaiModel):

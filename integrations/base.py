@@ -189,7 +189,7 @@ class PodGroupSpec:
                 owner_references=[self.owner.to_model()],
             ),
             spec=pg_api.PodGroupSpec(
-                min_member=None if self.min_sub_group is not None else self.min_member or None,
+                min_member=None if self.min_sub_group is not None else self.min_member,
                 min_sub_group=self.min_sub_group,
                 queue=self.queue or None,
                 priority_class_name=self.priority_class_name or None,

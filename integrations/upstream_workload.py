@@ -30,12 +30,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import pydantic
 
-from crds import podgroup as pg_api
 from crds import topology as topology_api
 from crds import upstream_workload as up
 from crds.meta import KaiModel
@@ -124,41 +123,6 @@ class _Node:
 
     def describe(self) -> str:
         return where(self.resource, self.model.metadata.namespace or "", self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamPodGroupSpec(base.PodGroupSpec):
-    """A :class:`~integrations.base.PodGroupSpec` whose minimums are written exactly.
-
-    The shared description writes ``minMember: 0`` as unset and has no ``minSubGroup``;
-    upstream's basic policy and composites need both, so the exact values are kept here
-    (per subgroup by name) and replace the shared ones in :meth:`to_model`.
-    """
-
-    exact_min_member: int | None = None
-    min_sub_group: int | None = None
-    subgroup_mins: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
-    """subgroup name → (minMember, minSubGroup)."""
-
-    def to_model(self) -> pg_api.PodGroup:
-        model = base.PodGroupSpec.to_model(self)
-        subgroups = [
-            sub.model_copy(
-                update={
-                    "min_member": self.subgroup_mins[sub.name][0],
-                    "min_sub_group": self.subgroup_mins[sub.name][1],
-                }
-            )
-            for sub in model.spec.sub_groups or ()
-        ]
-        spec = model.spec.model_copy(
-            update={
-                "min_member": self.exact_min_member,
-                "min_sub_group": self.min_sub_group,
-                "sub_groups": subgroups or None,
-            }
-        )
-        return model.model_copy(update={"spec": spec})
 
 
 class _Tree:
@@ -381,7 +345,7 @@ class UpstreamWorkloadGrouper:
         workload_raw = (found[0],) if found else ()
         # the groups, the Workload, then what owns the pod (a Job labelled with its queue)
         owners = (*(n.raw for n in path), *workload_raw, *reversed(ctx.owners))
-        spec = UpstreamPodGroupSpec(
+        spec = base.PodGroupSpec(
             name=kai_podgroup_name(root.raw),
             namespace=tree.namespace,
             owner=fields.owner_reference(root.raw),
@@ -398,27 +362,24 @@ class UpstreamWorkloadGrouper:
         return _composite(ctx, spec, tree, root, leaf, workload_raw)
 
 
-def _single(spec: UpstreamPodGroupSpec, leaf: _Node) -> UpstreamPodGroupSpec:
+def _single(spec: base.PodGroupSpec, leaf: _Node) -> base.PodGroupSpec:
+    """The leaf's gang as the whole PodGroup: ``minMember`` its ``minCount``, 0 (written)
+    for the basic policy."""
     min_member, _ = _mins(leaf)
-    return _replace(spec, exact_min_member=min_member)
-
-
-def _replace(spec: UpstreamPodGroupSpec, **changes: object) -> UpstreamPodGroupSpec:
-    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(spec, min_member=min_member or 0)
 
 
 def _composite(
     ctx: base.GroupingContext,
-    spec: UpstreamPodGroupSpec,
+    spec: base.PodGroupSpec,
     tree: _Tree,
     root: _Node,
     leaf: _Node,
     named_by: Sequence[base.RawObject],
-) -> UpstreamPodGroupSpec:
+) -> base.PodGroupSpec:
     """The subgroup tree below ``root``: composites inner, PodGroups leaves."""
     children = tree.children()
     subgroups: list[base.SubGroupSpec] = []
-    mins: dict[str, tuple[int | None, int | None]] = {}
     seen: dict[str, str] = {}
     pending: list[tuple[str, base.RawObject, str | None, int]] = [
         (resource, raw, None, 1) for resource, raw in children.get(root.name, ())
@@ -439,9 +400,13 @@ def _composite(
         below = children.get(node.name, []) if is_composite else []
         if is_composite and not below:
             continue  # an empty composite has no pods to place
+        min_member, min_sub_group = _mins(node)
         subgroups.append(
             base.SubGroupSpec(
                 name=sub_name,
+                # a leaf writes its minMember (0 included), a composite its minSubGroup
+                min_member=min_member or 0,
+                min_sub_group=min_sub_group,
                 parent=parent,
                 topology=_topology(ctx, node, named_by),
                 pod_names=(fields.name(ctx.pod),)
@@ -449,7 +414,6 @@ def _composite(
                 else (),
             )
         )
-        mins[sub_name] = _mins(node)
         if depth >= MAX_TREE_DEPTH:
             raise base.GroupingError(
                 node.describe(),
@@ -458,7 +422,7 @@ def _composite(
             )
         pending.extend((kind, child, sub_name, depth + 1) for kind, child in below)
     _, root_min = _mins(root)
-    return _replace(spec, subgroups=tuple(subgroups), subgroup_mins=mins, min_sub_group=root_min)
+    return dataclasses.replace(spec, subgroups=tuple(subgroups), min_sub_group=root_min)
 
 
 def gang_shortfalls(objects: Iterable[base.RawObject]) -> list[base.GroupingWarning]:

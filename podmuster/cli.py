@@ -18,10 +18,12 @@ from podmuster import (
     __version__,
     demo_command,
     group_command,
+    help_examples,
     run_all,
     schedule_command,
     simulate_command,
 )
+from podmuster.completion import command as completion_command
 from podmuster.dashboard import flags as dashboard_flags
 from scheduler.binder import flags as binder_flags
 from scheduler.controllers import flags as controllers_flags
@@ -55,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     webhooks_flags.add_parser(components)
     scale_adjuster_flags.add_parser(components)
     dashboard_flags.add_parser(components)
+    completion_command.add_parser(subparsers)
+    help_examples.attach(parser, help_examples.PODMUSTER)
     return parser
 
 

@@ -2,12 +2,12 @@
 
 Why this module exists: the API server calls a validating webhook over HTTPS with an
 ``admission.k8s.io/v1`` AdmissionReview. This module decodes it, asks
-:mod:`webhooks.validation` (reading the current Queues for a Queue's parent and cycle
-checks) or :mod:`webhooks.pods` (a Pod's GPU-sharing annotations), and answers; it
-holds no rule of its own. The mutating paths answer with a JSONPatch: ``/mutate-pod`` the
-one of :mod:`webhooks.podenv` (a GPU-sharing pod's env wiring), ``/gate-pod`` the one of
-:mod:`webhooks.gating` (the queue admission gate, from Queues read at most every
-:data:`QUEUE_CACHE_SECONDS`). ``/healthz`` is served on a
+:mod:`webhooks.validation` (a PodGroup or a Topology alone; a Queue with the current
+Queues, for its parent and cycle checks) or :mod:`webhooks.pods` (a Pod's GPU-sharing
+annotations), and answers; it holds no rule of its own. The mutating paths answer with
+a JSONPatch: ``/mutate-pod`` the one of :mod:`webhooks.podenv` (a GPU-sharing pod's env
+wiring), ``/gate-pod`` the one of :mod:`webhooks.gating` (the queue admission gate, from
+Queues read at most every :data:`QUEUE_CACHE_SECONDS`). ``/healthz`` is served on a
 separate plain-HTTP port for the kubelet's probes.
 
 A failure to read the Queues is answered with HTTP 500, so the webhook configuration's
@@ -28,7 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
-from crds import podgroup, queue
+from crds import podgroup, queue, topology
 from crds.errors import InputError
 from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from kubeapi.errors import ApiError
@@ -42,6 +42,7 @@ log = logging.getLogger("podmuster.webhooks")
 PATHS = {
     "podgroups": "/validate-podgroup",
     "queues": "/validate-queue",
+    "topologies": "/validate-topology",
     "pods": "/validate-pod",
     "pod-mutation": "/mutate-pod",
     "pod-admission-gate": "/gate-pod",
@@ -138,6 +139,10 @@ def build_app(
         problems = validation.validate_queue(obj, existing)
         return web.json_response(review_response(review, problems))
 
+    async def validate_topology(request: web.Request) -> web.Response:
+        review, obj = await _decode(request, topology.KIND)
+        return web.json_response(review_response(review, validation.validate_topology(obj)))
+
     async def validate_pod(request: web.Request) -> web.Response:
         review, obj = await _decode(request, "Pod")
         problems = pods.validate_pod(obj, scheduler_name)
@@ -165,6 +170,7 @@ def build_app(
     app = web.Application(client_max_size=8 * 1024 * 1024)
     app.router.add_post(PATHS["podgroups"], validate_podgroup)
     app.router.add_post(PATHS["queues"], validate_queue)
+    app.router.add_post(PATHS["topologies"], validate_topology)
     app.router.add_post(PATHS["pods"], validate_pod)
     app.router.add_post(PATHS["pod-mutation"], mutate_pod)
     app.router.add_post(PATHS["pod-admission-gate"], gate_pod)

@@ -1,4 +1,4 @@
-"""What makes a PodGroup or a Queue acceptable: pure functions, no API server.
+"""What makes a PodGroup, a Queue or a Topology acceptable: pure functions, no API server.
 
 Why this module exists: a PodGroup whose subgroups form a cycle, or a Queue tree with a
 loop or a missing parent, is accepted by the CRD schema yet leaves the scheduler
@@ -25,6 +25,12 @@ Queue (KAI rejects a Queue without ``spec.resources``; podmuster also checks the
 * ``spec.resources`` is present;
 * ``spec.parentQueue``, when set, names an existing Queue other than itself, and the
   new parent chain does not come back to this Queue.
+
+Topology (as KAI's webhook, which checks the aliases; podmuster checks every rule
+between levels the scheduler applies when it reads one, :func:`crds.topology.level_problems`):
+node labels unique, ``kubernetes.io/hostname`` only last, aliases unique and none
+equal to a node label. Every broken rule is reported, each at its own
+``spec.levels[i]`` field, so one answer says all that must change.
 """
 
 from __future__ import annotations
@@ -34,10 +40,10 @@ from typing import Any
 
 import pydantic
 
-from crds import podgroup, queue, rules
+from crds import podgroup, queue, rules, topology
 from crds.errors import InputError, from_validation_error, object_error
 
-__all__ = ["podgroup_review", "validate_podgroup", "validate_queue"]
+__all__ = ["podgroup_review", "validate_podgroup", "validate_queue", "validate_topology"]
 
 Problems = list[InputError]
 
@@ -104,6 +110,20 @@ def validate_queue(obj: Mapping[str, Any], existing: Mapping[str, Mapping[str, A
             message = f"parent queues would form a cycle: {path}"
             problems.append(object_error(None, obj, "spec.parentQueue", message))
     return problems
+
+
+def validate_topology(obj: Mapping[str, Any]) -> Problems:
+    """The problems of Topology ``obj`` (empty when it is acceptable)."""
+    try:
+        model = topology.Topology.model_validate(
+            obj, context={topology.LEVELS_CHECKED_BY_CALLER: True}
+        )
+    except pydantic.ValidationError as exc:
+        return [from_validation_error(None, obj, exc)]
+    return [
+        object_error(None, obj, f"spec.{field}", message)
+        for field, message in topology.level_problems(model.spec.levels)
+    ]
 
 
 def _ancestors(start: str, existing: Mapping[str, Mapping[str, Any]], stop: str) -> list[str]:

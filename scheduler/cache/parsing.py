@@ -176,14 +176,17 @@ def string_map(raw: Any, field: str) -> dict[str, str]:
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 
 
-def validated(model: type[_Model], body: Mapping[str, Any]) -> _Model:
+def validated(
+    model: type[_Model], body: Mapping[str, Any], context: Mapping[str, Any] | None = None
+) -> _Model:
     """``body`` checked by its KAI model (unknown fields, types, ranges), else ``FieldError``.
 
     The KAI kinds (PodGroup, Queue, BindRequest, Topology) are read through their
     :mod:`crds` models, so the engine accepts exactly what the CRDs describe.
+    ``context`` is pydantic's validation context, for the models that read one.
     """
     try:
-        checked: _Model = model.__pydantic_validator__.validate_python(body)
+        checked: _Model = model.__pydantic_validator__.validate_python(body, context=context)
     except pydantic.ValidationError as exc:
         field, message = errors.first_problem(exc)
         raise FieldError(field, message) from None

@@ -18,8 +18,10 @@ from scheduler.cache.parsing import FieldError, validated
 
 def read_topology(body: Mapping[str, Any]) -> TopologyInfo:
     """A Topology's name, levels and level aliases, checked by its model
-    (:class:`crds.topology.Topology`)."""
-    model = validated(topology.Topology, body)
+    (:class:`crds.topology.Topology`), a broken rule between levels at its own field."""
+    model = validated(topology.Topology, body, {topology.LEVELS_CHECKED_BY_CALLER: True})
+    for field, message in topology.level_problems(model.spec.levels)[:1]:
+        raise FieldError(f"spec.{field}", message)
     return TopologyInfo(model.metadata.name, tuple(model.spec.node_labels()), model.spec.aliases())
 
 

@@ -9,7 +9,11 @@ pods, a PodGroup ``status.schedulingConditions`` entry of type
 queue admission gate, else ``Unschedulable``), and a Warning Event.  The bodies are built
 here as pure functions;
 :mod:`scheduler.live.committing` writes them only when they change, so a job pending
-for an hour costs no writes after the first cycle.
+for an hour costs no writes after the first cycle. "Change" means the cause: a reason
+that names the gang member the engine happened to try (``pod ns/train-2: ...``) is
+the same reason when the next cycle tries ``train-1`` for the same failure
+(:func:`cause`), so a waiting gang's status is not rewritten, nor its Event sent
+again, every cycle the member alternates.
 """
 
 from __future__ import annotations
@@ -31,6 +35,17 @@ CODES = (
     REASON_PREEMPTION_DELAY_NOT_ELAPSED,
 )
 _CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
+_MEMBER = re.compile(r"\bpod [^\s/:;,]+/[^\s:;,]+")
+"""A pod named by its ``namespace/name`` key in an engine reason."""
+
+
+def cause(text: str) -> str:
+    """``text`` without the pod names it holds: what stays the same while the cause does.
+
+    >>> cause("gang of 3 pods: only 2 could be placed; pod ml/train-2: 0/4 nodes fit")
+    'gang of 3 pods: only 2 could be placed; pod …: 0/4 nodes fit'
+    """
+    return _MEMBER.sub("pod …", text)
 
 
 def reason_code(reason: str) -> str:
@@ -58,13 +73,13 @@ def pod_scheduled_patch(reasons: Sequence[str]) -> Object:
 
 
 def pod_needs_condition(pod: Mapping[str, Any], reasons: Sequence[str]) -> bool:
-    """False when the pod already says PodScheduled=False with this message."""
+    """False when the pod already says PodScheduled=False with this message's cause."""
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "PodScheduled":
             return not (
                 condition.get("status") == "False"
                 and condition.get("reason") == "Unschedulable"
-                and condition.get("message") == message_of(reasons)[:4096]
+                and cause(str(condition.get("message"))) == cause(message_of(reasons)[:4096])
             )
     return True
 
@@ -88,7 +103,8 @@ def scheduling_condition(
 def pod_group_patch(
     group: Mapping[str, Any], reasons: Sequence[str], node_pool: str = NODE_POOL
 ) -> Object | None:
-    """Merge patch for a PodGroup's status, or None when its condition already says this.
+    """Merge patch for a PodGroup's status, or None when its condition already says this
+    (the same reason codes with the same :func:`cause`).
 
     Conditions of other node pools are kept; ours is replaced, with the next
     ``transitionID`` when the reasons changed."""
@@ -97,8 +113,13 @@ def pod_group_patch(
         c for c in existing if c.get("nodePool") == node_pool and c.get("type") == CONDITION_TYPE
     ]
     others = [c for c in existing if c not in ours]
-    wanted = [{"reason": reason_code(r), "message": r[:1024]} for r in reasons]
-    if ours and ours[0].get("reasons") == wanted and ours[0].get("status") == "True":
+    wanted = [(reason_code(r), cause(r[:1024])) for r in reasons]
+    written = [
+        (item.get("reason"), cause(str(item.get("message"))))
+        for item in (ours[0].get("reasons") or [] if ours else [])
+        if isinstance(item, Mapping)
+    ]
+    if ours and written == wanted and ours[0].get("status") == "True":
         return None
     previous = ours[0].get("transitionID") if ours else None
     transition = int(str(previous)) + 1 if str(previous or "").isdigit() else 0

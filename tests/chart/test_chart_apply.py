@@ -413,6 +413,15 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                     {"name": "b", "parent": "a", "minMember": 1},
                 ]},
             }  # fmt: skip
+            topology = {
+                "apiVersion": "kai.scheduler/v1alpha1",
+                "kind": "Topology",
+                "metadata": {"name": f"{prefix}-topo"},
+                "spec": {"levels": [{"nodeLabel": "zone", "alias": "rack"}, {"nodeLabel": "rack"}]},
+            }
+            assert f"Topology {prefix}-topo: spec.levels[0].alias: 'rack' is the nodeLabel" in (
+                refused(cluster, topology)
+            )
             message = refused(cluster, group)
             assert f"PodGroup {namespace}/gang: spec.subGroups[0].parent" in message
             assert "cycle: a -> b -> a" in message

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from chartkit import NAMESPACE, Helm, Rendered, container
 
+from webhooks.server import PATHS
+
 pytestmark = pytest.mark.chart
 
 NAME = "podmuster-webhooks"
@@ -34,6 +36,7 @@ def test_rules_paths_and_failure_policies(helm: Helm) -> None:
         "podgroups.validation.podmuster.io",
         "pods.validation.podmuster.io",
         "queues.validation.podmuster.io",
+        "topologies.validation.podmuster.io",
     ]
     podgroups, queues = (
         hooks["podgroups.validation.podmuster.io"],
@@ -53,6 +56,13 @@ def test_rules_paths_and_failure_policies(helm: Helm) -> None:
         assert hook["clientConfig"]["service"] == {
             "name": NAME, "namespace": NAMESPACE, "path": path, "port": 443,
         }  # fmt: skip
+    topologies = hooks["topologies.validation.podmuster.io"]
+    assert topologies["failurePolicy"] == "Fail"
+    assert topologies["rules"] == [
+        {"apiGroups": ["kai.scheduler"], "apiVersions": ["v1alpha1"], "resources": ["topologies"],
+         "operations": ["CREATE", "UPDATE"], "scope": "Cluster"}
+    ]  # fmt: skip
+    assert topologies["clientConfig"]["service"]["path"] == PATHS["topologies"]
     service = helm.template().get("Service", NAME)
     assert service["spec"]["ports"] == [
         {"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
@@ -117,7 +127,7 @@ def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> 
     assert "--scheduler-name=batch" in args
     hooks = webhooks_of(helm.template({"webhooks": {"pods": {"enabled": False}}}))
     assert "pods.validation.podmuster.io" not in hooks
-    assert len(hooks) == 2
+    assert len(hooks) == 3  # podgroups, queues, topologies
 
 
 def test_self_signed_certificate_matches_the_ca_bundle(helm: Helm, tmp_path: Path) -> None:

@@ -41,6 +41,25 @@ def webhooks_server(cluster: Cluster) -> Iterator[int]:
         yield port
 
 
+def local_hook(cluster: Cluster, port: int, path: str, name: str, rule: Obj, **extra: Any) -> Obj:
+    """A webhook entry (``Fail``, 5 s) calling :func:`webhooks_server`'s ``port`` at ``path``
+    for the objects ``rule`` matches, trusted through the control plane's CA; ``extra``
+    adds selectors or match conditions."""
+    assert cluster.local is not None
+    assert cluster.local.pki is not None
+    ca = base64.b64encode(cluster.local.pki.ca_cert.read_bytes()).decode()
+    return {
+        "name": name,
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": "Fail",
+        "timeoutSeconds": 5,
+        "clientConfig": {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca},
+        "rules": [rule],
+        **extra,
+    }
+
+
 @contextlib.contextmanager
 def gate_webhook(cluster: Cluster, port: int, namespace: str, probe: Obj) -> Iterator[None]:
     """Send ``namespace``'s new kai-scheduler pods to ``/gate-pod`` until the block ends.
@@ -48,24 +67,16 @@ def gate_webhook(cluster: Cluster, port: int, namespace: str, probe: Obj) -> Ite
     Returns once the API server calls it: a server-side dry run of ``probe`` (a pod of
     a queue under the gate) comes back gated.
     """
-    assert cluster.local is not None
-    assert cluster.local.pki is not None
     name = f"podmuster-gate-{namespace}"
-    ca = base64.b64encode(cluster.local.pki.ca_cert.read_bytes()).decode()
-    hook = {
-        "name": "queue-admission.podmuster.io",
-        "admissionReviewVersions": ["v1"],
-        "sideEffects": "None",
-        "failurePolicy": "Fail",
-        "timeoutSeconds": 5,
-        "clientConfig": {"url": f"https://127.0.0.1:{port}/gate-pod", "caBundle": ca},
-        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
-                   "operations": ["CREATE"], "scope": "Namespaced"}],
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        "matchConditions": [{"name": "scheduler-name",
-                             "expression": "has(object.spec.schedulerName) && "
-                             "object.spec.schedulerName == 'kai-scheduler'"}],
-    }  # fmt: skip
+    hook = local_hook(
+        cluster, port, "/gate-pod", "queue-admission.podmuster.io",
+        {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+         "operations": ["CREATE"], "scope": "Namespaced"},
+        namespaceSelector={"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        matchConditions=[{"name": "scheduler-name",
+                          "expression": "has(object.spec.schedulerName) && "
+                          "object.spec.schedulerName == 'kai-scheduler'"}],
+    )  # fmt: skip
     cluster.kubectl.create(
         {
             "apiVersion": "admissionregistration.k8s.io/v1",

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import QueueFactory, create_kwok_node, require_kwok
+from .conftest import QueueFactory
 from .controlplane import Cluster
+from .fairshare import heavy_and_light_fair_shares
 from .kube import NotYet, wait_for
 from .live import component
-from .objects import GPU
 from .procs import free_port
-from .test_time_based_fairshare_live import _fair_shares, _waiting_gang
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -75,30 +74,7 @@ def scheduler(cluster: Cluster, history: Path) -> Iterator[int]:
 def test_the_builtin_record_lowers_the_heavy_queues_fair_share(
     cluster: Cluster, scheduler: int, history: Path, namespace: str, kai_queues: QueueFactory
 ) -> None:
-    require_kwok(cluster)
-    node = create_kwok_node(
-        cluster, f"{PREFIX}-gpu", {"cpu": "32", "memory": "128Gi", "pods": "110", GPU: "8"}, {}
-    )
-    try:
-        kai_queues.prefix = PREFIX
-        kai_queues.add("heavy")
-        kai_queues.add("light")
-        for queue in (HEAVY, LIGHT):
-            # one pod of 64 GPUs: more than the cluster holds, so each queue asks for more
-            # than any share from its first pod on, whatever else the cluster runs
-            for obj in _waiting_gang(namespace, f"{queue}-job", queue, 1, 64):
-                cluster.kubectl.create(obj)
-
-        def shares() -> dict[str, float] | NotYet:
-            try:
-                seen = _fair_shares(scheduler)
-            except OSError as exc:
-                return NotYet(f"/metrics: {exc}")
-            if HEAVY not in seen or LIGHT not in seen or seen[LIGHT] <= 0:
-                return NotYet(f"fair shares so far: {seen}")
-            return seen
-
-        seen = wait_for("fair shares of heavy and light", shares, timeout=120)
+    with heavy_and_light_fair_shares(cluster, namespace, kai_queues, PREFIX, scheduler) as seen:
         assert seen[HEAVY] == 0, seen
         assert seen[LIGHT] > 0
 
@@ -110,5 +86,3 @@ def test_the_builtin_record_lowers_the_heavy_queues_fair_share(
 
         # written at most once per fetchInterval (1s) while it cycles
         wait_for("the scheduler's samples in the history file", rewritten, timeout=60)
-    finally:
-        cluster.kubectl.run("delete", "node", node, "--ignore-not-found", "--wait=false")

@@ -13,10 +13,8 @@ other queues the shared cluster holds), while light's is positive: the scheduler
 from __future__ import annotations
 
 import json
-import re
 import threading
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,11 +22,10 @@ from typing import Any
 
 import pytest
 
-from .conftest import QueueFactory, create_kwok_node, require_kwok
+from .conftest import QueueFactory
 from .controlplane import Cluster
-from .kube import NotYet, Obj, wait_for
+from .fairshare import heavy_and_light_fair_shares
 from .live import component
-from .objects import GPU, KWOK_TOLERATION, QUEUE_LABEL
 from .procs import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -88,73 +85,10 @@ def scheduler(cluster: Cluster, prometheus: str) -> Iterator[int]:
         proc.check_alive()
 
 
-def _waiting_gang(namespace: str, name: str, queue: str, pods: int, gpus: int) -> list[Obj]:
-    """A PodGroup and its pods of ``gpus`` GPUs, kept pending by a selector nothing matches."""
-    group: Obj = {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"queue": queue, "minMember": pods},
-    }
-    members: list[Obj] = [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-{i}",
-                "namespace": namespace,
-                "annotations": {"pod-group-name": name},
-                "labels": {QUEUE_LABEL: queue},
-            },
-            "spec": {
-                "schedulerName": "kai-scheduler",
-                "nodeSelector": {"e2e.podmuster.io/nowhere": "true"},
-                "tolerations": [KWOK_TOLERATION],
-                "containers": [
-                    {"name": "main", "image": "busybox", "resources": {"limits": {GPU: str(gpus)}}}
-                ],
-            },
-        }
-        for i in range(pods)
-    ]
-    return [group, *members]
-
-
-def _fair_shares(port: int) -> dict[str, float]:
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    pattern = re.compile(r'^kai_queue_fair_share_gpu\{queue_name="([^"]+)"\} (\S+)$', re.M)
-    return {queue: float(value) for queue, value in pattern.findall(text)}
-
-
 def test_usage_from_prometheus_lowers_the_heavy_queues_fair_share(
     cluster: Cluster, scheduler: int, namespace: str, kai_queues: QueueFactory
 ) -> None:
-    require_kwok(cluster)
-    node = create_kwok_node(
-        cluster, f"{PREFIX}-gpu", {"cpu": "32", "memory": "128Gi", "pods": "110", GPU: "8"}, {}
-    )
-    try:
-        kai_queues.prefix = PREFIX
-        kai_queues.add("heavy")
-        kai_queues.add("light")
-        for queue in (HEAVY, LIGHT):
-            # one pod of 64 GPUs: more than the cluster holds, so each queue asks for more
-            # than any share from its first pod on, whatever else the cluster runs
-            for obj in _waiting_gang(namespace, f"{queue}-job", queue, 1, 64):
-                cluster.kubectl.create(obj)
-
-        def shares() -> dict[str, float] | NotYet:
-            try:
-                seen = _fair_shares(scheduler)
-            except OSError as exc:
-                return NotYet(f"/metrics: {exc}")
-            if HEAVY not in seen or LIGHT not in seen or seen[LIGHT] <= 0:
-                return NotYet(f"fair shares so far: {seen}")
-            return seen
-
-        seen = wait_for("fair shares of heavy and light", shares, timeout=120)
+    with heavy_and_light_fair_shares(cluster, namespace, kai_queues, PREFIX, scheduler) as seen:
         assert seen[HEAVY] == 0
         assert seen[LIGHT] > 0
         assert any("kai_queue_allocated_gpus" in q for q in Prometheus.asked)
-    finally:
-        cluster.kubectl.run("delete", "node", node, "--ignore-not-found", "--wait=false")

@@ -36,3 +36,23 @@ def test_an_elastic_leaf_says_min_member_0_and_a_parent_says_none() -> None:
         "extra": 0,
     }
     assert admission_problems(spec) == []
+
+
+def test_the_root_min_member_is_written_as_given_0_included_unless_min_sub_group() -> None:
+    """As KAI's podgrouper: ``minMember`` is always written without ``minSubGroup``, also 0
+    (an upstream PodGroup's basic policy; a gang of no members), never beside it."""
+    owner = base.OwnerReference("v1", "Pod", "p", "uid-p")
+    for min_member in (0, 1, 3):
+        spec = base.PodGroupSpec(name="g", namespace="ns", owner=owner, min_member=min_member)
+        assert spec.to_manifest()["spec"]["minMember"] == min_member
+    with_roots = base.PodGroupSpec(
+        name="g",
+        namespace="ns",
+        owner=owner,
+        min_member=0,
+        min_sub_group=1,
+        subgroups=(base.SubGroupSpec("a", 1), base.SubGroupSpec("b", 1)),
+    )
+    written = with_roots.to_manifest()["spec"]
+    assert ("minMember" in written, written["minSubGroup"]) == (False, 1)
+    assert admission_problems(with_roots) == []

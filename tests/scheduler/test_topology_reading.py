@@ -26,24 +26,28 @@ from tests.kits.worlds import node, pod_group, queue, sourced, topology, topolog
     ("levels", "field", "message"),
     [
         ([], "spec.levels", "at least 1 item"),
-        ([{"nodeLabel": "a"}, {"nodeLabel": "a"}], "spec", "duplicate level 'a' at levels[1]"),
+        (
+            [{"nodeLabel": "a"}, {"nodeLabel": "a"}],
+            "spec.levels[1].nodeLabel",
+            "duplicate level 'a' (levels[0])",
+        ),
         (
             [{"nodeLabel": "kubernetes.io/hostname"}, {"nodeLabel": "rack"}],
-            "spec",
-            "last level, not levels[0]",
+            "spec.levels[0].nodeLabel",
+            "kubernetes.io/hostname may only be the last level",
         ),
         ([{"nodeLabel": "bad key!"}], "spec.levels[0].nodeLabel", "match pattern"),
         ([{"other": "x"}], "spec.levels[0].nodeLabel", "Field required"),
         ([{"nodeLabel": f"l{i}"} for i in range(17)], "spec.levels", "at most 16 items"),
         (
             [{"nodeLabel": "a", "alias": "x"}, {"nodeLabel": "b", "alias": "x"}],
-            "spec",
-            "levels[1].alias 'x' is used by another level",
+            "spec.levels[1].alias",
+            "'x' is the alias of levels[0] too",
         ),
         (
             [{"nodeLabel": "a"}, {"nodeLabel": "b", "alias": "a"}],
-            "spec",
-            "levels[1].alias 'a' is the nodeLabel of a level",
+            "spec.levels[1].alias",
+            "'a' is the nodeLabel of levels[0]; an alias must not equal a nodeLabel",
         ),
         ([{"nodeLabel": "a", "alias": ""}], "spec.levels[0].alias", "at least 1 character"),
         ([{"nodeLabel": "a", "alias": "bad alias!"}], "spec.levels[0].alias", "match pattern"),
@@ -127,7 +131,10 @@ def test_snapshot_carries_topologies_and_constraints() -> None:
 
 def test_strict_snapshot_raises_for_a_bad_topology() -> None:
     bad = topology("t", "kubernetes.io/hostname", "rack")
-    with pytest.raises(InputError, match=r"spec: .*not levels\[0\]"):
+    with pytest.raises(
+        InputError,
+        match=r": Topology t: spec\.levels\[0\]\.nodeLabel: kubernetes.io/hostname may only be the last level$",
+    ):
         build_snapshot(sourced([bad]))
 
 
@@ -142,7 +149,7 @@ def test_live_cache_keeps_one_bad_object_out() -> None:
     assert "default/bad" not in result.snapshot.jobs
     fields = sorted(str(error) for error in result.errors)
     assert any("requiredTopologyLevel" in text for text in fields)
-    assert any("duplicate level 'a' at levels[1]" in text for text in fields)
+    assert any("spec.levels[1].nodeLabel: duplicate level 'a'" in text for text in fields)
     cache.delete("Topology", "t")
     assert cache.snapshot().snapshot.topologies == {}
 

@@ -171,3 +171,42 @@ def test_reason_codes() -> None:
     assert reason_code("pod default/a-0: NonPreemptibleOverQuota: x") == "NonPreemptibleOverQuota"
     assert reason_code("pod default/a-0: no node fits") == "Unschedulable"
     assert PodGroupOutcome("a/b", "q", "pending", ()).reasons == ()
+
+
+def test_a_gang_member_alternating_in_the_reasons_sends_no_patch() -> None:
+    """The engine names the member it tried (``pod default/big-2: ...``); when the next
+    cycles try big-1, then big-2 again, for the same failure, nothing is patched and no
+    Event is sent again. A new cause is written, once."""
+    fake = api_with([st.node("n1", cpu="2"), st.queue("q"), st.job("big", "q", tasks=3)])
+
+    def pending(*reasons: str) -> CycleResult:
+        return CycleResult(pod_groups=[PodGroupOutcome("default/big", "q", "pending", reasons)])
+
+    def status_patches() -> int:
+        return sum(1 for verb, _ in fake.calls if verb == "patch/status")
+
+    def tried(member: str) -> CycleResult:
+        return pending(
+            "gang of 3 pods: only 2 could be placed; "
+            f"pod default/{member}: 0/1 nodes are available: 1 Insufficient cpu"
+        )
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        assert (await committer.commit(tried("big-2"))).conditions == 4
+        patches = status_patches()
+        for member in ("big-1", "big-2", "big-0", "big-1"):
+            assert (await committer.commit(tried(member))).conditions == 0
+        assert status_patches() == patches
+        assert (
+            await committer.commit(pending("OverLimit: queue q is over its limit"))
+        ).conditions == 4
+        assert status_patches() == patches + 4
+
+    with_informers(fake, scenario)
+    warnings = [e for e in fake.events if e["reason"] == "Unschedulable"]
+    assert len(warnings) == 2
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "big")
+    assert group is not None
+    (condition,) = group["status"]["schedulingConditions"]
+    assert condition["transitionID"] == "1"
