@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chartkit import Helm, Rendered, container
+from chartkit import Helm, Rendered, container, token_kubeconfig
 
 from tests.e2e import live
 from tests.e2e.controlplane import Cluster
@@ -182,18 +182,6 @@ def test_accounts_may_do_what_they_need_and_no_more(
         assert not can("get", "secrets")
     finally:
         delete_rendered(cluster, rendered)
-
-
-def token_kubeconfig(cluster: Cluster, namespace: str, account: str, path: Path) -> Path:
-    """A kubeconfig that authenticates as ServiceAccount ``account`` with a fresh token."""
-    token = cluster.kubectl.run(
-        "create", "token", account, "-n", namespace, "--duration=1h"
-    ).strip()
-    config = json.loads(cluster.kubeconfig.read_text())
-    for user in config["users"]:
-        user["user"] = {"token": token}
-    path.write_text(json.dumps(config))
-    return path
 
 
 @contextlib.contextmanager
