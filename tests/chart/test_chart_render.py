@@ -322,3 +322,15 @@ def test_notes_name_the_scheduler_and_queue_label(helm: Helm) -> None:
     assert "schedulerName: batch" in notes
     assert "example.com/queue: default-queue" in notes
     assert f"kubectl -n {NAMESPACE} get deployments" in notes
+
+
+def test_notes_say_the_default_image_is_not_published(helm: Helm) -> None:
+    def notes(*extra: str) -> str:
+        out = helm.run(
+            "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+            *extra,
+        )  # fmt: skip
+        return out[out.index("NOTES:") :]
+
+    assert "podmuster publishes no\nimage" in notes()
+    assert "publishes no" not in notes("--set", "image.repository=registry.example/podmuster")
