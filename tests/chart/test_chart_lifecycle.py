@@ -50,12 +50,17 @@ def helm_args(helm_verb: str, release: str, namespace: str, cluster: Cluster) ->
 
 
 def hook_pod(cluster: Cluster, namespace: str, job: str, proc: subprocess.Popen[str]) -> Any:
-    """The pod the Job controller made for hook Job ``job`` (helm must still be waiting)."""
+    """The pod the Job controller made for hook Job ``job`` (helm must still be waiting).
+    Selected by the Job's uid: the pod of an earlier run of the hook may still be there."""
     if proc.poll() is not None:
         _, err = proc.communicate()
         raise AssertionError(f"helm exited {proc.returncode} before hook {job} ran: {err}")
+    jobs = cluster.kubectl.items("jobs", "-n", namespace, f"--field-selector=metadata.name={job}")
+    if not jobs:
+        return NotYet(f"no Job {job} yet")
+    uid = jobs[0]["metadata"]["uid"]
     pods = cluster.kubectl.items(
-        "pods", "-n", namespace, "-l", f"batch.kubernetes.io/job-name={job}"
+        "pods", "-n", namespace, "-l", f"batch.kubernetes.io/controller-uid={uid}"
     )
     return pods[0] if pods else NotYet(f"no pod of Job {job} yet")
 
