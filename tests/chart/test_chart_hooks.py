@@ -76,7 +76,7 @@ def test_crd_upgrade_applies_exactly_the_chart_crds(helm: Helm) -> None:
             "apiGroups": ["apiextensions.k8s.io"],
             "resources": ["customresourcedefinitions"],
             "resourceNames": crd_names(),
-            "verbs": ["get", "create", "patch"],
+            "verbs": ["create", "patch"],
         }
     ]
     binding = rendered.get("ClusterRoleBinding", name)
@@ -144,12 +144,12 @@ def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
     assert role["metadata"]["namespace"] == NAMESPACE
     assert role["rules"] == [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-         "resourceNames": leases, "verbs": ["get", "delete"]},
+         "resourceNames": leases, "verbs": ["delete"]},
     ]  # fmt: skip
     pods = rendered.get("Role", f"{name}-reservation-pods")
     assert pods["metadata"]["namespace"] == "gpu-res"
     assert pods["rules"] == [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "delete"]}
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]}
     ]
     for binding in ("", "-reservation-pods", "-scaling-pods"):
         subjects = rendered.get("RoleBinding", f"{name}{binding}")["subjects"]

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from chartkit import CHART, Helm, token_kubeconfig
-from test_chart_apply import release_name, reservations_in
+from test_chart_apply import allowed, release_name, reservations_in
 
 from tests.e2e.controlplane import Cluster
 from tests.e2e.kube import Kubectl, NotYet, wait_for
@@ -66,10 +67,18 @@ def hook_pod(cluster: Cluster, namespace: str, job: str, proc: subprocess.Popen[
 
 
 def run_hook_pod(
-    cluster: Cluster, namespace: str, job: str, node: str, proc: subprocess.Popen[str], tmp: Path
+    cluster: Cluster,
+    namespace: str,
+    job: str,
+    node: str,
+    proc: subprocess.Popen[str],
+    tmp: Path,
+    while_running: Callable[[str], None] = lambda user: None,
 ) -> list[str]:
     """Play the kubelet for hook Job ``job``: run each container's command as its pod
-    would, then let kwok finish the pod. Returns each container's output."""
+    would, call ``while_running`` with the pod's user name (its account and RBAC exist
+    only until the hook succeeds), then let kwok finish the pod. Returns each
+    container's output."""
     pod = wait_for(f"hook Job {job}'s pod", lambda: hook_pod(cluster, namespace, job, proc), 240)
     spec = pod["spec"]
     kubeconfig = token_kubeconfig(cluster, namespace, spec["serviceAccountName"], tmp / f"{job}.kc")
@@ -92,11 +101,29 @@ def run_hook_pod(
             if mount["name"] in mounted:
                 args = [a.replace(mount["mountPath"], mounted[mount["name"]]) for a in args]
         outputs.append(as_hook.run(*args))
+    while_running(f"system:serviceaccount:{namespace}:{spec['serviceAccountName']}")
     name = pod["metadata"]["name"]
     bind(cluster, namespace, name, node)
     wait_phase(cluster, namespace, name, "Running", timeout=120)
     request_completion(cluster, namespace, name)
     return outputs
+
+
+def may(cluster: Cluster, user: str, verb: str, resource: str, group: str = "",
+        name: str = "", namespace: str = "") -> bool:  # fmt: skip
+    """The API server's SubjectAccessReview answer for ``user``."""
+    attributes = {"verb": verb, "resource": resource, "group": group, "name": name,
+                  "namespace": namespace}  # fmt: skip
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": ["system:authenticated"],
+            "resourceAttributes": attributes,
+        },
+    }
+    return allowed(cluster, review)
 
 
 def finish(proc: subprocess.Popen[str], what: str) -> str:
@@ -165,10 +192,20 @@ def test_install_upgrade_uninstall_with_hooks(
     job = f"{release}-podmuster-crd-upgrade"
     try:
         # --- install: the CRD hook runs before the default queues --------------------
+        def crd_upgrader_may(user: str) -> None:
+            """Create (a missing CRD, e.g. after --skip-crds) and patch the chart's
+            CRDs, by name; nothing else."""
+            group = "apiextensions.k8s.io"
+            for verb in ("create", "patch"):
+                assert may(cluster, user, verb, "customresourcedefinitions", group, QUEUES_CRD)
+                assert not may(cluster, user, verb, "customresourcedefinitions", group, "x.io")
+            for verb in ("delete", "update", "list", "get"):
+                assert not may(cluster, user, verb, "customresourcedefinitions", group, QUEUES_CRD)
+
         with helm.started(
             *helm_args("install", release, namespace, cluster), values=values
         ) as proc:
-            out = run_hook_pod(cluster, namespace, job, kwok_node, proc, tmp_path)
+            out = run_hook_pod(cluster, namespace, job, kwok_node, proc, tmp_path, crd_upgrader_may)
             assert "serverside-applied" in out[0], out
             finish(proc, "helm install")
         crd = cluster.kubectl.get("crd", QUEUES_CRD, "--show-managed-fields")
@@ -226,8 +263,19 @@ def test_install_upgrade_uninstall_with_hooks(
         cluster.kubectl.create(bare_pod("reservation", namespace, "kai-resource-reservation"))
         cluster.kubectl.create(bare_pod("bystander", namespace, "other"))
         cleanup = f"{release}-podmuster-cleanup"
+
+        def cleaner_may(user: str) -> None:
+            """Delete the components' Leases by name and pods here; nothing else."""
+            lease_group = "coordination.k8s.io"
+            assert may(cluster, user, "delete", "leases", lease_group, leases[0], namespace)
+            assert not may(cluster, user, "delete", "leases", lease_group, leases[2], namespace)
+            assert not may(cluster, user, "update", "leases", lease_group, leases[0], namespace)
+            assert may(cluster, user, "delete", "pods", "", "reservation", namespace)
+            assert not may(cluster, user, "delete", "pods", "", "reservation", "default")
+            assert not may(cluster, user, "create", "pods", "", "", namespace)
+
         with helm.started(*helm_args("uninstall", release, namespace, cluster)) as proc:
-            run_hook_pod(cluster, namespace, cleanup, kwok_node, proc, tmp_path)
+            run_hook_pod(cluster, namespace, cleanup, kwok_node, proc, tmp_path, cleaner_may)
             finish(proc, "helm uninstall")
         left = {o["metadata"]["name"] for o in cluster.kubectl.items("leases", "-n", namespace)}
         assert left == {"someone-elses"}
