@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from chartkit import CHART, Helm, token_kubeconfig
-from test_chart_apply import allowed, release_name, reservations_in
+from test_chart_apply import may, release_name, reservations_in
 
 from tests.e2e.controlplane import Cluster
 from tests.e2e.kube import Kubectl, NotYet, wait_for
@@ -107,23 +107,6 @@ def run_hook_pod(
     wait_phase(cluster, namespace, name, "Running", timeout=120)
     request_completion(cluster, namespace, name)
     return outputs
-
-
-def may(cluster: Cluster, user: str, verb: str, resource: str, group: str = "",
-        name: str = "", namespace: str = "") -> bool:  # fmt: skip
-    """The API server's SubjectAccessReview answer for ``user``."""
-    attributes = {"verb": verb, "resource": resource, "group": group, "name": name,
-                  "namespace": namespace}  # fmt: skip
-    review = {
-        "apiVersion": "authorization.k8s.io/v1",
-        "kind": "SubjectAccessReview",
-        "spec": {
-            "user": user,
-            "groups": ["system:authenticated"],
-            "resourceAttributes": attributes,
-        },
-    }
-    return allowed(cluster, review)
 
 
 def finish(proc: subprocess.Popen[str], what: str) -> str:
