@@ -6,7 +6,16 @@
 # and runs as an unprivileged user. Nothing in the final image writes to its own root
 # filesystem (the chart mounts it read-only and gives /tmp as an emptyDir).
 #
-#   docker build -t podmuster:dev .
+# This repository publishes no image: build it, push it to a registry your cluster can
+# pull from, and point the chart at it (docs/install.md, "Image"):
+#
+#   docker build -t registry.example.com/platform/podmuster:0.1.0 .
+#   docker push registry.example.com/platform/podmuster:0.1.0
+#   helm install podmuster charts/podmuster -n podmuster-system --create-namespace \
+#     --set image.repository=registry.example.com/platform/podmuster --set image.tag=0.1.0
+#
+# .dockerignore lets only pyproject.toml, README.md and the packages copied below into the
+# build context; tests/chart/test_image.py keeps the three lists the same.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build

@@ -34,8 +34,9 @@ e2e: $(STAMP)
 	$(BIN)/python -m pytest -q --e2e tests/e2e
 
 # The Helm chart: helm is built from its Go module into the control plane's cache, with
-# the core control plane and kwok for the apply tests; then lint, render, schema, RBAC
-# and apply on the real API server.
+# the core control plane and kwok for the apply tests; then lint, render, schema, RBAC,
+# apply on the real API server, and helm install, upgrade and uninstall there with the
+# hook Jobs run (tests/chart/test_chart_lifecycle.py).
 chart-test: $(STAMP)
 	@bin="$$(PODMUSTER_CP_OPTIONAL="kwok helm" bash tests/controlplane/build.sh)" && test -x "$$bin/helm" \
 		|| { echo "chart-test: helm did not build; see the log above" >&2; exit 1; }

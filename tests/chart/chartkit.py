@@ -10,17 +10,18 @@ indexes the rendered documents by kind and name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.e2e.controlplane import Binaries
+from tests.e2e.controlplane import Binaries, Cluster
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "podmuster"
@@ -77,15 +78,45 @@ class Helm:
 
     binary: Path
 
+    @staticmethod
+    def _env(home: str) -> dict[str, str]:
+        return {
+            "HOME": home,
+            "PATH": "/usr/bin:/bin",
+            "HELM_CACHE_HOME": f"{home}/cache",
+            "HELM_CONFIG_HOME": f"{home}/config",
+            "HELM_DATA_HOME": f"{home}/data",
+        }
+
+    @contextlib.contextmanager
+    def started(
+        self, *args: str, values: Mapping[str, Any] | None = None
+    ) -> Iterator[subprocess.Popen[str]]:
+        """helm running in the background (e.g. an install waiting for its hook Jobs);
+        stopped if still running when the block ends."""
+        with tempfile.TemporaryDirectory(prefix="podmuster-helm-") as home:
+            argv = [str(self.binary), *args]
+            if values:
+                path = Path(home) / "values.json"
+                path.write_text(json.dumps(values))
+                argv += ["--values", str(path)]
+            proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=self._env(home),
+            )
+            try:
+                yield proc
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.communicate()
+
     def run(self, *args: str, timeout: float = 120) -> str:
         with tempfile.TemporaryDirectory(prefix="podmuster-helm-") as home:
-            env = {
-                "HOME": home,
-                "PATH": "/usr/bin:/bin",
-                "HELM_CACHE_HOME": f"{home}/cache",
-                "HELM_CONFIG_HOME": f"{home}/config",
-                "HELM_DATA_HOME": f"{home}/data",
-            }
+            env = self._env(home)
             proc = subprocess.run(
                 [str(self.binary), *args],
                 capture_output=True,
@@ -128,3 +159,15 @@ def container(deployment: Obj) -> Obj:
     containers: list[Obj] = deployment["spec"]["template"]["spec"]["containers"]
     assert len(containers) == 1, deployment["metadata"]["name"]
     return containers[0]
+
+
+def token_kubeconfig(cluster: Cluster, namespace: str, account: str, path: Path) -> Path:
+    """A kubeconfig that authenticates as ServiceAccount ``account`` with a fresh token."""
+    token = cluster.kubectl.run(
+        "create", "token", account, "-n", namespace, "--duration=1h"
+    ).strip()
+    config = json.loads(cluster.kubeconfig.read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token}
+    path.write_text(json.dumps(config))
+    return path

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chartkit import Helm, Rendered, container
+from chartkit import Helm, Rendered, container, token_kubeconfig
 
 from tests.e2e import live
 from tests.e2e.controlplane import Cluster
@@ -127,6 +127,32 @@ def allowed(cluster: Cluster, review: dict[str, Any]) -> bool:
     return bool(out["status"].get("allowed"))
 
 
+def may(
+    cluster: Cluster,
+    user: str,
+    verb: str,
+    resource: str,
+    group: str = "",
+    name: str = "",
+    namespace: str = "",
+) -> bool:
+    """The API server's SubjectAccessReview answer for ``user`` (``resource`` may name a
+    subresource: ``pods/binding``)."""
+    plural, _, sub = resource.partition("/")
+    attributes = {"group": group, "resource": plural, "subresource": sub, "verb": verb,
+                  "namespace": namespace, "name": name}  # fmt: skip
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": ["system:authenticated"],
+            "resourceAttributes": attributes,
+        },
+    }
+    return allowed(cluster, review)
+
+
 def test_accounts_may_do_what_they_need_and_no_more(
     helm: Helm, cluster: Cluster, namespace: str
 ) -> None:
@@ -141,25 +167,7 @@ def test_accounts_may_do_what_they_need_and_no_more(
         def can(
             verb: str, resource: str, group: str = "", ns: str = namespace, name: str = ""
         ) -> bool:
-            plural, _, sub = resource.partition("/")
-            attributes = {
-                "group": group,
-                "resource": plural,
-                "subresource": sub,
-                "verb": verb,
-                "namespace": ns,
-                "name": name,
-            }
-            review = {
-                "apiVersion": "authorization.k8s.io/v1",
-                "kind": "SubjectAccessReview",
-                "spec": {
-                    "user": user,
-                    "groups": ["system:authenticated"],
-                    "resourceAttributes": attributes,
-                },
-            }
-            return allowed(cluster, review)
+            return may(cluster, user, verb, resource, group, name, ns)
 
         assert can("create", "pods/binding", ns="anywhere")
         assert can("patch", "bindrequests/status", "scheduling.run.ai", ns="anywhere")
@@ -182,18 +190,6 @@ def test_accounts_may_do_what_they_need_and_no_more(
         assert not can("get", "secrets")
     finally:
         delete_rendered(cluster, rendered)
-
-
-def token_kubeconfig(cluster: Cluster, namespace: str, account: str, path: Path) -> Path:
-    """A kubeconfig that authenticates as ServiceAccount ``account`` with a fresh token."""
-    token = cluster.kubectl.run(
-        "create", "token", account, "-n", namespace, "--duration=1h"
-    ).strip()
-    config = json.loads(cluster.kubeconfig.read_text())
-    for user in config["users"]:
-        user["user"] = {"token": token}
-    path.write_text(json.dumps(config))
-    return path
 
 
 @contextlib.contextmanager

@@ -16,14 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from chartkit import NAMESPACE, Helm, HelmError, Rendered, container
-from test_chart_apply import (
-    apply_rendered,
-    delete_rendered,
-    release_name,
-    reservations_in,
-    token_kubeconfig,
-)
+from chartkit import NAMESPACE, Helm, HelmError, Rendered, container, token_kubeconfig
+from test_chart_apply import apply_rendered, delete_rendered, release_name, reservations_in
 
 from podmuster.cli import build_parser
 from scheduler.cache.pools import NodePool

@@ -244,3 +244,22 @@ def test_extra_owner_rules_grant_get_only(helm: Helm) -> None:
     assert added == {("example.com", "trainingruns", "get")} | grants(
         "", "namespaces", "list watch"
     )
+
+
+def test_direct_bind_grants_pods_binding_to_the_schedulers_only(helm: Helm) -> None:
+    """scheduler.directBind adds exactly pods/binding create to every scheduler's role
+    (the default pool's and each node pool's), and nothing anywhere else."""
+    pools = {"nodePools": [{"name": "a100"}]}
+    off = helm.template({"scheduler": pools})
+    on = helm.template({"scheduler": {**pools, "directBind": True}})
+    binding = ("", "pods/binding", "create")
+    for name in ("podmuster-scheduler", "podmuster-scheduler-a100"):
+        before = flatten(off.get("ClusterRole", name)["rules"])
+        assert binding not in before, name
+        assert flatten(on.get("ClusterRole", name)["rules"]) - before == {binding}, name
+    for name in ("podmuster-podgrouper", "podmuster-binder", "podmuster-controllers"):
+        assert on.get("ClusterRole", name) == off.get("ClusterRole", name), name
+    all_on = helm.template({"mode": "all", "scheduler": {"directBind": True}})
+    assert flatten(all_on.get("ClusterRole", "podmuster-all")["rules"]) == (
+        PODGROUPER | SCHEDULER | BINDER | CONTROLLERS
+    ), "mode all: the binder's pods/binding already covers direct binds"

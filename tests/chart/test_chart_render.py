@@ -21,6 +21,8 @@ pytestmark = pytest.mark.chart
 
 COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
 DEPLOYMENTS = (*COMPONENTS, "webhooks")
+HOOK_ACCOUNTS = ("podmuster-cleanup", "podmuster-crd-upgrade")
+"""The hook Jobs' ServiceAccounts (test_chart_hooks.py), rendered by default."""
 
 
 def deployment(rendered: Rendered, component: str) -> dict[str, Any]:
@@ -57,8 +59,10 @@ def test_defaults_render_every_component(helm: Helm) -> None:
     rendered = helm.template()
     names = sorted(f"podmuster-{c}" for c in DEPLOYMENTS)
     assert rendered.names("Deployment") == names
-    assert rendered.names("ServiceAccount") == sorted([*names, "kai-resource-reservation"])
-    assert rendered.names("ClusterRole") == names
+    assert rendered.names("ServiceAccount") == sorted(
+        [*names, *HOOK_ACCOUNTS, "kai-resource-reservation"]
+    )
+    assert rendered.names("ClusterRole") == sorted([*names, "podmuster-crd-upgrade"])
     assert rendered.names("PodDisruptionBudget") == names
     metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
     assert rendered.names("Service") == sorted([*metrics, "podmuster-webhooks"])
@@ -115,11 +119,9 @@ def test_log_and_api_values_reach_every_component(helm: Helm, component: str) ->
 def test_all_mode_is_one_deployment(helm: Helm) -> None:
     rendered = helm.template({"mode": "all", "schedulerName": "batch", "queueLabelKey": "q"})
     assert rendered.names("Deployment") == ["podmuster-all", "podmuster-webhooks"]
-    assert rendered.names("ServiceAccount") == [
-        "kai-resource-reservation",
-        "podmuster-all",
-        "podmuster-webhooks",
-    ]
+    assert rendered.names("ServiceAccount") == sorted(
+        ["kai-resource-reservation", "podmuster-all", "podmuster-webhooks", *HOOK_ACCOUNTS]
+    )
     parsed = build_parser().parse_args(args_of(rendered, "all"))
     assert parsed.component == "all"
     assert parsed.resource_reservation_allocation_timeout == 40
@@ -215,6 +217,7 @@ def test_non_default_values(helm: Helm) -> None:
     assert rendered.names("Role") == [
         "kai-resource-reservation",
         "podmuster-binder-resource-reservation",
+        "podmuster-cleanup",
         "podmuster-podgrouper-default-priorities",
     ]
     assert (
@@ -319,3 +322,15 @@ def test_notes_name_the_scheduler_and_queue_label(helm: Helm) -> None:
     assert "schedulerName: batch" in notes
     assert "example.com/queue: default-queue" in notes
     assert f"kubectl -n {NAMESPACE} get deployments" in notes
+
+
+def test_notes_say_the_default_image_is_not_published(helm: Helm) -> None:
+    def notes(*extra: str) -> str:
+        out = helm.run(
+            "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+            *extra,
+        )  # fmt: skip
+        return out[out.index("NOTES:") :]
+
+    assert "podmuster publishes no\nimage" in notes()
+    assert "publishes no" not in notes("--set", "image.repository=registry.example/podmuster")

@@ -107,7 +107,41 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
         "operator",
     ),
     ("pod webhook unknown key", {"webhooks": {"pods": {"selector": {}}}}, "selector"),
-]
+    # per-component placement and extras
+    ("component key misspelt", {"scheduler": {"nodeselector": {}}}, "nodeselector"),
+    ("node pool key misspelt", {"scheduler": {"nodePools": [{"name": "a", "toleration": []}]}},
+     "toleration"),
+    ("extra argument not a flag", {"binder": {"extraArgs": ["debug"]}}, "extraArgs"),
+    ("extra env without a name", {"binder": {"extraEnv": [{"value": "x"}]}}, "name"),
+    ("toleration operator", {"tolerations": [{"key": "a", "operator": "Is"}]}, "operator"),
+    ("affinity key", {"dashboard": {"affinity": {"nodeAffinty": {}}}}, "nodeAffinty"),
+    ("zero component QPS", {"scheduler": {"kubeApi": {"qps": 0}}}, "qps"),
+    ("anti-affinity mode", {"replicaAntiAffinity": {"mode": "strict"}}, "mode"),
+    ("health port", {"healthPort": 0}, "healthPort"),
+    ("direct bind as text", {"scheduler": {"directBind": "yes"}}, "directBind"),
+    # time-based fair share
+    ("usage source", {"scheduler": {"usage": {"source": "influx"}}}, "source"),
+    ("prometheus URL without scheme",
+     {"scheduler": {"usage": {"source": "prometheus", "prometheus": {"url": "prom:9090"}}}},
+     "url"),
+    ("tumbling window without its start",
+     {"scheduler": {"usage": {"source": "builtin", "params": {"windowType": "tumbling"}}}},
+     "tumblingWindowStartTime"),
+    ("cron window without its expression",
+     {"scheduler": {"usage": {"source": "builtin", "params": {"windowType": "cron"}}}},
+     "cronString"),
+    ("usage parameter misspelt",
+     {"scheduler": {"usage": {"source": "builtin", "params": {"window": "1w"}}}}, "window"),
+    ("usage window size", {"scheduler": {"usage": {"params": {"windowSize": "a week"}}}},
+     "windowSize"),
+    # hooks, dashboard, monitoring
+    ("hook image without a tag", {"hooks": {"image": {"tag": ""}}}, "tag"),
+    ("crd upgrade flag as text", {"crdUpgrade": {"enabled": "no"}}, "enabled"),
+    ("grafana label not text", {"grafanaDashboard": {"labels": {"grafana_dashboard": 1}}},
+     "grafana_dashboard"),
+    ("service monitor timeout", {"metrics": {"serviceMonitor": {"scrapeTimeout": "soon"}}},
+     "scrapeTimeout"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -96,27 +96,146 @@ config merged over scheduler.config. */}}
 {{- $config := mergeOverwrite (deepCopy $root.Values.scheduler.config) (deepCopy (default dict $pool.config)) -}}
 {{- $fixed := dict "schedulerName" $root.Values.schedulerName -}}
 {{- if $root.Values.queueAdmission.allQueues }}{{ $_ := set $fixed "queueAdmissionGate" true }}{{ end -}}
+{{- $stem := "scheduler" -}}
+{{- if $pool.name }}{{ $stem = printf "scheduler-%s" (include "podmuster.poolSlug" $pool.name) }}{{ end -}}
+{{- $usage := include "podmuster.usageDBConfig" (list $root $stem) | fromJson -}}
+{{- with $usage }}{{ $_ := set $fixed "usageDBConfig" . }}{{ end -}}
 {{- toYaml (merge $fixed $config) -}}
 {{- end -}}
+
+{{/* Time-based fair share's usageDBConfig (docs/configuration.md) from scheduler.usage,
+as JSON ("{}" with source none): list (root, file stem). builtin with
+historyVolumeClaim keeps the record in <stem>.json on that claim, one file per
+scheduler (a node pool's scheduler records its own queues). */}}
+{{- define "podmuster.usageDBConfig" -}}
+{{- $u := (index . 0).Values.scheduler.usage -}}
+{{- $out := dict -}}
+{{- if ne $u.source "none" -}}
+{{- $out = dict "clientType" $u.source -}}
+{{- with $u.params }}{{ $_ := set $out "usageParams" . }}{{ end -}}
+{{- if eq $u.source "prometheus" -}}
+{{- $_ := set $out "connectionString" (required "scheduler.usage.prometheus.url: required with scheduler.usage.source prometheus" $u.prometheus.url) -}}
+{{- else if $u.builtin.historyVolumeClaim -}}
+{{- $_ := set $out "historyFile" (printf "%s/%s.json" (include "podmuster.usageDir" .) (index . 1)) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* "true" when a node pool's scheduler has a ConfigMap of its own: it sets config, or
+the builtin usage record is kept on a claim (one file per scheduler). */}}
+{{- define "podmuster.poolHasConfig" -}}
+{{- $root := index . 0 -}}
+{{- $pool := index . 1 -}}
+{{- $u := $root.Values.scheduler.usage -}}
+{{- if and $pool.name (or (hasKey $pool "config") (and (eq $u.source "builtin") $u.builtin.historyVolumeClaim)) }}true{{ end -}}
+{{- end -}}
+
+{{/* Where the builtin usage record's claim is mounted. */}}
+{{- define "podmuster.usageDir" -}}/var/lib/podmuster/usage{{- end -}}
 
 {{/* Components with leader election (one Lease each). */}}
 {{- define "podmuster.leaderElected" -}}
 podgrouper scheduler binder controllers all node-scale-adjuster
 {{- end -}}
 
-{{/* The flags every component takes (liveprocess/flags.py): list (root, kind). The
-webhooks answer on every replica, so they take no Lease. */}}
+{{/* The flags every component takes (liveprocess/flags.py), the same way for each:
+list (root, kind, settings), settings being the component's values (its kubeApi, if
+set, over the global one). The webhooks answer on every replica, so they take no Lease. */}}
 {{- define "podmuster.commonFlags" -}}
 {{- $root := index . 0 -}}
 {{- $kind := index . 1 -}}
+{{- $settings := index . 2 -}}
+{{- $api := merge (deepCopy (default dict $settings.kubeApi)) $root.Values.kubeApi -}}
 - --log-format={{ $root.Values.logFormat }}
 - --log-level={{ $root.Values.logLevel }}
-- --kube-api-qps={{ $root.Values.kubeApi.qps }}
-- --kube-api-burst={{ $root.Values.kubeApi.burst }}
+- --kube-api-qps={{ $api.qps }}
+- --kube-api-burst={{ $api.burst }}
 - --metrics-port={{ $root.Values.metricsPort }}
+{{- with $root.Values.healthPort }}
+- --health-port={{ . }}
+{{- end }}
 {{- if and $root.Values.leaderElection.enabled (has $kind (splitList " " (include "podmuster.leaderElected" $root))) }}
 - --leader-elect
 - --leader-elect-lease-namespace={{ $root.Release.Namespace }}
+{{- end }}
+{{- end -}}
+
+{{/* The port name the probes use: health with healthPort, else metrics. */}}
+{{- define "podmuster.probePort" -}}
+{{- if .Values.healthPort }}health{{ else }}metrics{{ end -}}
+{{- end -}}
+
+{{/* The container ports of metrics (and health, with healthPort). */}}
+{{- define "podmuster.metricsPorts" -}}
+- name: metrics
+  containerPort: {{ .Values.metricsPort }}
+  protocol: TCP
+{{- with .Values.healthPort }}
+- name: health
+  containerPort: {{ . }}
+  protocol: TCP
+{{- end }}
+{{- end -}}
+
+{{/* A component's values with a node pool's own over them: list (root, kind, pool). */}}
+{{- define "podmuster.settings" -}}
+{{- $root := index . 0 -}}
+{{- $pool := index . 2 -}}
+{{- $own := pick (deepCopy $pool) "replicas" "resources" "nodeSelector" "tolerations" "affinity" "topologySpreadConstraints" "extraArgs" "extraEnv" "kubeApi" -}}
+{{- toJson (merge $own (deepCopy (index $root.Values (index . 1)))) -}}
+{{- end -}}
+
+{{/* Where a component's pods may run, at pod spec level: list (root, settings,
+component). nodeSelector: the global one with the component's keys over it; tolerations:
+both lists; affinity and topologySpreadConstraints: the component's, else the global ones.
+With more than one replica, replicaAntiAffinity adds a pod anti-affinity term keeping
+the replicas of this component apart (soft: preferred, hard: required). */}}
+{{- define "podmuster.placement" -}}
+{{- $root := index . 0 -}}
+{{- $s := index . 1 -}}
+{{- $component := index . 2 -}}
+{{- $nodeSelector := merge (deepCopy (default dict $s.nodeSelector)) $root.Values.nodeSelector -}}
+{{- $tolerations := concat $root.Values.tolerations (default list $s.tolerations) -}}
+{{- $affinity := deepCopy (default $root.Values.affinity $s.affinity) -}}
+{{- $spread := default $root.Values.topologySpreadConstraints $s.topologySpreadConstraints -}}
+{{- $anti := $root.Values.replicaAntiAffinity -}}
+{{- if and (gt (int (default 1 $s.replicas)) 1) (ne $anti.mode "off") -}}
+{{- $term := dict "topologyKey" $anti.topologyKey "labelSelector" (dict "matchLabels" (include "podmuster.selectorLabels" (list $root $component) | fromYaml)) -}}
+{{- $podAnti := default dict $affinity.podAntiAffinity -}}
+{{- if eq $anti.mode "hard" -}}
+{{- $_ := set $podAnti "requiredDuringSchedulingIgnoredDuringExecution" (append (default list $podAnti.requiredDuringSchedulingIgnoredDuringExecution) $term) -}}
+{{- else -}}
+{{- $_ := set $podAnti "preferredDuringSchedulingIgnoredDuringExecution" (append (default list $podAnti.preferredDuringSchedulingIgnoredDuringExecution) (dict "weight" 100 "podAffinityTerm" $term)) -}}
+{{- end -}}
+{{- $_ := set $affinity "podAntiAffinity" $podAnti -}}
+{{- end -}}
+{{- with $nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $spread }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The env every container gets, then the component's extraEnv. */}}
+{{- define "podmuster.env" -}}
+- name: PYTHONDONTWRITEBYTECODE
+  value: "1"
+- name: PYTHONUNBUFFERED
+  value: "1"
+{{- with .extraEnv }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 
@@ -156,17 +275,17 @@ webhooks answer on every replica, so they take no Lease. */}}
 {{- end }}
 - --knative-gang-schedule={{ $p.knativeGangSchedule }}
 - --max-concurrent-reconciles={{ $p.maxConcurrentReconciles }}
-- --log-level={{ .Values.logLevel }}
-- --log-format={{ .Values.logFormat }}
 {{- end -}}
 
-{{/* The container arguments of one component. Call with (list $ "scheduler"). */}}
+{{/* The container arguments of one component, its extraArgs last. Call with (list $
+"scheduler" settings). */}}
 {{- define "podmuster.args" -}}
 {{- $root := index . 0 -}}
 {{- $component := index . 1 -}}
+{{- $settings := index . 2 -}}
 - run
 - {{ include "podmuster.kind" . }}
-{{ include "podmuster.commonFlags" (list $root (include "podmuster.kind" .)) }}
+{{ include "podmuster.commonFlags" (list $root (include "podmuster.kind" .) $settings) }}
 {{- if eq $component "podgrouper" }}
 {{ include "podmuster.groupingFlags" $root }}
 {{- else if eq (include "podmuster.kind" .) "scheduler" }}
@@ -176,8 +295,7 @@ webhooks answer on every replica, so they take no Lease. */}}
 {{- with (include "podmuster.poolOf" . | fromJson).name }}
 - --node-pool={{ . }}
 {{- end }}
-- --schedule-period={{ $root.Values.scheduler.schedulePeriod }}
-- --bind-backoff-limit={{ $root.Values.scheduler.bindBackoffLimit }}
+{{ include "podmuster.cycleFlags" $root }}
 {{- else if eq $component "binder" }}
 - --workers={{ $root.Values.binder.workers }}
 {{ include "podmuster.reservationFlags" $root }}
@@ -195,11 +313,23 @@ webhooks answer on every replica, so they take no Lease. */}}
 {{- else if eq $component "all" }}
 {{ include "podmuster.groupingFlags" $root }}
 - --config=/etc/podmuster/scheduler.yaml
-- --schedule-period={{ $root.Values.scheduler.schedulePeriod }}
-- --bind-backoff-limit={{ $root.Values.scheduler.bindBackoffLimit }}
+{{ include "podmuster.cycleFlags" $root }}
 - --binder-workers={{ $root.Values.binder.workers }}
 {{ include "podmuster.reservationFlags" $root }}
 - --debounce={{ $root.Values.controllers.debounce }}
+{{- end }}
+{{- with $settings.extraArgs }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The scheduling cycle's flags (scheduler, its node pools, and all). */}}
+{{- define "podmuster.cycleFlags" -}}
+{{- $s := .Values.scheduler -}}
+- --schedule-period={{ $s.schedulePeriod }}
+- --bind-backoff-limit={{ $s.bindBackoffLimit }}
+{{- if $s.directBind }}
+- --direct-bind
 {{- end }}
 {{- end -}}
 

@@ -155,6 +155,12 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [""]
   resources: [namespaces]
   verbs: [list, watch]
+{{- if .Values.scheduler.directBind }}
+# --direct-bind: a pod that needs nothing of the binder is bound by the scheduler itself.
+- apiGroups: [""]
+  resources: [pods/binding]
+  verbs: [create]
+{{- end }}
 {{- end -}}
 
 {{- define "podmuster.rules.binder" -}}
