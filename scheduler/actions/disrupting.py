@@ -22,7 +22,7 @@ from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
 from scheduler.actions.solver import solve
-from scheduler.actions.victims import is_disruptable, reverse_job_order
+from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
@@ -93,7 +93,7 @@ def _try(
     key: tuple[object, ...],
     failed: dict[tuple[object, ...], str],
     action: str,
-    victims: Iterable[PodGroupInfo],
+    victims: Iterable[tuple[PodGroupInfo, list[PodInfo]]],
     *,
     must_replace_all: bool = False,
     max_chunks: int | None = None,
@@ -170,7 +170,14 @@ class PreemptAction:
                 )
                 continue
             key = (job.queue, signature(job, tasks))
-            _try(session, job, key, failed, self.name, reverse_job_order(session, victims))
+            _try(
+                session,
+                job,
+                key,
+                failed,
+                self.name,
+                victim_chunks(session, {job.queue: reverse_job_order(session, victims)}),
+            )
 
 
 class ReclaimAction:
@@ -218,7 +225,7 @@ class ReclaimAction:
                 )
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
-            _try(session, job, key, failed, self.name, session.victim_order(ordered))
+            _try(session, job, key, failed, self.name, victim_chunks(session, ordered))
 
 
 class ConsolidationAction:
@@ -234,7 +241,7 @@ class ConsolidationAction:
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
         failed: dict[tuple[object, ...], str] = {}
         candidates = _disruptable_by_queue(session)
-        ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
+        ordered = {name: reverse_job_order(session, jobs) for name, jobs in candidates.items()}
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
@@ -255,18 +262,21 @@ class ConsolidationAction:
                 # pipelining it here would only hold it back behind no victim at all
                 session.add_reason(job, f"{self.name}: {FITS_AS_IS}")
                 continue
-            victims = (
-                other
-                for other in ordered
-                if other.key != job.key and is_disruptable(other) and not _moved(other)
-            )
+            victims = {
+                name: (
+                    other
+                    for other in jobs
+                    if other.key != job.key and is_disruptable(other) and not _moved(other)
+                )
+                for name, jobs in ordered.items()
+            }
             if _try(
                 session,
                 job,
                 key,
                 failed,
                 self.name,
-                victims,
+                victim_chunks(session, victims),
                 must_replace_all=True,
                 max_chunks=max_chunks,
             ):

@@ -1,0 +1,199 @@
+"""KAI v0.17's victim rules, each case worked out by hand from the rule written beside it.
+
+Why: the shared solver (docs/semantics.md §5.2) must take victims as KAI's
+victim queue does, not as an approximation of it. The rules checked here:
+
+- V1 *the rest of a job queues again*: after a chunk, what a victim job still
+  runs is ranked again in its leaf under the job order it now gives; so an
+  elastic job brought down to its minimum waits behind the other jobs' surplus
+  pods (KAI's accumulated scenario builder pushes the rest back into the queue);
+- V2 *which surplus pod*: from the pod set KAI's subgroup order puts last: an
+  optional pod set (minimum 0) first, else the highest ratio of running pods to
+  minimum, last in task order within it;
+- V3 *queue by queue*: consolidation ranks the victims' leaf queues as reclaim
+  does (most over-served first), not one flat job order over all queues;
+- V4 *whole nodes*: a gang that needs several nodes emptied, every pod on them,
+  still finds its victims (KAI v0.15-v0.17 could not);
+- V5 *signatures*: a job with the same node constraints as one that failed in
+  the action is skipped only when it needs, task for task, at least what the
+  failed one needed (KAI skips unless the first differing task, sorted, is
+  smaller; podmuster keeps trying a job that KAI's rule would skip although it
+  could start, see docs/semantics.md §5.2);
+- V6 *a victim that still fits where it runs stays*: podmuster re-places a
+  victim on its own node first (KAI re-places it on the best-scored node,
+  which may restart it elsewhere for nothing; docs/semantics.md §5.2).
+
+Every job is 1 GPU per pod unless stated; ``train`` is preemptible and lower
+than ``build``; jobs listed later are newer.
+"""
+
+from __future__ import annotations
+
+import pytest
+from disruption_kit import Disruption, check, running
+
+from tests.kits.worlds import job, node, pod, pod_group, queue
+
+P = ("preempt",)
+R = ("reclaim",)
+C = ("consolidation",)
+
+
+def _two_elastic(pending_gpus: int) -> list[object]:
+    """n0 (6 GPUs) runs e2 (older) and e1 (newer), each 3 pods with minimum 1."""
+    return [
+        node("n0", gpus=6),
+        queue("q", gpu_quota=6),
+        running("e2", "q", "n0", 3, min_member=1),
+        running("e1", "q", "n0", 3, min_member=1),
+        job("b", "q", gpus=pending_gpus, priority_class="build"),
+    ]
+
+
+V1 = [
+    # Victim order e1 (newer, above minimum): e1-2, e1-1; e1 is then at its minimum, so
+    # e2 (above minimum) comes before it: e2-2, e2-1. Four GPUs free: both keep one pod.
+    # (Taking e1 whole first, as one job after another would, kills e1 for nothing.)
+    Disruption(
+        "v1-surplus-of-every-job-before-a-core",
+        _two_elastic(4),
+        P,
+        evicted=["e1-1", "e1-2", "e2-1", "e2-2"],
+        pipelined={"b-0": "n0"},
+    ),
+    # Five GPUs: after the four surplus pods the newer core (e1-0) is the next chunk.
+    Disruption(
+        "v1-then-the-newer-core",
+        _two_elastic(5),
+        P,
+        evicted=["e1-0", "e1-1", "e1-2", "e2-1", "e2-2"],
+        pipelined={"b-0": "n0"},
+    ),
+    # Reclaim, the same rule across the rest of a job: qb's e1 and e2 give their surplus
+    # (e1-2, e1-1, e2-2, e2-1) before either core.
+    Disruption(
+        "v1-reclaim-surplus-before-cores",
+        [
+            node("n0", gpus=6),
+            queue("qa", gpu_quota=4),
+            queue("qb", gpu_quota=2),
+            running("e2", "qb", "n0", 3, min_member=1),
+            running("e1", "qb", "n0", 3, min_member=1),
+            job("a", "qa", gpus=4),
+        ],
+        R,
+        evicted=["e1-1", "e1-2", "e2-1", "e2-2"],
+        pipelined={"a-0": "n0"},
+    ),
+]
+
+
+V2 = [
+    # h runs 2 of minimum 1 (ratio 2), w 5 of minimum 3 (ratio 5/3): h gives first, though
+    # w has more pods above its minimum (2 against 1).
+    Disruption(
+        "v2-highest-ratio-gives-first",
+        [
+            node("n0", gpus=7),
+            queue("q", gpu_quota=7),
+            pod_group("e", "q", min_member=None, sub_groups=[("h", 1), ("w", 3)]),
+            *pod("e-h0", "e", gpus=1, state="Running", node="n0", sub_group="h"),
+            *pod("e-h1", "e", gpus=1, state="Running", node="n0", sub_group="h"),
+            *[
+                item
+                for i in range(5)
+                for item in pod(f"e-w{i}", "e", gpus=1, state="Running", node="n0", sub_group="w")
+            ],
+            job("b", "q", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["e-h1"],
+        pipelined={"b-0": "n0"},
+    ),
+    # An optional pod set (minimum 0) gives before any required one: o (1 of 0) before
+    # w (3 of 1, ratio 3).
+    Disruption(
+        "v2-optional-pod-set-first",
+        [
+            node("n0", gpus=4),
+            queue("q", gpu_quota=4),
+            pod_group("e", "q", min_member=None, sub_groups=[("o", 0), ("w", 1)]),
+            *pod("e-o0", "e", gpus=1, state="Running", node="n0", sub_group="o"),
+            *pod("e-w0", "e", gpus=1, state="Running", node="n0", sub_group="w"),
+            *pod("e-w1", "e", gpus=1, state="Running", node="n0", sub_group="w"),
+            *pod("e-w2", "e", gpus=1, state="Running", node="n0", sub_group="w"),
+            job("b", "q", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["e-o0"],
+        pipelined={"b-0": "n0"},
+    ),
+]
+
+
+def _full_nodes(count: int) -> list[object]:
+    """``count`` 2-GPU nodes n0.., each running two 1-GPU train jobs a<i> and b<i>."""
+    out: list[object] = [node(f"n{i}", gpus=2) for i in range(count)]
+    out.append(queue("q", gpu_quota=2 * count))
+    for i in range(count):
+        out += [running(f"a{i}", "q", f"n{i}"), running(f"b{i}", "q", f"n{i}")]
+    return out
+
+
+V4 = [
+    # Three 2-GPU tasks need three whole nodes. Victim order b3, b2, b1, b0, a3, ...: the
+    # recorded victims first cover three whole nodes at a3 (n3 offers 2, then a2 gives n2
+    # 2, a1 n1 2); the fewest nodes: n3, n2, n1 with every pod on them.
+    Disruption(
+        "v4-gang-drains-three-whole-nodes",
+        [*_full_nodes(4), job("g", "q", 3, gpus=2, priority_class="build")],
+        P,
+        evicted=["a1-0", "a2-0", "a3-0", "b1-0", "b2-0", "b3-0"],
+        pipelined={"g-0": "n1", "g-1": "n2", "g-2": "n3"},
+    ),
+    # Victims that each span two nodes: x (n0, n1), y (n1, n2), z (n0, n2). Emptying the
+    # three nodes takes all three jobs whole.
+    Disruption(
+        "v4-victims-spanning-nodes-drain-whole-nodes",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            node("n2", gpus=2),
+            queue("q", gpu_quota=6),
+            running("x", "q", ["n0", "n1"]),
+            running("y", "q", ["n1", "n2"]),
+            running("z", "q", ["n0", "n2"]),
+            job("g", "q", 3, gpus=2, priority_class="build"),
+        ],
+        P,
+        evicted=["x-0", "x-1", "y-0", "y-1", "z-0", "z-1"],
+        pipelined={"g-0": "n0", "g-1": "n1", "g-2": "n2"},
+    ),
+    # The same with CPU only: 2 pods of 4 CPUs on 4-CPU nodes each running two 2-CPU jobs.
+    # A gang without GPUs is tried with every recorded victim: b2, b1, b0, a2 empty only
+    # n2; a1 empties n1 too. g goes to n1 and n2; b0 still fits on n0 and stays (it is
+    # kept home before b2 may look for another node, V6).
+    Disruption(
+        "v4-cpu-gang-drains-whole-nodes",
+        [
+            node("n0", cpu="4"),
+            node("n1", cpu="4"),
+            node("n2", cpu="4"),
+            queue("q", gpu_quota=1),
+            *[
+                running(f"{name}{i}", "q", f"n{i}", gpus=0, cpu="2")
+                for name in ("a", "b")
+                for i in range(3)
+            ],
+            job("g", "q", 2, cpu="4", priority_class="build"),
+        ],
+        P,
+        evicted=["a1-0", "a2-0", "b1-0", "b2-0"],
+        pipelined={"g-0": "n1", "g-1": "n2"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", V1 + V2 + V4, ids=str)
+def test_kai_victim_rules(case: Disruption) -> None:
+    check(case)
