@@ -194,6 +194,80 @@ V4 = [
 ]
 
 
-@pytest.mark.parametrize("case", V1 + V2 + V4, ids=str)
+V5 = [
+    # a (older) needs 1 + 4 GPUs: no node has 4, so its search fails. b has a's signature
+    # (same queue, priority, constraints) and needs 2 + 2. KAI sorts the requests ([1, 4]
+    # and [2, 2]) and compares the first that differs: 2 > 1, "not easier", b is skipped
+    # every cycle. b does not need task for task what a needed (nothing of b asks 4), so
+    # podmuster tries it: t1 and t0 go, b starts on both nodes.
+    Disruption(
+        "v5-a-job-kai-would-skip-starts",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            queue("q", gpu_quota=20),
+            running("t0", "q", "n0", gpus=2),
+            running("t1", "q", "n1", gpus=2),
+            pod_group("a", "q", min_member=2, priority_class="build"),
+            *pod("a-0", "a", gpus=1),
+            *pod("a-1", "a", gpus=4),
+            job("b", "q", 2, gpus=2, priority_class="build"),
+        ],
+        P,
+        evicted=["t0-0", "t1-0"],
+        pipelined={"b-0": "n0", "b-1": "n1"},
+        pending=["a"],
+        reasons={"a": ["preempt: no victim would make room"]},
+    ),
+    # c needs 2 x 4 GPUs after a (1 + 4) failed: it covers a task for task (4 >= 4, 4 >= 1),
+    # so it is skipped with a's reason, as KAI skips it; d (1 GPU) is easier and preempts.
+    Disruption(
+        "v5-a-harder-job-is-skipped-an-easier-one-tried",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            queue("q", gpu_quota=20),
+            running("t0", "q", "n0", gpus=2),
+            running("t1", "q", "n1", gpus=2),
+            pod_group("a", "q", min_member=2, priority_class="build"),
+            *pod("a-0", "a", gpus=1),
+            *pod("a-1", "a", gpus=4),
+            job("c", "q", 2, gpus=4, priority_class="build"),
+            job("d", "q", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["t1-0"],
+        pipelined={"d-0": "n1"},
+        pending=["a", "c"],
+        reasons={"c": ["preempt: no victim would make room"]},
+    ),
+]
+
+
+V6 = [
+    # Victim order v2 (newer, 1 GPU), v1 (2 GPUs), both on n0 beside x (build, 1 GPU);
+    # n1 has 1 free. After v1 the node n0 offers 3 >= 2: both are evicted in simulation,
+    # p goes to n0 (the only node with 2 free), leaving 1: v2 still fits at home and
+    # stays; v1 fits nowhere and goes.
+    Disruption(
+        "v6-a-victim-that-fits-at-home-stays",
+        [
+            node("n0", gpus=4),
+            node("n1", gpus=8),
+            queue("q", gpu_quota=12),
+            running("x", "q", "n0", priority_class="build"),
+            running("y", "q", "n1", 7, priority_class="build"),
+            running("v1", "q", "n0", gpus=2),
+            running("v2", "q", "n0"),
+            job("p", "q", gpus=2, priority_class="build"),
+        ],
+        P,
+        evicted=["v1-0"],
+        pipelined={"p-0": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", V1 + V2 + V4 + V5 + V6, ids=str)
 def test_kai_victim_rules(case: Disruption) -> None:
     check(case)
