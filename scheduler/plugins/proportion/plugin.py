@@ -228,9 +228,9 @@ class ProportionPlugin:
         class VictimRanker:
             """KAI's victim queue order: the queue order inverted, applied level by level
             from the top (the most over-served department first, then its most
-            over-served child, down to a leaf), with the chunks already taken from a
-            queue's subtree plus the leaf's next victim job subtracted from its
-            allocation (rule 5)."""
+            over-served child, down to a leaf). Rules 1-4 and 6 read the queues as
+            they are; rule 5's dominant share subtracts the chunks already taken from
+            the queue's subtree plus the leaf's next victim job."""
 
             def __init__(self) -> None:
                 self.taken: dict[str, list[float]] = {}
@@ -262,8 +262,10 @@ class ProportionPlugin:
                     nxt = self.amount(*heads[leaf])
                     gone = self.taken.get(name, no_job)
                     minus = [-(gone[r] + nxt[r]) for r in range(3)]
-                    key = queue_order.order_key(states[name], minus, total)
-                    ranked = (*key, states[name].info.creation, name)
+                    # as KAI: only the dominant share (rule 5) counts the victims
+                    plain = queue_order.order_key(states[name], no_job, total)
+                    share = queue_order.order_key(states[name], minus, total)[4]
+                    ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
                     if best is None or ranked > best[0]:
                         best = (ranked, leaf)
                 assert best is not None

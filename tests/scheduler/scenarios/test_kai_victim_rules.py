@@ -131,6 +131,69 @@ V2 = [
 ]
 
 
+V3 = [
+    # g (qc, one 2-GPU pod) fits nowhere, though 2 GPUs are free (n0 1, n1 1): consolidation.
+    # qb (quota 0) holds 2 GPUs, qa (quota 2) holds 2: qb is the over-served queue, so its
+    # jobs are the first victims, newest first: b2 (n2 would offer only 1), then b1: n1
+    # offers 2; b1 moves to n0's free GPU and g takes n1. The flat newest-first order of
+    # all jobs would have moved a1 (the newest job, of qa, within its quota) instead.
+    Disruption(
+        "v3-consolidation-moves-the-over-served-queue-first",
+        [
+            node("n0", gpus=2),
+            node("n1", gpus=2),
+            node("n2", gpus=2),
+            queue("qa", gpu_quota=2),
+            queue("qb"),
+            queue("qc", gpu_quota=2),
+            running("a2", "qa", "n2"),
+            running("b1", "qb", "n1"),
+            running("b2", "qb", "n2"),
+            running("a1", "qa", "n0"),
+            job("g", "qc", gpus=2),
+        ],
+        C,
+        evicted=["b1-0"],
+        pipelined={"b1-0": "n0", "g-0": "n1"},
+    ),
+]
+
+
+V3 += [
+    # Departments: D (quota 2) has leaves a and b (quota 1 each), each running 2 GPUs; E
+    # (quota 2) has leaf e running 3; f (F, quota 4) needs 4 and 1 is free. Rule 5 counts
+    # what was taken from a queue's whole subtree: D 4-1 > E 3-1: D, its newer leaf b: b2.
+    # D 4-1-1 = E 3-1, rule 6 (4/2 > 3/2): D, now leaf a (2-1 > 2-1-1): a2. D 4-2-1 < E 3-1:
+    # E: e3. Both departments end at their quota. (KAI subtracts only the chosen leaf's
+    # victims from a department, so after b2 and a2 it sees D at 4-1-1 = E's 2 and takes b1
+    # third: D down to 1 below its quota, E left at 3 above it.)
+    Disruption(
+        "v3-reclaim-counts-a-departments-whole-subtree",
+        [
+            node("n0", gpus=8),
+            queue("D", gpu_quota=2),
+            queue("a", "D", gpu_quota=1),
+            queue("b", "D", gpu_quota=1),
+            queue("E", gpu_quota=2),
+            queue("e", "E", gpu_quota=2),
+            queue("F", gpu_quota=4),
+            queue("f", "F", gpu_quota=4),
+            running("a1", "a", "n0"),
+            running("a2", "a", "n0"),
+            running("b1", "b", "n0"),
+            running("b2", "b", "n0"),
+            running("e1", "e", "n0"),
+            running("e2", "e", "n0"),
+            running("e3", "e", "n0"),
+            job("g", "f", gpus=4),
+        ],
+        R,
+        evicted=["a2-0", "b2-0", "e3-0"],
+        pipelined={"g-0": "n0"},
+    ),
+]
+
+
 def _full_nodes(count: int) -> list[object]:
     """``count`` 2-GPU nodes n0.., each running two 1-GPU train jobs a<i> and b<i>."""
     out: list[object] = [node(f"n{i}", gpus=2) for i in range(count)]
@@ -194,6 +257,21 @@ V4 = [
 ]
 
 
+def _a_fails() -> list[object]:
+    """n0 and n1 (2 GPUs each) run train jobs t0, t1 (2 GPUs each); build job a asks
+    1 + 4 GPUs: no node has 4, so its preempt search fails."""
+    return [
+        node("n0", gpus=2),
+        node("n1", gpus=2),
+        queue("q", gpu_quota=20),
+        running("t0", "q", "n0", gpus=2),
+        running("t1", "q", "n1", gpus=2),
+        pod_group("a", "q", min_member=2, priority_class="build"),
+        *pod("a-0", "a", gpus=1),
+        *pod("a-1", "a", gpus=4),
+    ]
+
+
 V5 = [
     # a (older) needs 1 + 4 GPUs: no node has 4, so its search fails. b has a's signature
     # (same queue, priority, constraints) and needs 2 + 2. KAI sorts the requests ([1, 4]
@@ -203,14 +281,7 @@ V5 = [
     Disruption(
         "v5-a-job-kai-would-skip-starts",
         [
-            node("n0", gpus=2),
-            node("n1", gpus=2),
-            queue("q", gpu_quota=20),
-            running("t0", "q", "n0", gpus=2),
-            running("t1", "q", "n1", gpus=2),
-            pod_group("a", "q", min_member=2, priority_class="build"),
-            *pod("a-0", "a", gpus=1),
-            *pod("a-1", "a", gpus=4),
+            *_a_fails(),
             job("b", "q", 2, gpus=2, priority_class="build"),
         ],
         P,
@@ -224,14 +295,7 @@ V5 = [
     Disruption(
         "v5-a-harder-job-is-skipped-an-easier-one-tried",
         [
-            node("n0", gpus=2),
-            node("n1", gpus=2),
-            queue("q", gpu_quota=20),
-            running("t0", "q", "n0", gpus=2),
-            running("t1", "q", "n1", gpus=2),
-            pod_group("a", "q", min_member=2, priority_class="build"),
-            *pod("a-0", "a", gpus=1),
-            *pod("a-1", "a", gpus=4),
+            *_a_fails(),
             job("c", "q", 2, gpus=4, priority_class="build"),
             job("d", "q", gpus=1, priority_class="build"),
         ],
@@ -268,6 +332,6 @@ V6 = [
 ]
 
 
-@pytest.mark.parametrize("case", V1 + V2 + V4 + V5 + V6, ids=str)
+@pytest.mark.parametrize("case", V1 + V2 + V3 + V4 + V5 + V6, ids=str)
 def test_kai_victim_rules(case: Disruption) -> None:
     check(case)
