@@ -13,15 +13,16 @@ victim queue does, not as an approximation of it. The rules checked here:
 - V3 *queue by queue*: consolidation ranks the victims' leaf queues as reclaim
   does (most over-served first), not one flat job order over all queues;
 - V4 *whole nodes*: a gang that needs several nodes emptied, every pod on them,
-  still finds its victims (KAI v0.15-v0.17 could not);
+  still finds its victims;
 - V5 *signatures*: a job with the same node constraints as one that failed in
   the action is skipped only when it needs, task for task, at least what the
   failed one needed (KAI skips unless the first differing task, sorted, is
   smaller; podmuster keeps trying a job that KAI's rule would skip although it
   could start, see docs/semantics.md §5.2);
 - V6 *a victim that still fits where it runs stays*: podmuster re-places a
-  victim on its own node first (KAI re-places it on the best-scored node,
-  which may restart it elsewhere for nothing; docs/semantics.md §5.2).
+  victim on its own node first, and on any node else (KAI re-places it on the
+  best-scored node, which may restart it elsewhere for nothing, and for a GPU
+  preemptor only on nodes with free GPUs or victims; docs/semantics.md §5.2).
 
 Every job is 1 GPU per pod unless stated; ``train`` is preemptible and lower
 than ``build``; jobs listed later are newer.
@@ -328,6 +329,27 @@ V6 = [
         P,
         evicted=["v1-0"],
         pipelined={"p-0": "n0"},
+    ),
+]
+
+
+V6 += [
+    # A victim may land on any node: g (2 GPUs, 2 CPUs) needs n0, whose CPUs c (a CPU-only
+    # job, 3 CPUs) holds; consolidation moves c to n1, a node without GPUs, and g starts.
+    # (KAI simulates a GPU preemptor only on nodes with free or releasing GPUs plus the
+    # victims' nodes, so c could only land on n0 again and nothing is consolidated.)
+    Disruption(
+        "v6-a-victim-may-move-to-a-node-without-gpus",
+        [
+            node("n0", gpus=2, cpu="4"),
+            node("n1", cpu="4"),
+            queue("q", gpu_quota=2),
+            running("c", "q", "n0", gpus=0, cpu="3"),
+            job("g", "q", gpus=2, cpu="2"),
+        ],
+        C,
+        evicted=["c-0"],
+        pipelined={"c-0": "n1", "g-0": "n0"},
     ),
 ]
 
