@@ -33,14 +33,14 @@ from __future__ import annotations
 import pytest
 from disruption_kit import Disruption, check, running
 
-from tests.kits.worlds import job, node, pod, pod_group, queue
+from tests.kits.worlds import Item, Obj, job, node, pod, pod_group, queue
 
 P = ("preempt",)
 R = ("reclaim",)
 C = ("consolidation",)
 
 
-def _two_elastic(pending_gpus: int) -> list[object]:
+def _two_elastic(pending_gpus: int) -> list[Item]:
     """n0 (6 GPUs) runs e2 (older) and e1 (newer), each 3 pods with minimum 1."""
     return [
         node("n0", gpus=6),
@@ -132,6 +132,41 @@ V2 = [
 ]
 
 
+def _one_of(name: str, sub_groups: list[tuple[str, int]]) -> Obj:
+    """A train PodGroup in q that needs only one of its ``sub_groups`` (minSubGroup 1)."""
+    group = pod_group(name, "q", min_member=None, sub_groups=sub_groups, priority_class="train")
+    group["spec"]["minSubGroup"] = 1
+    return group
+
+
+V2 += [
+    # v needs one of a (3 pods, minimum 3) and b (1 pod, minimum 1); no pod can go alone.
+    # podmuster drops the smallest optional member: b, and h (1 GPU) starts. (KAI drops the
+    # member its subgroup order puts last: both at ratio 1, the one declared first, a:
+    # three pods gone where one would do; docs/semantics.md §5.2.)
+    Disruption(
+        "v2-the-smallest-optional-member-goes",
+        [
+            node("n0", gpus=4),
+            queue("q", gpu_quota=8),
+            _one_of("v", [("a", 3), ("b", 1)]),
+            *[
+                item
+                for sub, count in (("a", 3), ("b", 1))
+                for i in range(count)
+                for item in pod(
+                    f"{sub}-{i}", "v", gpus=1, state="Running", node="n0", sub_group=sub
+                )
+            ],
+            job("h", "q", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["b-0"],
+        pipelined={"h-0": "n0"},
+    ),
+]
+
+
 V3 = [
     # g (qc, one 2-GPU pod) fits nowhere, though 2 GPUs are free (n0 1, n1 1): consolidation.
     # qb (quota 0) holds 2 GPUs, qa (quota 2) holds 2: qb is the over-served queue, so its
@@ -195,9 +230,9 @@ V3 += [
 ]
 
 
-def _full_nodes(count: int) -> list[object]:
+def _full_nodes(count: int) -> list[Item]:
     """``count`` 2-GPU nodes n0.., each running two 1-GPU train jobs a<i> and b<i>."""
-    out: list[object] = [node(f"n{i}", gpus=2) for i in range(count)]
+    out: list[Item] = [node(f"n{i}", gpus=2) for i in range(count)]
     out.append(queue("q", gpu_quota=2 * count))
     for i in range(count):
         out += [running(f"a{i}", "q", f"n{i}"), running(f"b{i}", "q", f"n{i}")]
@@ -258,7 +293,7 @@ V4 = [
 ]
 
 
-def _a_fails() -> list[object]:
+def _a_fails() -> list[Item]:
     """n0 and n1 (2 GPUs each) run train jobs t0, t1 (2 GPUs each); build job a asks
     1 + 4 GPUs: no node has 4, so its preempt search fails."""
     return [
