@@ -89,6 +89,27 @@ V1 = [
 ]
 
 
+V1 += [
+    # e (3 pods, minimum 1) runs e-0, e-1 on n0 (3 GPUs, 1 free) and e-2 on n1 (2 GPUs, 1
+    # free); b needs 2 GPUs in one pod. The surplus pod last in task order, e-2, goes and
+    # b is pipelined onto exactly the node it freed; e-2 itself is placed again on n0's
+    # free GPU (evicted, and pipelined there).
+    Disruption(
+        "v1-preemptor-onto-the-freed-node",
+        [
+            node("n0", gpus=3),
+            node("n1", gpus=2),
+            queue("q", gpu_quota=5),
+            running("e", "q", ["n0", "n0", "n1"], min_member=1),
+            job("b", "q", gpus=2, priority_class="build"),
+        ],
+        P,
+        evicted=["e-2"],
+        pipelined={"b-0": "n1", "e-2": "n0"},
+    ),
+]
+
+
 V2 = [
     # h runs 2 of minimum 1 (ratio 2), w 5 of minimum 3 (ratio 5/3): h gives first, though
     # w has more pods above its minimum (2 against 1).
