@@ -164,15 +164,8 @@ class PreemptAction:
                 )
                 continue
             key = (job.queue, signature(job, tasks))
-            _try(
-                session,
-                job,
-                tasks,
-                key,
-                failed,
-                self.name,
-                victim_chunks(session, {job.queue: reverse_job_order(session, victims)}),
-            )
+            chunks = victim_chunks(session, {job.queue: reverse_job_order(session, victims)})
+            _try(session, job, tasks, key, failed, self.name, chunks)
 
 
 class ReclaimAction:
