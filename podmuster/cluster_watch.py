@@ -108,7 +108,7 @@ class ClusterWatch:
         now = time.monotonic()
         if self._last is not None and now - self._last[0] < max_age:
             return self._last[1]
-        snapshot = self.cache.snapshot(time.time()).snapshot
+        snapshot = self.cache.snapshot(time.time(), self.config.stuck_in_releasing_s).snapshot
         objects: Mapping[str, Mapping[str, Any]] = self.informers.objects
         view = cluster_view.build(
             snapshot,
@@ -127,7 +127,7 @@ class ClusterWatch:
         raw = objects["PodGroup"].get(key)
         if raw is None:
             return None
-        snapshot = self.cache.snapshot(time.time()).snapshot
+        snapshot = self.cache.snapshot(time.time(), self.config.stuck_in_releasing_s).snapshot
         rows = cluster_view.queue_rows(
             queue_shares(snapshot, self.config), objects["Queue"].values()
         )

@@ -268,7 +268,11 @@ def run(args: argparse.Namespace) -> int:
         return bad_input
     last = played[-1]
     final = build_snapshot(
-        last.objects, scheduler_name=config.scheduler_name, now=last.now, strict=False
+        last.objects,
+        scheduler_name=config.scheduler_name,
+        now=last.now,
+        strict=False,
+        stuck_after=config.stuck_in_releasing_s,
     )
     output.write(render_rounds(played, final.snapshot, args.explain), args.output)
     return bad_input

@@ -20,6 +20,8 @@ from scheduler.usage.params import UsageConfigError, UsageDBConfig, parse_usage_
 
 ACTIONS = ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
 STRATEGIES = ("binpack", "spread")
+STUCK_IN_RELEASING_S = 120.0
+"""KAI's default ``stuckInReleasingThreshold``, 2 minutes (``scheduler.api.pods.frees_room``)."""
 
 
 class ConfigError(ValueError):
@@ -47,6 +49,8 @@ class SchedulerConfig:
     max_action_search_s: float | None = 300.0
     max_job_search_s: float | None = 240.0
     staleness_grace_period_s: float = 60.0
+    # a Running pod deleted longer ago than this is stuck: no pipelining onto its room
+    stuck_in_releasing_s: float = STUCK_IN_RELEASING_S
     default_preempt_min_runtime_s: float = 0.0
     default_reclaim_min_runtime_s: float = 0.0
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
@@ -109,6 +113,7 @@ _KNOWN_KEYS = {
     "maxActionSearchDuration",
     "maxJobSearchDuration",
     "defaultStalenessGracePeriod",
+    "stuckInReleasingThreshold",
     "minRuntime",
     "schedulerName",
     "queueAdmissionGate",
@@ -194,6 +199,11 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         values["staleness_grace_period_s"] = parse_duration(
             data["defaultStalenessGracePeriod"], "defaultStalenessGracePeriod"
         )
+    if "stuckInReleasingThreshold" in data:
+        seconds = parse_duration(data["stuckInReleasingThreshold"], "stuckInReleasingThreshold")
+        if seconds <= 0:
+            raise ConfigError("stuckInReleasingThreshold: expected a positive duration")
+        values["stuck_in_releasing_s"] = seconds
     min_runtime = data.get("minRuntime") or {}
     if not isinstance(min_runtime, Mapping):
         raise ConfigError("minRuntime: expected a mapping")

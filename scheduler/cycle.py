@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from scheduler.actions.allocate import AllocateAction
 from scheduler.actions.disrupting import ConsolidationAction, PreemptAction, ReclaimAction
 from scheduler.actions.stale_gangs import StaleGangEvictionAction
 from scheduler.api import gpu_sharing
+from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED
 from scheduler.api.resources import GPU_UNIT
@@ -158,6 +160,7 @@ def run_cycle(
     )
     for key, value in scale_hint.annotation_changes(session, hints, placed).items():
         session.annotations.setdefault(key, {})[scale_hint.SCALE_UP_HINT_ANNOTATION] = value
+    stuck = [p for p in snapshot.pods if p.stuck_releasing and p.node >= 0] if explain else []
     cancelled_jobs = _note_cancelled(session, outcome.cancelled)
     considered = session.considered | {k for k in evicted_jobs | cancelled_jobs if k is not None}
     for key in sorted(considered):
@@ -184,6 +187,9 @@ def run_cycle(
             state = session.plugin_state.get("proportion", {}).get(job.queue)
             if state is not None:
                 reasons = (*reasons, state.describe())
+            note = stuck_note(session, job, stuck) if stuck else None
+            if note is not None:
+                reasons = (*reasons, note)
         hint = hints.get(key) if outcome_name == "pending" else None
         result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome_name, reasons, hint))
     admitted = admission.decide(session, everywhere=config.admission_gate_all_queues)
@@ -203,6 +209,33 @@ def run_cycle(
         key: dict(changes) for key, changes in sorted(session.annotations.items())
     }
     return result
+
+
+STUCK_SHOWN = 5
+"""Stuck pods named in the explanation; the rest are counted."""
+
+
+def stuck_note(session: Session, job: PodGroupInfo, stuck: Sequence[PodInfo]) -> str | None:
+    """With ``--explain``: the pods stuck in Releasing (docs/semantics.md §1.3) on nodes
+    ``job``'s pending pods could use, whose room it may not wait for; None if none."""
+    names = session.snapshot.nodes.names
+    usable = None
+    for pod in job.iter_pods():
+        if pod.status == PodStatus.PENDING:
+            mask = session.static_mask(pod)[0]
+            usable = mask if usable is None else usable | mask
+    if usable is None:
+        return None
+    held = sorted(f"{pod.key} on {names[pod.node]}" for pod in stuck if usable[pod.node])
+    if not held:
+        return None
+    shown = ", ".join(held[:STUCK_SHOWN])
+    more = f" and {len(held) - STUCK_SHOWN} more" if len(held) > STUCK_SHOWN else ""
+    return (
+        f"StuckInReleasing: {len(held)} pod(s) deleted more than"
+        f" {session.config.stuck_in_releasing_s:g}s ago still hold their room and nothing"
+        f" is pipelined behind them ({shown}{more})"
+    )
 
 
 def _bind(pod: PodInfo, node: str) -> Bind:

@@ -205,7 +205,11 @@ def play(
     while rounds is None or number < rounds:
         number += 1
         built = build_snapshot(
-            current, scheduler_name=config.scheduler_name, now=now, strict=strict
+            current,
+            scheduler_name=config.scheduler_name,
+            now=now,
+            strict=strict,
+            stuck_after=config.stuck_in_releasing_s,
         )
         if usage:
             built.snapshot.queue_usage = dict(usage)

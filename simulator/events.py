@@ -330,7 +330,7 @@ class Simulation:
             return
         self.dirty = False
         started = time.perf_counter()
-        built = self.cache.snapshot(self.now)
+        built = self.cache.snapshot(self.now, self.config.stuck_in_releasing_s)
         if self.usage is not None:
             built.snapshot.queue_usage = self.usage.refreshed_usage(self.now)
             self._arm_usage_refresh()

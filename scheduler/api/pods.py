@@ -92,10 +92,12 @@ class PodInfo:
         "pod_affinity",
         "pod_set",
         "quota",
+        "releasing_since",
         "request",
         "resource_claims",
         "spread",
         "status",
+        "stuck_releasing",
         "task_priority",
         "tolerations",
         "uid",
@@ -150,6 +152,11 @@ class PodInfo:
         self.base_status = status
         self.node_name = ""
         self.nominated_node = ""  # status.nominatedNodeName
+        # A Running pod being deleted: its deletionTimestamp (epoch seconds), else None.
+        # Once older than the scheduler's stuckInReleasingThreshold the pod is "stuck":
+        # still Releasing, but its room is held, not offered to pipelining (set per snapshot).
+        self.releasing_since: float | None = None
+        self.stuck_releasing = False
         self.claims: tuple[str, ...] = ()  # PersistentVolumeClaim names of its volumes
         # DRA: (spec.resourceClaims entry name, ResourceClaim name or "" not yet created)
         self.resource_claims: tuple[tuple[str, str], ...] = ()
@@ -165,6 +172,16 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, {self.status.name}, node={self.node})"
+
+
+def frees_room(pod: PodInfo) -> bool:
+    """The pod's resources are being released: room a pipelined pod may wait for.
+
+    A pod stuck in Releasing (deleted longer ago than the scheduler's
+    ``stuckInReleasingThreshold``) is still Releasing but holds its room as if
+    it ran: nothing is pipelined behind it (docs/semantics.md §1.3).
+    """
+    return pod.status == PodStatus.RELEASING and not pod.stuck_releasing
 
 
 def is_utility_pod(pod: PodInfo) -> bool:

@@ -36,6 +36,7 @@ from scheduler.api.pods import (
     ACTIVE_USED,
     PodInfo,
     PodStatus,
+    frees_room,
     is_utility_pod,
 )
 from scheduler.api.queues import QueueInfo, QueueTree
@@ -53,6 +54,7 @@ from scheduler.cache import (
     volume_reading,
 )
 from scheduler.cache.parsing import FieldError
+from scheduler.config import STUCK_IN_RELEASING_S
 
 KINDS: dict[names.GroupKind, str] = {
     group_kind: kind for kind, group_kind in {**names.CORE_KINDS, **names.KINDS}.items()
@@ -266,8 +268,14 @@ class ClusterCache:
         self._table.widen(width)
         return self._table
 
-    def snapshot(self, now: float = 0.0) -> SnapshotResult:
-        """A snapshot for one cycle, sharing this cache's records (see module docstring)."""
+    def snapshot(
+        self, now: float = 0.0, stuck_after: float = STUCK_IN_RELEASING_S
+    ) -> SnapshotResult:
+        """A snapshot for one cycle, sharing this cache's records (see module docstring).
+
+        A Running pod deleted more than ``stuck_after`` seconds before ``now`` is stuck
+        in Releasing: its room counts as used, not releasing (:func:`frees_room`).
+        """
         width = self.space.width
         table = self._node_table()
         index = table.index
@@ -295,6 +303,8 @@ class ClusterCache:
                 node_name = bound_to[pod.key]
             pod.status = status
             pod.node = index.get(node_name, -1) if node_name else -1
+            since = pod.releasing_since
+            pod.stuck_releasing = since is not None and now - since > stuck_after
             if pod.gpu_share is not None:
                 sharing.append(pod)
             if pod.nominated_node and status == PodStatus.PENDING and not pod.is_ours:
@@ -314,7 +324,7 @@ class ClusterCache:
                 if not pod.is_ours and not utility:
                     foreign += pod.request
                 if pod.node >= 0:
-                    if status == PodStatus.RELEASING:
+                    if frees_room(pod):
                         releasing_rows.append(pod.node)
                         releasing.append(pod.request)
                     else:
@@ -330,8 +340,8 @@ class ClusterCache:
                 if (pod.node, pod.labels.get(GPU_GROUP_LABEL)) in live:
                     request = request.copy()
                     request[GPU] = 0  # the group's device is counted once, by its fraction pods
-                rows = releasing_rows if pod.status == PodStatus.RELEASING else used_rows
-                vectors = releasing if pod.status == PodStatus.RELEASING else used
+                rows = releasing_rows if frees_room(pod) else used_rows
+                vectors = releasing if frees_room(pod) else used
                 rows.append(pod.node)
                 vectors.append(request)
         if used:
@@ -479,8 +489,8 @@ def _shared_groups(
         for gid in groups:
             members.setdefault((node, gid), []).append((pod, portion, memory))
     for (node, gid), group_pods in sorted(members.items()):
-        releasing_portion = sum(p for pod, p, _ in group_pods if pod.status == PodStatus.RELEASING)
-        releasing_count = sum(1 for pod, _, _ in group_pods if pod.status == PodStatus.RELEASING)
+        releasing_portion = sum(p for pod, p, _ in group_pods if frees_room(pod))
+        releasing_count = sum(1 for pod, _, _ in group_pods if frees_room(pod))
         group = gpu_sharing.Group(
             portion=sum(p for _, p, _ in group_pods),
             memory=sum(m for _, _, m in group_pods),

@@ -152,6 +152,10 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
         task_priority=task_priority,
     )
     pod.node_name = str(spec.get("nodeName") or "")
+    if base == PodStatus.RELEASING and phase == "Running":  # KAI: only a Running pod gets stuck
+        pod.releasing_since = parsing.timestamp(
+            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
+        )
     pod.admission_gated = base == PodStatus.GATED and rules.pod_admission_gated(spec)
     if isinstance(status, MAP):
         pod.nominated_node = str(status.get("nominatedNodeName") or "")

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from crds.documents import SourcedObject
 from crds.names import DEFAULT_SCHEDULER_NAME
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
+from scheduler.config import STUCK_IN_RELEASING_S
 
 
 def build_snapshot(
@@ -20,11 +21,13 @@ def build_snapshot(
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     now: float = 0.0,
     strict: bool = True,
+    stuck_after: float = STUCK_IN_RELEASING_S,
 ) -> SnapshotResult:
-    """The engine's snapshot of ``objects`` (kinds per docs/cli.md §1)."""
+    """The engine's snapshot of ``objects`` (kinds per docs/cli.md §1); ``stuck_after``:
+    the configuration's ``stuckInReleasingThreshold`` in seconds."""
     cache = ClusterCache(scheduler_name, strict=strict)
     cache.upsert_all(objects)
-    return cache.snapshot(now)
+    return cache.snapshot(now, stuck_after)
 
 
 __all__ = ["SnapshotResult", "build_snapshot"]

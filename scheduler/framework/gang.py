@@ -33,7 +33,8 @@ def task_choices(
     """Alternative task sets for ``job``, preferred first (at most ``limit``).
 
     The subgroup tree is walked from the root (KAI's order of members: below
-    their requirement first, then lower satisfied/required ratio, then name).
+    their requirement first, then lower satisfied/required ratio, then optional
+    members with fewer satisfied first, then name).
     A node below its requirement needs ``required - satisfied`` more members:
     each way of choosing them from the members that have pending pods is one
     alternative, in order (so with ``minSubGroup: 2`` of three children, a
@@ -86,13 +87,18 @@ class _Walk:
         return any(self.has_pending(m) for m in member.members)
 
     def order(self, member: SubGroupNode | str) -> tuple[int, float, str]:
+        """KAI's sub-group order: below its requirement first; then required members by
+        satisfied/required ratio (lowest first); then optional ones (requirement 0) by
+        how many they have (fewest first); ties by name."""
         if isinstance(member, str):
             name, have, need = member, self.active[member], self.by_name[member].min_available
         else:
             name, have, need = member.name, self.satisfied(member), member.required()
         if have < need:
             return (0, 0.0, name)
-        return (1, have / need if need else float(have), name)
+        if need == 0:
+            return (2, float(have), name)
+        return (1, have / need, name)
 
     def choices(self, member: SubGroupNode | str) -> Iterator[list[PodInfo]]:
         if isinstance(member, str):

@@ -14,14 +14,19 @@ How, per constrained (sub)group:
    are identical, else as summed free resources compared by the dominant ratio.
    When the group already has active pods and a required level, only the
    required-level domain(s) holding them (and their sub-domains) qualify;
-2. candidates are ordered deepest level first, then tightest fit first (higher
-   job-to-free ratio), ties by domain id;
+2. candidates are ordered deepest level first, then by KAI's packing order:
+   the tree is sorted from the top, each domain's children tightest fit first
+   (higher dominant ratio of the group's summed request to the domain's free
+   resources, pod slots left out; nothing free counts as 1000), ties by id,
+   and a level is read off in that order (a domain under a tighter parent
+   comes before a tighter domain under a roomier parent);
 3. each candidate becomes the session's node subset and the group's tasks are
    placed under checkpoint/rollback until one candidate holds them all;
    subgroups recurse inside the chosen domain (multi-level constraints,
-   segments). With a preferred level, nodes get ``floor(10*(i+1)/n) * 10000``
-   by the order of their preferred-level sub-domain, so pods fill the
-   sub-domain with the most room for the job first.
+   segments). With a preferred level, nodes get ``floor((i+1)/n*10) * 10000``
+   by the packing order (position ``i`` of ``n``) of their preferred-level
+   domain among all of them in the group's node set, so when the group must
+   span preferred domains its pods fill the roomiest first.
 
 Jobs without any constraint take the plain loop: one ``Session.place`` per task.
 """
@@ -50,6 +55,8 @@ from scheduler.framework.statement import Statement
 
 SCORE_STEP = 10_000.0
 """Tier of the preferred-level score: above every other score but a nominated node's."""
+NOTHING_FREE = 1000.0
+"""KAI's packing ratio for a requested resource a domain has none of."""
 MAX_DOMAIN_TRIES = 32
 """Candidate domains tried per constrained group before giving up (a bound, like KAI's)."""
 
@@ -130,6 +137,7 @@ class _Capacity:
     """How much of a group's demand each domain of one level holds."""
 
     ratio: np.ndarray  # job-to-free ratio per domain (inf: nothing free); <= 1 fits
+    pack: np.ndarray  # KAI's packing ratio: summed request to free, pod slots left out
     columns: np.ndarray  # the resource columns the group requests
     free: np.ndarray  # (len(columns), domains) summed free of those columns
     held: np.ndarray | None  # representative pods held per domain (identical tasks only)
@@ -188,12 +196,13 @@ class _Placer:
         candidates = self._candidates(dtree, required, preferred, group, tasks, allowed)
         if isinstance(candidates, str):
             return prefix + candidates
+        base, pairs, ranks = candidates
         last = ""
         tried = 0
-        for level, subset in self._subsets(dtree, *candidates):
+        for level, subset in self._subsets(dtree, base, pairs):
             tried += 1
             token = self.statement.checkpoint()
-            own = self._preferred_score(dtree, level, preferred, subset, tasks)
+            own = self._preferred_score(dtree, level, preferred, subset, base, ranks)
             inner = self._describe(dtree, level, subset)
             problem = self._children(group, tasks, subset, own if own is not None else score, inner)
             if problem is None:
@@ -301,11 +310,11 @@ class _Placer:
             held = dtree.per_domain(level, per_node[None, :], usable)[0]
             with np.errstate(divide="ignore"):
                 ratio = np.where(held > 0, demand.count / np.maximum(held, 1), np.inf)
-            return _Capacity(ratio, columns, summed, held)
+            return _Capacity(ratio, _pack(demand, columns, summed), columns, summed, held)
         with np.errstate(divide="ignore", invalid="ignore"):
             parts = demand.need[columns, None] / summed
         ratio = np.nan_to_num(parts, nan=0.0, posinf=np.inf).max(axis=0)
-        return _Capacity(ratio, columns, summed, None)
+        return _Capacity(ratio, _pack(demand, columns, summed), columns, summed, None)
 
     def _active_nodes(self, group: str, tasks: Sequence[PodInfo]) -> list[int]:
         """Nodes of the group's other pods that hold resources, Releasing ones included.
@@ -330,8 +339,9 @@ class _Placer:
         group: str,
         tasks: Sequence[PodInfo],
         allowed: ep.Mask | None,
-    ) -> tuple[ep.Mask, list[tuple[int, int]]] | str:
-        """The nodes in play and the candidate (level, domain) pairs in try order, or why none."""
+    ) -> tuple[ep.Mask, list[tuple[int, int]], dict[int, np.ndarray]] | str:
+        """The nodes in play, the candidate (level, domain) pairs in try order and each
+        level's packing rank per domain (:meth:`_pack_ranks`), or why none."""
         base = dtree.inside if allowed is None else dtree.inside & allowed
         name = dtree.topology.name
         if not base.any():
@@ -348,10 +358,14 @@ class _Placer:
             if active:
                 pinned = dtree.domains_of(required, active)
         demand = self._demand(tasks)
+        capacities = {
+            level: self._capacity(dtree, level, demand, base) for level in range(top, deepest + 1)
+        }
+        ranks = self._pack_ranks(dtree, deepest, demand, base, capacities)
         out: list[tuple[int, int]] = []
         top_capacity: _Capacity | None = None
         for level in range(deepest, top - 1, -1):
-            capacity = self._capacity(dtree, level, demand, base)
+            capacity = capacities[level]
             if level == top:
                 top_capacity = capacity
             fits = capacity.ratio <= 1.0
@@ -359,14 +373,35 @@ class _Placer:
                 fits = capacity.held >= demand.count
             if pinned is not None and level != ROOT:
                 fits &= np.isin(self._ancestors(dtree, level, top), list(pinned))
-            ratio = capacity.ratio
-            out.extend(
-                (level, int(d)) for d in sorted(np.flatnonzero(fits), key=lambda d: (-ratio[d], d))
-            )
+            rank = ranks[level]
+            out.extend((level, int(d)) for d in sorted(np.flatnonzero(fits), key=lambda d: rank[d]))
         if out:
-            return base, out
+            return base, out, ranks
         assert top_capacity is not None
         return self._no_room(dtree, top, demand, top_capacity, pinned)
+
+    def _pack_ranks(
+        self,
+        dtree: DomainTree,
+        deepest: int,
+        demand: _Demand,
+        base: ep.Mask,
+        capacities: dict[int, _Capacity],
+    ) -> dict[int, np.ndarray]:
+        """Each level's domains ranked in KAI's packing order, from the top down to ``deepest``:
+        by the parent's rank, then tightest fit (highest ``pack``) first, then id."""
+        ranks: dict[int, np.ndarray] = {ROOT: np.zeros(1, dtype=np.intp)}
+        previous: np.ndarray | None = None
+        for level in range(deepest + 1):
+            capacity = capacities.get(level) or self._capacity(dtree, level, demand, base)
+            pack = capacity.pack
+            ids = np.arange(pack.shape[0])
+            above = previous[dtree.levels[level].parent] if previous is not None else ids * 0
+            order = np.lexsort((ids, -pack, above))
+            rank = np.empty_like(ids)
+            rank[order] = ids
+            ranks[level] = previous = rank
+        return ranks
 
     @staticmethod
     def _subsets(
@@ -429,25 +464,27 @@ class _Placer:
             f" ({dtree.domain_id(top, best)}) has {free} free{held}, needs {need}"
         )
 
+    @staticmethod
     def _preferred_score(
-        self,
         dtree: DomainTree,
         level: int,
         preferred: int | None,
         subset: ep.Mask,
-        tasks: Sequence[PodInfo],
+        base: ep.Mask,
+        ranks: dict[int, np.ndarray],
     ) -> ep.Scores | None:
-        """``floor(10*(i+1)/n) * 10000`` per node by its preferred sub-domain's order."""
+        """``floor((i+1)/n*10) * 10000`` per node of ``subset``, ``i`` its preferred-level
+        domain's place in the packing order among the ``n`` of the group's node set (KAI)."""
         if preferred is None or preferred == level:
             return None
-        capacity = self._capacity(dtree, preferred, self._demand(tasks), subset)
+        rank = ranks[preferred]
         of_node = dtree.levels[preferred].of_node
-        present = np.unique(of_node[subset & (of_node >= 0)])
-        ordered = sorted(present.tolist(), key=lambda d: (-capacity.ratio[d], d))
+        present = np.unique(of_node[base & (of_node >= 0)])
+        ordered = sorted(present.tolist(), key=lambda d: rank[d])
         n = len(ordered)
         by_domain = np.zeros(len(dtree.levels[preferred]), dtype=np.float64)
         for i, domain in enumerate(ordered):
-            by_domain[domain] = math.floor(10 * (i + 1) / n) * SCORE_STEP
+            by_domain[domain] = math.floor((i + 1) / n * 10) * SCORE_STEP
         score: ep.Scores = np.where(subset, by_domain[np.maximum(of_node, 0)], 0.0)
         return score
 
@@ -459,3 +496,17 @@ class _Placer:
         first = int(np.argmax(subset))
         domain = int(dtree.levels[level].of_node[first])
         return f"{level_name(dtree.levels[level].label)} {dtree.domain_id(level, domain)}"
+
+
+def _pack(demand: _Demand, columns: np.ndarray, summed: np.ndarray) -> np.ndarray:
+    """KAI's packing ratio per domain: the dominant ratio of the summed request to the
+    domain's free resources, pod slots left out, 1000 for a resource with nothing free;
+    0 when nothing but pod slots is requested."""
+    keep = columns != PODS
+    if not keep.any():
+        return np.zeros(summed.shape[1], dtype=np.float64)
+    free = summed[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = np.where(free > 0, demand.need[columns[keep], None] / free, NOTHING_FREE)
+    pack: np.ndarray = parts.max(axis=0)
+    return pack

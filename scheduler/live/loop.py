@@ -99,7 +99,7 @@ async def run(
     refreshing = None if feed is None else asyncio.create_task(feed.refresh(stop), name="usage")
 
     def decide() -> tuple[SnapshotResult, CycleResult, float]:
-        snapshot = cache.snapshot(time.time())
+        snapshot = cache.snapshot(time.time(), options.config.stuck_in_releasing_s)
         if feed is not None:  # time-based fair share: usage is an input of the cycle
             feed.fill(snapshot.snapshot)
         decided = time.monotonic()

@@ -39,6 +39,16 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
         {"scheduler": {"config": {"defaultStalenessGracePeriod": "soon"}}},
         "defaultStalenessGracePeriod",
     ),
+    (
+        "zero stuck-in-releasing threshold",
+        {"scheduler": {"config": {"stuckInReleasingThreshold": 0}}},
+        "stuckInReleasingThreshold",
+    ),
+    (
+        "negative stuck-in-releasing threshold",
+        {"scheduler": {"config": {"stuckInReleasingThreshold": "-2m"}}},
+        "stuckInReleasingThreshold",
+    ),
     ("unknown config key", {"scheduler": {"config": {"schedulerName": "x"}}}, "schedulerName"),
     ("zero schedule period", {"scheduler": {"schedulePeriod": 0}}, "schedulePeriod"),
     ("negative replicas", {"binder": {"replicas": -1}}, "replicas"),
@@ -115,6 +125,12 @@ def test_bad_values_are_rejected_naming_the_key(
 def test_lint_rejects_bad_values_too(helm: Helm) -> None:
     with pytest.raises(HelmError):
         helm.lint({"mode": "some"})
+
+
+@pytest.mark.parametrize("grace", ["-1s", "0s", -1, 0])
+def test_staleness_grace_may_be_zero_or_negative(helm: Helm, grace: object) -> None:
+    """Zero evicts a stale gang at once, negative never (docs/configuration.md)."""
+    helm.template({"scheduler": {"config": {"defaultStalenessGracePeriod": grace}}})
 
 
 def test_good_alternatives_are_accepted(helm: Helm) -> None:

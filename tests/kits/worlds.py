@@ -442,7 +442,10 @@ def run_objects(
 ) -> CycleResult:
     """One cycle over the objects, as ``podmuster schedule`` would run it."""
     built = build_snapshot(
-        sourced(objects), scheduler_name=config.scheduler_name, now=NOW.timestamp()
+        sourced(objects),
+        scheduler_name=config.scheduler_name,
+        now=NOW.timestamp(),
+        stuck_after=config.stuck_in_releasing_s,
     )
     return run_cycle(built.snapshot, config, explain=explain)
 

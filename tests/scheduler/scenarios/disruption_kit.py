@@ -107,8 +107,9 @@ class Disruption:
 
 def run(case: Disruption) -> CycleResult:
     now = NOW.timestamp() + case.at
-    snapshot = build_snapshot(sourced(case.objects), now=now).snapshot
-    return run_cycle(snapshot, case.config(), explain=True)
+    config = case.config()
+    built = build_snapshot(sourced(case.objects), now=now, stuck_after=config.stuck_in_releasing_s)
+    return run_cycle(built.snapshot, config, explain=True)
 
 
 def _short(key: str) -> str:
