@@ -21,8 +21,9 @@ from crds.meta import rfc3339
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
+from scheduler.actions.signatures import FailedJobs, exact, signature
 from scheduler.actions.solver import solve
-from scheduler.actions.victims import is_disruptable, reverse_job_order
+from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
@@ -32,16 +33,6 @@ from scheduler.framework.topology_placement import place_tasks
 
 NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
 FITS_AS_IS = "fits without moving anyone; allocate places it"
-
-
-def signature(job: PodGroupInfo, tasks: list[PodInfo]) -> tuple[object, ...]:
-    """What makes two jobs equally hard to place: their tasks' constraints and requests.
-
-    A job whose signature already failed in an action (in the same scope) is
-    skipped: the same search would fail again (KAI's scheduling signatures,
-    here by exact equality, resources included).
-    """
-    return tuple(sorted((repr(t.constraint_key), t.request.tobytes()) for t in tasks))
 
 
 def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
@@ -90,27 +81,30 @@ def _refuse(session: Session, job: PodGroupInfo, reason: str) -> None:
 def _try(
     session: Session,
     job: PodGroupInfo,
+    tasks: list[PodInfo],
     key: tuple[object, ...],
-    failed: dict[tuple[object, ...], str],
+    failed: FailedJobs,
     action: str,
-    victims: Iterable[PodGroupInfo],
+    victims: Iterable[tuple[PodGroupInfo, list[PodInfo]]],
     *,
     must_replace_all: bool = False,
     max_chunks: int | None = None,
 ) -> bool:
-    """Solve for ``job`` unless an equally hard job failed already; a failure becomes a reason.
+    """Solve for ``job`` unless a no harder job failed already; a failure becomes a reason.
 
     True when a scenario was committed."""
     session.considered.add(job.key)
-    if key in failed:
-        session.add_reason(job, failed[key])
+    skip = failed.skip_reason(key, tasks)
+    if skip is not None:
+        session.add_reason(job, skip)
         return False
     problem = solve(
         session, job, victims, action, must_replace_all=must_replace_all, max_chunks=max_chunks
     )
     if problem is not None:
-        failed[key] = f"{action}: {problem}"
-        session.add_reason(job, failed[key])
+        reason = f"{action}: {problem}"
+        failed.record(key, tasks, reason)
+        session.add_reason(job, reason)
         return False
     return True
 
@@ -139,7 +133,7 @@ class PreemptAction:
     name = "preempt"
 
     def execute(self, session: Session) -> None:
-        failed: dict[tuple[object, ...], str] = {}
+        failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
@@ -170,7 +164,8 @@ class PreemptAction:
                 )
                 continue
             key = (job.queue, signature(job, tasks))
-            _try(session, job, key, failed, self.name, reverse_job_order(session, victims))
+            chunks = victim_chunks(session, {job.queue: reverse_job_order(session, victims)})
+            _try(session, job, tasks, key, failed, self.name, chunks)
 
 
 class ReclaimAction:
@@ -179,7 +174,7 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
-        failed: dict[tuple[object, ...], str] = {}
+        failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
@@ -192,8 +187,9 @@ class ReclaimAction:
                 _refuse(session, job, f"{self.name}: {gate}")
                 continue
             key = (job.queue, signature(job, tasks))
-            if key in failed:
-                _refuse(session, job, failed[key])
+            skip = failed.skip_reason(key, tasks)
+            if skip is not None:
+                _refuse(session, job, skip)
                 continue
             by_queue: dict[str, list[PodGroupInfo]] = {}
             for queue_name, jobs in candidates.items():
@@ -218,7 +214,7 @@ class ReclaimAction:
                 )
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
-            _try(session, job, key, failed, self.name, session.victim_order(ordered))
+            _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))
 
 
 class ConsolidationAction:
@@ -232,9 +228,9 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
-        failed: dict[tuple[object, ...], str] = {}
+        failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
-        ordered = reverse_job_order(session, [j for jobs in candidates.values() for j in jobs])
+        ordered = {name: reverse_job_order(session, jobs) for name, jobs in candidates.items()}
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
@@ -248,25 +244,30 @@ class ConsolidationAction:
                 # moving pods frees nothing: the room must already exist, only scattered
                 continue
             key = signature(job, tasks)
-            if key not in fits:  # equal jobs fit equally until a commit changes the cluster
-                fits[key] = _fits_as_is(session, job, tasks)
-            if fits[key] and not session.job_capacity_problem(job, tasks):
+            same = exact(job, tasks)
+            if same not in fits:  # equal jobs fit equally until a commit changes the cluster
+                fits[same] = _fits_as_is(session, job, tasks)
+            if fits[same] and not session.job_capacity_problem(job, tasks):
                 # nothing to defragment: allocate binds it (earlier in the same cycle), and
                 # pipelining it here would only hold it back behind no victim at all
                 session.add_reason(job, f"{self.name}: {FITS_AS_IS}")
                 continue
-            victims = (
-                other
-                for other in ordered
-                if other.key != job.key and is_disruptable(other) and not _moved(other)
-            )
+            victims = {
+                name: (
+                    other
+                    for other in jobs
+                    if other.key != job.key and is_disruptable(other) and not _moved(other)
+                )
+                for name, jobs in ordered.items()
+            }
             if _try(
                 session,
                 job,
+                tasks,
                 key,
                 failed,
                 self.name,
-                victims,
+                victim_chunks(session, victims),
                 must_replace_all=True,
                 max_chunks=max_chunks,
             ):

@@ -26,7 +26,6 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from scheduler.actions.victims import iter_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo
 from scheduler.api.resources import GPU, GPU_UNIT, Vector
@@ -85,6 +84,33 @@ def _replace(
             statement.rollback(token)
             return False
         statement.pipeline(pod, placement.node)
+    return True
+
+
+def _stay_home(
+    session: Session,
+    statement: Statement,
+    chunks: list[tuple[PodGroupInfo, list[PodInfo]]],
+    homes: list[list[int]],
+) -> bool:
+    """Keep one victim job's chunks where they run, all or none (rolled back if not all fit)."""
+    token = statement.checkpoint()
+    for (victim, chunk), home in zip(chunks, homes, strict=True):
+        if session.job_capacity_problem(victim, chunk) or not _pipeline_home(
+            session, statement, chunk, home
+        ):
+            statement.rollback(token)
+            return False
+    return True
+
+
+def _pipeline_home(
+    session: Session, statement: Statement, chunk: list[PodInfo], home: list[int]
+) -> bool:
+    for pod, node in zip(chunk, home, strict=True):
+        if node < 0 or not _fits_on(session, pod, node):
+            return False
+        statement.pipeline(pod, node)
     return True
 
 
@@ -148,8 +174,16 @@ def _simulate(
     for index, (victim, _) in enumerate(recorded):
         by_job.setdefault(victim.key, []).append(index)
     victims: list[tuple[PodGroupInfo, list[PodInfo]]] = []
-    for indexes in by_job.values():
-        outcome = _replace_job(
+    # Jobs that can stay where they run, every chunk, stay first: a job moved
+    # elsewhere must not take the home of one that could have stayed.
+    outcomes: dict[str, list[bool]] = {}
+    for key, indexes in by_job.items():
+        if _stay_home(
+            session, statement, [recorded[i] for i in indexes], [homes[i] for i in indexes]
+        ):
+            outcomes[key] = [True] * len(indexes)
+    for key, indexes in by_job.items():
+        outcome = outcomes.get(key) or _replace_job(
             session, statement, [recorded[i] for i in indexes], [homes[i] for i in indexes], active
         )
         for (victim, chunk), home, moved in zip(
@@ -170,7 +204,7 @@ def _simulate(
 def solve(
     session: Session,
     job: PodGroupInfo,
-    candidates: Iterable[PodGroupInfo],
+    chunks: Iterable[tuple[PodGroupInfo, list[PodInfo]]],
     action: str,
     *,
     must_replace_all: bool = False,
@@ -205,52 +239,45 @@ def solve(
     per_task_gpu = gpu_sizes.pop() if len(gpu_sizes) == 1 else 0
     node_gpus = np.maximum(nodes.free[GPU], 0).astype(np.int64)
     seen: set[frozenset[int]] = set()
-    for candidate in candidates:
-        for chunk in iter_chunks(session, candidate):
-            if max_chunks is not None and tried >= max_chunks:
-                statement.discard()
-                return f"{last_problem} (stopped after {max_chunks} victim chunks)"
-            stop = clock.exceeded()
-            if stop:
-                statement.discard()
-                return f"{last_problem} ({stop})"
-            tried += 1
-            recorded.append(chunk)
-            for pod in chunk[1]:
-                frees = _frees(pod)
-                available = available + frees
-                if pod.node >= 0:
-                    node_gpus[pod.node] += frees[GPU]
-            if (available < need).any():
+    for chunk in chunks:
+        if max_chunks is not None and tried >= max_chunks:
+            statement.discard()
+            return f"{last_problem} (stopped after {max_chunks} victim chunks)"
+        stop = clock.exceeded()
+        if stop:
+            statement.discard()
+            return f"{last_problem} ({stop})"
+        tried += 1
+        recorded.append(chunk)
+        for pod in chunk[1]:
+            frees = _frees(pod)
+            available = available + frees
+            if pod.node >= 0:
+                node_gpus[pod.node] += frees[GPU]
+        if (available < need).any():
+            continue
+        if per_task_gpu > 0 and int((node_gpus // per_task_gpu).sum()) < len(tasks):
+            continue
+        for subset in node_subsets(session, tasks, recorded):
+            if subset in seen:
                 continue
-            if per_task_gpu > 0 and int((node_gpus // per_task_gpu).sum()) < len(tasks):
-                continue
-            for subset in node_subsets(session, tasks, recorded):
-                if subset in seen:
-                    continue
-                seen.add(subset)
-                if session.simulation_budget.get(action, 0) <= 0:
-                    statement.discard()
-                    return f"{last_problem} (simulation budget of this cycle used up)"
-                session.simulation_budget[action] = session.simulation_budget.get(action, 0) - 1
-                victims = [c for i, c in enumerate(recorded) if i in subset]
-                token = statement.checkpoint()
-                scenario = _simulate(
-                    session, statement, job, tasks, victims, action, must_replace_all
-                )
-                if scenario is not None:
-                    problem = session.scenario_problem(scenario)
-                    moved = len(statement.kept_victims()) < sum(len(c) for _, c in victims)
-                    if (
-                        problem is None
-                        and moved
-                        and (scenario.victims or action == "consolidation")
-                    ):
-                        statement.commit()
-                        return None
-                    if problem:
-                        last_problem = problem
-                statement.rollback(token)
+            seen.add(subset)
+            if session.simulation_budget.get(action, 0) <= 0:
+                statement.discard()
+                return f"{last_problem} (simulation budget of this cycle used up)"
+            session.simulation_budget[action] = session.simulation_budget.get(action, 0) - 1
+            victims = [c for i, c in enumerate(recorded) if i in subset]
+            token = statement.checkpoint()
+            scenario = _simulate(session, statement, job, tasks, victims, action, must_replace_all)
+            if scenario is not None:
+                problem = session.scenario_problem(scenario)
+                moved = len(statement.kept_victims()) < sum(len(c) for _, c in victims)
+                if problem is None and moved and (scenario.victims or action == "consolidation"):
+                    statement.commit()
+                    return None
+                if problem:
+                    last_problem = problem
+            statement.rollback(token)
     statement.discard()
     return last_problem
 

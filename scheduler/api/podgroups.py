@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, ALIVE, PodInfo, PodStatus
 from scheduler.api.topology import TopologyTree
@@ -157,7 +158,7 @@ class PodGroupInfo:
 
         ``remaining`` holds each pod set's active pods, the one to go first last;
         it is emptied as chunks are taken. A chunk is one pod (from the pod set
-        furthest above its ``min_available``, then by name) while some pod can go
+        ranked first by :func:`_surplus_rank`, then by name) while some pod can go
         alone; then a whole optional member (a subgroup ``minSubGroup`` does not
         need, smallest first); then all the rest together: a gang never runs partly.
         """
@@ -166,7 +167,7 @@ class PodGroupInfo:
         while True:
             counts = {name: len(pods) for name, pods in remaining.items()}
             alone = [
-                (count - by_name[name].min_available, name)
+                (_surplus_rank(count, by_name[name].min_available), name)
                 for name, count in counts.items()
                 if count and self.counts_meet({**counts, name: count - 1})
             ]
@@ -210,6 +211,17 @@ class PodGroupInfo:
         walk(self.root())
         units.pop()  # the root itself is not a member
         return units
+
+
+def _surplus_rank(count: int, min_available: int) -> tuple[int, Fraction]:
+    """Which pod set gives a surplus pod first, highest first: KAI's subgroup order inverted.
+
+    An optional pod set (minimum 0) before a required one, the one with more
+    pods first; among required ones the highest ratio of pods to minimum.
+    """
+    if min_available <= 0:
+        return (1, Fraction(count))
+    return (0, Fraction(count, min_available))
 
 
 def meets(

@@ -39,6 +39,9 @@ Extension points and their combine rules:
   per queue, job-level rules once per job).
 - scenario_validator (scenario) -> reason or None: all must accept; the first
   refusal is reported.
+- victim_order () -> a ranker: one registration (the last wins); which leaf
+  queue gives the next victim chunk, told each chunk taken. Without one the
+  leaves are taken in name order.
 - reclaim_gate (job, tasks) -> reason or None: all must allow (KAI uses only
   the first registered; here every registration counts, and says so).
 - allocate / deallocate events (pod) -> None: all called in registration
@@ -51,9 +54,9 @@ whole-node arrays so a plugin costs one vectorised expression per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -119,8 +122,23 @@ VictimQueueFilterFn = Callable[[str, PodGroupInfo, str], bool]
 VictimFilterFn = Callable[[str, PodGroupInfo, PodGroupInfo], bool]
 # (scenario) -> reason it is invalid, or None
 ScenarioValidatorFn = Callable[[Scenario], str | None]
-# victim jobs grouped by leaf queue -> victims, worst-served queue first, re-ranked as they go
-VictimOrderFn = Callable[[dict[str, list[PodGroupInfo]]], Iterator[PodGroupInfo]]
+
+
+class VictimRanker(Protocol):
+    """Which leaf queue gives the next victim chunk (KAI's victim queue order, per solve).
+
+    ``pick`` gets each leaf that still has candidates with the pods its next
+    victim job still runs; ``took`` is told each chunk taken, so the ranking
+    can count what has gone already.
+    """
+
+    def pick(self, heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]]) -> str: ...
+
+    def took(self, leaf: str, pods: Sequence[PodInfo]) -> None: ...
+
+
+# () -> a fresh ranker for one preemptor's victims
+VictimOrderFn = Callable[[], VictimRanker]
 # (job, tasks) -> reason the job may not reclaim, or None
 ReclaimGateFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 

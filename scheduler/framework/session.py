@@ -9,8 +9,8 @@ one vectorised fit test per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -150,11 +150,11 @@ class Session:
     def set_victim_order(self, fn: ep.VictimOrderFn) -> None:
         self.victim_order_fn = fn
 
-    def victim_order(self, by_queue: dict[str, list[PodGroupInfo]]) -> Iterator[PodGroupInfo]:
-        """Victims across queues (each list already in reverse job order)."""
+    def victim_ranker(self) -> ep.VictimRanker:
+        """A fresh ranking of the victim leaf queues for one solve (default: name order)."""
         if self.victim_order_fn is not None:
-            return self.victim_order_fn(by_queue)
-        return (job for name in sorted(by_queue) for job in by_queue[name])
+            return self.victim_order_fn()
+        return _ByName()
 
     def add_victim_queue_filter(self, fn: ep.VictimQueueFilterFn) -> None:
         self.victim_queue_filters.append(fn)
@@ -210,6 +210,23 @@ class Session:
         key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
         self._job_keys[job.key] = (statuses, key)
         return key
+
+    def partial_job_key(
+        self, job: PodGroupInfo, active: Mapping[str, list[PodInfo]]
+    ) -> tuple[Any, ...]:
+        """The job order key of ``job`` as if only the ``active`` pods (by pod set) were active.
+
+        A victim job that has given up some pods is ranked again on what it
+        still runs (KAI re-queues the rest of the job); not memoised.
+        """
+        rest = replace(
+            job,
+            pod_sets=[
+                PodSetInfo(ps.name, ps.min_available, list(active.get(ps.name, ())))
+                for ps in job.pod_sets
+            ],
+        )
+        return ep.combined_key(self.job_order_fns, rest, (job.creation, job.uid))
 
     def pods_in_task_order(self, pod_set: PodSetInfo) -> list[PodInfo]:
         """The pod set's pods sorted by task order, once per session (labels do not change)."""
@@ -479,3 +496,13 @@ class Session:
 
 
 PluginFactory = Callable[[SchedulerConfig], Any]
+
+
+class _ByName:
+    """The victim leaf ranking without a plugin: leaf queues in name order."""
+
+    def pick(self, heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]]) -> str:
+        return min(heads)
+
+    def took(self, leaf: str, pods: Sequence[PodInfo]) -> None:
+        return None

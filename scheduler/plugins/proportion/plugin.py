@@ -10,13 +10,13 @@ during the session's simulations.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import ACTIVE_ALLOCATED, COUNTS_TO_QUEUE, PodInfo, PodStatus
+from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED, QueueVector
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
@@ -225,52 +225,59 @@ class ProportionPlugin:
                 return None
             return reclaimable.validate(states, start, tree, scenario, multiplier)
 
-        def victim_order(by_queue: dict[str, list[PodGroupInfo]]) -> Iterator[PodGroupInfo]:
+        class VictimRanker:
             """KAI's victim queue order: the queue order inverted, applied level by level
             from the top (the most over-served department first, then its most
-            over-served child, down to a leaf), with the victims already taken from a
-            queue's subtree plus its next one subtracted from its allocation (rule 5)."""
-            remaining = {name: list(jobs) for name, jobs in by_queue.items() if jobs}
-            taken: dict[str, list[float]] = {}
-            amounts: dict[str, list[float]] = {}
+            over-served child, down to a leaf). Rules 1-4 and 6 read the queues as
+            they are; rule 5's dominant share subtracts the chunks already taken from
+            the queue's subtree plus the leaf's next victim job."""
 
-            def amount(job: PodGroupInfo) -> list[float]:
-                cached = amounts.get(job.key)
+            def __init__(self) -> None:
+                self.taken: dict[str, list[float]] = {}
+                self.amounts: dict[tuple[str, int], list[float]] = {}
+
+            def amount(self, job: PodGroupInfo, pods: Sequence[PodInfo]) -> list[float]:
+                cached = self.amounts.get((job.key, len(pods)))
                 if cached is None:
-                    cached = amounts[job.key] = active_request(job)
+                    cached = self.amounts[(job.key, len(pods))] = tasks_request(pods)
                 return cached
 
-            def worst_leaf(names: list[str], live: set[str]) -> str:
+            def pick(self, heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]]) -> str:
+                live = {q for leaf in heads for q in paths[leaf]}
+                return self.worst_leaf([r for r in tree.roots if r in live], live, heads)
+
+            def worst_leaf(
+                self,
+                names: list[str],
+                live: set[str],
+                heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]],
+            ) -> str:
                 best: tuple[tuple[Any, ...], str] | None = None
                 for name in names:
-                    if name in remaining:
+                    if name in heads:
                         leaf = name
                     else:
                         children = [c for c in tree.queues[name].children if c in live]
-                        leaf = worst_leaf(children, live)
-                    nxt = amount(remaining[leaf][0])
-                    gone = taken.get(name, no_job)
+                        leaf = self.worst_leaf(children, live, heads)
+                    nxt = self.amount(*heads[leaf])
+                    gone = self.taken.get(name, no_job)
                     minus = [-(gone[r] + nxt[r]) for r in range(3)]
-                    key = queue_order.order_key(states[name], minus, total)
-                    ranked = (*key, states[name].info.creation, name)
+                    # as KAI: only the dominant share (rule 5) counts the victims
+                    plain = queue_order.order_key(states[name], no_job, total)
+                    share = queue_order.order_key(states[name], minus, total)[4]
+                    ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
                     if best is None or ranked > best[0]:
                         best = (ranked, leaf)
                 assert best is not None
                 return best[1]
 
-            while remaining:
-                live = {q for leaf in remaining for q in paths[leaf]}
-                leaf = worst_leaf([r for r in tree.roots if r in live], live)
-                job = remaining[leaf].pop(0)
-                if not remaining[leaf]:
-                    del remaining[leaf]
-                freed = amount(job)
+            def took(self, leaf: str, pods: Sequence[PodInfo]) -> None:
+                freed = tasks_request(pods)
                 for name in paths[leaf]:
-                    gone = taken.get(name, no_job)
-                    taken[name] = [gone[r] + freed[r] for r in range(3)]
-                yield job
+                    gone = self.taken.get(name, no_job)
+                    self.taken[name] = [gone[r] + freed[r] for r in range(3)]
 
-        session.set_victim_order(victim_order)
+        session.set_victim_order(VictimRanker)
 
         def reclaim_gate(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
             """KAI's CanReclaimResources, asked once per reclaimer right before its solve.
@@ -298,11 +305,6 @@ class ProportionPlugin:
         session.set_best_queue(best)
         session.add_job_capacity_check(capacity)
         session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
-
-
-def active_request(job: PodGroupInfo) -> list[float]:
-    """GPU, CPU and memory of a job's active-allocated pods (what evicting it would free)."""
-    return tasks_request([pod for pod in job.iter_pods() if pod.status in ACTIVE_ALLOCATED])
 
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:

@@ -10,9 +10,9 @@ the stamp is removed when the gang recovers. Stale-gang eviction applies to
 non-preemptible gangs too (it is not a disruption for someone else's sake).
 
 Elastic victims (more pods than the minimum) shed one surplus pod at a time,
-last in task order, from the pod set furthest above its minimum, before the
-core gang goes whole; in victim order, above-minimum jobs come before jobs at
-their minimum.
+last in task order, from the pod set KAI's subgroup order puts last (§5.2),
+before the core gang goes whole; in victim order, above-minimum jobs come
+before jobs at their minimum.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ ELASTIC = [
         evicted=["e-0", "e-1", "e-2"],
         pipelined={"b-0": "n0"},
     ),
-    # The surplus pod comes from the pod set furthest above its minimum (w: 3 of 1).
+    # The surplus pod comes from the pod set with the highest ratio to its minimum (w: 3 of 1).
     Disruption(
         "surplus-from-pod-set-furthest-above-minimum",
         [
