@@ -1,0 +1,752 @@
+"""KAI v0.17 allocate tests (``pkg/scheduler/actions/allocate``) as podmuster scenario rows.
+
+Sources: ``allocate_test.go``, ``allocateGang_test.go``, ``allocateElastic_test.go`` and
+``allocate_stuck_in_releasing_test.go``. Each row names its KAI test and the rule of
+docs/semantics.md (§5.1 order, §5.2 allocate, §5.4 queue order, §5.6 placement) that
+gives the expectation. KAI's "Binding" is a bind here, "Pipelined" a pipelined pod,
+"Releasing" an eviction.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kai_rows import Disruption, check, department, gjob, grunning, leaf, row
+
+from crds.names import TASK_PRIORITY_LABEL
+from tests.kits.worlds import job, node, pod, pod_group
+from tests.scheduler.scenarios.disruption_kit import rfc3339, running
+
+A = ("allocate",)
+
+
+def releasing_since(
+    objects: list[dict[str, object]], seconds_ago: float
+) -> list[dict[str, object]]:
+    """``objects`` (a job of Releasing pods) with deletion ``seconds_ago`` before ``NOW``."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Pod":
+            meta = dict(obj["metadata"])  # type: ignore[arg-type]
+            meta["deletionTimestamp"] = rfc3339(seconds_ago)
+            obj = {**obj, "metadata": meta}
+        out.append(obj)
+    return out
+
+
+ROWS = [
+    row(
+        "1 job running on node0 from queue0, 3 pending jobs from queue1 and 1 pending job "
+        "from queue0 - allocate them according to their the queue shares",
+        "§5.4 queue order: starved queue first, then older queue on a tie (S1)",
+        Disruption(
+            "kai-allocate-by-queue-shares",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                leaf("queue1", gpu_quota=1),
+                node("node0", gpus=2),
+                node("node1", gpus=2),
+                grunning("running_job0", "queue0", "node0"),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue1", gpus=1),
+                gjob("pending_job2", "queue1", gpus=1),
+                gjob("pending_job3", "queue1", gpus=1),
+            ],
+            A,
+            binds={
+                "pending_job1-0": "node0",
+                "pending_job0-0": "node1",
+                "pending_job2-0": "node1",
+            },
+            pending=["pending_job3"],
+        ),
+    ),
+    row(
+        "1 job running on node0, 3 pending jobs - allocate them according to their order",
+        "§5.1 job order: older job first; each goes where it fits (4 GPUs only on node1)",
+        Disruption(
+            "kai-allocate-in-job-order",
+            [
+                department(),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=4),
+                node("node1", gpus=4),
+                grunning("running_job0", "queue1", "node0", gpus=2),
+                gjob("pending_job0", "queue1", gpus=4),
+                gjob("pending_job1", "queue1", gpus=2),
+                gjob("pending_job2", "queue1", gpus=2),
+            ],
+            A,
+            binds={"pending_job0-0": "node1", "pending_job1-0": "node0"},
+            pending=["pending_job2"],
+        ),
+    ),
+    row(
+        "1 job running on node0, 3 pending jobs - only build job should be allocated",
+        "§5.1 higher priority first: the build job (0+2 <= deserved 2) takes the 2 free GPUs",
+        Disruption(
+            "kai-allocate-build-first",
+            [
+                department(),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=4),
+                grunning("running_job0", "queue1", "node0", gpus=2),
+                gjob("pending_job0", "queue1", gpus=4),
+                gjob("pending_job1", "queue1", gpus=2),
+                gjob("pending_job2", "queue1", gpus=2, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job2-0": "node0"},
+            pending=["pending_job0", "pending_job1"],
+        ),
+    ),
+    row(
+        "1 job running on node0, 3 pending jobs, not enough deserved GPUs for build job - "
+        "allocate train job",
+        "§5.2 NonPreemptibleOverQuota: build job 0+2 > deserved 1 waits; train job may exceed",
+        Disruption(
+            "kai-allocate-build-over-deserved-waits",
+            [
+                department(),
+                leaf("queue1", gpu_quota=1),
+                node("node0", gpus=4),
+                grunning("running_job0", "queue1", "node0", gpus=2),
+                gjob("pending_job0", "queue1", gpus=4),
+                gjob("pending_job1", "queue1", gpus=2),
+                gjob("pending_job2", "queue1", gpus=2, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0", "pending_job2"],
+        ),
+    ),
+    row(
+        "1 build job running on 2 GPU, assign pending jobs of best effort",
+        "§5.2 a pod asking for nothing fits a node whose GPUs are all used",
+        Disruption(
+            "kai-allocate-best-effort-on-full-node",
+            [
+                department(),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=2),
+                grunning("running_job0", "queue1", "node0", gpus=2, priority_class="build"),
+                gjob("pending_job0", "queue1"),
+                gjob("pending_job1", "queue1"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job1-0": "node0"},
+        ),
+    ),
+    row(
+        "Both queues have deserved of 2, overall 4 gpus, queue0 will pass the deserved if its "
+        "pending jobs will be allocated - allocate a job from queue1",
+        "§5.4 rule 2: queue1 (1+1 <= 2) is starved, queue0 (1+2 > 2) is not; 1 GPU is left",
+        Disruption(
+            "kai-allocate-starved-queue-first",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=4),
+                grunning("running_job0", "queue0", "node0"),
+                grunning("running_job1", "queue1", "node0"),
+                gjob("pending_job0", "queue0", gpus=2),
+                gjob("pending_job1", "queue1", gpus=1),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "queue0 has deserved of 3, queue 1 has deserved of 2, they will both have a share of 1 "
+        "if allocated their task, yet for fair convergence - queue1 should allocate the task",
+        "§5.4 rules 5-6: equal dominant share with the job (1 and 1); without it 0 < 2/3",
+        Disruption(
+            "kai-allocate-lower-share-without-job",
+            [
+                department(),
+                leaf("queue0", gpu_quota=3),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=4),
+                grunning("running_job0", "queue0", "node0", gpus=2),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue1", gpus=2),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Both queues has the same share, give the one with smaller job - allocate jobs queue1",
+        "§5.4 rule 7: shares tie (1 with, 1/2 without the job); queue1's smaller share wins",
+        Disruption(
+            "kai-allocate-smaller-allocatable-share",
+            [
+                department(),
+                leaf("queue0", gpu_quota=4),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=5),
+                grunning("running_job0", "queue0", "node0", gpus=2),
+                grunning("running_job1", "queue1", "node0"),
+                gjob("pending_job0", "queue0", gpus=2),
+                gjob("pending_job1", "queue1", gpus=1),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Both queues has exactly the same share - give priority to the created 1st (queue0)",
+        "§5.4 rule 8: every rule ties, the older queue0 takes the last GPU",
+        Disruption(
+            "kai-allocate-older-queue-on-tie",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                leaf("queue1", gpu_quota=2),
+                node("node0", gpus=5),
+                grunning("running_job0", "queue0", "node0", gpus=2),
+                grunning("running_job1", "queue1", "node0", gpus=2),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue1", gpus=1),
+            ],
+            A,
+            binds={"pending_job0-0": "node0"},
+            pending=["pending_job1"],
+        ),
+    ),
+    row(
+        "queue0 has no deserved GPUs, queue1 has deserved - allocate jobs queue1",
+        "§5.4 rules 2 and 4: queue1 is starved, queue0 has allocatableShare 0 and goes last",
+        Disruption(
+            "kai-allocate-deserved-queue-first",
+            [
+                department(),
+                leaf("queue0"),
+                leaf("queue1", gpu_quota=1),
+                node("node0", gpus=1),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue1", gpus=1),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "No jobs",
+        "an empty cycle decides nothing",
+        Disruption(
+            "kai-allocate-no-jobs", [department(), leaf("queue0"), node("node0", gpus=1)], A
+        ),
+    ),
+    row(
+        "No nodes",
+        "§5.2 a job that fits no node stays pending",
+        Disruption(
+            "kai-allocate-no-nodes",
+            [
+                department(),
+                leaf("queue0"),
+                leaf("queue1", gpu_quota=1),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue1", gpus=1),
+            ],
+            A,
+            pending=["pending_job0", "pending_job1"],
+        ),
+    ),
+    row(
+        "2 running jobs and 1 pending, allocate preemptible interactive with over quota",
+        "§5.2 fair share does not cap allocation: a preemptible (75) job goes over deserved",
+        Disruption(
+            "kai-allocate-preemptible-over-quota",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=5),
+                grunning("running_job0", "queue0", "node0", gpus=2),
+                grunning(
+                    "running_job1", "queue0", "node0", gpus=2, priority_class="build-preemptible"
+                ),
+                gjob("pending_job0", "queue0", gpus=1, priority_class="build-preemptible"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "1 running jobs and 1 build pending, allocate build interactive with over quota",
+        "§5.2 NonPreemptibleOverQuota counts only non-preemptible allocation (0+2 <= 2)",
+        Disruption(
+            "kai-allocate-build-beside-preemptible",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=5),
+                grunning(
+                    "running_job0", "queue0", "node0", gpus=2, priority_class="build-preemptible"
+                ),
+                gjob("pending_job0", "queue0", gpus=2, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Allocate task according to nodepack - to the node with the least free GPUs",
+        "§5.6 binpack: the fuller node scores 9",
+        Disruption(
+            "kai-allocate-binpack",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=2),
+                node("node1", gpus=2),
+                grunning("running_job0", "queue0", "node1"),
+                gjob("pending_job0", "queue0", gpus=1),
+            ],
+            A,
+            binds={"pending_job0-0": "node1"},
+        ),
+    ),
+    row(
+        "Allocate task according to nodespread - to the node with the most free GPUs",
+        "§5.6 spread: free/capacity, the emptier node wins",
+        Disruption(
+            "kai-allocate-spread",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=2),
+                node("node1", gpus=2),
+                grunning("running_job0", "queue0", "node1"),
+                gjob("pending_job0", "queue0", gpus=1),
+            ],
+            A,
+            binds={"pending_job0-0": "node0"},
+            settings={"gpu_placement": "spread", "cpu_placement": "spread"},
+        ),
+    ),
+    row(
+        "Allocate inference before build",
+        "§5.1 higher PodGroup priority first: inference (125) before build (100)",
+        Disruption(
+            "kai-allocate-inference-before-build",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                gjob("pending_job0", "queue0", gpus=1, priority_class="build"),
+                gjob("pending_job1", "queue0", gpus=1, priority_class="inference"),
+                gjob("pending_job2", "queue0", gpus=1, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0", "pending_job2"],
+        ),
+    ),
+    row(
+        "Allocate inference before train",
+        "§5.1 higher PodGroup priority first: inference (125) before train (50)",
+        Disruption(
+            "kai-allocate-inference-before-train",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                gjob("pending_job0", "queue0", gpus=1),
+                gjob("pending_job1", "queue0", gpus=1, priority_class="inference"),
+                gjob("pending_job2", "queue0", gpus=1),
+            ],
+            A,
+            binds={"pending_job1-0": "node0"},
+            pending=["pending_job0", "pending_job2"],
+        ),
+    ),
+    row(
+        "Attempt to allocate inference over quota",
+        "§5.2 NonPreemptibleOverQuota: an inference job 0+1 > deserved 0 waits",
+        Disruption(
+            "kai-allocate-inference-over-quota",
+            [
+                department(),
+                leaf("queue0"),
+                leaf("queue1", gpu_quota=1),
+                node("node0", gpus=1),
+                gjob("pending_job0", "queue0", gpus=1, priority_class="inference"),
+            ],
+            A,
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "DRF - over quota",
+        "§5.4 dominant-resource order interleaves the queues so all six main jobs fit",
+        Disruption(
+            "kai-allocate-drf-over-quota",
+            [
+                department(),
+                leaf("queue0", cpu_quota=1500, memory_quota=1500),
+                leaf("queue1", cpu_quota=1500, memory_quota=1500),
+                node("node0", cpu="3", memory="30G"),
+                *[job(f"pending_job{i}", "queue0", cpu="900m", memory="1G") for i in range(3)],
+                job("oq_job0", "queue0", cpu="100m", memory="1G"),
+                *[job(f"pending_job{i}", "queue1", cpu="100m", memory="9G") for i in (3, 4, 5)],
+                job("oq_job1", "queue1", cpu="100m", memory="1G"),
+            ],
+            A,
+            binds={f"pending_job{i}-0": "node0" for i in range(6)},
+            pending=["oq_job0", "oq_job1"],
+        ),
+    ),
+    row(
+        "DRF - order",
+        "§5.4 rule 5: queue1's dominant share with its job (1) is below queue0's (1700/1500)",
+        Disruption(
+            "kai-allocate-drf-order",
+            [
+                department(),
+                leaf("queue0", cpu_quota=1500, memory_quota=1500),
+                leaf("queue1", cpu_quota=1500, memory_quota=1500),
+                node("node0", cpu="3", memory="30G"),
+                running("running_job_a_0", "queue0", "node0", gpus=0, cpu="1", memory="1G"),
+                job("pending_job_a_0", "queue0", cpu="700m", memory="1G"),
+                running("running_job_b_0", "queue1", "node0", gpus=0, cpu="800m", memory="9G"),
+                job("pending_job_b_0", "queue1", cpu="700m", memory="1G"),
+            ],
+            A,
+            binds={"pending_job_b_0-0": "node0"},
+            pending=["pending_job_a_0"],
+        ),
+    ),
+]
+
+GANG = [
+    row(
+        "Allocate train gang job",
+        "§5.2 gang: both pods fit one node; a preemptible gang may exceed deserved 1",
+        Disruption(
+            "kai-gang-train",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                gjob("pending_job0", "queue0", 2, gpus=1),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate build gang job",
+        "§5.2 non-preemptible gang within deserved (0+2 <= 2) binds whole",
+        Disruption(
+            "kai-gang-build",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=2),
+                gjob("pending_job0", "queue0", 2, gpus=1, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate build gang job on 2 nodes",
+        "§5.2 a gang may span nodes; §5.6 ties go to the lowest node name",
+        Disruption(
+            "kai-gang-build-two-nodes",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=1),
+                node("node1", gpus=1),
+                gjob("pending_job0", "queue0", 2, gpus=1, priority_class="build"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node1"},
+        ),
+    ),
+    row(
+        "Don't allocate gang job if not all tasks are allocatable",
+        "§5.2 gang: one of two 2-GPU pods fits, so neither is placed",
+        Disruption(
+            "kai-gang-not-all-fit",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                node("node0", gpus=2),
+                gjob("pending_job0", "queue0", 2, gpus=2, priority_class="build"),
+            ],
+            A,
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Don't allocate gang interactive job if it will go over quota",
+        "§5.2 NonPreemptibleOverQuota counts the whole gang: 0+4 > deserved 3",
+        Disruption(
+            "kai-gang-build-over-deserved",
+            [
+                department(),
+                leaf("queue0", gpu_quota=3),
+                node("node0", gpus=10),
+                gjob("pending_job0", "queue0", 2, gpus=2, priority_class="build"),
+            ],
+            A,
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Pipeline if resource aren't currently allocatable",
+        "§5.2 a gang that fits only with releasing room counted is pipelined whole",
+        Disruption(
+            "kai-gang-pipelined-on-releasing",
+            [
+                department(),
+                leaf("queue0", gpu_quota=3),
+                node("node0", gpus=4),
+                gjob("running_job0", "queue0", gpus=1, states=["Releasing"], nodes=["node0"]),
+                gjob("pending_job0", "queue0", 2, gpus=2),
+            ],
+            A,
+            pipelined={"pending_job0-0": "node0", "pending_job0-1": "node0"},
+        ),
+    ),
+]
+
+
+def elastic(name: str, tasks: int, states: list[str] | None = None, **args: object) -> list:
+    """KAI's ``DefaultSubGroup(1)`` job: ``tasks`` one-GPU pods, gang minimum 1."""
+    nodes = ["node0" if s == "Running" else None for s in states] if states else None
+    return gjob(name, "queue0", tasks, gpus=1, min_member=1, states=states, nodes=nodes, **args)
+
+
+def sub_pods(sub: str, names: list[int], running_count: int) -> list:
+    """Pods ``job0-<i>`` of subgroup ``sub``: the first ``running_count`` run on node0."""
+    return [
+        pod(
+            f"job0-{i}",
+            "job0",
+            gpus=1,
+            cpu=None,
+            memory=None,
+            sub_group=sub,
+            state="Running" if k < running_count else "Pending",
+            node="node0" if k < running_count else None,
+        )
+        for k, i in enumerate(names)
+    ]
+
+
+ELASTIC = [
+    row(
+        "Allocate elastic job - full allocate",
+        "§5.1 an elastic job gains its extras one at a time while room lasts",
+        Disruption(
+            "kai-elastic-full",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                elastic("pending_job0", 2),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate elastic job - partial allocate",
+        "§5.9 an elastic job starts with its minimum; the extra waits for room",
+        Disruption(
+            "kai-elastic-partial",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                elastic("pending_job0", 2),
+            ],
+            A,
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Allocate elastic job - partial allocate - with priority",
+        "§5.1 task order: higher kai.scheduler/task-priority goes first",
+        Disruption(
+            "kai-elastic-task-priority",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                pod_group("pending_job0", "queue0", min_member=1),
+                pod(
+                    "pending_job0-0",
+                    "pending_job0",
+                    gpus=1,
+                    cpu=None,
+                    memory=None,
+                    labels={TASK_PRIORITY_LABEL: "1"},
+                ),
+                pod(
+                    "pending_job0-1",
+                    "pending_job0",
+                    gpus=1,
+                    cpu=None,
+                    memory=None,
+                    labels={TASK_PRIORITY_LABEL: "2"},
+                ),
+            ],
+            A,
+            binds={"pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate elastic job - full allocate - partially running",
+        "§5.1 a job at its minimum with a pending extra is tried and grows",
+        Disruption(
+            "kai-elastic-grows",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                elastic("running_job0", 2, ["Running", "Pending"]),
+            ],
+            A,
+            binds={"running_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate elastic job - partial allocate - some pods already running",
+        "§5.1 growth stops when the node is full; the running pod keeps its place",
+        Disruption(
+            "kai-elastic-grows-partly",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                elastic("pending_job0", 3, ["Running", "Pending", "Pending"]),
+            ],
+            A,
+            binds={"pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate 2 elastic jobs - full and partial allocate",
+        "§5.1 elastic state then age: minimums first, then extras alternate, older first",
+        Disruption(
+            "kai-elastic-two-jobs-full-and-partial",
+            [
+                department(),
+                leaf("queue0", gpu_quota=5),
+                node("node0", gpus=5),
+                elastic("pending_job0", 3),
+                elastic("pending_job1", 3),
+            ],
+            A,
+            binds={
+                **{f"pending_job0-{i}": "node0" for i in range(3)},
+                **{f"pending_job1-{i}": "node0" for i in range(2)},
+            },
+        ),
+    ),
+    row(
+        "Allocate 2 elastic jobs - both partial allocate",
+        "§5.1 extras alternate between the jobs, the older one taking the odd fifth GPU",
+        Disruption(
+            "kai-elastic-two-jobs-partial",
+            [
+                department(),
+                leaf("queue0", gpu_quota=5),
+                node("node0", gpus=5),
+                elastic("pending_job0", 4),
+                elastic("pending_job1", 4),
+            ],
+            A,
+            binds={
+                **{f"pending_job0-{i}": "node0" for i in range(3)},
+                **{f"pending_job1-{i}": "node0" for i in range(2)},
+            },
+        ),
+    ),
+    row(
+        "Elastic allocation: satisfied PodSets in two-parent tree, lower-ratio group wins "
+        "consecutive extra slots",
+        "§5.1 member order: group-cd (2 of 2 needed) before group-ab (2 of 1) for both extras",
+        Disruption(
+            "kai-elastic-lower-ratio-subgroup-wins",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=7),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    min_member=None,
+                    sub_groups=[
+                        {"name": "group-ab", "minSubGroup": 1},
+                        {"name": "sub-a", "minMember": 1, "parent": "group-ab"},
+                        {"name": "sub-b", "minMember": 1, "parent": "group-ab"},
+                        {"name": "group-cd"},
+                        {"name": "sub-c", "minMember": 1, "parent": "group-cd"},
+                        {"name": "sub-d", "minMember": 1, "parent": "group-cd"},
+                    ],
+                ),
+                *sub_pods("sub-a", [0, 1, 2, 3], 2),
+                *sub_pods("sub-b", [4], 1),
+                *sub_pods("sub-c", [5, 6, 7], 1),
+                *sub_pods("sub-d", [8], 1),
+            ],
+            A,
+            binds={"job0-6": "node0", "job0-7": "node0"},
+        ),
+    ),
+]
+
+RELEASING = [
+    row(
+        "Releasing victim allows pipelining of pending pod",
+        "§5.2 a pod that fits only on a Releasing pod's room is pipelined",
+        Disruption(
+            "kai-releasing-room-pipelines",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                gjob("victim_job", "queue0", gpus=1, states=["Releasing"], nodes=["node0"]),
+                gjob("pending_job", "queue0", gpus=1),
+            ],
+            A,
+            pipelined={"pending_job-0": "node0"},
+        ),
+    ),
+    row(
+        "StuckInReleasing victim does not allow pipelining",
+        "KAI v0.17: a pod deleted more than 2 minutes ago offers no releasing room",
+        Disruption(
+            "kai-stuck-releasing-room-not-used",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1),
+                releasing_since(
+                    gjob("victim_job", "queue0", gpus=1, states=["Releasing"], nodes=["node0"]), 300
+                ),
+                gjob("pending_job", "queue0", gpus=1),
+            ],
+            A,
+            pending=["pending_job"],
+        ),
+        gap="issue 17 item 6: no pipelining onto a long-Releasing pod's room",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ROWS + GANG + ELASTIC + RELEASING)
+def test_kai_allocate(case: Disruption) -> None:
+    check(case)
