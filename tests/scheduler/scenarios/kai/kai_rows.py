@@ -13,12 +13,14 @@ for now (``gap``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from crds.gpusharing import FRACTION, GPU_GROUP_LABEL
 from tests.kits.worlds import job, queue
-from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, running
+from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339, running
 
 DEPARTMENT = "default"
 
@@ -33,9 +35,42 @@ def leaf(name: str, parent: str = DEPARTMENT, **quota: Any) -> Obj:
     return queue(name, parent, **{"cpu_weight": 1, "memory_weight": 1, **quota})
 
 
-def gjob(name: str, queue_name: str, tasks: int = 1, **args: Any) -> list[Obj]:
-    """A job whose pods ask for GPUs only unless ``cpu``/``memory`` are given."""
-    return job(name, queue_name, tasks, **{"cpu": None, "memory": None, **args})
+def gjob(
+    name: str,
+    queue_name: str,
+    tasks: int = 1,
+    *,
+    gpus: float = 0,
+    spec: Mapping[str, Any] | None = None,
+    age: float | None = None,
+    gpu_group: str | None = None,
+    **args: Any,
+) -> list[Obj]:
+    """A job whose pods ask for GPUs only unless ``cpu``/``memory`` are given.
+
+    A fractional ``gpus`` is asked for with the ``gpu-fraction`` annotation, and a
+    running fraction holds a device of its own (one shared group per job) unless
+    ``gpu_group`` names a group it shares with another job. ``spec``
+    adds PodGroup spec fields; ``age`` dates the PodGroup that many seconds before the
+    cycle (KAI's test jobs are minutes old, the kit's a day).
+    """
+    args = {"cpu": None, "memory": None, **args}
+    if gpus and gpus != int(gpus):
+        args["annotations"] = {**args.get("annotations", {}), FRACTION: f"{gpus:g}"}
+        if any(state != "Pending" for state in args.get("states") or ()):
+            args["labels"] = {
+                **args.get("labels", {}),
+                GPU_GROUP_LABEL: gpu_group or f"{name}-group",
+            }
+    else:
+        args["gpus"] = gpus
+    objects = job(name, queue_name, tasks, **args)
+    group = objects[0]
+    if spec:
+        group = {**group, "spec": {**group["spec"], **spec}}
+    if age is not None:
+        group = {**group, "metadata": {**group["metadata"], "creationTimestamp": rfc3339(age)}}
+    return [group, *objects[1:]]
 
 
 def grunning(name: str, queue_name: str, node: str | list[str], **args: Any) -> list[Obj]:
