@@ -23,6 +23,7 @@ from tests.kits.worlds import job, queue
 from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339, running
 
 DEPARTMENT = "default"
+DELAY_10M = {"preemptionDelay": "10m"}  # a PodGroup spec field KAI's tests use
 
 
 def department(name: str = DEPARTMENT, **quota: Any) -> Obj:
@@ -78,6 +79,14 @@ def grunning(name: str, queue_name: str, node: str | list[str], **args: Any) -> 
     return running(name, queue_name, node, **{"cpu": None, "memory": None, **args})
 
 
+def shared_gpu(portion: float, group: str | None = None) -> dict[str, Any]:
+    """``pod`` arguments asking for ``portion`` of a GPU, held in shared ``group`` if given."""
+    out: dict[str, Any] = {"annotations": {FRACTION: f"{portion:g}"}}
+    if group is not None:
+        out["labels"] = {GPU_GROUP_LABEL: group}
+    return out
+
+
 def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> Any:
     """One table row: the KAI test's name, the rule in one line, and the case.
 
@@ -90,4 +99,14 @@ def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> A
     return pytest.param(case, id=case.name, marks=marks)
 
 
-__all__ = ["Disruption", "check", "department", "gjob", "grunning", "leaf", "row"]
+__all__ = [
+    "DELAY_10M",
+    "Disruption",
+    "check",
+    "department",
+    "gjob",
+    "grunning",
+    "leaf",
+    "row",
+    "shared_gpu",
+]

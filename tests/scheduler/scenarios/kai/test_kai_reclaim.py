@@ -10,13 +10,12 @@ share, §5.5 victim validation, §5.7 minimum runtime) that gives the expectatio
 from __future__ import annotations
 
 import pytest
-from kai_rows import Disruption, check, department, gjob, leaf, row
+from kai_rows import DELAY_10M, Disruption, check, department, gjob, leaf, row
 
 from tests.kits.worlds import node, pod
 from tests.scheduler.scenarios.disruption_kit import priority_class
 
 ACT = ("reclaim",)
-DELAY_10M = {"preemptionDelay": "10m"}
 NOWHERE = {"unexisting-node-affinity": "true"}  # a label no node has
 
 ROWS = [
