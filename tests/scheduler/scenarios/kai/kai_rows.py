@@ -5,8 +5,8 @@ Why: the tables in this directory restate the scenarios of KAI v0.17's action te
 with KAI is pinned down by a fact taken from KAI and an expectation checked by hand from
 docs/semantics.md. KAI's test pictures differ from our kit's defaults in three ways,
 restated here once: every queue sits under a ``default`` department with unlimited
-deserved quota; CPU and memory have quota -1 and over-quota weight 1; a job asks for
-GPUs only (no CPU or memory) unless stated. ``row`` names the KAI test a case comes from
+deserved quota; CPU and memory have quota -1 and over-quota weight 1; KAI's jobs are
+minutes old where the kit's are a day. A pod asks for 1 CPU and 1G memory, as in both. ``row`` names the KAI test a case comes from
 and the rule it checks, and marks the rows where podmuster is known to decide otherwise
 for now (``gap``).
 """
@@ -20,7 +20,7 @@ import pytest
 
 from crds.gpusharing import FRACTION, GPU_GROUP_LABEL
 from tests.kits.worlds import job, queue
-from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339, running
+from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
 
 DEPARTMENT = "default"
 DELAY_10M = {"preemptionDelay": "10m"}  # a PodGroup spec field KAI's tests use
@@ -47,7 +47,7 @@ def gjob(
     gpu_group: str | None = None,
     **args: Any,
 ) -> list[Obj]:
-    """A job whose pods ask for GPUs only unless ``cpu``/``memory`` are given.
+    """``job`` with KAI's GPU requests, PodGroup spec fields and age.
 
     A fractional ``gpus`` is asked for with the ``gpu-fraction`` annotation, and a
     running fraction holds a device of its own (one shared group per job) unless
@@ -55,7 +55,6 @@ def gjob(
     adds PodGroup spec fields; ``age`` dates the PodGroup that many seconds before the
     cycle (KAI's test jobs are minutes old, the kit's a day).
     """
-    args = {"cpu": None, "memory": None, **args}
     if gpus and gpus != int(gpus):
         args["annotations"] = {**args.get("annotations", {}), FRACTION: f"{gpus:g}"}
         if any(state != "Pending" for state in args.get("states") or ()):
@@ -72,11 +71,6 @@ def gjob(
     if age is not None:
         group = {**group, "metadata": {**group["metadata"], "creationTimestamp": rfc3339(age)}}
     return [group, *objects[1:]]
-
-
-def grunning(name: str, queue_name: str, node: str | list[str], **args: Any) -> list[Obj]:
-    """A running job whose pods ask for GPUs only unless stated."""
-    return running(name, queue_name, node, **{"cpu": None, "memory": None, **args})
 
 
 def shared_gpu(portion: float, group: str | None = None) -> dict[str, Any]:
@@ -105,7 +99,6 @@ __all__ = [
     "check",
     "department",
     "gjob",
-    "grunning",
     "leaf",
     "row",
     "shared_gpu",

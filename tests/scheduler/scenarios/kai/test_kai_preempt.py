@@ -726,12 +726,8 @@ SUBGROUPS = [
                     ],
                     min_member=None,
                 ),
-                pod(
-                    "pending_job-0", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-0"
-                ),
-                pod(
-                    "pending_job-1", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-1"
-                ),
+                pod("pending_job-0", "pending_job", gpus=1, sub_group="sub-0"),
+                pod("pending_job-1", "pending_job", gpus=1, sub_group="sub-1"),
             ],
             ("preempt",),
             evicted=["running_job-0", "running_job-1"],
@@ -765,12 +761,8 @@ SUBGROUPS = [
                     ],
                     min_member=None,
                 ),
-                pod(
-                    "pending_job-0", "pending_job", cpu=None, memory=None, gpus=2, sub_group="sub-0"
-                ),
-                pod(
-                    "pending_job-1", "pending_job", cpu=None, memory=None, gpus=2, sub_group="sub-1"
-                ),
+                pod("pending_job-0", "pending_job", gpus=2, sub_group="sub-0"),
+                pod("pending_job-1", "pending_job", gpus=2, sub_group="sub-1"),
             ],
             ("preempt",),
         ),
@@ -802,18 +794,10 @@ SUBGROUPS = [
                     ],
                     min_member=None,
                 ),
-                pod(
-                    "pending_job-0", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-0"
-                ),
-                pod(
-                    "pending_job-1", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-0"
-                ),
-                pod(
-                    "pending_job-2", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-1"
-                ),
-                pod(
-                    "pending_job-3", "pending_job", cpu=None, memory=None, gpus=1, sub_group="sub-1"
-                ),
+                pod("pending_job-0", "pending_job", gpus=1, sub_group="sub-0"),
+                pod("pending_job-1", "pending_job", gpus=1, sub_group="sub-0"),
+                pod("pending_job-2", "pending_job", gpus=1, sub_group="sub-1"),
+                pod("pending_job-3", "pending_job", gpus=1, sub_group="sub-1"),
             ],
             ("preempt",),
             evicted=["running_job-0", "running_job-1"],
