@@ -741,6 +741,336 @@ RELEASING = [
 ]
 
 
-@pytest.mark.parametrize("case", ROWS + GANG + ELASTIC + RELEASING)
+def min_sub_group(group: dict[str, object], count: int) -> dict[str, object]:
+    """``group`` (a PodGroup) needing only ``count`` of its top-level subgroups."""
+    return {**group, "spec": {**group["spec"], "minSubGroup": count}}  # type: ignore[dict-item]
+
+
+SUBGROUPS = [
+    row(
+        "Allocate job with SubGroups - full allocate",
+        "§2.1 gang of subgroups: one pod of each subgroup (minimum 1) binds together",
+        Disruption(
+            "kai-allocate-job-with-subgroups-full-allocate",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("pending_job0-0", "pending_job0", gpus=1, sub_group="sub0"),
+                pod("pending_job0-1", "pending_job0", gpus=1, sub_group="sub1"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - partial allocation",
+        "§5.1 tasks to allocate: each subgroup's minimum first; the extras wait for room",
+        Disruption(
+            "kai-allocate-job-with-subgroups-partial-allocation",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("pending_job0-0", "pending_job0", gpus=1, sub_group="sub0"),
+                pod("pending_job0-1", "pending_job0", gpus=1, sub_group="sub0"),
+                pod("pending_job0-2", "pending_job0", gpus=1, sub_group="sub1"),
+                pod("pending_job0-3", "pending_job0", gpus=1, sub_group="sub1"),
+            ],
+            A,
+            binds={"pending_job0-0": "node0", "pending_job0-2": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - allocate resource to unsatisfied sub group",
+        "§5.1 member order: the unsatisfied subgroup gets its two pods before sub0's extra",
+        Disruption(
+            "kai-allocate-job-with-subgroups-allocate-resource-to-unsatisfied",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 2}],
+                    min_member=None,
+                ),
+                pod("job0-0", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
+                pod("job0-1", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
+                pod("job0-2", "job0", sub_group="sub0", gpus=1),
+                pod("job0-3", "job0", sub_group="sub1", gpus=1),
+                pod("job0-4", "job0", sub_group="sub1", gpus=1),
+            ],
+            A,
+            binds={"job0-3": "node0", "job0-4": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - allocate resource up to MinAvailable",
+        "§5.1 tasks to allocate: pods up to each subgroup's minimum, no further",
+        Disruption(
+            "kai-allocate-job-with-subgroups-allocate-resource-up-to-minavail",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("job0-0", "job0", sub_group="sub0", gpus=2, state="Running", node="node0"),
+                pod("job0-1", "job0", sub_group="sub0", gpus=1),
+                pod("job0-2", "job0", sub_group="sub0", gpus=1),
+                pod("job0-3", "job0", sub_group="sub0", gpus=1),
+                pod("job0-4", "job0", sub_group="sub0", gpus=1),
+                pod("job0-5", "job0", sub_group="sub1", gpus=1),
+                pod("job0-6", "job0", sub_group="sub1", gpus=1),
+            ],
+            A,
+            binds={"job0-1": "node0", "job0-5": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - allocate resource beyond MinAvailable",
+        "§5.1 after the minimums an elastic extra of the lower-ratio subgroup binds",
+        Disruption(
+            "kai-allocate-job-with-subgroups-allocate-resource-beyond-minavai",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("job0-0", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
+                pod("job0-1", "job0", sub_group="sub0", gpus=1),
+                pod("job0-2", "job0", sub_group="sub0", gpus=1),
+                pod("job0-3", "job0", sub_group="sub0", gpus=1),
+                pod("job0-4", "job0", sub_group="sub0", gpus=1),
+                pod("job0-5", "job0", sub_group="sub1", gpus=1),
+                pod("job0-6", "job0", sub_group="sub1", gpus=1),
+            ],
+            A,
+            binds={"job0-1": "node0", "job0-2": "node0", "job0-5": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - unbalanced hierarchy structure",
+        "§2.1 an unbalanced tree (a subgroup beside a pod set) starts whole",
+        Disruption(
+            "kai-allocate-job-with-subgroups-unbalanced-hierarchy-structure",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=8),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    sub_groups=[
+                        {"name": "sub-ab"},
+                        {"name": "sub-a", "minMember": 2, "parent": "sub-ab"},
+                        {"name": "sub-b", "minMember": 2, "parent": "sub-ab"},
+                        {"name": "sub-c", "minMember": 1},
+                    ],
+                    min_member=None,
+                ),
+                pod("job0-0", "job0", sub_group="sub-a", gpus=1),
+                pod("job0-1", "job0", sub_group="sub-a", gpus=1),
+                pod("job0-2", "job0", sub_group="sub-b", gpus=1),
+                pod("job0-3", "job0", sub_group="sub-b", gpus=1),
+                pod("job0-4", "job0", sub_group="sub-c", gpus=4),
+            ],
+            A,
+            binds={
+                "job0-0": "node0",
+                "job0-1": "node0",
+                "job0-2": "node0",
+                "job0-3": "node0",
+                "job0-4": "node0",
+            },
+        ),
+    ),
+    row(
+        "Allocate job with SubGroups - cannot satisfy sub group gang",
+        "§5.2 gang: a subgroup whose minimum cannot fit blocks the whole job",
+        Disruption(
+            "kai-allocate-job-with-subgroups-cannot-satisfy-sub-group-gang",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 2}],
+                    min_member=None,
+                ),
+                pod("pending_job0-0", "pending_job0", sub_group="sub0", gpus=3),
+                pod("pending_job0-1", "pending_job0", sub_group="sub0", gpus=3),
+                pod("pending_job0-2", "pending_job0", sub_group="sub1", gpus=1),
+                pod("pending_job0-3", "pending_job0", sub_group="sub1", gpus=1),
+            ],
+            A,
+        ),
+    ),
+    row(
+        "Allocate job with tree SubGroups and MinSubGroups - unsatisfied group gets priority",
+        "§5.1 member order: the unsatisfied group gets its pods before extras elsewhere",
+        Disruption(
+            "kai-allocate-job-with-tree-subgroups-and-minsubgroups-unsatisfie",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "job0",
+                    "queue0",
+                    sub_groups=[
+                        {"name": "group-ab", "minSubGroup": 1},
+                        {"name": "group-cd"},
+                        {"name": "sub-a", "minMember": 1, "parent": "group-ab"},
+                        {"name": "sub-b", "minMember": 1, "parent": "group-ab"},
+                        {"name": "sub-c", "minMember": 1, "parent": "group-cd"},
+                        {"name": "sub-d", "minMember": 1, "parent": "group-cd"},
+                    ],
+                    min_member=None,
+                ),
+                pod("job0-0", "job0", sub_group="sub-a", gpus=1, state="Running", node="node0"),
+                pod("job0-1", "job0", sub_group="sub-b", gpus=1),
+                pod("job0-2", "job0", sub_group="sub-b", gpus=1),
+                pod("job0-3", "job0", sub_group="sub-c", gpus=1),
+                pod("job0-4", "job0", sub_group="sub-c", gpus=1),
+                pod("job0-5", "job0", sub_group="sub-d", gpus=1),
+                pod("job0-6", "job0", sub_group="sub-d", gpus=1),
+            ],
+            A,
+            binds={"job0-1": "node0", "job0-3": "node0", "job0-5": "node0"},
+        ),
+    ),
+    row(
+        "Allocate multiple jobs with SubGroups",
+        "§5.1 two jobs each get their subgroups' minimums before any extra",
+        Disruption(
+            "kai-allocate-multiple-jobs-with-subgroups",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=4),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("pending_job0-0", "pending_job0", sub_group="sub0", gpus=1),
+                pod("pending_job0-1", "pending_job0", sub_group="sub0", gpus=1),
+                pod("pending_job0-2", "pending_job0", sub_group="sub1", gpus=1),
+                pod("pending_job0-3", "pending_job0", sub_group="sub1", gpus=1),
+                pod_group(
+                    "pending_job1",
+                    "queue0",
+                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
+                    min_member=None,
+                ),
+                pod("pending_job1-0", "pending_job1", sub_group="sub0", gpus=1),
+                pod("pending_job1-1", "pending_job1", sub_group="sub0", gpus=1),
+                pod("pending_job1-2", "pending_job1", sub_group="sub1", gpus=1),
+                pod("pending_job1-3", "pending_job1", sub_group="sub1", gpus=1),
+            ],
+            A,
+            binds={
+                "pending_job0-0": "node0",
+                "pending_job0-2": "node0",
+                "pending_job1-0": "node0",
+                "pending_job1-2": "node0",
+            },
+        ),
+    ),
+    row(
+        "Allocate job with minSubGroup - only the first required member is scheduled in the gang phase",
+        "§2.1 minSubGroup 1 at the root: only the first required member starts",
+        Disruption(
+            "kai-allocate-job-with-minsubgroup-only-the-first-required-member",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                min_sub_group(
+                    pod_group(
+                        "job0",
+                        "queue0",
+                        sub_groups=[
+                            {"name": "group-a"},
+                            {"name": "group-b"},
+                            {"name": "sub-a1", "minMember": 1, "parent": "group-a"},
+                            {"name": "sub-a2", "minMember": 1, "parent": "group-a"},
+                            {"name": "sub-b1", "minMember": 1, "parent": "group-b"},
+                            {"name": "sub-b2", "minMember": 1, "parent": "group-b"},
+                        ],
+                        min_member=None,
+                    ),
+                    1,
+                ),
+                pod("job0-0", "job0", sub_group="sub-a1", gpus=1),
+                pod("job0-1", "job0", sub_group="sub-a2", gpus=1),
+                pod("job0-2", "job0", sub_group="sub-b1", gpus=1),
+                pod("job0-3", "job0", sub_group="sub-b2", gpus=1),
+            ],
+            A,
+            binds={"job0-0": "node0", "job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Allocate job with minSubGroup - elastic phase allocates one extra member",
+        "§5.1 minSubGroup 1: after the gang phase one extra member is added",
+        Disruption(
+            "kai-allocate-job-with-minsubgroup-elastic-phase-allocates-one-ex",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=2),
+                min_sub_group(
+                    pod_group(
+                        "job0",
+                        "queue0",
+                        sub_groups=[
+                            {"name": "group-a"},
+                            {"name": "group-b"},
+                            {"name": "sub-a1", "minMember": 1, "parent": "group-a"},
+                            {"name": "sub-b1", "minMember": 1, "parent": "group-b"},
+                        ],
+                        min_member=None,
+                    ),
+                    1,
+                ),
+                pod("job0-0", "job0", sub_group="sub-a1", gpus=1, state="Running", node="node0"),
+                pod("job0-1", "job0", sub_group="sub-b1", gpus=1),
+            ],
+            A,
+            binds={"job0-1": "node0"},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS)
 def test_kai_allocate(case: Disruption) -> None:
     check(case)
