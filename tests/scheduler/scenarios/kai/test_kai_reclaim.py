@@ -688,7 +688,8 @@ ROWS = [
     ),
     row(
         "queue1 is under deserved quota, queue0 has exactly deserved quota - should consolidate q0 to node0 and pipeline q1 to node1",
-        "podmuster differs (§5.2 consolidation): reclaim does not move a queue at its deserved",
+        "podmuster differs (§5.5): a moved victim counts as reclaimed, so reclaim alone "
+        "moves nothing of a queue at its deserved; consolidation does",
         Disruption(
             "kai-queue1-is-under-deserved-quota-queue0-has-exactly-deserved-q",
             [
