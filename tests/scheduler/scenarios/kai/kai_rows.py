@@ -13,13 +13,13 @@ for now (``gap``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from crds.gpusharing import FRACTION, GPU_GROUP_LABEL
-from tests.kits.worlds import job, queue
+from tests.kits.worlds import job, pod, pod_group, queue
 from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
 
 DEPARTMENT = "default"
@@ -71,6 +71,26 @@ def gjob(
     if age is not None:
         group = {**group, "metadata": {**group["metadata"], "creationTimestamp": rfc3339(age)}}
     return [group, *objects[1:]]
+
+
+def subgroup_job(
+    name: str,
+    queue_name: str,
+    pod_sets: Mapping[str, int],
+    pods: Sequence[tuple[str, float] | tuple[str, float, str]],
+    **group_args: Any,
+) -> list[Obj]:
+    """A PodGroup of flat pod sets (name -> minMember) and pods ``<name>-<i>``.
+
+    Each pod is ``(pod set, GPUs)`` while pending or ``(pod set, GPUs, node)`` while
+    running there.
+    """
+    sets = [{"name": set_name, "minMember": size} for set_name, size in pod_sets.items()]
+    out = [pod_group(name, queue_name, min_member=None, sub_groups=sets, **group_args)]
+    for i, (pod_set, gpus, *where) in enumerate(pods):
+        state = {"state": "Running", "node": where[0]} if where else {}
+        out += pod(f"{name}-{i}", name, gpus=gpus, sub_group=pod_set, **state)
+    return out
 
 
 def shared_gpu(portion: float, group: str | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ gives the expectation. KAI's "Binding" is a bind here, "Pipelined" a pipelined p
 from __future__ import annotations
 
 import pytest
-from kai_rows import Disruption, check, department, gjob, leaf, row
+from kai_rows import Disruption, check, department, gjob, leaf, row, subgroup_job
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import job, node, pod, pod_group
@@ -756,14 +756,9 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=2),
-                pod_group(
-                    "pending_job0",
-                    "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                subgroup_job(
+                    "pending_job0", "queue0", {"sub0": 1, "sub1": 1}, [("sub0", 1), ("sub1", 1)]
                 ),
-                pod("pending_job0-0", "pending_job0", gpus=1, sub_group="sub0"),
-                pod("pending_job0-1", "pending_job0", gpus=1, sub_group="sub1"),
             ],
             A,
             binds={"pending_job0-0": "node0", "pending_job0-1": "node0"},
@@ -778,16 +773,12 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=2),
-                pod_group(
+                subgroup_job(
                     "pending_job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                    {"sub0": 1, "sub1": 1},
+                    [("sub0", 1), ("sub0", 1), ("sub1", 1), ("sub1", 1)],
                 ),
-                pod("pending_job0-0", "pending_job0", gpus=1, sub_group="sub0"),
-                pod("pending_job0-1", "pending_job0", gpus=1, sub_group="sub0"),
-                pod("pending_job0-2", "pending_job0", gpus=1, sub_group="sub1"),
-                pod("pending_job0-3", "pending_job0", gpus=1, sub_group="sub1"),
             ],
             A,
             binds={"pending_job0-0": "node0", "pending_job0-2": "node0"},
@@ -802,17 +793,18 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 2}],
-                    min_member=None,
+                    {"sub0": 2, "sub1": 2},
+                    [
+                        ("sub0", 1, "node0"),
+                        ("sub0", 1, "node0"),
+                        ("sub0", 1),
+                        ("sub1", 1),
+                        ("sub1", 1),
+                    ],
                 ),
-                pod("job0-0", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
-                pod("job0-1", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
-                pod("job0-2", "job0", sub_group="sub0", gpus=1),
-                pod("job0-3", "job0", sub_group="sub1", gpus=1),
-                pod("job0-4", "job0", sub_group="sub1", gpus=1),
             ],
             A,
             binds={"job0-3": "node0", "job0-4": "node0"},
@@ -827,19 +819,20 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                    {"sub0": 2, "sub1": 1},
+                    [
+                        ("sub0", 2, "node0"),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub1", 1),
+                        ("sub1", 1),
+                    ],
                 ),
-                pod("job0-0", "job0", sub_group="sub0", gpus=2, state="Running", node="node0"),
-                pod("job0-1", "job0", sub_group="sub0", gpus=1),
-                pod("job0-2", "job0", sub_group="sub0", gpus=1),
-                pod("job0-3", "job0", sub_group="sub0", gpus=1),
-                pod("job0-4", "job0", sub_group="sub0", gpus=1),
-                pod("job0-5", "job0", sub_group="sub1", gpus=1),
-                pod("job0-6", "job0", sub_group="sub1", gpus=1),
             ],
             A,
             binds={"job0-1": "node0", "job0-5": "node0"},
@@ -854,19 +847,20 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 2}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                    {"sub0": 2, "sub1": 1},
+                    [
+                        ("sub0", 1, "node0"),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub0", 1),
+                        ("sub1", 1),
+                        ("sub1", 1),
+                    ],
                 ),
-                pod("job0-0", "job0", sub_group="sub0", gpus=1, state="Running", node="node0"),
-                pod("job0-1", "job0", sub_group="sub0", gpus=1),
-                pod("job0-2", "job0", sub_group="sub0", gpus=1),
-                pod("job0-3", "job0", sub_group="sub0", gpus=1),
-                pod("job0-4", "job0", sub_group="sub0", gpus=1),
-                pod("job0-5", "job0", sub_group="sub1", gpus=1),
-                pod("job0-6", "job0", sub_group="sub1", gpus=1),
             ],
             A,
             binds={"job0-1": "node0", "job0-2": "node0", "job0-5": "node0"},
@@ -917,16 +911,12 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "pending_job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 2}],
-                    min_member=None,
+                    {"sub0": 1, "sub1": 2},
+                    [("sub0", 3), ("sub0", 3), ("sub1", 1), ("sub1", 1)],
                 ),
-                pod("pending_job0-0", "pending_job0", sub_group="sub0", gpus=3),
-                pod("pending_job0-1", "pending_job0", sub_group="sub0", gpus=3),
-                pod("pending_job0-2", "pending_job0", sub_group="sub1", gpus=1),
-                pod("pending_job0-3", "pending_job0", sub_group="sub1", gpus=1),
             ],
             A,
         ),
@@ -974,26 +964,18 @@ SUBGROUPS = [
                 department(),
                 leaf("queue0", gpu_quota=1),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "pending_job0",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                    {"sub0": 1, "sub1": 1},
+                    [("sub0", 1), ("sub0", 1), ("sub1", 1), ("sub1", 1)],
                 ),
-                pod("pending_job0-0", "pending_job0", sub_group="sub0", gpus=1),
-                pod("pending_job0-1", "pending_job0", sub_group="sub0", gpus=1),
-                pod("pending_job0-2", "pending_job0", sub_group="sub1", gpus=1),
-                pod("pending_job0-3", "pending_job0", sub_group="sub1", gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending_job1",
                     "queue0",
-                    sub_groups=[{"name": "sub0", "minMember": 1}, {"name": "sub1", "minMember": 1}],
-                    min_member=None,
+                    {"sub0": 1, "sub1": 1},
+                    [("sub0", 1), ("sub0", 1), ("sub1", 1), ("sub1", 1)],
                 ),
-                pod("pending_job1-0", "pending_job1", sub_group="sub0", gpus=1),
-                pod("pending_job1-1", "pending_job1", sub_group="sub0", gpus=1),
-                pod("pending_job1-2", "pending_job1", sub_group="sub1", gpus=1),
-                pod("pending_job1-3", "pending_job1", sub_group="sub1", gpus=1),
             ],
             A,
             binds={

@@ -9,7 +9,7 @@ evicted and pipelined onto its new node.
 from __future__ import annotations
 
 import pytest
-from kai_rows import Disruption, check, department, gjob, leaf, row, shared_gpu
+from kai_rows import Disruption, check, department, gjob, leaf, row, shared_gpu, subgroup_job
 
 from tests.kits.worlds import node, pod, pod_group, topology, topology_constraint
 from tests.scheduler.scenarios.disruption_kit import running
@@ -486,17 +486,9 @@ SUBGROUPS = [
                 node("node1", gpus=4),
                 running("running_job0", "queue0", "node0", gpus=2),
                 running("running_job1", "queue0", "node1", gpus=2),
-                pod_group(
-                    "pending_job0",
-                    "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
+                subgroup_job(
+                    "pending_job0", "queue0", {"sub-0": 1, "sub-1": 1}, [("sub-0", 1), ("sub-1", 3)]
                 ),
-                pod("pending_job0-0", "pending_job0", sub_group="sub-0", gpus=1),
-                pod("pending_job0-1", "pending_job0", sub_group="sub-1", gpus=3),
             ],
             ("consolidation",),
             evicted=["running_job1-0"],
@@ -520,21 +512,19 @@ SUBGROUPS = [
                 node("node1", gpus=4),
                 running("running_job0", "queue0", "node0", gpus=3),
                 running("running_job1", "queue0", "node1", gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending_job0",
                     "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
+                    {"sub-0": 1, "sub-1": 1},
+                    [
+                        ("sub-0", 2),
+                        ("sub-0", 2),
+                        ("sub-0", 2),
+                        ("sub-1", 2),
+                        ("sub-1", 2),
+                        ("sub-1", 2),
                     ],
-                    min_member=None,
                 ),
-                pod("pending_job0-0", "pending_job0", sub_group="sub-0", gpus=2),
-                pod("pending_job0-1", "pending_job0", sub_group="sub-0", gpus=2),
-                pod("pending_job0-2", "pending_job0", sub_group="sub-0", gpus=2),
-                pod("pending_job0-3", "pending_job0", sub_group="sub-1", gpus=2),
-                pod("pending_job0-4", "pending_job0", sub_group="sub-1", gpus=2),
-                pod("pending_job0-5", "pending_job0", sub_group="sub-1", gpus=2),
             ],
             ("consolidation",),
             evicted=["running_job1-0"],
@@ -557,17 +547,9 @@ SUBGROUPS = [
                 node("node1", gpus=4),
                 running("running_job0", "queue0", "node0", gpus=2),
                 running("running_job1", "queue0", "node1", gpus=2),
-                pod_group(
-                    "pending_job0",
-                    "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
+                subgroup_job(
+                    "pending_job0", "queue0", {"sub-0": 1, "sub-1": 1}, [("sub-0", 3), ("sub-1", 3)]
                 ),
-                pod("pending_job0-0", "pending_job0", sub_group="sub-0", gpus=3),
-                pod("pending_job0-1", "pending_job0", sub_group="sub-1", gpus=3),
             ],
             ("consolidation",),
             pending=["pending_job0"],
@@ -583,30 +565,11 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 node("node0", gpus=4),
                 node("node1", gpus=4),
-                pod_group(
+                subgroup_job(
                     "running_job",
                     "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
-                ),
-                pod(
-                    "running_job-0",
-                    "running_job",
-                    sub_group="sub-0",
-                    gpus=1,
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running_job-1",
-                    "running_job",
-                    sub_group="sub-1",
-                    gpus=3,
-                    state="Running",
-                    node="node1",
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 1, "node0"), ("sub-1", 3, "node1")],
                 ),
                 gjob("pending_job", "queue0", 1, gpus=4),
             ],
@@ -629,30 +592,11 @@ SUBGROUPS = [
                 node("node2", gpus=4),
                 pod_group("running_job0", "queue0", min_member=1),
                 pod("running_job0-0", "running_job0", gpus=2, state="Running", node="node0"),
-                pod_group(
+                subgroup_job(
                     "running_job1",
                     "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
-                ),
-                pod(
-                    "running_job1-0",
-                    "running_job1",
-                    sub_group="sub-0",
-                    gpus=1,
-                    state="Running",
-                    node="node1",
-                ),
-                pod(
-                    "running_job1-1",
-                    "running_job1",
-                    sub_group="sub-1",
-                    gpus=1,
-                    state="Running",
-                    node="node2",
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 1, "node1"), ("sub-1", 1, "node2")],
                 ),
                 gjob("pending_job", "queue0", 2, gpus=4),
             ],
@@ -676,27 +620,11 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 node("node0", gpus=4),
                 node("node1", gpus=4),
-                pod_group(
+                subgroup_job(
                     "running_job0",
                     "queue0",
-                    sub_groups=[{"name": "sub-0", "minMember": 1}],
-                    min_member=None,
-                ),
-                pod(
-                    "running_job0-0",
-                    "running_job0",
-                    sub_group="sub-0",
-                    gpus=1,
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running_job0-1",
-                    "running_job0",
-                    sub_group="sub-0",
-                    gpus=1,
-                    state="Running",
-                    node="node1",
+                    {"sub-0": 1},
+                    [("sub-0", 1, "node0"), ("sub-0", 1, "node1")],
                 ),
                 gjob("pending_job", "queue0", 1, gpus=4),
             ],

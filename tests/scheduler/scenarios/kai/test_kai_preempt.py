@@ -10,7 +10,17 @@ minimum runtime) that gives the expectation. KAI's "Releasing" is an eviction he
 from __future__ import annotations
 
 import pytest
-from kai_rows import DELAY_10M, Disruption, check, department, gjob, leaf, row, shared_gpu
+from kai_rows import (
+    DELAY_10M,
+    Disruption,
+    check,
+    department,
+    gjob,
+    leaf,
+    row,
+    shared_gpu,
+    subgroup_job,
+)
 
 from tests.kits.worlds import node, pod, pod_group
 from tests.scheduler.scenarios.disruption_kit import running
@@ -597,18 +607,13 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running_job", "queue0", "node0", 2, gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending_job",
                     "queue0",
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 1), ("sub-1", 1)],
                     priority_class="build",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
                 ),
-                pod("pending_job-0", "pending_job", gpus=1, sub_group="sub-0"),
-                pod("pending_job-1", "pending_job", gpus=1, sub_group="sub-1"),
             ],
             ("preempt",),
             evicted=["running_job-0", "running_job-1"],
@@ -625,18 +630,13 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running_job", "queue0", "node0", 2, gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending_job",
                     "queue0",
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 2), ("sub-1", 2)],
                     priority_class="build",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
                 ),
-                pod("pending_job-0", "pending_job", gpus=2, sub_group="sub-0"),
-                pod("pending_job-1", "pending_job", gpus=2, sub_group="sub-1"),
             ],
             ("preempt",),
         ),
@@ -651,20 +651,13 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running_job", "queue0", "node0", 2, gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending_job",
                     "queue0",
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 1), ("sub-0", 1), ("sub-1", 1), ("sub-1", 1)],
                     priority_class="build",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
                 ),
-                pod("pending_job-0", "pending_job", gpus=1, sub_group="sub-0"),
-                pod("pending_job-1", "pending_job", gpus=1, sub_group="sub-0"),
-                pod("pending_job-2", "pending_job", gpus=1, sub_group="sub-1"),
-                pod("pending_job-3", "pending_job", gpus=1, sub_group="sub-1"),
             ],
             ("preempt",),
             evicted=["running_job-0", "running_job-1"],

@@ -10,7 +10,7 @@ share, §5.5 victim validation, §5.7 minimum runtime) that gives the expectatio
 from __future__ import annotations
 
 import pytest
-from kai_rows import DELAY_10M, Disruption, check, department, gjob, leaf, row
+from kai_rows import DELAY_10M, Disruption, check, department, gjob, leaf, row, subgroup_job
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import node, pod, pod_group
@@ -1526,17 +1526,9 @@ SUBGROUPS = [
                 leaf("queue1", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running-job", "queue0", "node0", 2, gpus=1),
-                pod_group(
-                    "pending-job",
-                    "queue1",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
+                subgroup_job(
+                    "pending-job", "queue1", {"sub-0": 1, "sub-1": 1}, [("sub-0", 1), ("sub-1", 1)]
                 ),
-                pod("pending-job-0", "pending-job", gpus=1, sub_group="sub-0"),
-                pod("pending-job-1", "pending-job", gpus=1, sub_group="sub-1"),
             ],
             ACT,
             evicted=["running-job-0", "running-job-1"],
@@ -1554,19 +1546,12 @@ SUBGROUPS = [
                 leaf("queue1", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running-job", "queue0", "node0", 2, gpus=1),
-                pod_group(
+                subgroup_job(
                     "pending-job",
                     "queue1",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
+                    {"sub-0": 1, "sub-1": 1},
+                    [("sub-0", 1), ("sub-0", 1), ("sub-1", 1), ("sub-1", 1)],
                 ),
-                pod("pending-job-0", "pending-job", gpus=1, sub_group="sub-0"),
-                pod("pending-job-1", "pending-job", gpus=1, sub_group="sub-0"),
-                pod("pending-job-2", "pending-job", gpus=1, sub_group="sub-1"),
-                pod("pending-job-3", "pending-job", gpus=1, sub_group="sub-1"),
             ],
             ACT,
             evicted=["running-job-0", "running-job-1"],
@@ -1584,17 +1569,9 @@ SUBGROUPS = [
                 leaf("queue1", gpu_quota=2),
                 node("node0", gpus=2),
                 running("running-job", "queue0", "node0", 2, gpus=1),
-                pod_group(
-                    "pending-job",
-                    "queue1",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
-                    ],
-                    min_member=None,
+                subgroup_job(
+                    "pending-job", "queue1", {"sub-0": 1, "sub-1": 1}, [("sub-0", 2), ("sub-1", 2)]
                 ),
-                pod("pending-job-0", "pending-job", gpus=2, sub_group="sub-0"),
-                pod("pending-job-1", "pending-job", gpus=2, sub_group="sub-1"),
             ],
             ACT,
         ),
@@ -1609,46 +1586,16 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 leaf("queue1", gpu_quota=2),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "running-job",
                     "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 1},
-                        {"name": "sub-1", "minMember": 1},
+                    {"sub-0": 1, "sub-1": 1},
+                    [
+                        ("sub-0", 1, "node0"),
+                        ("sub-0", 1, "node0"),
+                        ("sub-1", 1, "node0"),
+                        ("sub-1", 1, "node0"),
                     ],
-                    min_member=None,
-                ),
-                pod(
-                    "running-job-0",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-0",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-1",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-0",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-2",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-1",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-3",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-1",
-                    state="Running",
-                    node="node0",
                 ),
                 gjob("pending-job", "queue1", 1, gpus=2),
             ],
@@ -1667,46 +1614,16 @@ SUBGROUPS = [
                 leaf("queue0", gpu_quota=2),
                 leaf("queue1", gpu_quota=2),
                 node("node0", gpus=4),
-                pod_group(
+                subgroup_job(
                     "running-job",
                     "queue0",
-                    sub_groups=[
-                        {"name": "sub-0", "minMember": 2},
-                        {"name": "sub-1", "minMember": 2},
+                    {"sub-0": 2, "sub-1": 2},
+                    [
+                        ("sub-0", 1, "node0"),
+                        ("sub-0", 1, "node0"),
+                        ("sub-1", 1, "node0"),
+                        ("sub-1", 1, "node0"),
                     ],
-                    min_member=None,
-                ),
-                pod(
-                    "running-job-0",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-0",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-1",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-0",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-2",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-1",
-                    state="Running",
-                    node="node0",
-                ),
-                pod(
-                    "running-job-3",
-                    "running-job",
-                    gpus=1,
-                    sub_group="sub-1",
-                    state="Running",
-                    node="node0",
                 ),
                 gjob("pending-job", "queue1", 1, gpus=2),
             ],
