@@ -16,6 +16,7 @@ from kai_rows import (
     check,
     department,
     gjob,
+    gpu_node,
     leaf,
     row,
     shared_gpu,
@@ -23,7 +24,7 @@ from kai_rows import (
 )
 
 from tests.kits.worlds import node, pod, pod_group
-from tests.scheduler.scenarios.disruption_kit import running
+from tests.scheduler.scenarios.disruption_kit import priority_class, running
 
 PREEMPT = [
     row(
@@ -876,6 +877,158 @@ GENERATED = [
 ]
 
 
-@pytest.mark.parametrize("case", PREEMPT + GANG + ELASTIC + SUBGROUPS + GENERATED)
+GPU_MEMORY = [
+    row(
+        "build preempts train based on gpu memory",
+        "§6 a gpu-memory build job (55 of 100 MiB) preempts the 60 MiB train job on the one device",
+        Disruption(
+            "kai-build-preempts-train-based-on-gpu-memory",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1),
+                pod_group("running_train", "queue0", min_member=1),
+                pod(
+                    "running_train-0",
+                    "running_train",
+                    **shared_gpu(memory=60, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_build", "queue0", priority_class="build", min_member=1),
+                pod("pending_build-0", "pending_build", **shared_gpu(memory=55)),
+            ],
+            ("preempt",),
+            evicted=["running_train-0"],
+            pipelined={"pending_build-0": "node0"},
+        ),
+    ),
+    row(
+        "minimal victim preemption by priority",
+        "§5.2 victim order: only the lower-priority (49) 50 MiB job goes; 30 + 55 fit",
+        Disruption(
+            "kai-minimal-victim-preemption-by-priority",
+            [
+                priority_class("p49", 49),
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1),
+                pod_group("running_train_a", "queue0", min_member=1),
+                pod(
+                    "running_train_a-0",
+                    "running_train_a",
+                    **shared_gpu(memory=30, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_train_b", "queue0", priority_class="p49", min_member=1),
+                pod(
+                    "running_train_b-0",
+                    "running_train_b",
+                    **shared_gpu(memory=50, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_build", "queue0", priority_class="build", min_member=1),
+                pod("pending_build-0", "pending_build", **shared_gpu(memory=55)),
+            ],
+            ("preempt",),
+            evicted=["running_train_b-0"],
+            pipelined={"pending_build-0": "node0"},
+        ),
+    ),
+    row(
+        "fractional build preempts whole gpu train",
+        "§6 a 50 MiB request preempts a job holding the whole device",
+        Disruption(
+            "kai-fractional-build-preempts-whole-gpu-train",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1),
+                pod_group("running_whole_train", "queue0", min_member=1),
+                pod(
+                    "running_whole_train-0",
+                    "running_whole_train",
+                    **shared_gpu(memory=100, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_build", "queue0", priority_class="build", min_member=1),
+                pod("pending_build-0", "pending_build", **shared_gpu(memory=50)),
+            ],
+            ("preempt",),
+            evicted=["running_whole_train-0"],
+            pipelined={"pending_build-0": "node0"},
+        ),
+    ),
+    row(
+        "multi task build preempts across gpus",
+        "§5.2 two 80 MiB pods need both devices: both victims go",
+        Disruption(
+            "kai-multi-task-build-preempts-across-gpus",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group("running_train_gpu0", "queue0", min_member=1),
+                pod(
+                    "running_train_gpu0-0",
+                    "running_train_gpu0",
+                    **shared_gpu(memory=70, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_train_gpu1", "queue0", min_member=1),
+                pod(
+                    "running_train_gpu1-0",
+                    "running_train_gpu1",
+                    **shared_gpu(memory=80, group="1"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group(
+                    "pending_build_two_tasks", "queue0", priority_class="build", min_member=2
+                ),
+                pod(
+                    "pending_build_two_tasks-0", "pending_build_two_tasks", **shared_gpu(memory=80)
+                ),
+                pod(
+                    "pending_build_two_tasks-1", "pending_build_two_tasks", **shared_gpu(memory=80)
+                ),
+            ],
+            ("preempt",),
+            evicted=["running_train_gpu0-0", "running_train_gpu1-0"],
+            pipelined={"pending_build_two_tasks-0": "node0", "pending_build_two_tasks-1": "node0"},
+        ),
+    ),
+    row(
+        "no preemption on same priority",
+        "§5.2 preempt needs strictly lower priority: equal train jobs stay",
+        Disruption(
+            "kai-no-preemption-on-same-priority",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1),
+                pod_group("running_train", "queue0", min_member=1),
+                pod(
+                    "running_train-0",
+                    "running_train",
+                    **shared_gpu(memory=60, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_train", "queue0", min_member=1),
+                pod("pending_train-0", "pending_train", **shared_gpu(memory=50)),
+            ],
+            ("preempt",),
+            pending=["pending_train"],
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PREEMPT + GANG + ELASTIC + SUBGROUPS + GENERATED + GPU_MEMORY)
 def test_kai(case: Disruption) -> None:
     check(case)

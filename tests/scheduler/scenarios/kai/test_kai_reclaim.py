@@ -10,7 +10,18 @@ share, §5.5 victim validation, §5.7 minimum runtime) that gives the expectatio
 from __future__ import annotations
 
 import pytest
-from kai_rows import DELAY_10M, Disruption, check, department, gjob, leaf, row, subgroup_job
+from kai_rows import (
+    DELAY_10M,
+    Disruption,
+    check,
+    department,
+    gjob,
+    gpu_node,
+    leaf,
+    row,
+    shared_gpu,
+    subgroup_job,
+)
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import node, pod, pod_group
@@ -1686,6 +1697,203 @@ ANCHOR = [
 ]
 
 
-@pytest.mark.parametrize("case", ROWS + GANG + DEPARTMENTS + ELASTIC + SUBGROUPS + ANCHOR)
+GPU_MEMORY = [
+    row(
+        "fair share reclaim for pending gpu memory job",
+        "§5.5 queue0 (0.9 GPU) over its fair share 0.5: its job goes for queue1's 0.4",
+        Disruption(
+            "kai-fair-share-reclaim-for-pending-gpu-memory-job",
+            [
+                department(),
+                leaf("queue0", gpu_quota=0.5),
+                leaf("queue1", gpu_quota=0.5),
+                gpu_node("node0", 1),
+                pod_group("q0_running", "queue0", min_member=1),
+                pod(
+                    "q0_running-0",
+                    "q0_running",
+                    **shared_gpu(memory=90, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=40)),
+            ],
+            ("reclaim",),
+            evicted=["q0_running-0"],
+            pipelined={"q1_pending-0": "node0"},
+        ),
+    ),
+    row(
+        "reclaim minimal lower priority victims across queues",
+        "§5.2 victim order: queue0's lower-priority job on node1 goes; the others stay",
+        Disruption(
+            "kai-reclaim-minimal-lower-priority-victims-across-queues",
+            [
+                priority_class("p49", 49),
+                department(),
+                leaf("queue0", gpu_quota=1),
+                leaf("queue1", gpu_quota=1),
+                gpu_node("node0", 1),
+                gpu_node("node1", 1),
+                pod_group("q0_train_a", "queue0", min_member=1),
+                pod(
+                    "q0_train_a-0",
+                    "q0_train_a",
+                    **shared_gpu(memory=60, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q0_train_b", "queue0", priority_class="p49", min_member=1),
+                pod(
+                    "q0_train_b-0",
+                    "q0_train_b",
+                    **shared_gpu(memory=80, group="0"),
+                    state="Running",
+                    node="node1",
+                ),
+                pod_group("q1_running", "queue1", min_member=1),
+                pod(
+                    "q1_running-0",
+                    "q1_running",
+                    **shared_gpu(memory=30, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=50)),
+            ],
+            ("reclaim",),
+            evicted=["q0_train_b-0"],
+            pipelined={"q1_pending-0": "node1"},
+        ),
+    ),
+    row(
+        "multiple victims reclaimed by priority",
+        "§5.2 victim order: the two lowest-priority jobs go, the third stays",
+        Disruption(
+            "kai-multiple-victims-reclaimed-by-priority",
+            [
+                priority_class("p49", 49),
+                priority_class("p48", 48),
+                department(),
+                leaf("queue0", gpu_quota=0.2),
+                leaf("queue1", gpu_quota=0.8),
+                gpu_node("node0", 1),
+                pod_group("q0_train_a", "queue0", min_member=1),
+                pod(
+                    "q0_train_a-0",
+                    "q0_train_a",
+                    **shared_gpu(memory=20, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q0_train_b", "queue0", priority_class="p49", min_member=1),
+                pod(
+                    "q0_train_b-0",
+                    "q0_train_b",
+                    **shared_gpu(memory=30, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q0_train_c", "queue0", priority_class="p48", min_member=1),
+                pod(
+                    "q0_train_c-0",
+                    "q0_train_c",
+                    **shared_gpu(memory=40, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=80)),
+            ],
+            ("reclaim",),
+            evicted=["q0_train_b-0", "q0_train_c-0"],
+            pipelined={"q1_pending-0": "node0"},
+        ),
+    ),
+    row(
+        "no reclaim when queue at deserved",
+        "§5.2 reclaim: queue1 would exceed its fair share 0.5 with 0.6",
+        Disruption(
+            "kai-no-reclaim-when-queue-at-deserved",
+            [
+                department(),
+                leaf("queue0", gpu_quota=0.5),
+                leaf("queue1", gpu_quota=0.5),
+                gpu_node("node0", 1),
+                pod_group("q0_running", "queue0", min_member=1),
+                pod(
+                    "q0_running-0",
+                    "q0_running",
+                    **shared_gpu(memory=50, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=60)),
+            ],
+            ("reclaim",),
+            pending=["q1_pending"],
+        ),
+    ),
+    row(
+        "reclaim whole gpu for fractional request within fair share",
+        "§5.5 a whole-device victim over fair share goes for a 0.5 request",
+        Disruption(
+            "kai-reclaim-whole-gpu-for-fractional-request-within-fair-share",
+            [
+                department(),
+                leaf("queue0", gpu_quota=0.5),
+                leaf("queue1", gpu_quota=0.5),
+                gpu_node("node0", 1),
+                pod_group("q0_whole_gpu", "queue0", min_member=1),
+                pod(
+                    "q0_whole_gpu-0",
+                    "q0_whole_gpu",
+                    **shared_gpu(memory=100, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=50)),
+            ],
+            ("reclaim",),
+            evicted=["q0_whole_gpu-0"],
+            pipelined={"q1_pending-0": "node0"},
+        ),
+    ),
+    row(
+        "reclaim enabled when min node GPU memory produces fraction within fair share",
+        "§6 the device memory label (800 MiB) sets the fraction: 320 of 800 is 0.4, within 0.5",
+        Disruption(
+            "kai-reclaim-enabled-when-min-node-gpu-memory-produces-fraction-w",
+            [
+                department(),
+                leaf("queue0", gpu_quota=0.5),
+                leaf("queue1", gpu_quota=0.5),
+                gpu_node("node0", 1, memory=800),
+                pod_group("q0_running", "queue0", min_member=1),
+                pod(
+                    "q0_running-0",
+                    "q0_running",
+                    **shared_gpu(memory=720, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("q1_pending", "queue1", min_member=1),
+                pod("q1_pending-0", "q1_pending", **shared_gpu(memory=320)),
+            ],
+            ("reclaim",),
+            evicted=["q0_running-0"],
+            pipelined={"q1_pending-0": "node0"},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case", ROWS + GANG + DEPARTMENTS + ELASTIC + SUBGROUPS + ANCHOR + GPU_MEMORY
+)
 def test_kai_reclaim(case: Disruption) -> None:
     check(case)
