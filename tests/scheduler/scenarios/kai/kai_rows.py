@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from crds.gpusharing import FRACTION, GPU_GROUP_LABEL, MEMORY, NODE_GPU_MEMORY_LABEL
+from crds.gpusharing import (
+    FRACTION,
+    GPU_GROUP_LABEL,
+    MEMORY,
+    NODE_GPU_MEMORY_LABEL,
+    NUM_DEVICES,
+)
 from tests.kits.worlds import job, node, pod, pod_group, queue
 from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
 
@@ -94,20 +100,27 @@ def subgroup_job(
 
 
 def shared_gpu(
-    portion: float | None = None, group: str | None = None, *, memory: int | None = None
+    portion: float | None = None,
+    group: str | None = None,
+    *,
+    memory: int | None = None,
+    devices: int | None = None,
 ) -> dict[str, Any]:
-    """``pod`` arguments asking for ``portion`` of a GPU (or ``memory`` MiB of one), held
-    in shared ``group`` if given."""
+    """``pod`` arguments asking for ``portion`` of a GPU (or ``memory`` MiB of one) on
+    each of ``devices`` devices, held in shared ``group`` if given."""
     amount = {MEMORY: str(memory)} if memory is not None else {FRACTION: f"{portion:g}"}
+    if devices is not None:
+        amount[NUM_DEVICES] = str(devices)
     out: dict[str, Any] = {"annotations": amount}
     if group is not None:
         out["labels"] = {GPU_GROUP_LABEL: group}
     return out
 
 
-def gpu_node(name: str, gpus: int, memory: int = 100, **node_args: Any) -> Obj:
+def gpu_node(name: str, gpus: int, device_memory: int = 100, **node_args: Any) -> Obj:
     """A GPU node labelled with its device memory, 100 MiB unless stated (KAI's test nodes)."""
-    return node(name, gpus=gpus, labels={NODE_GPU_MEMORY_LABEL: str(memory)}, **node_args)
+    labels = {NODE_GPU_MEMORY_LABEL: str(device_memory)}
+    return node(name, gpus=gpus, labels=labels, **node_args)
 
 
 def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> Any:

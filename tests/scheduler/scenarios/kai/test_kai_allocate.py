@@ -10,7 +10,17 @@ gives the expectation. KAI's "Binding" is a bind here, "Pipelined" a pipelined p
 from __future__ import annotations
 
 import pytest
-from kai_rows import Disruption, check, department, gjob, leaf, row, subgroup_job
+from kai_rows import (
+    Disruption,
+    check,
+    department,
+    gjob,
+    gpu_node,
+    leaf,
+    row,
+    shared_gpu,
+    subgroup_job,
+)
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import job, node, pod, pod_group
@@ -1053,6 +1063,655 @@ SUBGROUPS = [
 ]
 
 
-@pytest.mark.parametrize("case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS)
+GPU_MEMORY = [
+    row(
+        "Non preemptible job requests gpu memory over deserved quota",
+        "§5.2 NonPreemptibleOverQuota: three 40 MiB build pods exceed deserved 1",
+        Disruption(
+            "kai-non-preemptible-job-requests-gpu-memory-over-deserved-quota",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=3),
+                pod("pending_job-0-0", "pending_job-0", **shared_gpu(memory=40)),
+                pod("pending_job-0-1", "pending_job-0", **shared_gpu(memory=40)),
+                pod("pending_job-0-2", "pending_job-0", **shared_gpu(memory=40)),
+            ],
+            ("allocate",),
+            pending=["pending_job-0"],
+        ),
+    ),
+    row(
+        "Preemptible job requests gpu memory over queue limit",
+        "§5.2 OverLimit: the gpu-memory gang exceeds the queue's limit of 1 GPU",
+        Disruption(
+            "kai-preemptible-job-requests-gpu-memory-over-queue-limit",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1, gpu_limit=1),
+                gpu_node("node0", 2),
+                pod_group("pending_job-0", "queue0", min_member=3),
+                pod("pending_job-0-0", "pending_job-0", **shared_gpu(memory=40)),
+                pod("pending_job-0-1", "pending_job-0", **shared_gpu(memory=40)),
+                pod("pending_job-0-2", "pending_job-0", **shared_gpu(memory=40)),
+            ],
+            ("allocate",),
+            pending=["pending_job-0"],
+        ),
+    ),
+    row(
+        "Basic request gpu by memory when cluster is empty",
+        "§6 a 50 MiB request gets half of a 100 MiB device",
+        Disruption(
+            "kai-basic-request-gpu-by-memory-when-cluster-is-empty",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", **shared_gpu(memory=50)),
+            ],
+            ("allocate",),
+            binds={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pending job requests gpu memory while other job terminates",
+        "§6 CPU memory held by a Releasing pod makes the gpu-memory pod pipelined",
+        Disruption(
+            "kai-pending-job-requests-gpu-memory-while-other-job-terminates",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1, memory="2000"),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", memory="1500", **shared_gpu(memory=50)),
+                pod_group("running_job-0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    memory="1000",
+                    state="Releasing",
+                    node="node0",
+                ),
+            ],
+            ("allocate",),
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pending job requests GPU memory, assigned to an already shared GPU device, memory resource cannot be allocated",
+        "§6 joining a shared device still needs CPU memory, only released room has it: pipelined",
+        Disruption(
+            "kai-pending-job-requests-gpu-memory-assigned-to-an-already-share",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1, memory="2000"),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", memory="750", **shared_gpu(memory=50)),
+                pod_group("running_job-0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    memory="1000",
+                    **shared_gpu(memory=25, group="0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job-1", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-1-0",
+                    "running_job-1",
+                    memory="500",
+                    state="Releasing",
+                    node="node0",
+                ),
+            ],
+            ("allocate",),
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pending job requests gpu memory, new shared GPU device selected, memory cannot be allocated",
+        "§6 a new shared device: CPU memory only after the Releasing pod goes, so pipelined",
+        Disruption(
+            "kai-pending-job-requests-gpu-memory-new-shared-gpu-device-select",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 1, memory="2000"),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", memory="750", **shared_gpu(memory=50)),
+                pod_group("running_job-0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-0-0", "running_job-0", memory="1000", state="Running", node="node0"
+                ),
+                pod_group("running_job-1", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-1-0",
+                    "running_job-1",
+                    memory="500",
+                    state="Releasing",
+                    node="node0",
+                ),
+            ],
+            ("allocate",),
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "pending job requests gpu memory - overlimit on available nodes, not overlimit on full largest-memory node",
+        "§5.2/§6 per node, 350 MiB is 0.88 or 0.58 of a device, over deserved 0.5; the "
+        "2000 MiB node, where it is 0.18, is full",
+        Disruption(
+            "kai-pending-job-requests-gpu-memory-overlimit-on-available-nodes",
+            [
+                department(),
+                leaf("queue0", gpu_quota=0.5),
+                leaf("queue1", gpu_quota=2),
+                gpu_node("node-small", 1, device_memory=400),
+                gpu_node("node-medium", 1, device_memory=600),
+                gpu_node("node-large", 2, device_memory=2000),
+                gjob(
+                    "running-job",
+                    "queue1",
+                    2,
+                    gpus=1,
+                    states=["Running", "Running"],
+                    nodes=["node-large", "node-large"],
+                ),
+                pod_group("pending-job", "queue0", priority_class="build", min_member=1),
+                pod("pending-job-0", "pending-job", **shared_gpu(memory=350)),
+            ],
+            ("allocate",),
+            pending=["pending-job"],
+        ),
+    ),
+    row(
+        "2-device GPU memory job blocked by non-preemptible quota",
+        "§5.2 NonPreemptibleOverQuota: 2 devices x 0.6 > deserved 1",
+        Disruption(
+            "kai-2-device-gpu-memory-job-blocked-by-non-preemptible-quota",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2, device_memory=100),
+                pod_group("pending_job", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0", "pending_job", **shared_gpu(memory=60, devices=2)),
+            ],
+            ("allocate",),
+            pending=["pending_job"],
+        ),
+    ),
+]
+
+
+FRACTIONAL = [
+    row(
+        "allocate job with multiple pods but does not allow it because project goes over allowance",
+        "§5.2 OverLimit at the leaf: the gang of fractions exceeds the queue's limit",
+        Disruption(
+            "kai-allocate-job-with-multiple-pods-but-does-not-allow-it-becaus",
+            [
+                department("department-a", gpu_quota=1, gpu_limit=1, gpu_weight=1),
+                leaf("queue0", "department-a", gpu_quota=1, gpu_weight=1, gpu_limit=1),
+                gpu_node("node0", 4),
+                gjob("pending_job0", "queue0", 3, gpus=0.5),
+            ],
+            ("allocate",),
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "allocate job with multiple pods but does not allow it because department to go over allowance",
+        "§5.2 OverLimit at the department: the parent's limit refuses the gang",
+        Disruption(
+            "kai-allocate-job-with-multiple-pods-but-does-not-allow-it-becaus",
+            [
+                department("department-a", gpu_quota=1, gpu_limit=1, gpu_weight=1),
+                leaf("queue0", "department-a", gpu_quota=1, gpu_weight=1),
+                gpu_node("node0", 4),
+                gjob("pending_job0", "queue0", 3, gpus=0.5),
+            ],
+            ("allocate",),
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "1 shared gpu job running, 1 pending interactive shared gpu job, allocate to same gpu",
+        "§6 a half GPU joins the running half on the same device",
+        Disruption(
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_shared_gpu_job1-0": "node0"},
+        ),
+    ),
+    row(
+        "1 shared gpu job running, 1 pending interactive shared gpu job, allocate to same gpu - even if multiple nodes, to check gpusharingorder plugin",
+        "§6/§5.3 +1,000 for a node with a fitting shared group, even among several nodes",
+        Disruption(
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                gpu_node("node1", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node1",
+                ),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_shared_gpu_job1-0": "node1"},
+        ),
+    ),
+    row(
+        "1 shared gpu job running, 1 pending interactive shared gpu job - allocate to new gpu",
+        "§6 a half GPU that does not fit the shared device takes a new device",
+        Disruption(
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.6, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_shared_gpu_job1-0": "node0"},
+        ),
+    ),
+    row(
+        "1 shared gpu job running, 1 pending interactive shared gpu job - queue will be overused, don't allocate",
+        "§5.2 NonPreemptibleOverQuota counts fractions: 1 + 0.5 > deserved 1",
+        Disruption(
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.6, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            pending=["pending_shared_gpu_job1"],
+        ),
+    ),
+    row(
+        "1 shared gpu job running, 1 pending interactive shared gpu job - queue will be overused, don't allocate",
+        "§5.2 NonPreemptibleOverQuota counts fractions: 1 + 0.5 > deserved 1",
+        Disruption(
+            "kai-fraction-build-over-deserved-second-picture",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.6, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            pending=["pending_shared_gpu_job1"],
+        ),
+    ),
+    row(
+        "1 whole gpu job running, 1 pending interactive shared gpu job - allocate",
+        "§6 a half GPU beside a whole-GPU job takes a free device",
+        Disruption(
+            "kai-1-whole-gpu-job-running-1-pending-interactive-shared-gpu-job",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_shared_gpu_job1-0": "node0"},
+        ),
+    ),
+    row(
+        "1 shared gpu interactive job running, 1 pending whole gpu job - allocate",
+        "§6 a whole-GPU job beside a shared device takes the other device",
+        Disruption(
+            "kai-1-shared-gpu-interactive-job-running-1-pending-whole-gpu-job",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_whole_gpu_job1", "queue0", 1, gpus=1),
+            ],
+            ("allocate",),
+            binds={"pending_whole_gpu_job1-0": "node0"},
+        ),
+    ),
+    row(
+        "1 interactive shared gpu job running, 4 pending interactive shared gpus pending - allocate 3 of the shared GPUs jobs",
+        "§6 fractions fill shared devices: three of four half-GPU jobs fit",
+        Disruption(
+            "kai-1-interactive-shared-gpu-job-running-4-pending-interactive-s",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group(
+                    "running_shared_gpu_job0", "queue0", priority_class="build", min_member=1
+                ),
+                pod(
+                    "running_shared_gpu_job0-0",
+                    "running_shared_gpu_job0",
+                    **shared_gpu(0.5, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_shared_gpu_job0", "queue0", 1, priority_class="build", gpus=0.6),
+                gjob("pending_shared_gpu_job1", "queue0", 1, priority_class="build", gpus=0.5),
+                gjob("pending_shared_gpu_job2", "queue0", 1, priority_class="build", gpus=0.5),
+                gjob("pending_shared_gpu_job3", "queue0", 1, priority_class="build", gpus=0.3),
+            ],
+            ("allocate",),
+            binds={
+                "pending_shared_gpu_job0-0": "node0",
+                "pending_shared_gpu_job1-0": "node0",
+                "pending_shared_gpu_job3-0": "node0",
+            },
+            pending=["pending_shared_gpu_job2"],
+        ),
+    ),
+    row(
+        "Verify allocated fractional GPU jobs are counted in the overall number of GPUs the default department will have",
+        "§5.4 fractional jobs count in the department's allocation",
+        Disruption(
+            "kai-verify-allocated-fractional-gpu-jobs-are-counted-in-the-over",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group("running_job0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, priority_class="build", gpus=1),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pipeline fractional interactive gpu task when a task is evicting - dont allocate a new gpu",
+        "§6 a fraction waiting on a device being freed is pipelined, not given a new device",
+        Disruption(
+            "kai-pipeline-fractional-interactive-gpu-task-when-a-task-is-evic",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group("running_job0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("releasing_job0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "releasing_job0-0",
+                    "releasing_job0",
+                    **shared_gpu(0.5, "0"),
+                    state="Releasing",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, priority_class="build", gpus=0.5),
+            ],
+            ("allocate",),
+            pipelined={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Allow allocation of fractional training when over quota with fractional jobs",
+        "§5.2 a preemptible fraction may exceed deserved",
+        Disruption(
+            "kai-allow-allocation-of-fractional-training-when-over-quota-with",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2),
+                pod_group("running_job0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job1", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job1-0",
+                    "running_job1",
+                    **shared_gpu(0.5, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Allow allocation of fractional training when over quota with fractional jobs",
+        "§5.2 a preemptible fraction may exceed deserved beside a build job",
+        Disruption(
+            "kai-fraction-train-over-quota-beside-build",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                gpu_node("node0", 2),
+                gjob(
+                    "running_job0",
+                    "queue0",
+                    1,
+                    priority_class="build",
+                    gpus=1,
+                    states=["Running"],
+                    nodes=["node0"],
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.5),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pack jobs on nodes",
+        "§5.6 binpack: the fraction goes to the node already holding a shared device",
+        Disruption(
+            "kai-pack-jobs-on-nodes",
+            [
+                department(),
+                leaf("queue0", gpu_quota=4),
+                gpu_node("node0", 2),
+                gpu_node("node1", 2),
+                pod_group("running_job0", "queue0", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.2),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pack jobs on GPUs",
+        "§6 binpack device order: the fullest shared group first",
+        Disruption(
+            "kai-pack-jobs-on-gpus",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group("running_job0", "queue0", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job1", "queue0", min_member=1),
+                pod(
+                    "running_job1-0",
+                    "running_job1",
+                    **shared_gpu(0.7, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.2),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Spread jobs across GPUs",
+        "§6 spread device order: whole devices before shared groups",
+        Disruption(
+            "kai-spread-jobs-across-gpus",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                gpu_node("node0", 2),
+                pod_group("running_job0", "queue0", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job1", "queue0", min_member=1),
+                pod(
+                    "running_job1-0",
+                    "running_job1",
+                    **shared_gpu(0.7, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.2),
+            ],
+            ("allocate",),
+            settings={"gpu_placement": "spread"},
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+    row(
+        "Spread jobs across free GPUs",
+        "§6 spread device order: free devices first",
+        Disruption(
+            "kai-spread-jobs-across-free-gpus",
+            [
+                department(),
+                leaf("queue0", gpu_quota=8),
+                gpu_node("node0", 8),
+                pod_group("running_job0", "queue0", min_member=1),
+                pod(
+                    "running_job0-0",
+                    "running_job0",
+                    **shared_gpu(0.5, "1"),
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job1", "queue0", min_member=1),
+                pod(
+                    "running_job1-0",
+                    "running_job1",
+                    **shared_gpu(0.7, "0"),
+                    state="Running",
+                    node="node0",
+                ),
+                gjob("pending_job0", "queue0", 1, gpus=0.2),
+            ],
+            ("allocate",),
+            settings={"gpu_placement": "spread"},
+            binds={"pending_job0-0": "node0"},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL
+)
 def test_kai_allocate(case: Disruption) -> None:
     check(case)

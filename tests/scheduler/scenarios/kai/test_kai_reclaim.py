@@ -1872,7 +1872,7 @@ GPU_MEMORY = [
                 department(),
                 leaf("queue0", gpu_quota=0.5),
                 leaf("queue1", gpu_quota=0.5),
-                gpu_node("node0", 1, memory=800),
+                gpu_node("node0", 1, device_memory=800),
                 pod_group("q0_running", "queue0", min_member=1),
                 pod(
                     "q0_running-0",
