@@ -25,6 +25,7 @@ from crds.gpusharing import (
     NODE_GPU_MEMORY_LABEL,
     NUM_DEVICES,
 )
+from scheduler.api.gpu_sharing import MIG_ENABLED_LABEL, MIG_STRATEGY_LABEL
 from tests.kits.worlds import job, node, pod, pod_group, queue
 from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
 
@@ -121,6 +122,11 @@ def gpu_node(name: str, gpus: int, device_memory: int = 100, **node_args: Any) -
     """A GPU node labelled with its device memory, 100 MiB unless stated (KAI's test nodes)."""
     labels = {NODE_GPU_MEMORY_LABEL: str(device_memory)}
     return node(name, gpus=gpus, labels=labels, **node_args)
+
+
+def mig_labels(strategy: str) -> dict[str, str]:
+    """The labels of a MIG-enabled node with ``strategy`` (``mixed`` or ``single``)."""
+    return {MIG_STRATEGY_LABEL: strategy, MIG_ENABLED_LABEL: "true"}
 
 
 def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> Any:

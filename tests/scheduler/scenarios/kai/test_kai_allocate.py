@@ -17,6 +17,7 @@ from kai_rows import (
     gjob,
     gpu_node,
     leaf,
+    mig_labels,
     row,
     shared_gpu,
     subgroup_job,
@@ -42,6 +43,9 @@ def releasing_since(
         out.append(obj)
     return out
 
+
+# A pod asking for a MIG slice the old way, by annotation (docs/semantics.md §6: not read).
+LEGACY_MIG = {"nvidia.com/mig-1g.10gb": "1"}
 
 ROWS = [
     row(
@@ -1710,8 +1714,133 @@ FRACTIONAL = [
 ]
 
 
+MIG = [
+    row(
+        "MIG job requesting unavailable MIG device",
+        "§6 a slice size the node does not offer cannot be placed",
+        Disruption(
+            "kai-mig-job-requesting-unavailable-mig-device",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.5gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("pending_job", "queue0", min_member=1),
+                pod("pending_job-0", "pending_job", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("allocate",),
+            pending=["pending_job"],
+        ),
+    ),
+    row(
+        "MIG job requesting single MIG device",
+        "§6 a mixed-strategy node offers its slices as extended resources",
+        Disruption(
+            "kai-mig-job-requesting-single-mig-device",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("pending_job-0", "queue0", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("allocate",),
+            binds={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "MIG job requesting MIG device on node with no available MIG devices",
+        "§6 all slices of the node are used: the request waits",
+        Disruption(
+            "kai-mig-job-requesting-mig-device-on-node-with-no-available-mig-",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "0"}, labels=mig_labels("mixed")),
+                pod_group("pending_job-0", "queue0", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("allocate",),
+            pending=["pending_job-0"],
+        ),
+    ),
+    row(
+        "MIG job requesting MIG device on node with Legacy MIG jobs",
+        "podmuster differs (§6): the legacy MIG annotation is not read, so the running legacy pod holds no slice and the new job binds",
+        Disruption(
+            "kai-mig-job-requesting-mig-device-on-node-with-legacy-mig-jobs",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "2"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    annotations=LEGACY_MIG,
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue0", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("allocate",),
+            binds={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Pending legacy MIG job",
+        "podmuster differs (§6): the legacy MIG annotation is not read; the pod asks for nothing and binds",
+        Disruption(
+            "kai-pending-legacy-mig-job",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "2"}, labels=mig_labels("mixed")),
+                pod_group("pending_job-0", "queue0", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", annotations=LEGACY_MIG),
+            ],
+            ("allocate",),
+            binds={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "MIG job with multiple tasks requesting MIG device",
+        "§5.1/§6 jobs in order take the slices of each size that remain",
+        Disruption(
+            "kai-mig-job-with-multiple-tasks-requesting-mig-device",
+            [
+                department(),
+                leaf("queue0", gpu_quota=5),
+                node(
+                    "node0",
+                    extended={"nvidia.com/mig-1g.5gb": "2", "nvidia.com/mig-1g.10gb": "3"},
+                    labels=mig_labels("mixed"),
+                ),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=3),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "2"}),
+                pod("pending_job-0-1", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+                pod("pending_job-0-2", "pending_job-0", extended={"nvidia.com/mig-1g.5gb": "1"}),
+                pod_group("pending_job-1", "queue0", min_member=2),
+                pod("pending_job-1-0", "pending_job-1", extended={"nvidia.com/mig-1g.10gb": "1"}),
+                pod("pending_job-1-1", "pending_job-1", extended={"nvidia.com/mig-1g.5gb": "1"}),
+                pod_group("pending_job-2", "queue0", min_member=1),
+                pod("pending_job-2-0", "pending_job-2", extended={"nvidia.com/mig-1g.5gb": "1"}),
+            ],
+            ("allocate",),
+            binds={
+                "pending_job-0-0": "node0",
+                "pending_job-0-1": "node0",
+                "pending_job-0-2": "node0",
+                "pending_job-2-0": "node0",
+            },
+            pending=["pending_job-1"],
+        ),
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL
+    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL + MIG
 )
 def test_kai_allocate(case: Disruption) -> None:
     check(case)

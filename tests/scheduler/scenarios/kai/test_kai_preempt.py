@@ -18,6 +18,7 @@ from kai_rows import (
     gjob,
     gpu_node,
     leaf,
+    mig_labels,
     row,
     shared_gpu,
     subgroup_job,
@@ -1029,6 +1030,152 @@ GPU_MEMORY = [
 ]
 
 
-@pytest.mark.parametrize("case", PREEMPT + GANG + ELASTIC + SUBGROUPS + GENERATED + GPU_MEMORY)
+MIG = [
+    row(
+        "Build preempts train",
+        "§5.2 preempt: a build job takes the slice of a train job",
+        Disruption(
+            "kai-build-preempts-train",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("preempt",),
+            evicted=["running_job-0-0"],
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Inference preempts train",
+        "§5.2 preempt: an inference job takes the slice of a train job",
+        Disruption(
+            "kai-inference-preempts-train",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue0", priority_class="inference", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("preempt",),
+            evicted=["running_job-0-0"],
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Several jobs with different priorities preempt one",
+        "§5.2 only the preemptible lower-priority slice holder goes",
+        Disruption(
+            "kai-several-jobs-with-different-priorities-preempt-one",
+            [
+                department(),
+                leaf("queue0", gpu_quota=3),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "3"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job-1", "queue0", min_member=1),
+                pod(
+                    "running_job-1-0",
+                    "running_job-1",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("running_job-2", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-2-0",
+                    "running_job-2",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("preempt",),
+            evicted=["running_job-1-0"],
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Lower priority job should not preempt",
+        "§5.2 preempt needs strictly higher priority",
+        Disruption(
+            "kai-lower-priority-job-should-not-preempt",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", priority_class="build", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue0", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("preempt",),
+            pending=["pending_job-0"],
+        ),
+    ),
+    row(
+        "Train job runs in a different queue - should not preempt",
+        "§5.2 preempt stays in the leaf queue",
+        Disruption(
+            "kai-train-job-runs-in-a-different-queue-should-not-preempt",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                leaf("queue1", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "1"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue1", priority_class="build", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "1"}),
+            ],
+            ("preempt",),
+            pending=["pending_job-0"],
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case", PREEMPT + GANG + ELASTIC + SUBGROUPS + GENERATED + GPU_MEMORY + MIG
+)
 def test_kai(case: Disruption) -> None:
     check(case)

@@ -18,6 +18,7 @@ from kai_rows import (
     gjob,
     gpu_node,
     leaf,
+    mig_labels,
     row,
     shared_gpu,
     subgroup_job,
@@ -1892,8 +1893,63 @@ GPU_MEMORY = [
 ]
 
 
+MIG = [
+    row(
+        "Simple reclaim with MIG jobs",
+        "§5.5 a slice counts X GPUs in quota: the over-served queue's slice goes",
+        Disruption(
+            "kai-simple-reclaim-with-mig-jobs",
+            [
+                department(),
+                leaf("queue0"),
+                leaf("queue1", gpu_quota=2),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "2"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "1"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue1", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "2"}),
+            ],
+            ("reclaim",),
+            evicted=["running_job-0-0"],
+            pipelined={"pending_job-0-0": "node0"},
+        ),
+    ),
+    row(
+        "Should not reclaim jobs if job is within fair share",
+        "§5.2 reclaim: a queue within its fair share gives nothing",
+        Disruption(
+            "kai-should-not-reclaim-jobs-if-job-is-within-fair-share",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                leaf("queue1", gpu_quota=1),
+                node("node0", extended={"nvidia.com/mig-1g.10gb": "4"}, labels=mig_labels("mixed")),
+                pod_group("running_job-0", "queue0", min_member=1),
+                pod(
+                    "running_job-0-0",
+                    "running_job-0",
+                    extended={"nvidia.com/mig-1g.10gb": "2"},
+                    state="Running",
+                    node="node0",
+                ),
+                pod_group("pending_job-0", "queue1", min_member=1),
+                pod("pending_job-0-0", "pending_job-0", extended={"nvidia.com/mig-1g.10gb": "3"}),
+            ],
+            ("reclaim",),
+            pending=["pending_job-0"],
+        ),
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ROWS + GANG + DEPARTMENTS + ELASTIC + SUBGROUPS + ANCHOR + GPU_MEMORY
+    "case", ROWS + GANG + DEPARTMENTS + ELASTIC + SUBGROUPS + ANCHOR + GPU_MEMORY + MIG
 )
 def test_kai_reclaim(case: Disruption) -> None:
     check(case)
