@@ -49,6 +49,36 @@ LEGACY_MIG = {"nvidia.com/mig-1g.10gb": "1"}
 
 ROWS = [
     row(
+        "Fraction job on MIG node",
+        "§6 a MIG node (single strategy) takes no GPU fractions",
+        Disruption(
+            "kai-allocate-fraction-on-mig-node",
+            [
+                department(),
+                leaf("queue1", gpu_quota=1),
+                node("node0", gpus=2, labels=mig_labels("single")),
+                gjob("pending_job0", "queue1", gpus=0.1),
+            ],
+            A,
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Do not allocate regular GPU task on dynamic MIG node",
+        "§6 a mixed-strategy MIG node offers slices only, never a whole GPU",
+        Disruption(
+            "kai-allocate-whole-gpu-not-on-mixed-mig-node",
+            [
+                department(),
+                leaf("queue0", gpu_quota=1),
+                node("node0", gpus=1, labels=mig_labels("mixed")),
+                gjob("pending_job0", "queue0", gpus=1, priority_class="build"),
+            ],
+            A,
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
         "1 job running on node0 from queue0, 3 pending jobs from queue1 and 1 pending job "
         "from queue0 - allocate them according to their the queue shares",
         "§5.4 queue order: starved queue first, then older queue on a tie (S1)",
