@@ -30,6 +30,7 @@ from tests.kits.worlds import job, node, pod, pod_group, queue
 from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
 
 DEPARTMENT = "default"
+NODE_TYPE_LABEL = "kai.scheduler/type"  # the label KAI's test pods select nodes by
 DELAY_10M = {"preemptionDelay": "10m"}  # a PodGroup spec field KAI's tests use
 
 
@@ -127,6 +128,18 @@ def gpu_node(name: str, gpus: int, device_memory: int = 100, **node_args: Any) -
 def mig_labels(strategy: str) -> dict[str, str]:
     """The labels of a MIG-enabled node with ``strategy`` (``mixed`` or ``single``)."""
     return {MIG_STRATEGY_LABEL: strategy, MIG_ENABLED_LABEL: "true"}
+
+
+def type_in(*values: str) -> dict[str, Any]:
+    """Required node affinity on KAI's test node label ``kai.scheduler/type`` (In ``values``)."""
+    term = {
+        "matchExpressions": [{"key": NODE_TYPE_LABEL, "operator": "In", "values": list(values)}]
+    }
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
 
 
 def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> Any:

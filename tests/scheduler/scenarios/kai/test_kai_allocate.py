@@ -21,10 +21,11 @@ from kai_rows import (
     row,
     shared_gpu,
     subgroup_job,
+    type_in,
 )
 
 from crds.names import TASK_PRIORITY_LABEL
-from tests.kits.worlds import job, node, pod, pod_group
+from tests.kits.worlds import job, node, pod, pod_group, topology, topology_constraint
 from tests.scheduler.scenarios.disruption_kit import rfc3339, running
 
 A = ("allocate",)
@@ -1869,8 +1870,404 @@ MIG = [
 ]
 
 
+RACK_PREFERRED = topology_constraint("cluster-topology", preferred="k8s.io/rack")
+
+TOPOLOGY = [
+    row(
+        "Required topology level - schedule all tasks on the same rack",
+        "§5.8 required rack: both pods in the one rack with room for both (rack2)",
+        Disruption(
+            "kai-required-topology-level-schedule-all-tasks-on-the-same-rack",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack"),
+                node("node0", gpus=1, labels={"k8s.io/rack": "rack1"}),
+                node("node1", gpus=1, labels={"k8s.io/rack": "rack1"}),
+                node("node2", gpus=1, labels={"k8s.io/rack": "rack2"}),
+                node("node3", gpus=1, labels={"k8s.io/rack": "rack2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint("cluster-topology", required="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node2", "pending_job0-1": "node3"},
+        ),
+    ),
+    row(
+        "Required topology level - could not schedule on first domain due to affinity, goes to next",
+        "§5.8 a pod's node affinity rules out rack1: the next candidate rack is used",
+        Disruption(
+            "kai-required-topology-level-could-not-schedule-on-first-domain-d",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack"),
+                node("node0", gpus=1, labels={"k8s.io/rack": "rack1"}),
+                node("node1", gpus=1, labels={"k8s.io/rack": "rack1"}),
+                node(
+                    "node2",
+                    gpus=1,
+                    labels={"k8s.io/rack": "rack2", "kai.scheduler/type": "affinity1"},
+                ),
+                node(
+                    "node3",
+                    gpus=1,
+                    labels={"k8s.io/rack": "rack2", "kai.scheduler/type": "affinity1"},
+                ),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    topology=topology_constraint("cluster-topology", required="k8s.io/rack"),
+                    min_member=2,
+                ),
+                pod("pending_job0-0", "pending_job0", gpus=1, affinity=type_in("affinity1")),
+                pod("pending_job0-1", "pending_job0", gpus=1),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node2", "pending_job0-1": "node3"},
+        ),
+    ),
+    row(
+        "Required topology with multiple levels - schedule all tasks on the same spine",
+        "§5.8 required spine: the gang stays inside one spine",
+        Disruption(
+            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint("cluster-topology", required="k8s.io/spine"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node1", "pending_job0-1": "node1"},
+        ),
+    ),
+    row(
+        "Required topology with multiple levels - schedule all tasks on the same rack",
+        "§5.8 required rack at the deepest level: both pods in one rack",
+        Disruption(
+            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on",
+            [
+                department("department-a", gpu_quota=8, gpu_weight=8),
+                leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                node("node2", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine1"}),
+                node("node3", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    4,
+                    topology=topology_constraint("cluster-topology", required="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={
+                "pending_job0-0": "node2",
+                "pending_job0-1": "node2",
+                "pending_job0-2": "node3",
+                "pending_job0-3": "node3",
+            },
+        ),
+    ),
+    row(
+        "Required topology with multiple levels - schedule all tasks on the same partially occupied rack",
+        "§5.8 a partly used rack with room for the whole gang is a candidate",
+        Disruption(
+            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on",
+            [
+                department("department-a", gpu_quota=8, gpu_weight=8),
+                leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint("cluster-topology", required="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node0", "pending_job0-1": "node1"},
+        ),
+    ),
+    row(
+        "Required topology with multiple levels - job remains pending as no available rack can be found",
+        "§5.8 no rack can hold the whole gang: it stays pending",
+        Disruption(
+            "kai-required-topology-with-multiple-levels-job-remains-pending-a",
+            [
+                department("department-a", gpu_quota=8, gpu_weight=8),
+                leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                node("node2", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine1"}),
+                node("node3", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob("running_job1", "queue0", 1, gpus=1, states=["Running"], nodes=["node2"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    4,
+                    topology=topology_constraint("cluster-topology", required="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            pending=["pending_job0"],
+        ),
+    ),
+    row(
+        "Preferred topology - schedule job on the same rack",
+        "§5.8 preferred rack: inside the domain the preferred sub-domain fills first",
+        Disruption(
+            "kai-preferred-topology-schedule-job-on-the-same-rack",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint("cluster-topology", preferred="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node1", "pending_job0-1": "node1"},
+        ),
+    ),
+    row(
+        "Preferred topology - schedule job even if preferred constraint can't be met",
+        "§5.8 a preferred level that cannot be met does not block the gang",
+        Disruption(
+            "kai-preferred-topology-schedule-job-even-if-preferred-constraint",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack2"}),
+                gjob("running_job0", "queue0", 1, gpus=1, states=["Running"], nodes=["node0"]),
+                gjob("running_job1", "queue0", 1, gpus=1, states=["Running"], nodes=["node1"]),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint("cluster-topology", preferred="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node1", "pending_job0-1": "node0"},
+        ),
+    ),
+    row(
+        "Combined preferred and required topology constraints - schedule job although preferred constraint cannot be satisfied",
+        "§5.8 required spine with preferred rack unmet: placed inside the spine",
+        Disruption(
+            "kai-combined-preferred-and-required-topology-constraints-schedul",
+            [
+                department("department-a", gpu_quota=8, gpu_weight=8),
+                leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                node("node2", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine1"}),
+                node("node3", gpus=2, labels={"k8s.io/rack": "rack2", "k8s.io/spine": "spine2"}),
+                gjob(
+                    "running_job0",
+                    "queue0",
+                    5,
+                    gpus=1,
+                    states=["Running", "Running", "Running", "Running", "Running"],
+                    nodes=["node0", "node0", "node1", "node2", "node3"],
+                ),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    2,
+                    topology=topology_constraint(
+                        "cluster-topology", required="k8s.io/rack", preferred="k8s.io/spine"
+                    ),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node3", "pending_job0-1": "node2"},
+        ),
+    ),
+    row(
+        "Combined preferred and required topology constraints - preferred level respected when possible",
+        "§5.8 required zone, preferred rack: the pods share a rack where possible",
+        Disruption(
+            "kai-combined-preferred-and-required-topology-constraints-preferr",
+            [
+                department("department-a", gpu_quota=8, gpu_weight=8),
+                leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
+                topology("cluster-topology", "k8s.io/rack", "k8s.io/spine"),
+                node("node0", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node1", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine1"}),
+                node("node2", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                node("node3", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine2"}),
+                node("node4", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine3"}),
+                node("node5", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine3"}),
+                node("node6", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine4"}),
+                node("node7", gpus=1, labels={"k8s.io/rack": "rack1", "k8s.io/spine": "spine4"}),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    3,
+                    topology=topology_constraint(
+                        "cluster-topology", required="k8s.io/rack", preferred="k8s.io/spine"
+                    ),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node6", "pending_job0-1": "node7", "pending_job0-2": "node4"},
+        ),
+    ),
+    row(
+        "Elastic subgroups with required topology constraints",
+        "§5.8 subgroups with preferred racks grow one pod at a time across racks",
+        Disruption(
+            "kai-elastic-subgroups-with-required-topology-constraints",
+            [
+                department("department-a", gpu_quota=4, gpu_weight=4),
+                leaf("queue0", "department-a", gpu_quota=4, gpu_weight=1, gpu_limit=4),
+                topology("cluster-topology", "k8s.io/rack"),
+                node("node0", gpus=2, labels={"k8s.io/rack": "rack1"}),
+                node("node1", gpus=2, labels={"k8s.io/rack": "rack2"}),
+                pod_group(
+                    "pending_job0",
+                    "queue0",
+                    sub_groups=[
+                        {
+                            "name": "subgroup-a",
+                            "minMember": 1,
+                            "topologyConstraint": RACK_PREFERRED,
+                        },
+                        {
+                            "name": "subgroup-b",
+                            "minMember": 1,
+                            "topologyConstraint": RACK_PREFERRED,
+                        },
+                    ],
+                    min_member=None,
+                ),
+                pod("pending_job0-0", "pending_job0", gpus=1, sub_group="subgroup-a"),
+                pod("pending_job0-1", "pending_job0", gpus=1, sub_group="subgroup-a"),
+                pod("pending_job0-2", "pending_job0", gpus=1, sub_group="subgroup-b"),
+                pod("pending_job0-3", "pending_job0", gpus=1, sub_group="subgroup-b"),
+            ],
+            ("allocate",),
+            binds={
+                "pending_job0-0": "node0",
+                "pending_job0-1": "node1",
+                "pending_job0-2": "node0",
+                "pending_job0-3": "node1",
+            },
+        ),
+    ),
+    row(
+        "Bin Packing - Pack Top-Most domain first",
+        "§5.8 domain order: the tightest top-most domain (spine2) before the looser one",
+        Disruption(
+            "kai-bin-packing-pack-top-most-domain-first",
+            [
+                department("department-a", gpu_quota=5, gpu_weight=5),
+                leaf("queue0", "department-a", gpu_quota=5, gpu_weight=1, gpu_limit=5),
+                topology("cluster-topology", "k8s.io/zone", "k8s.io/spine", "k8s.io/rack"),
+                node(
+                    "node0",
+                    gpus=1,
+                    labels={
+                        "k8s.io/zone": "zone1",
+                        "k8s.io/spine": "spine1",
+                        "k8s.io/rack": "rack1",
+                    },
+                ),
+                node(
+                    "node1",
+                    gpus=1,
+                    labels={
+                        "k8s.io/zone": "zone1",
+                        "k8s.io/spine": "spine1",
+                        "k8s.io/rack": "rack2",
+                    },
+                ),
+                node(
+                    "node2",
+                    gpus=1,
+                    labels={
+                        "k8s.io/zone": "zone1",
+                        "k8s.io/spine": "spine1",
+                        "k8s.io/rack": "rack3",
+                    },
+                ),
+                node(
+                    "node3",
+                    gpus=1,
+                    labels={
+                        "k8s.io/zone": "zone1",
+                        "k8s.io/spine": "spine2",
+                        "k8s.io/rack": "rack4",
+                    },
+                ),
+                node(
+                    "node4",
+                    gpus=1,
+                    labels={
+                        "k8s.io/zone": "zone1",
+                        "k8s.io/spine": "spine2",
+                        "k8s.io/rack": "rack4",
+                    },
+                ),
+                gjob(
+                    "pending_job0",
+                    "queue0",
+                    1,
+                    topology=topology_constraint("cluster-topology", preferred="k8s.io/rack"),
+                    gpus=1,
+                ),
+            ],
+            ("allocate",),
+            binds={"pending_job0-0": "node3"},
+        ),
+        gap="issue 17 item 6: tightest preferred topology domain",
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL + MIG
+    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL + MIG + TOPOLOGY
 )
 def test_kai_allocate(case: Disruption) -> None:
     check(case)
