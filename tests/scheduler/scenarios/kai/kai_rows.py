@@ -156,6 +156,7 @@ def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> A
 
 __all__ = [
     "DELAY_10M",
+    "NODE_TYPE_LABEL",
     "Disruption",
     "check",
     "department",

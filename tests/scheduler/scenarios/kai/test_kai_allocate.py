@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from kai_rows import (
+    NODE_TYPE_LABEL,
     Disruption,
     check,
     department,
@@ -2266,8 +2267,109 @@ TOPOLOGY = [
 ]
 
 
+ZONE = "topology.kubernetes.io/zone"
+DATABASE = {"app": "database"}
+
+
+def typed_node(name: str, zone: str, gpus: int) -> dict[str, object]:
+    """A node labelled with its zone and, as KAI's test nodes are, its own name as type."""
+    return node(name, gpus=gpus, labels={ZONE: zone, NODE_TYPE_LABEL: name})
+
+
+def database_pod(name: str, where: str) -> list[dict[str, object]]:
+    """A running one-GPU job whose pod carries ``app: database``."""
+    return running(name, "queue0", where, gpus=1, labels=DATABASE)
+
+
+def affinity_job(*, anti: bool) -> list[dict[str, object]]:
+    """``affinity-job``: required affinity to a database pod in its zone and, if ``anti``,
+    required anti-affinity to one on its node (KAI's test pods carry the labels they select)."""
+    term = {"labelSelector": {"matchLabels": DATABASE}}
+    affinity: dict[str, object] = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{**term, "topologyKey": ZONE}]
+        }
+    }
+    if anti:
+        affinity["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {**term, "topologyKey": NODE_TYPE_LABEL}
+            ]
+        }
+    return gjob("affinity-job", "queue0", gpus=1, labels=DATABASE, affinity=affinity)
+
+
+AFFINITY = [
+    row(
+        "Pod anti affinity scheduling",
+        "§14 required affinity (same zone as a database) and anti-affinity (not its node): node0",
+        Disruption(
+            "kai-pod-anti-affinity",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                typed_node("node0", "east", 2),
+                typed_node("node1", "east", 2),
+                affinity_job(anti=True),
+                database_pod("existing-database", "node1"),
+            ],
+            A,
+            binds={"affinity-job-0": "node0"},
+        ),
+    ),
+    row(
+        "Pod affinity and anti-affinity scheduling makes job stay pending",
+        "§14 every east node holds a database (anti-affinity), west has none (affinity)",
+        Disruption(
+            "kai-pod-affinity-and-anti-affinity-pending",
+            [
+                department(),
+                leaf("queue0", gpu_quota=2),
+                typed_node("node0", "east", 2),
+                typed_node("node1", "east", 2),
+                typed_node("node2", "west", 2),
+                affinity_job(anti=True),
+                database_pod("existing-database", "node1"),
+                database_pod("existing-web-server", "node0"),
+            ],
+            A,
+            pending=["affinity-job"],
+        ),
+    ),
+    row(
+        "Pod affinity condition makes job stay pending",
+        "§14 the east nodes are full and the west zone holds no database",
+        Disruption(
+            "kai-pod-affinity-pending",
+            [
+                department(),
+                leaf("queue0", gpu_quota=3),
+                typed_node("node0", "east", 1),
+                typed_node("node1", "east", 1),
+                typed_node("node2", "west", 1),
+                affinity_job(anti=False),
+                database_pod("existing-database", "node1"),
+                database_pod("existing-web-server", "node0"),
+            ],
+            A,
+            pending=["affinity-job"],
+        ),
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "case", ROWS + GANG + ELASTIC + RELEASING + SUBGROUPS + GPU_MEMORY + FRACTIONAL + MIG + TOPOLOGY
+    "case",
+    ROWS
+    + GANG
+    + ELASTIC
+    + RELEASING
+    + SUBGROUPS
+    + GPU_MEMORY
+    + FRACTIONAL
+    + MIG
+    + TOPOLOGY
+    + AFFINITY,
 )
 def test_kai_allocate(case: Disruption) -> None:
     check(case)
