@@ -145,8 +145,9 @@ def type_in(*values: str) -> dict[str, Any]:
 def row(kai_test: str, rule: str, case: Disruption, gap: str | None = None) -> Any:
     """One table row: the KAI test's name, the rule in one line, and the case.
 
-    ``gap`` (``"issue 17 item N: ..."``) marks a row whose expectation is KAI's while
-    podmuster still decides otherwise; it must fail until the gap is closed.
+    ``gap`` marks a row whose expectation is KAI's while podmuster still decides
+    otherwise (``"issue 17 item N: ..."`` for work under way, else a reported
+    difference); the row must fail until the gap is closed.
     """
     assert kai_test, "every row names its KAI test"
     assert rule, "every row states the rule it checks"

@@ -1304,7 +1304,7 @@ FRACTIONAL = [
         "allocate job with multiple pods but does not allow it because department to go over allowance",
         "§5.2 OverLimit at the department: the parent's limit refuses the gang",
         Disruption(
-            "kai-allocate-job-with-multiple-pods-but-does-not-allow-it-becaus",
+            "kai-allocate-job-with-multiple-pods-but-does-not-allow-it-becaus-2",
             [
                 department("department-a", gpu_quota=1, gpu_limit=1, gpu_weight=1),
                 leaf("queue0", "department-a", gpu_quota=1, gpu_weight=1),
@@ -1344,7 +1344,7 @@ FRACTIONAL = [
         "1 shared gpu job running, 1 pending interactive shared gpu job, allocate to same gpu - even if multiple nodes, to check gpusharingorder plugin",
         "§6/§5.3 +1,000 for a node with a fitting shared group, even among several nodes",
         Disruption(
-            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=2),
@@ -1370,7 +1370,7 @@ FRACTIONAL = [
         "1 shared gpu job running, 1 pending interactive shared gpu job - allocate to new gpu",
         "§6 a half GPU that does not fit the shared device takes a new device",
         Disruption(
-            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo-3",
             [
                 department(),
                 leaf("queue0", gpu_quota=2),
@@ -1395,7 +1395,7 @@ FRACTIONAL = [
         "1 shared gpu job running, 1 pending interactive shared gpu job - queue will be overused, don't allocate",
         "§5.2 NonPreemptibleOverQuota counts fractions: 1 + 0.5 > deserved 1",
         Disruption(
-            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo",
+            "kai-1-shared-gpu-job-running-1-pending-interactive-shared-gpu-jo-4",
             [
                 department(),
                 leaf("queue0", gpu_quota=1),
@@ -1962,7 +1962,7 @@ TOPOLOGY = [
         "Required topology with multiple levels - schedule all tasks on the same rack",
         "§5.8 required rack at the deepest level: both pods in one rack",
         Disruption(
-            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on",
+            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on-2",
             [
                 department("department-a", gpu_quota=8, gpu_weight=8),
                 leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),
@@ -1993,7 +1993,7 @@ TOPOLOGY = [
         "Required topology with multiple levels - schedule all tasks on the same partially occupied rack",
         "§5.8 a partly used rack with room for the whole gang is a candidate",
         Disruption(
-            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on",
+            "kai-required-topology-with-multiple-levels-schedule-all-tasks-on-3",
             [
                 department("department-a", gpu_quota=8, gpu_weight=8),
                 leaf("queue0", "department-a", gpu_quota=8, gpu_weight=1, gpu_limit=8),

@@ -116,7 +116,7 @@ CONSOLIDATION = [
         "2 jobs of 1 task running on different GPUs, two pending jobs - can't Consolidate",
         "§5.2 3+3 on two 4-GPU nodes cannot be packed: nothing moves",
         Disruption(
-            "kai-2-jobs-of-1-task-running-on-different-gpus-two-pending-jobs-",
+            "kai-2-jobs-of-1-task-running-on-different-gpus-two-pending-jobs--2",
             [
                 department(),
                 leaf("queue0", gpu_quota=2),
@@ -227,7 +227,7 @@ CONSOLIDATION = [
         "2 queues with different share, pending job will attempt to reallocate before the reallocated jobs - 1 running job from queue0, 2 running jobs from queue1, 1 pending job from queue0 - consolidate",
         "§5.2 victims of any queue: queue1's job moves so queue0's 2-GPU job fits",
         Disruption(
-            "kai-2-queues-with-different-share-pending-job-will-attempt-to-re",
+            "kai-2-queues-with-different-share-pending-job-will-attempt-to-re-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=1),
@@ -320,7 +320,7 @@ CONSOLIDATION = [
         "1 elastic job running on different GPUs, 1 job of 3 gpus is pending - do not consolidate (not all pods can stay alive)",
         "§5.2 every victim must land again: not all of the elastic job's pods can",
         Disruption(
-            "kai-1-elastic-job-running-on-different-gpus-1-job-of-3-gpus-is-p",
+            "kai-1-elastic-job-running-on-different-gpus-1-job-of-3-gpus-is-p-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=2),

@@ -117,7 +117,7 @@ ROWS = [
         "queue1 is under deserved quota, queue0 is over deserved quota but under fair share - reclaim",
         "§5.5 guarantee deserved applies even when the victim queue is under its fair share; newest job goes",
         Disruption(
-            "kai-queue1-is-under-deserved-quota-queue0-is-over-deserved-quota",
+            "kai-queue1-is-under-deserved-quota-queue0-is-over-deserved-quota-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=2, gpu_weight=1),
@@ -383,7 +383,7 @@ ROWS = [
         "1 train job of 2 GPUs from queue0 running on node0 with deserved of 1, 2 pending jobs (1 build) from queue1 - reclaim",
         "§5.1 the build reclaimer goes first (priority); then queue1 is at its fair share 1",
         Disruption(
-            "kai-1-train-job-of-2-gpus-from-queue0-running-on-node0-with-dese",
+            "kai-1-train-job-of-2-gpus-from-queue0-running-on-node0-with-dese-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=1, gpu_weight=1),
@@ -556,7 +556,7 @@ ROWS = [
         "reclaim from job that allocated more resources than its' fairShare (remaining was given to queue with lower over quota weight)",
         "§5.4 remainder rounding leaves queue1 a fair share of 7, queue0 5 < 10: its job goes",
         Disruption(
-            "kai-reclaim-from-job-that-allocated-more-resources-than-its-fair",
+            "kai-reclaim-from-job-that-allocated-more-resources-than-its-fair-2",
             [
                 department(),
                 leaf("queue0", gpu_quota=2, gpu_weight=1),
