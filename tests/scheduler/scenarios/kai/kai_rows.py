@@ -17,17 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from disruption_kit import Disruption, Obj, check, rfc3339
+from gpu_kit import fraction
+from gpu_kit import gpu_node as labelled_gpu_node
+from gpu_kit import memory as gpu_memory
 
-from crds.gpusharing import (
-    FRACTION,
-    GPU_GROUP_LABEL,
-    MEMORY,
-    NODE_GPU_MEMORY_LABEL,
-    NUM_DEVICES,
-)
+from crds.gpusharing import GPU_GROUP_LABEL
 from scheduler.api.gpu_sharing import MIG_ENABLED_LABEL, MIG_STRATEGY_LABEL
-from tests.kits.worlds import job, node, pod, pod_group, queue
-from tests.scheduler.scenarios.disruption_kit import Disruption, Obj, check, rfc3339
+from tests.kits.worlds import job, pod, pod_group, queue
 
 DEPARTMENT = "default"
 NODE_TYPE_LABEL = "kai.scheduler/type"  # the label KAI's test pods select nodes by
@@ -64,12 +61,10 @@ def gjob(
     cycle (KAI's test jobs are minutes old, the kit's a day).
     """
     if gpus and gpus != int(gpus):
-        args["annotations"] = {**args.get("annotations", {}), FRACTION: f"{gpus:g}"}
-        if any(state != "Pending" for state in args.get("states") or ()):
-            args["labels"] = {
-                **args.get("labels", {}),
-                GPU_GROUP_LABEL: gpu_group or f"{name}-group",
-            }
+        running_ = any(state != "Pending" for state in args.get("states") or ())
+        sharing = shared_gpu(gpus, (gpu_group or f"{name}-group") if running_ else None)
+        args["annotations"] = {**args.get("annotations", {}), **sharing["annotations"]}
+        args["labels"] = {**args.get("labels", {}), **sharing.get("labels", {})}
     else:
         args["gpus"] = gpus
     objects = job(name, queue_name, tasks, **args)
@@ -110,9 +105,11 @@ def shared_gpu(
 ) -> dict[str, Any]:
     """``pod`` arguments asking for ``portion`` of a GPU (or ``memory`` MiB of one) on
     each of ``devices`` devices, held in shared ``group`` if given."""
-    amount = {MEMORY: str(memory)} if memory is not None else {FRACTION: f"{portion:g}"}
-    if devices is not None:
-        amount[NUM_DEVICES] = str(devices)
+    if memory is not None:
+        amount = gpu_memory(memory, devices)
+    else:
+        assert portion is not None, "ask for a portion or for memory"
+        amount = fraction(portion, devices)
     out: dict[str, Any] = {"annotations": amount}
     if group is not None:
         out["labels"] = {GPU_GROUP_LABEL: group}
@@ -121,8 +118,7 @@ def shared_gpu(
 
 def gpu_node(name: str, gpus: int, device_memory: int = 100, **node_args: Any) -> Obj:
     """A GPU node labelled with its device memory, 100 MiB unless stated (KAI's test nodes)."""
-    labels = {NODE_GPU_MEMORY_LABEL: str(device_memory)}
-    return node(name, gpus=gpus, labels=labels, **node_args)
+    return labelled_gpu_node(name, gpus, device_memory=device_memory, **node_args)
 
 
 def mig_labels(strategy: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ gives the expectation. KAI's "Binding" is a bind here, "Pipelined" a pipelined p
 from __future__ import annotations
 
 import pytest
+from disruption_kit import rfc3339, running
 from kai_rows import (
     NODE_TYPE_LABEL,
     Disruption,
@@ -27,7 +28,6 @@ from kai_rows import (
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import job, node, pod, pod_group, topology, topology_constraint
-from tests.scheduler.scenarios.disruption_kit import rfc3339, running
 
 A = ("allocate",)
 

@@ -9,6 +9,7 @@ evicted and pipelined onto its new node.
 from __future__ import annotations
 
 import pytest
+from disruption_kit import running
 from kai_rows import (
     Disruption,
     check,
@@ -22,7 +23,6 @@ from kai_rows import (
 )
 
 from tests.kits.worlds import node, pod, pod_group, topology, topology_constraint
-from tests.scheduler.scenarios.disruption_kit import running
 
 RACK = "k8s.io/rack"
 

@@ -10,6 +10,7 @@ minimum runtime) that gives the expectation. KAI's "Releasing" is an eviction he
 from __future__ import annotations
 
 import pytest
+from disruption_kit import priority_class, running
 from kai_rows import (
     DELAY_10M,
     Disruption,
@@ -25,7 +26,6 @@ from kai_rows import (
 )
 
 from tests.kits.worlds import node, pod, pod_group
-from tests.scheduler.scenarios.disruption_kit import priority_class, running
 
 PREEMPT = [
     row(

@@ -10,6 +10,7 @@ share, §5.5 victim validation, §5.7 minimum runtime) that gives the expectatio
 from __future__ import annotations
 
 import pytest
+from disruption_kit import priority_class, running
 from kai_rows import (
     DELAY_10M,
     Disruption,
@@ -26,7 +27,6 @@ from kai_rows import (
 
 from crds.names import TASK_PRIORITY_LABEL
 from tests.kits.worlds import node, pod, pod_group
-from tests.scheduler.scenarios.disruption_kit import priority_class, running
 
 ACT = ("reclaim",)
 NOWHERE = {"unexisting-node-affinity": "true"}  # a label no node has

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from disruption_kit import stale
 from kai_rows import Disruption, check, department, leaf, row
 
 from tests.kits.worlds import node, pod, pod_group
-from tests.scheduler.scenarios.disruption_kit import stale
 
 S = ("stalegangeviction",)
 SUB_GROUPS = [{"name": "sub-group-0", "minMember": 2}, {"name": "sub-group-1", "minMember": 1}]
