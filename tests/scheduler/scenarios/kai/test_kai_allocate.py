@@ -782,7 +782,6 @@ RELEASING = [
             A,
             pending=["pending_job"],
         ),
-        gap="issue 17 item 6: no pipelining onto a long-Releasing pod's room",
     ),
 ]
 
@@ -2262,7 +2261,6 @@ TOPOLOGY = [
             ("allocate",),
             binds={"pending_job0-0": "node3"},
         ),
-        gap="issue 17 item 6: tightest preferred topology domain",
     ),
 ]
 

@@ -1396,7 +1396,6 @@ ELASTIC = [
             evicted=["running-job0-1", "running-job1-0"],
             pipelined={"pending-job-0": "node0"},
         ),
-        gap="issue 17 item 5: elastic victims' extra pods first",
     ),
     row(
         "Reclaim tasks from several elastic jobs",
@@ -1416,7 +1415,6 @@ ELASTIC = [
             evicted=["running-job0-1", "running-job1-1"],
             pipelined={"pending-job-0": "node0"},
         ),
-        gap="issue 17 item 5: elastic victims' extra pods first",
     ),
     row(
         "Reclaim from several running jobs (and of them is elastic)",
