@@ -9,38 +9,47 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from crds.errors import InputError
-from podgrouper import flags as podgrouper_flags
-from podmuster import (
-    __version__,
-    demo_command,
-    group_command,
-    run_all,
-    schedule_command,
-    simulate_command,
-)
-from podmuster.dashboard import flags as dashboard_flags
-from scheduler.binder import flags as binder_flags
-from scheduler.controllers import flags as controllers_flags
-from scheduler.live import flags as scheduler_flags
-from scheduler.scale_adjuster import flags as scale_adjuster_flags
-from webhooks import flags as webhooks_flags
+from podmuster import __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="podmuster",
-        description="Gang scheduling with hierarchical fair share for AI and batch workloads.",
-    )
-    parser.add_argument("--version", action="version", version=f"podmuster {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _schedule(subparsers: Any) -> None:
+    from podmuster import schedule_command
+
     schedule_command.add_parser(subparsers)
+
+
+def _group(subparsers: Any) -> None:
+    from podmuster import group_command
+
     group_command.add_parser(subparsers)
+
+
+def _demo(subparsers: Any) -> None:
+    from podmuster import demo_command
+
     demo_command.add_parser(subparsers)
+
+
+def _simulate(subparsers: Any) -> None:
+    from podmuster import simulate_command
+
     simulate_command.add_parser(subparsers)
+
+
+def _run(subparsers: Any) -> None:
+    from podgrouper import flags as podgrouper_flags
+    from podmuster import run_all
+    from podmuster.dashboard import flags as dashboard_flags
+    from scheduler.binder import flags as binder_flags
+    from scheduler.controllers import flags as controllers_flags
+    from scheduler.live import flags as scheduler_flags
+    from scheduler.scale_adjuster import flags as scale_adjuster_flags
+    from webhooks import flags as webhooks_flags
+
     run_parser = subparsers.add_parser(
         "run",
         help="run a live component against a cluster",
@@ -55,13 +64,41 @@ def build_parser() -> argparse.ArgumentParser:
     webhooks_flags.add_parser(components)
     scale_adjuster_flags.add_parser(components)
     dashboard_flags.add_parser(components)
+
+
+COMMANDS: dict[str, Callable[[Any], None]] = {
+    "schedule": _schedule,
+    "group": _group,
+    "demo": _demo,
+    "simulate": _simulate,
+    "run": _run,
+}
+"""Each command's parser, its module imported only when the parser is built."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command`` (one of :data:`COMMANDS`), only that one.
+
+    A command's modules take most of the start-up, so ``podmuster schedule`` builds (and
+    imports) nothing of ``run``; its usage and errors read the same.
+    """
+    parser = argparse.ArgumentParser(
+        prog="podmuster",
+        description="Gang scheduling with hierarchical fair share for AI and batch workloads.",
+    )
+    parser.add_argument("--version", action="version", version=f"podmuster {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, add in COMMANDS.items():
+        if command not in COMMANDS or name == command:
+            add(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the podmuster command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     handler: Any = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
