@@ -458,8 +458,9 @@ class ClusterCache:
         """
         everything = self._relink_all
         if everything:
-            for pod in self._pods.values():
-                pod.job = pod.pod_set = None
+            if self._jobs:  # linked before: unlink every pod (new records start unlinked)
+                for pod in self._pods.values():
+                    pod.job = pod.pod_set = None
             self._jobs, self._problems, self._notes = {}, {}, {}
             self._relink_all = False
         shape = (tree.dropped, {name: q.is_leaf for name, q in tree.queues.items()})
@@ -468,15 +469,15 @@ class ClusterCache:
         if not (everything or self._stale or reshaped or self._reorder):
             return
         stale: Iterable[str] = self._groups if everything else self._stale
+        records = self._groups.items() if everything else ((k, self._groups.get(k)) for k in stale)
         jobs, problems, notes = self._jobs, self._problems, self._notes
         added = everything  # a key added to problems or notes: relist them in job order
-        for key in stale:
+        for key, record in records:
             before = None if everything else jobs.get(key)
             if before is not None:  # its pods are linked anew below, or stay ungrouped
                 for pod_set in before.pod_sets:
                     for pod in pod_set.pods:
                         pod.job = pod.pod_set = None
-            record = self._groups.get(key)
             if record is None:
                 jobs.pop(key, None)
                 notes.pop(key, None)
@@ -513,8 +514,9 @@ class ClusterCache:
             self._jobs = jobs = {key: jobs[key] for key in self._groups}
             added = True
         self._reorder = False
-        if added:
+        if added and problems:
             self._problems = {key: problems[key] for key in jobs if key in problems}
+        if added and notes:
             self._notes = {key: notes[key] for key in jobs if key in notes}
 
     def _link_pods(self, key: str, job: PodGroupInfo, members: dict[str, None]) -> None:
