@@ -8,9 +8,11 @@ This module is the only place that turns ``InputError`` into that line.
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from crds.errors import InputError
 from podmuster import __version__
@@ -114,5 +116,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+ONE_SHOT = frozenset({"schedule", "group"})
+"""Commands that read their input, decide, print and end (the others run on, or simulate)."""
+
+
+def entry() -> NoReturn:
+    """The ``podmuster`` executable: :func:`main`, then exit with its code.
+
+    A one-shot command (:data:`ONE_SHOT`) runs without the cyclic garbage collector and
+    ends without tearing its objects down: in a process about to end both only cost time
+    (about 0.4 and 0.35 s of CPU for ``schedule`` on 1,000 nodes / 20,000 pods), and what
+    it builds holds no cycles worth collecting. Its output is flushed first. Every other
+    command exits the usual way.
+    """
+    arguments = sys.argv[1:]
+    one_shot = bool(arguments) and arguments[0] in ONE_SHOT
+    if one_shot:
+        gc.disable()
+    code = main(arguments)
+    if not one_shot:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

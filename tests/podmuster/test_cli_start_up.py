@@ -8,10 +8,15 @@ check runs in a fresh interpreter: this test process has imported everything.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 from podmuster import cli
+from tests.kits import worlds as st
+from tests.kits.worlds import flatten
 
 HEAVY = ("podgrouper.flags", "integrations.base", "liveprocess.flags", "celpy", "asyncio")
 
@@ -38,3 +43,33 @@ def test_without_a_command_every_command_is_listed() -> None:
     assert _commands(None) == set(cli.COMMANDS)
     assert _commands("schedule") == {"schedule"}
     assert _commands("--version") == set(cli.COMMANDS)
+
+
+def _schedule_process(
+    tmp_path: Path, objects: list[dict[str, Any]]
+) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    command = [sys.executable, "-m", "podmuster.cli", "schedule", str(path), "-o", "json"]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_a_one_shot_process_prints_all_its_output_and_keeps_its_exit_code(
+    tmp_path: Path,
+) -> None:
+    """``schedule`` ends without tearing down its objects: what it printed is all there,
+    and a bad object still makes it exit 2 with its stderr line."""
+    jobs = [st.job(f"j{i}", "q") for i in range(200)]
+    good = _schedule_process(
+        tmp_path, flatten([st.node("n1", cpu="500", memory="500G", pods=500), st.queue("q"), *jobs])
+    )
+    assert good.returncode == 0, good.stderr
+    assert len(json.loads(good.stdout)["binds"]) == 200
+    broken = st.pod_group("broken", "q")
+    broken["spec"]["minMember"] = "two"
+    bad = _schedule_process(
+        tmp_path, flatten([st.node("n1"), st.queue("q"), st.job("j", "q"), broken])
+    )
+    assert bad.returncode == 2
+    assert "default/broken" in bad.stderr
+    assert len(json.loads(bad.stdout)["binds"]) == 1
