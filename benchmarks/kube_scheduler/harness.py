@@ -280,6 +280,12 @@ def run(
         summarize(result, t0, created_at, watcher.bound_at)
         log_text = cluster.processes[sut.name].tail(100_000)
         if sut.log_notes is not None:
+            # the scheduler logs its cycle once the writes are done: maybe just after the
+            # watch saw the last bind
+            notes_deadline = time.monotonic() + 10
+            while not sut.log_notes(log_text) and time.monotonic() < notes_deadline:
+                time.sleep(0.5)
+                log_text = cluster.processes[sut.name].tail(100_000)
             result.notes += sut.log_notes(log_text)
         if sut.synced_at is not None:
             synced = sut.synced_at(log_text)
