@@ -49,6 +49,7 @@ crds: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine
+	$(BIN)/python -m benchmarks.snapshot
 
 bench-disruption: $(STAMP)
 	$(BIN)/python -m benchmarks.disruption

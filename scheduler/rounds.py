@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -171,15 +171,27 @@ def made_decisions(result: CycleResult) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Round:
-    """One played round: its number (from 1), clock, snapshot, decisions and the objects after."""
+    """One played round: its number (from 1), clock, snapshot, decisions and the objects after.
+
+    The objects after are worked out (:func:`apply_result`) when first asked for: by the
+    next round, or by a caller that shows them; a one-cycle ``schedule`` never pays for it.
+    """
 
     number: int
     now: float
     built: SnapshotResult
     result: CycleResult
-    objects: list[SourcedObject]
+    before: Sequence[SourcedObject] = field(repr=False)
+    _after: list[SourcedObject] | None = field(default=None, repr=False)
+
+    @property
+    def objects(self) -> list[SourcedObject]:
+        """The objects once this round's decisions have been carried out."""
+        if self._after is None:
+            self._after = apply_result(self.before, self.result, self.now)
+        return self._after
 
 
 def play(
@@ -200,7 +212,7 @@ def play(
     ``usage`` (queue -> normalised usage, time-based fair share) goes into every
     round's snapshot unchanged.
     """
-    current = list(objects)
+    current: Sequence[SourcedObject] = objects
     number = 0
     while rounds is None or number < rounds:
         number += 1
@@ -214,8 +226,11 @@ def play(
         if usage:
             built.snapshot.queue_usage = dict(usage)
         result = run_cycle(built.snapshot, config, explain=explain)
-        current = apply_result(current, result, now)
-        yield Round(number, now, built, result, current)
+        played = Round(number, now, built, result, current)
+        yield played
+        if rounds is not None and number >= rounds:
+            return  # the last round's objects after: only if its caller asks
+        current = played.objects
         now += ROUND_SECONDS
 
 

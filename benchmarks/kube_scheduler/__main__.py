@@ -73,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name} [{res.mode}]: {res.bound}/{res.pods} pods bound on {res.nodes} nodes in "
                 f"{res.span_seconds:.1f}s = {res.pods_per_second:.1f} pods/s "
-                f"(first bind at {res.first_bound_seconds:.1f}s, "
+                f"(first bind at {res.first_bound_seconds:.1f}s"
+                + (
+                    f", {res.first_bound_after_sync:.2f}s after informers synced"
+                    f" at {res.synced_seconds:.2f}s"
+                    if res.first_bound_after_sync is not None and res.synced_seconds is not None
+                    else ""
+                )
+                + ", "
                 f"steady {res.steady_pods_per_second:.1f}/s, p50 {res.latency_p50:.2f}s, "
                 f"p99 {res.latency_p99:.2f}s; created at {res.create_rate:.0f}/s; "
                 f"client QPS {res.qps:g}, burst {res.burst}"

@@ -79,6 +79,9 @@ class Result:
     pods_per_second: float = 0.0  # pods / span_seconds: the headline number
     steady_pods_per_second: float = 0.0  # between 10% and 90% bound
     first_bound_seconds: float = 0.0  # clock start -> first pod bound (backlog: start-up)
+    # the scheduler's own log: clock start -> its informers synced, and synced -> first bind
+    synced_seconds: float | None = None
+    first_bound_after_sync: float | None = None
     latency_p50: float = 0.0  # per pod, created -> bound
     latency_p99: float = 0.0
     gangs: int = 0  # gang workload only: gangs fully bound
@@ -275,6 +278,23 @@ def run(
             result.notes.append(f"pod watch resumed {watcher.rewatches} times")
         result.timed_out = len(watcher.bound_at) < pods
         summarize(result, t0, created_at, watcher.bound_at)
+        log_text = cluster.processes[sut.name].tail(100_000)
+        if sut.log_notes is not None:
+            # the scheduler logs its cycle once the writes are done: maybe just after the
+            # watch saw the last bind
+            notes_deadline = time.monotonic() + 10
+            while not sut.log_notes(log_text) and time.monotonic() < notes_deadline:
+                time.sleep(0.5)
+                log_text = cluster.processes[sut.name].tail(100_000)
+            result.notes += sut.log_notes(log_text)
+        if sut.synced_at is not None:
+            synced = sut.synced_at(log_text)
+            if synced is not None:
+                # the log's wall clock on the harness's monotonic one (one machine)
+                synced_mono = synced - (time.time() - time.monotonic())
+                result.synced_seconds = synced_mono - t0
+                if watcher.bound_at:
+                    result.first_bound_after_sync = min(watcher.bound_at.values()) - synced_mono
         if workload.gang_size > 1:
             summarize_gangs(result, members, created_at, watcher.bound_at)
         result.load_average.append(os.getloadavg()[0])

@@ -19,12 +19,14 @@ kube-scheduler's one client does.
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,10 @@ class SchedulerUnderTest:
     gangs: bool = False  # understands PodGroups (minMember): can run the gang workload
     prepare: Prepare | None = None
     mark: Callable[[Obj, str], None] | None = None  # (pod, its group) -> None
+    # (its log's text) -> when its informers had synced (UNIX seconds), None if not logged
+    synced_at: Callable[[str], float | None] | None = None
+    # (its log's text) -> notes for the result (podmuster: its first cycle's seconds)
+    log_notes: Callable[[str], list[str]] | None = None
 
 
 def start_kube_scheduler(cluster: Cluster, limits: Limits) -> ManagedProcess:
@@ -174,6 +180,24 @@ def prepare_podmuster(
         list(pool.map(create, groups))
 
 
+def podmuster_synced_at(log_text: str) -> float | None:
+    """The ``ts`` of the scheduler's ``informers synced`` JSON log line, as UNIX seconds."""
+    for line in log_text.splitlines():
+        if '"msg": "informers synced"' in line:
+            stamp = json.loads(line)["ts"]
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def podmuster_first_cycle(log_text: str) -> list[str]:
+    """The first ``cycle`` log line's seconds: deciding, and deciding plus committing."""
+    for line in log_text.splitlines():
+        if '"msg": "cycle"' in line:
+            cycle = json.loads(line)
+            return [f"first cycle {cycle['seconds']:.2f}s, deciding {cycle['decide_seconds']:.2f}s"]
+    return []
+
+
 def mark_podmuster(pod: Obj, group: str) -> None:
     pod["metadata"].setdefault("annotations", {})[POD_GROUP_ANNOTATION] = group
     pod["metadata"]["labels"][QUEUE_LABEL] = QUEUE
@@ -194,6 +218,8 @@ SCHEDULERS: dict[str, SchedulerUnderTest] = {
         gangs=True,
         prepare=prepare_podmuster,
         mark=mark_podmuster,
+        synced_at=podmuster_synced_at,
+        log_notes=podmuster_first_cycle,
     ),
     "podmuster-bindrequest": SchedulerUnderTest(
         name="podmuster-bindrequest",
@@ -203,5 +229,7 @@ SCHEDULERS: dict[str, SchedulerUnderTest] = {
         gangs=True,
         prepare=prepare_podmuster,
         mark=mark_podmuster,
+        synced_at=podmuster_synced_at,
+        log_notes=podmuster_first_cycle,
     ),
 }

@@ -19,12 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
-
-import celpy
-from celpy import celtypes
-from celpy.celparser import CELParseError
 
 from crds.quantities import parse_quantity
 
@@ -64,15 +60,23 @@ def _value(q: Any) -> Fraction:
     raise TypeError(f"expected a quantity, got {q!r}")
 
 
-_FUNCTIONS: dict[str, Any] = {
-    "quantity": _quantity,
-    "compareTo": lambda a, b: celtypes.IntType(_compare(a, b)),
-    "isGreaterThan": lambda a, b: celtypes.BoolType(_compare(a, b) > 0),
-    "isLessThan": lambda a, b: celtypes.BoolType(_compare(a, b) < 0),
-    "asInteger": lambda a: celtypes.IntType(int(_value(a))),
-    "asApproximateFloat": lambda a: celtypes.DoubleType(float(_value(a))),
-}
-_ENV = celpy.Environment()
+@cache
+def _environment() -> tuple[Any, dict[str, Any]]:
+    """The CEL environment and our functions, on first use: importing ``celpy`` and building
+    its parser take a few hundred ms that every command would pay at import, though few
+    clusters have a CEL selector."""
+    import celpy
+    from celpy import celtypes
+
+    functions: dict[str, Any] = {
+        "quantity": _quantity,
+        "compareTo": lambda a, b: celtypes.IntType(_compare(a, b)),
+        "isGreaterThan": lambda a, b: celtypes.BoolType(_compare(a, b) > 0),
+        "isLessThan": lambda a, b: celtypes.BoolType(_compare(a, b) < 0),
+        "asInteger": lambda a: celtypes.IntType(int(_value(a))),
+        "asApproximateFloat": lambda a: celtypes.DoubleType(float(_value(a))),
+    }
+    return celpy.Environment(), functions
 
 
 @lru_cache(maxsize=4096)
@@ -80,9 +84,12 @@ def compile_selector(expression: str) -> Program:
     """The compiled expression; :class:`CelError` with the parser's message if it is bad."""
     if not expression.strip():
         raise CelError("empty expression")
+    from celpy.celparser import CELParseError
+
+    environment, functions = _environment()
     try:
-        ast = _ENV.compile(expression)
-        return _ENV.program(ast, functions=_FUNCTIONS)
+        ast = environment.compile(expression)
+        return environment.program(ast, functions=functions)
     except CELParseError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
         raise CelError(first) from None
@@ -99,6 +106,8 @@ def driver_equals(expression: str) -> str | None:
 
 
 def _cel(value: Any) -> Any:
+    from celpy import celtypes
+
     if isinstance(value, bool):
         return celtypes.BoolType(value)
     if isinstance(value, int):
@@ -111,6 +120,8 @@ def _cel(value: Any) -> Any:
 
 
 def _by_domain(values: Mapping[str, Any], driver: str) -> Any:
+    from celpy import celtypes
+
     domains: dict[str, dict[Any, Any]] = {}
     for qualified, value in values.items():
         domain, _, name = qualified.rpartition("/")
@@ -124,6 +135,8 @@ def device_activation(
     driver: str, attributes: Mapping[str, Any], capacity: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The ``device`` variable for one device."""
+    from celpy import celtypes
+
     device = celtypes.MapType(
         {
             celtypes.StringType("driver"): celtypes.StringType(driver),
@@ -136,6 +149,8 @@ def device_activation(
 
 def matches(program: Program, activation: Mapping[str, Any]) -> bool:
     """True only when the expression evaluates to true (errors: no match)."""
+    from celpy import celtypes
+
     try:
         result = program.evaluate(activation)
     except Exception:

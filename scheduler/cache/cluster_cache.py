@@ -3,10 +3,18 @@
 Why: KAI spends seconds per cycle deep-copying its cache into a snapshot at
 4,000 nodes. Here every object is parsed once when it is added or updated
 (from files offline, from watch events live); ``snapshot()`` then only resets
-each pod's cycle state, recomputes node usage with one vectorised scatter-add
-and re-links pod groups when something changed. The snapshot shares the
-cache's pod records: it is valid until the next ``snapshot()`` call, which is
-how a scheduling loop uses it (one session at a time).
+each pod's cycle state and recomputes node usage with one vectorised
+scatter-add. What is derived from several objects is kept between snapshots
+and re-derived only where something changed since the last one: a pod group
+(its record, pod sets, queue problem and priority note) when the PodGroup or
+one of the pods naming it changed; the node table when a node's scheduling
+fields changed (a status-only update, such as a heartbeat, changes nothing);
+every group only when a PriorityClass changed, and every group's queue problem
+only when the queue tree's shape changed. The result equals a snapshot built
+afresh from the same objects (tests/scheduler/test_incremental_snapshot.py).
+The snapshot shares the cache's pod records: it is valid until the next
+``snapshot()`` call, which is how a scheduling loop uses it (one session at a
+time).
 
 A bad object never stops the others: with ``strict=False`` its error is kept
 (and reported) while the rest is served; with ``strict=True`` (the CLI) the
@@ -31,7 +39,7 @@ from scheduler.api import gpu_sharing
 from scheduler.api.dra import Device, DeviceClassInfo, DraState, ResourceClaimInfo
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.numa import NumaNode
-from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.pods import (
     ACTIVE_USED,
     PodInfo,
@@ -61,6 +69,8 @@ KINDS: dict[names.GroupKind, str] = {
 }
 """The kinds the cache reads, by API group and kind: a Volcano ``PodGroup`` is not one."""
 _BY_KIND = {kind: group_kind for group_kind, kind in KINDS.items()}
+_SUBGROUP_LABEL = names.SUBGROUP_LABEL
+_DEFAULT_POD_SET = reading.DEFAULT_POD_SET
 
 
 def _classify(body: Mapping[str, Any]) -> tuple[str, str]:
@@ -119,10 +129,18 @@ class ClusterCache:
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._tree: QueueTree | None = None
-        self._jobs: tuple[dict[str, PodGroupInfo], dict[str, list[str]], list[PodInfo]] | None = (
-            None
-        )
-        self._notes: dict[str, list[str]] = {}  # with _jobs: PodGroup key -> priority_note
+        self._tree_shape: object = None  # what queue problems read of the last tree
+        # Derived pod groups, kept between snapshots (see the module docstring):
+        self._order: dict[str, int] = {}  # pod key -> when it entered _pods (its position)
+        self._inserted = 0
+        self._naming: dict[str, str] = {}  # pod key -> the PodGroup key it names (ours)
+        self._members: dict[str, dict[str, None]] = {}  # PodGroup key -> pods naming it
+        self._jobs: dict[str, PodGroupInfo] = {}
+        self._problems: dict[str, list[str]] = {}  # PodGroup key -> queue problem
+        self._notes: dict[str, list[str]] = {}  # PodGroup key -> priority_note
+        self._stale: set[str] = set()  # PodGroup keys to re-derive at the next snapshot
+        self._reorder = False  # a PodGroup came or went: _jobs follows _groups' order again
+        self._relink_all = True  # a PriorityClass changed: every group's priority may have
 
     # --- ingest -------------------------------------------------------------------
     def upsert(self, raw: SourcedObject) -> None:
@@ -155,8 +173,10 @@ class ClusterCache:
     def _store(self, kind: str, key: str, raw: SourcedObject) -> None:
         body = raw.obj
         if kind == "Node":
-            self._nodes[key] = reading.read_node(body, self.space)
-            self._table = None
+            row = reading.read_node(body, self.space)
+            if not _same_node(self._nodes.get(key), row):
+                self._table = None
+            self._nodes[key] = row
         elif kind == "Pod":
             pod = reading.read_pod(body, self.space, self.scheduler_name)
             spec = body.get("spec") or {}
@@ -165,17 +185,21 @@ class ClusterCache:
                     spec, body.get("status") or {}
                 )
             self._dra_quota.pop(key, None)  # a fresh record: no DRA GPUs added yet
+            if key not in self._pods:
+                self._order[key] = self._inserted
+                self._inserted += 1
             self._pods[key] = pod
-            self._jobs = None
+            self._pod_changed(key, pod)
         elif kind == "PodGroup":
-            self._groups[key] = reading.read_pod_group(body)
-            self._jobs = None
+            record = reading.read_pod_group(body)
+            self._reorder = self._reorder or key not in self._groups
+            self._groups[key] = record
+            self._stale.add(key)
         elif kind == "Queue":
             parsing.validated(queue.Queue, body)
             creation, uid = reading.creation_of(body), reading.uid_of(body)
             self._queues[key] = queue_tree.queue_info(body, creation, uid)
             self._tree = None
-            self._jobs = None
         elif kind == "BindRequest":
             bind = reading.read_bind_request(body)
             groups = reading.bind_request_gpu_groups(body)
@@ -189,7 +213,7 @@ class ClusterCache:
         elif kind == "PriorityClass":
             name, value, is_default = reading.read_priority_class(body)
             self._classes[name] = (value, is_default)
-            self._jobs = None
+            self._relink_all = True
         elif kind == "Topology":
             self._topologies[key] = topologies.read_topology(body)
         elif kind == "PersistentVolumeClaim":
@@ -242,10 +266,34 @@ class ClusterCache:
                 self._table = None
             elif kind == "Queue":
                 self._tree = None
-            if kind in ("Pod", "PodGroup", "Queue", "PriorityClass"):
-                self._jobs = None
+            elif kind == "Pod":
+                del self._order[key]
+                self._pod_changed(key, None)
+            elif kind == "PodGroup":
+                self._stale.add(key)
+                self._reorder = True
+            elif kind == "PriorityClass":
+                self._relink_all = True
         if not keep_error:
             self.errors.pop((kind, key), None)
+
+    def _pod_changed(self, key: str, pod: PodInfo | None) -> None:
+        """Pod ``key`` is now ``pod`` (None: gone): the groups it named and names go stale."""
+        before = self._naming.pop(key, None)
+        if before is not None:
+            members = self._members[before]
+            del members[key]
+            if not members:
+                del self._members[before]
+            self._stale.add(before)
+        if pod is None or not pod.is_ours:
+            return
+        name = pod.annotations.get(names.POD_GROUP_ANNOTATION)
+        if name:
+            group = f"{pod.namespace}/{name}"
+            self._naming[key] = group
+            self._members.setdefault(group, {})[key] = None
+            self._stale.add(group)
 
     def upsert_all(self, objects: Iterable[SourcedObject]) -> None:
         """Ingest many objects (an initial list), with the cyclic GC paused: nothing here cycles."""
@@ -291,9 +339,22 @@ class ClusterCache:
         releasing: list[Vector] = []
         foreign = np.zeros(width, dtype=np.int64)
         pods = list(self._pods.values())
+        if self._tree is None:
+            self._tree = queue_tree.build_tree(list(self._queues.values()))
+        classes = dict(names.BUILTIN_PRIORITY_CLASSES)
+        default_priority = DEFAULT_PRIORITY
+        for name, (value, is_default) in self._classes.items():
+            classes[name] = value
+            if is_default:
+                default_priority = value
+        with gc_paused():
+            self._link_jobs(classes, default_priority, self._tree)
         sharing: list[PodInfo] = []
         reservations: list[PodInfo] = []
+        ungrouped: list[PodInfo] = []
         for pod in pods:
+            if pod.job is None and pod.is_ours and self._naming.get(pod.key) not in self._jobs:
+                ungrouped.append(pod)  # naming no PodGroup, or one that does not exist
             if pod.request.shape[0] != width:
                 pod.request = widen(pod.request, width)
             status = pod.base_status
@@ -351,23 +412,6 @@ class ClusterCache:
         table.releasing = np.ascontiguousarray(being_released.T)
         table.idle = table.allocatable - in_use.T - table.releasing
         table.free = table.idle + table.releasing
-        if self._tree is None:
-            self._tree = queue_tree.build_tree(list(self._queues.values()))
-        classes = dict(names.BUILTIN_PRIORITY_CLASSES)
-        default_priority = DEFAULT_PRIORITY
-        for name, (value, is_default) in self._classes.items():
-            classes[name] = value
-            if is_default:
-                default_priority = value
-        if self._jobs is None:
-            with gc_paused():
-                self._jobs = self._link_jobs(pods, classes, default_priority, self._tree)
-            self._notes = {
-                key: [note]
-                for key, job in self._jobs[0].items()
-                if (note := priority_note(job, classes))
-            }
-        jobs, problems, ungrouped = self._jobs
         if self._ready is None or len(self._ready) != len(table):
             self._ready = np.array([m.ready for m in table.meta], dtype=bool)
         ready = self._ready
@@ -379,12 +423,12 @@ class ClusterCache:
             space=self.space,
             nodes=table,
             pods=pods,
-            jobs=jobs,
+            jobs=self._jobs,
             queues=self._tree,
             total=np.maximum(total[list(QUEUE_COLUMNS)].astype(np.float64), 0.0),
             priority_classes=classes,
             now=now,
-            job_problems=problems,
+            job_problems=self._problems,
             job_notes=self._notes,
             topologies=dict(self._topologies),
             numa=dict(self._numa),
@@ -416,37 +460,106 @@ class ClusterCache:
                 pod.quota[0] += float((gpus - before) * GPU_UNIT)
                 self._dra_quota[pod.key] = gpus
 
-    def _link_jobs(
-        self,
-        pods: list[PodInfo],
-        classes: dict[str, int],
-        default_priority: int,
-        tree: QueueTree,
-    ) -> tuple[dict[str, PodGroupInfo], dict[str, list[str]], list[PodInfo]]:
-        jobs = {key: record.info(classes, default_priority) for key, record in self._groups.items()}
-        problems: dict[str, list[str]] = {}
-        for key, job in jobs.items():
-            reason = queue_problem(job.queue, tree)
+    def _link_jobs(self, classes: dict[str, int], default_priority: int, tree: QueueTree) -> None:
+        """Re-derive the stale pod groups: record, pod sets with their pods, problem, note.
+
+        A group's pods are linked in the order they entered the cache, and ``_jobs``,
+        its problems and notes keep ``_groups``' order, as a fresh build has them.
+        """
+        everything = self._relink_all
+        if everything:
+            if self._jobs:  # linked before: unlink every pod (new records start unlinked)
+                for pod in self._pods.values():
+                    pod.job = pod.pod_set = None
+            self._jobs, self._problems, self._notes = {}, {}, {}
+            self._relink_all = False
+        shape = (tree.dropped, {name: q.is_leaf for name, q in tree.queues.items()})
+        reshaped = shape != self._tree_shape  # what queue_problem reads of the tree
+        self._tree_shape = shape
+        if not (everything or self._stale or reshaped or self._reorder):
+            return
+        stale: Iterable[str] = self._groups if everything else self._stale
+        records = self._groups.items() if everything else ((k, self._groups.get(k)) for k in stale)
+        jobs, problems, notes = self._jobs, self._problems, self._notes
+        added = everything  # a key added to problems or notes: relist them in job order
+        for key, record in records:
+            before = None if everything else jobs.get(key)
+            if before is not None:  # its pods are linked anew below, or stay ungrouped
+                for pod_set in before.pod_sets:
+                    for pod in pod_set.pods:
+                        pod.job = pod.pod_set = None
+            if record is None:
+                jobs.pop(key, None)
+                notes.pop(key, None)
+                continue
+            job = record.info(classes, default_priority)
+            jobs[key] = job
+            members = self._members.get(key)
+            if members:
+                self._link_pods(key, job, members)
+            note = priority_note(job, classes) if job.priority_class not in classes else None
+            if note:
+                added = added or key not in notes
+                notes[key] = [note]
+            elif key in notes:
+                del notes[key]
+        by_queue: dict[str, str | None] = {}
+        for key in self._groups if reshaped else stale:
+            linked = jobs.get(key)
+            if linked is None:
+                problems.pop(key, None)
+                continue
+            queue_name = linked.queue
+            if queue_name in by_queue:
+                reason = by_queue[queue_name]
+            else:
+                reason = by_queue[queue_name] = queue_problem(queue_name, tree)
             if reason:
+                added = added or key not in problems
                 problems[key] = [reason]
-        ungrouped: list[PodInfo] = []
-        for pod in pods:
-            pod.job = pod.pod_set = None
-            if not pod.is_ours:
-                continue
-            group = pod.annotations.get(names.POD_GROUP_ANNOTATION)
-            owner = jobs.get(f"{pod.namespace}/{group}") if group else None
-            if owner is None:
-                ungrouped.append(pod)
-                continue
-            wanted = pod.labels.get(names.SUBGROUP_LABEL, reading.DEFAULT_POD_SET)
-            for pod_set in owner.pod_sets:
-                if pod_set.name == wanted:
-                    pod_set.pods.append(pod)
-                    pod.job = owner.key
-                    pod.pod_set = pod_set.name
-                    break
-        return jobs, problems, ungrouped
+            elif key in problems:
+                del problems[key]
+        self._stale = set()
+        if self._reorder and not everything:  # a group came or went
+            self._jobs = jobs = {key: jobs[key] for key in self._groups}
+            added = True
+        self._reorder = False
+        if added and problems:
+            self._problems = {key: problems[key] for key in jobs if key in problems}
+        if added and notes:
+            self._notes = {key: notes[key] for key in jobs if key in notes}
+
+    def _link_pods(self, key: str, job: PodGroupInfo, members: dict[str, None]) -> None:
+        """Put the pods naming ``job`` into its pod sets (by their subgroup label)."""
+        pods = self._pods
+        keys = sorted(members, key=self._order.__getitem__) if len(members) > 1 else members
+        if len(job.pod_sets) == 1:  # the plain gang: one set, usually "default"
+            only = job.pod_sets[0]
+            for pod_key in keys:
+                pod = pods[pod_key]
+                if pod.labels.get(_SUBGROUP_LABEL, _DEFAULT_POD_SET) == only.name:
+                    only.pods.append(pod)
+                    pod.job = key
+                    pod.pod_set = only.name
+            return
+        pod_sets: dict[str, PodSetInfo] = {}
+        for pod_set in job.pod_sets:
+            pod_sets.setdefault(pod_set.name, pod_set)
+        for pod_key in keys:
+            pod = pods[pod_key]
+            wanted = pod_sets.get(pod.labels.get(_SUBGROUP_LABEL, _DEFAULT_POD_SET))
+            if wanted is not None:
+                wanted.pods.append(pod)
+                pod.job = key
+                pod.pod_set = wanted.name
+
+
+def _same_node(before: tuple[NodeMeta, Vector] | None, after: tuple[NodeMeta, Vector]) -> bool:
+    """Whether a node's new copy changes nothing the engine reads (a status-only update)."""
+    if before is None or before[0] != after[0]:
+        return False
+    width = max(before[1].shape[0], after[1].shape[0])
+    return bool(np.array_equal(widen(before[1], width), widen(after[1], width)))
 
 
 def _shared_groups(

@@ -157,10 +157,12 @@ def _guaranteed_spec(containers: Sequence[Mapping[str, Any]]) -> bool:
         for resource in ("cpu", "memory"):
             if resource not in limits:
                 return False
-            limit = parsing.amount(resource, limits[resource], f"resources.limits.{resource}")
-            request = parsing.amount(
-                resource, requests.get(resource, limits[resource]), f"resources.requests.{resource}"
-            )
+            raw_limit = limits[resource]
+            raw_request = requests.get(resource, raw_limit)
+            if raw_request == raw_limit:
+                continue  # the same quantity written the same way (the usual case)
+            limit = parsing.amount(resource, raw_limit, f"resources.limits.{resource}")
+            request = parsing.amount(resource, raw_request, f"resources.requests.{resource}")
             if request != limit:
                 return False
     return True

@@ -226,7 +226,12 @@ class Committer:
 
     async def commit(self, result: CycleResult) -> CommitReport:
         report = CommitReport()
-        writes: list[Awaitable[None]] = [self._bind(b, report) for b in result.binds]
+        binding = asyncio.ensure_future(self._bind_all(result.binds, report))
+        # Two turns of the event loop: the bind task starts its writers, and they send their
+        # first requests; the bookkeeping below then runs while those are on the wire.
+        for _ in range(2):
+            await asyncio.sleep(0)
+        writes: list[Awaitable[None]] = [binding]
         evicted = [(e, self._group_of(e.pod)) for e in result.evictions]
         gang_sizes = Counter((group, e.action) for e, group in evicted)
         writes += [self._evict(e, gang_sizes[(group, e.action)], report) for e, group in evicted]
@@ -251,6 +256,21 @@ class Committer:
             writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))
         await asyncio.gather(*writes)
         return report
+
+    async def _bind_all(self, binds: list[Bind], report: CommitReport) -> None:
+        """The binds in order, :data:`PARALLEL_WRITES` at a time.
+
+        A few writers take the next bind as each finishes: the first bind is sent at
+        once, where a task per bind (ten thousand in a backlog's first cycle) would all
+        be created and started before any reply is read.
+        """
+        pending = iter(binds)
+
+        async def writer() -> None:
+            for decision in pending:
+                await self._bind(decision, report)
+
+        await asyncio.gather(*(writer() for _ in range(min(PARALLEL_WRITES, len(binds)))))
 
     async def _guarded(self, what: str, write: Awaitable[Any], report: CommitReport) -> Any:
         async with self._limit:

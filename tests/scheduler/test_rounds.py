@@ -155,3 +155,28 @@ def test_a_job_placed_then_preempted_in_one_cycle_stays_pending() -> None:
     assert "nodeName" not in pods["default/j-0"]["spec"]
     assert second.result.binds == [Bind("default/h-0", "node0")]
     assert {o.pod_group: o.outcome for o in second.result.pod_groups}["default/j"] == "pending"
+
+
+def test_the_last_round_applies_its_decisions_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A one-cycle run (``schedule`` without ``--rounds``) never carries its result out;
+    asking for the round's objects does, once."""
+    from scheduler import rounds as rounds_module
+
+    calls: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> list[SourcedObject]:
+        calls.append(1)
+        return apply_result(*args, **kwargs)
+
+    monkeypatch.setattr(rounds_module, "apply_result", counting)
+    (only,) = play(_objects(), SchedulerConfig(), now=T, rounds=1)
+    assert only.result.binds
+    assert calls == []
+    assert only.objects is only.objects
+    assert calls == [1]
+    pods = _by_key(only.objects, "Pod")
+    assert pods["default/wait-0"]["spec"]["nodeName"] == "node0"
+    assert len(list(play(_objects(), SchedulerConfig(), now=T, rounds=2))) == 2
+    assert len(calls) == 2  # the first of two rounds: the second runs on its objects

@@ -215,3 +215,40 @@ def test_flush_of_more_groups_than_write_slots_finishes() -> None:
         assert (report.annotated, committer.pending_annotations) == (len(changes), {})
 
     with_informers(fake, scenario)
+
+
+def test_binds_go_out_first_and_all_of_them_a_few_writers_at_a_time() -> None:
+    """More binds than write slots, and a gang that stays pending (a condition and
+    Events to write): the first write of the commit is a bind, every pod is bound, and
+    the binds are sent by a few writers, not by a task per bind all started at once."""
+    count = 3 * PARALLEL_WRITES
+    fake = api_with(
+        [
+            st.node("n1", cpu=str(count), memory=f"{count}G"),
+            st.queue("q"),
+            *(st.job(f"j{i}", "q") for i in range(count)),
+            st.job("big", "q", tasks=2, cpu=str(count)),
+        ]
+    )
+
+    async def scenario(informers: Informers) -> None:
+        result = cycle(informers)
+        assert [o.pod_group for o in result.pod_groups if o.outcome == "pending"] == ["default/big"]
+        fake.calls.clear()
+        tasks: list[int] = []
+        bind = fake.bind
+
+        async def counting_bind(namespace: str, pod: str, node: str, *, uid: str = "") -> None:
+            tasks.append(len(asyncio.all_tasks()))
+            await bind(namespace, pod, node, uid=uid)
+
+        fake.bind = counting_bind  # type: ignore[method-assign]
+        report = await Committer(fake, informers, direct_bind=True).commit(result)
+        assert max(tasks) < count  # the informers' tasks, the commit and its writers
+        assert report.bound == count
+        writes = [verb for verb, _ in fake.calls if verb not in ("get", "list", "watch")]
+        assert writes[0] == "bind"
+        assert writes.count("bind") == count
+        assert len(writes) > count  # the pending gang's condition and Events were written too
+
+    with_informers(fake, scenario)

@@ -1,0 +1,306 @@
+"""The cache's incremental snapshot equals a snapshot built afresh from the same objects.
+
+The cache keeps what it derived (pod groups with their pods, queue problems,
+priority notes, the node table) between snapshots and re-derives only what
+changed. Property: after any sequence of adds, updates and deletes of nodes,
+pods, PodGroups, Queues, PriorityClasses and BindRequests, with snapshots (and
+cycles that move pods about inside them) taken in between, the next snapshot is
+the one a fresh cache builds from the objects as they are now: the same nodes
+and usage, pods and their states, pod groups in the same order with the same
+pods in each pod set (the current records, not replaced ones), problems, notes
+and ungrouped pods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crds.documents import SourcedObject
+from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import run_cycle
+from tests.kits.worlds import bind_request, node, pod, pod_group, queue
+
+Obj = dict[str, Any]
+Key = tuple[str, str]
+
+NODES = ["n0", "n1"]
+GROUPS = ["g0", "g1", "g2"]
+PODS = [f"p{i}" for i in range(6)]
+QUEUES = ["dept", "qa", "qb", "missing"]
+CLASSES = ["high", "low"]
+STATES = ["Pending", "Running", "Releasing", "Bound", "Succeeded", "Gated"]
+
+
+def _priority_class(name: str, value: int, default: bool) -> Obj:
+    body: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if default:
+        body["globalDefault"] = True
+    return body
+
+
+_node = st.builds(
+    lambda name, gpus, zone, ready, heartbeat: _with_status(
+        node(name, gpus=gpus, labels={"zone": zone}, ready=ready), heartbeat
+    ),
+    st.sampled_from(NODES),
+    st.sampled_from([0, 2, 8]),
+    st.sampled_from(["a", "b"]),
+    st.booleans(),
+    st.integers(0, 3),
+)
+
+
+def _with_status(body: Obj, heartbeat: int) -> Obj:
+    """A node copy whose only difference is a status field the engine does not read."""
+    body["status"]["conditions"].append({"type": "Heartbeat", "status": str(heartbeat)})
+    return body
+
+
+def _pod(
+    name: str,
+    group: str | None,
+    sub_group: str | None,
+    state: str,
+    where: str,
+    ours: bool,
+    gpus: int,
+) -> Obj:
+    on_node = state in ("Running", "Releasing", "Bound")
+    return pod(
+        name,
+        group,
+        gpus=gpus,
+        state=state,
+        node=where if on_node else None,
+        sub_group=sub_group,
+        scheduler_name="kai-scheduler" if ours else "default-scheduler",
+    )[0]
+
+
+_pods = st.builds(
+    _pod,
+    st.sampled_from(PODS),
+    st.sampled_from([*GROUPS, *GROUPS, None, "nosuchgroup"]),
+    st.sampled_from([None, None, None, "workers", "leader", "absent"]),
+    st.sampled_from(STATES),
+    st.sampled_from(NODES),
+    st.sampled_from([True, True, True, False]),  # mostly ours
+    st.sampled_from([0, 1]),
+)
+
+
+def _group(name: str, queue_name: str, minimum: int, klass: str | None, subgroups: bool) -> Obj:
+    subs = [("workers", minimum), ("leader", 1)] if subgroups else ()
+    return pod_group(
+        name,
+        queue_name,
+        min_member=None if subgroups else minimum,
+        priority_class=klass,
+        sub_groups=subs,
+    )
+
+
+def _broken_group(name: str) -> Obj:
+    body = pod_group(name, "qa", min_member=1)
+    body["spec"]["minSubGroup"] = 1  # without subgroups: refused, naming the field
+    return body
+
+
+_groups = st.builds(
+    _group,
+    st.sampled_from(GROUPS),
+    st.sampled_from(QUEUES),
+    st.integers(1, 2),
+    st.sampled_from([None, *CLASSES, "unknown-class"]),
+    st.booleans(),
+)
+_queues = st.one_of(
+    st.builds(lambda: queue("dept", gpu_quota=4)),
+    st.builds(
+        lambda name, parent, quota: queue(name, parent=parent, gpu_quota=quota),
+        st.sampled_from(["qa", "qb"]),
+        st.sampled_from(["dept", None, "qa", "gone"]),
+        st.sampled_from([0, 2]),
+    ),
+)
+_classes = st.builds(
+    _priority_class, st.sampled_from(CLASSES), st.sampled_from([10, 100]), st.booleans()
+)
+_binds = st.builds(
+    lambda name, where: bind_request(name, where), st.sampled_from(PODS), st.sampled_from(NODES)
+)
+
+_UPSERTS = {
+    "node": _node,
+    "pod": _pods,
+    "group": _groups,
+    "queue": _queues,
+    "class": _classes,
+    "bind": _binds,
+    "broken group": st.builds(_broken_group, st.sampled_from(GROUPS)),
+}
+_WEIGHTS = ["pod"] * 6 + ["group"] * 3 + ["node", "queue", "class", "bind", "broken group"]
+_upserts = st.sampled_from(_WEIGHTS).flatmap(_UPSERTS.__getitem__)
+_deletes = st.tuples(
+    st.sampled_from(["Pod", "Pod", "PodGroup", "Node", "Queue", "PriorityClass", "BindRequest"]),
+    st.integers(0, 5),
+)
+_operation = st.sampled_from(["upsert"] * 5 + ["delete", "snapshot", "snapshot"]).flatmap(
+    lambda op: st.tuples(
+        st.just(op),
+        {"upsert": _upserts, "delete": _deletes, "snapshot": st.booleans()}[op],
+    )
+)  # ("snapshot", True): run a cycle on that snapshot too
+_operations = st.lists(_operation, min_size=8, max_size=40)
+
+
+def _seed() -> list[Obj]:
+    """A small cluster every example starts from: queues, groups with pods, nodes."""
+    return [
+        queue("dept", gpu_quota=4),
+        queue("qa", parent="dept", gpu_quota=2),
+        queue("qb", parent="dept", gpu_quota=2),
+        *(node(name, gpus=8) for name in NODES),
+        _group("g0", "qa", 2, None, False),
+        _group("g1", "qb", 1, "high", True),
+        _group("g2", "qa", 1, None, False),
+        *(_pod(name, GROUPS[i % 3], None, "Pending", "n0", True, 1) for i, name in enumerate(PODS)),
+    ]
+
+
+def _key(body: Obj) -> Key:
+    meta = body["metadata"]
+    namespaced = body["kind"] in ("Pod", "PodGroup", "BindRequest")
+    name = f"{meta.get('namespace', 'default')}/{meta['name']}" if namespaced else meta["name"]
+    return body["kind"], name
+
+
+def _names(kind: str) -> list[str]:
+    return {
+        "Node": NODES,
+        "Pod": [f"default/{p}" for p in PODS],
+        "PodGroup": [f"default/{g}" for g in GROUPS],
+        "Queue": QUEUES,
+        "PriorityClass": CLASSES,
+        "BindRequest": [f"default/{p}" for p in PODS],
+    }[kind]
+
+
+def _digest(result: SnapshotResult) -> dict[str, Any]:
+    """Everything a cycle reads of a snapshot, in comparable form."""
+    snap = result.snapshot
+    table = snap.nodes
+    current = {p.key: p for p in snap.pods}
+    return {
+        "nodes": (
+            table.names,
+            table.meta,
+            table.allocatable.tolist(),
+            table.idle.tolist(),
+            table.releasing.tolist(),
+            table.free.tolist(),
+            table.schedulable.tolist(),
+        ),
+        "pods": [
+            (p.key, p.status, p.node, p.job, p.pod_set, p.quota, p.gpu_groups, p.request.tolist())
+            for p in snap.pods
+        ],
+        "jobs": [
+            (
+                key,
+                {f.name: getattr(job, f.name) for f in fields(job) if f.name != "pod_sets"},
+                [
+                    (ps.name, ps.min_available, [(p.key, p is current[p.key]) for p in ps.pods])
+                    for ps in job.pod_sets
+                ],
+            )
+            for key, job in snap.jobs.items()
+        ],
+        "problems": list(snap.job_problems.items()),
+        "notes": list(snap.job_notes.items()),
+        "ungrouped": [p.key for p in result.ungrouped_pods],
+        "queues": (sorted(snap.queues.queues), snap.queues.roots, snap.queues.dropped),
+        "total": snap.total.tolist(),
+        "classes": snap.priority_classes,
+        "errors": sorted(str(e) for e in result.errors),
+    }
+
+
+def _fresh(objects: dict[Key, Obj]) -> SnapshotResult:
+    cache = ClusterCache(strict=False)
+    cache.upsert_all(SourcedObject(body, "test", i) for i, body in enumerate(objects.values()))
+    return cache.snapshot(1000.0)
+
+
+@given(_operations)
+def test_an_incremental_snapshot_equals_a_fresh_one(operations: list[tuple[str, Any]]) -> None:
+    cache = ClusterCache(strict=False)
+    # The objects as they are now, in the order a fresh list returns them: a replaced
+    # object keeps its place, a new one (or one the cache refused before) goes last.
+    objects: dict[Key, Obj] = {}
+    refused: set[Key] = set()
+    seed: list[tuple[str, Any]] = [("upsert", body) for body in _seed()]
+    for op, arg in [*seed, ("snapshot", False), *operations, ("snapshot", False)]:
+        if op == "upsert":
+            key = _key(arg)
+            if key in refused:
+                objects.pop(key, None)
+                refused.discard(key)
+            objects[key] = arg
+            cache.upsert(SourcedObject(arg, "test", 0))
+            if (key[0], key[1]) in cache.errors:
+                objects.pop(key)  # refused: a later good copy is a new object to both
+                objects[key] = arg
+                refused.add(key)
+        elif op == "delete":
+            kind, index = arg
+            names = _names(kind)
+            name = names[index % len(names)]
+            objects.pop((kind, name), None)
+            refused.discard((kind, name))
+            cache.delete(kind, name)
+        else:
+            built = cache.snapshot(1000.0)
+            assert _digest(built) == _digest(_fresh(objects))
+            if arg:  # the cycle moves pods and fills nodes; the next snapshot resets them
+                run_cycle(built.snapshot, SchedulerConfig())
+
+
+def test_a_status_only_node_update_keeps_the_node_table() -> None:
+    """A node heartbeat (a condition other than Ready changing) re-derives nothing."""
+    cache = ClusterCache()
+    cache.upsert(SourcedObject(_with_status(node("n0", gpus=8), 0), "test", 0))
+    table = cache.snapshot().snapshot.nodes
+    cache.upsert(SourcedObject(_with_status(node("n0", gpus=8), 1), "test", 0))
+    assert cache.snapshot().snapshot.nodes is table
+    cache.upsert(SourcedObject(node("n0", gpus=8, labels={"zone": "b"}), "test", 0))
+    assert cache.snapshot().snapshot.nodes is not table
+
+
+def test_a_pod_update_re_derives_only_its_group() -> None:
+    """Another group's record is kept as it was; the changed one is built anew."""
+    cache = ClusterCache()
+    for body in [
+        queue("qa", gpu_quota=2),
+        pod_group("g0", "qa"),
+        pod_group("g1", "qa"),
+        *pod("p0", "g0"),
+        *pod("p1", "g1"),
+    ]:
+        cache.upsert(SourcedObject(body, "test", 0))
+    jobs = dict(cache.snapshot().snapshot.jobs)
+    cache.upsert(SourcedObject(pod("p1", "g1", state="Running", node="n0")[0], "test", 0))
+    after = cache.snapshot().snapshot.jobs
+    assert after["default/g0"] is jobs["default/g0"]
+    assert after["default/g1"] is not jobs["default/g1"]
+    assert [p.node_name for p in after["default/g1"].pod_sets[0].pods] == ["n0"]
