@@ -25,7 +25,7 @@ class PodSetInfo:
     pods: list[PodInfo] = field(default_factory=list)
 
     def count(self, statuses: frozenset[PodStatus]) -> int:
-        return sum(1 for pod in self.pods if pod.status in statuses)
+        return len([pod for pod in self.pods if pod.status in statuses])
 
     def active_allocated(self) -> int:
         return self.count(ACTIVE_ALLOCATED)
