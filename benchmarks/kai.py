@@ -188,12 +188,14 @@ def measure(case: Case, repeat: int, config: SchedulerConfig) -> dict[str, Any]:
     best = float("inf")
     counts: Counts = (0, 0, 0)
     action_ms: dict[str, float] = {}
+    best_cpu = float("inf")
     for _ in range(repeat):
         with gc_paused():
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             result = run_cycle(cache.snapshot().snapshot, config.with_actions(case.actions))
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         counts = (len(result.binds), len(result.evictions), len(result.pipelined))
+        best_cpu = min(best_cpu, cpu)
         if elapsed < best:
             best, action_ms = elapsed, dict(result.action_ms)
     if counts == case.expected:
@@ -211,6 +213,7 @@ def measure(case: Case, repeat: int, config: SchedulerConfig) -> dict[str, Any]:
         "source": case.source,
         "verdict": verdict,
         "cycle_s": best,
+        "cpu_s": best_cpu,
         "action_ms": action_ms,
     }
 
@@ -242,11 +245,14 @@ def _kai_side(
             print(f"{case.name:<30} KAI: {outcome}", flush=True)
             continue
         row["kai_s"] = outcome.seconds
+        row["kai_cpu_s"] = outcome.cpu_seconds
         row["kai_counts"] = [outcome.binds, outcome.evicted, outcome.pipelined]
-        row["ratio"] = outcome.seconds / row["cycle_s"] if row["cycle_s"] > 0 else None
+        row["ratio"] = outcome.seconds / max(row["cycle_s"], 1e-9)
+        row["cpu_ratio"] = outcome.cpu_seconds / max(row["cpu_s"], 1e-9)
         print(
-            f"{case.name:<30} KAI {outcome.seconds:9.3f} s  podmuster {row['cycle_s']:7.3f} s"
-            f"  ratio {row['ratio']:8.1f}",
+            f"{case.name:<30} KAI {outcome.seconds:9.3f} s (CPU {outcome.cpu_seconds:.3f} s)"
+            f"  podmuster {row['cycle_s']:7.3f} s (CPU {row['cpu_s']:.3f} s)"
+            f"  ratio {row['ratio']:.1f} (CPU {row['cpu_ratio']:.1f})",
             flush=True,
         )
 
@@ -313,25 +319,28 @@ def main(argv: list[str] | None = None) -> int:
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"\nload average at the end {load}")
     print(
-        f"{'case':<30} {'podmuster b/e/p':>17} {'KAI b/e/p':>17} {'KAI s':>9}"
-        f" {'podmuster s':>11} {'ratio':>7}  verdict"
+        f"{'case':<26} {'podmuster b/e/p':>15} {'KAI b/e/p':>15} {'KAI s (CPU)':>17}"
+        f" {'podmuster s (CPU)':>17} {'ratio (CPU)':>13}  verdict"
     )
     for row in rows:
         ours = "/".join(str(row[k]) for k in ("binds", "evictions", "pipelined"))
+        mine = f"{row['cycle_s']:.3f} ({row['cpu_s']:.3f})"
         if "kai_counts" in row:
             theirs = "/".join(str(v) for v in row["kai_counts"])
-            kai_s, ratio = f"{row['kai_s']:9.3f}", f"{row['ratio']:7.1f}"
+            kai_s = f"{row['kai_s']:.3f} ({row['kai_cpu_s']:.3f})"
+            ratio = f"{row['ratio']:.1f} ({row['cpu_ratio']:.1f})"
         else:
             theirs = "/".join(str(v) for v in row["expected"]) + f" ({row['source']})"
-            kai_s, ratio = f"{'-':>9}", f"{'-':>7}"
+            kai_s, ratio = row.get("kai_note", "-"), "-"
         print(
-            f"{row['case']:<30} {ours:>17} {theirs:>17} {kai_s} {row['cycle_s']:11.3f} {ratio}"
+            f"{row['case']:<26} {ours:>15} {theirs:>15} {kai_s:>17} {mine:>17} {ratio:>13}"
             f"  {row['verdict']}"
         )
     print(
         "\nb/e/p = binds/evictions/pipelined pods; KAI's counts are its Go run's where it ran,"
         " else the expected ones (source); seconds = snapshot (KAI: session build) + the"
-        f" case's actions, wall clock, podmuster best of {args.repeat}, KAI one run"
+        " case's actions, wall clock, and the process's CPU time in brackets (KAI: every"
+        f" thread); podmuster best of {args.repeat}, KAI one run; ratio = KAI / podmuster"
     )
     if args.json:
         with open(args.json, "w") as handle:

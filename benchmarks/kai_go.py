@@ -25,10 +25,8 @@ KAI_TAG = "v0.17.0"
 KAI_GITHUB = "https://github.com/kai-scheduler/KAI-Scheduler.git"
 GO_FILE = Path(__file__).with_name("kai_go") / "podmuster_sizes_test.go"
 PACKAGE = "pkg/scheduler/actions"
-_LINE = re.compile(
-    r"^BenchmarkPodmusterSizes/(?P<name>\S+?)(-\d+)?\s+\d+\s+(?P<ns>\d+) ns/op"
-    r"\s+(?P<binds>[\d.]+) binds\s+(?P<evicted>[\d.]+) evicted\s+(?P<pipelined>[\d.]+) pipelined"
-)
+_LINE = re.compile(r"^BenchmarkPodmusterSizes/(?P<name>\S+?)(-\d+)?\s+\d+\s+(?P<metrics>.*)$")
+_METRIC = re.compile(r"([\d.e+]+) (\S+)")
 
 
 @dataclass(frozen=True)
@@ -47,9 +45,10 @@ class GoCase:
 
 @dataclass(frozen=True)
 class GoResult:
-    """KAI's wall time for one run of the case (session build + actions) and its decisions."""
+    """KAI's wall and CPU time for one run of the case (session build + actions), decisions."""
 
     seconds: float
+    cpu_seconds: float
     binds: int
     evicted: int
     pipelined: int
@@ -139,11 +138,13 @@ def run(binary: Path, case: GoCase, timeout_s: float) -> GoResult | str:
     for line in done.stdout.splitlines():
         match = _LINE.match(line)
         if match and match["name"] == case.name:
+            metrics = {unit: float(value) for value, unit in _METRIC.findall(match["metrics"])}
             return GoResult(
-                int(match["ns"]) / 1e9,
-                int(float(match["binds"])),
-                int(float(match["evicted"])),
-                int(float(match["pipelined"])),
+                metrics["ns/op"] / 1e9,
+                metrics["cpu-ns/op"] / 1e9,
+                int(metrics["binds"]),
+                int(metrics["evicted"]),
+                int(metrics["pipelined"]),
             )
     tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
     return "failed: " + " | ".join(tail)
