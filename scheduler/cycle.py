@@ -123,9 +123,10 @@ def run_cycle(
 ) -> CycleResult:
     """Open a session, run the configured actions in order, and report the decisions.
 
-    The cyclic garbage collector is paused for the cycle: a cycle allocates many
-    short-lived tuples and no reference cycles, and a full collection walking a
-    100,000-pod snapshot would otherwise cost about half a second.
+    The cyclic garbage collector is paused for the cycle, the report included: a
+    cycle allocates many short-lived tuples and no reference cycles, and a full
+    collection walking a 100,000-pod snapshot would otherwise cost about half a
+    second (the collector catches up when its caller next allocates).
     """
     result = CycleResult()
     with gc_paused():
@@ -135,6 +136,13 @@ def run_cycle(
             started = time.perf_counter()
             action_type().execute(session)
             result.action_ms[name] = (time.perf_counter() - started) * 1000.0
+        _report(session, result, explain=explain)
+    return result
+
+
+def _report(session: Session, result: CycleResult, *, explain: bool) -> None:
+    """The session's decisions as the cycle's result: binds, evictions, outcomes, annotations."""
+    snapshot, config = session.snapshot, session.config
     names = snapshot.nodes.names
     outcome = final_outcome(session.decisions)
     result.binds = sorted(
@@ -208,7 +216,6 @@ def run_cycle(
     result.annotations = {
         key: dict(changes) for key, changes in sorted(session.annotations.items())
     }
-    return result
 
 
 STUCK_SHOWN = 5

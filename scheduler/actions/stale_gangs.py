@@ -12,18 +12,29 @@ from __future__ import annotations
 
 from crds.meta import rfc3339
 from crds.names import STALE_ANNOTATION
-from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
-from scheduler.api.pods import ACTIVE_ALLOCATED, PodStatus
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, PodStatus
 from scheduler.framework.session import Session
 
 
 def is_stale(job: PodGroupInfo) -> bool:
-    """No pod succeeded, something is active, and the active pods miss the group's requirement."""
-    if any(pod.status == PodStatus.SUCCEEDED for pod in job.iter_pods()):
+    """No pod succeeded, something is active, and the active pods miss the group's requirement.
+
+    One pass over the pods: the action asks this of every job in the cluster each cycle.
+    """
+    used: dict[str, int] = {}
+    for pod_set in job.pod_sets:
+        count = 0
+        for pod in pod_set.pods:
+            status = pod.status
+            if status == PodStatus.SUCCEEDED:
+                return False
+            if status in ACTIVE_USED:
+                count += 1
+        used[pod_set.name] = count
+    if not any(used.values()):
         return False
-    if not any(pod_set.active_used() for pod_set in job.pod_sets):
-        return False
-    return not job.requirement_met(PodSetInfo.active_used)
+    return not job.counts_meet(used)
 
 
 class StaleGangEvictionAction:
@@ -34,8 +45,10 @@ class StaleGangEvictionAction:
     def execute(self, session: Session) -> None:
         default_grace = session.config.staleness_grace_period_s
         now = session.snapshot.now
-        for key in sorted(session.snapshot.jobs):
-            job = session.snapshot.jobs[key]
+        jobs = session.snapshot.jobs
+        # a job neither stale nor stamped needs nothing; jobs are independent of each other
+        for key in sorted(k for k, j in jobs.items() if j.stale_since is not None or is_stale(j)):
+            job = jobs[key]
             if not is_stale(job):
                 if job.stale_since is not None:
                     session.annotations.setdefault(key, {})[STALE_ANNOTATION] = None

@@ -26,7 +26,7 @@ class PodSetInfo:
     pods: list[PodInfo] = field(default_factory=list)
 
     def count(self, statuses: frozenset[PodStatus]) -> int:
-        return sum(1 for pod in self.pods if pod.status in statuses)
+        return len([pod for pod in self.pods if pod.status in statuses])
 
     def active_allocated(self) -> int:
         return self.count(ACTIVE_ALLOCATED)
@@ -85,10 +85,11 @@ class PodGroupInfo:
     last_eviction: float | None = None  # the kai.scheduler/last-eviction-timestamp annotation
     preemption_delay: float | None = None  # spec.preemptionDelay in seconds
     staleness_grace: float | None = None  # spec.stalenessGracePeriod in seconds
+    # "namespace/name", formed once: every action and plugin indexes by it many times a cycle
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
 
     def iter_pods(self) -> list[PodInfo]:
         return [pod for pod_set in self.pod_sets for pod in pod_set.pods]
@@ -110,12 +111,18 @@ class PodGroupInfo:
         (judging pods that run or will), a member with any counted pod must
         itself be schedulable: no subgroup runs partly, even an optional one.
         """
+        if self.shape is None:
+            # the same rule when every pod set is required directly (stale-gang checks call
+            # this for every job of the cluster)
+            return all(count(pod_set) >= pod_set.min_available for pod_set in self.pod_sets)
         by_name = {pod_set.name: pod_set for pod_set in self.pod_sets}
         counts = {n: count(ps) for n, ps in by_name.items()}
         return meets(self.root(), counts, by_name, whole=whole)
 
     def counts_meet(self, counts: Mapping[str, int], *, whole: bool = True) -> bool:
         """:meth:`requirement_met` with the counts given per pod-set name (absent: 0)."""
+        if self.shape is None:
+            return all(counts.get(ps.name, 0) >= ps.min_available for ps in self.pod_sets)
         by_name = {pod_set.name: pod_set for pod_set in self.pod_sets}
         return meets(self.root(), counts, by_name, whole=whole)
 

@@ -145,4 +145,4 @@ ReclaimGateFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 
 def combined_key(fns: Sequence[Callable[[Any], Any]], item: Any, fallback: Any) -> tuple[Any, ...]:
     """A lexicographic sort key: each plugin's key in order, then the fallback."""
-    return (*(fn(item) for fn in fns), *fallback)
+    return tuple([fn(item) for fn in fns]) + tuple(fallback)

@@ -58,6 +58,14 @@ def task_choices(
                 count += 1
         active[pod_set.name] = count
         pending[pod_set.name] = waiting
+    if job.shape is None and len(job.pod_sets) == 1:
+        # one pod set under the root (most jobs): the walk below reduces to its own step
+        pod_set = job.pod_sets[0]
+        waiting = pending[pod_set.name]
+        missing = pod_set.min_available - active[pod_set.name]
+        if limit > 0 and waiting and len(waiting) >= missing:
+            return iter([waiting[: missing if missing > 0 else 1]])
+        return iter(())
     walk = _Walk(by_name, active, pending)
     return itertools.islice((tasks for tasks in walk.choices(job.root()) if tasks), limit)
 

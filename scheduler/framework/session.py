@@ -204,11 +204,12 @@ class Session:
         preemptor, and all but a few are unchanged since the last sort.
         """
         statuses = tuple([pod.status for pod_set in job.pod_sets for pod in pod_set.pods])
-        hit = self._job_keys.get(job.key)
+        memo = self._job_keys
+        hit = memo.get(job.key)
         if hit is not None and hit[0] == statuses:
             return hit[1]
         key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
-        self._job_keys[job.key] = (statuses, key)
+        memo[job.key] = (statuses, key)
         return key
 
     def partial_job_key(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import kai
+from benchmarks import kai, kai_go
 from scheduler.config import SchedulerConfig
 
 CASES = kai.cases(large_nodes=[20], divisor=2) + kai.cases(large_nodes=[20], divisor=10)[-3:]
@@ -53,3 +53,32 @@ def test_topology_shapes() -> None:
     pods = [o for o in large.objects if o["kind"] == "Pod"]
     assert sum(1 for p in pods if p["spec"].get("nodeName")) == 80
     assert sum(1 for p in pods if not p["spec"].get("nodeName")) == 5
+
+
+def test_go_output_line_parsed() -> None:
+    """KAI's Go run reports ns/op, its CPU time and the decision counts as metrics."""
+    line = (
+        "BenchmarkPodmusterSizes/Allocate_1000Node-2   \t       1\t112712707028 ns/op"
+        "\t      5000 binds\t 9.1e+10 cpu-ns/op\t         0 evicted\t         0 pipelined"
+    )
+    match = kai_go._LINE.match(line)
+    assert match is not None
+    assert match["name"] == "Allocate_1000Node"
+    metrics = {unit: float(v) for v, unit in kai_go._METRIC.findall(match["metrics"])}
+    assert metrics == {
+        "ns/op": 112712707028.0,
+        "binds": 5000.0,
+        "cpu-ns/op": 9.1e10,
+        "evicted": 0.0,
+        "pipelined": 0.0,
+    }
+
+
+def test_every_go_case_names_a_known_action_and_topology() -> None:
+    """The Go file understands exactly these (benchmarks/kai_go/podmuster_sizes_test.go)."""
+    go_file = kai_go.GO_FILE.read_text()
+    for case in kai.cases(large_nodes=[1000], divisor=2):
+        if case.go is not None:
+            assert f'case "{case.go.action}"' in go_file
+            assert f'case "{case.go.kind}"' in go_file
+            assert case.go.name == case.name
