@@ -296,7 +296,6 @@ CONSOLIDATION = [
             evicted=["running_job1-0"],
             pipelined={"running_job1-0": "node0", "pending_job0-0": "node0"},
         ),
-        gap="consolidation skips a job when whole free GPUs are fewer than it asks, so free halves of shared devices never count (reported as a bug)",
     ),
     row(
         "1 elastic job running on different GPUs, 1 job of 3 gpus is pending - Consolidate and run the pending job",
@@ -793,7 +792,6 @@ GPU_MEMORY = [
             evicted=["running_small1-0"],
             pipelined={"running_small1-0": "node0", "pending_whole-0": "node1"},
         ),
-        gap="consolidation skips a job when whole free GPUs are fewer than it asks, so free parts of shared devices never count (reported as a bug)",
     ),
 ]
 
