@@ -121,20 +121,25 @@ def _replace_job(
     homes: list[list[int]],
     active: set[int],
 ) -> list[bool]:
-    """Re-place one victim job's chunks in order; which of them land again.
+    """Re-place one victim job's chunks; which of them (in ``chunks`` order) land again.
 
-    A job whose lost chunks would leave the pods it keeps below its requirement
-    loses them all (its re-placements are rolled back): a gang never runs partly,
-    so surplus pods re-placed on their nodes do not stay once its core is gone.
+    The chunks are placed in allocation order, the reverse of the order they were
+    taken: the job's core first, then its surplus pods, the first in task order
+    first (KAI places a victim job as allocate would). So when room is short, the
+    pods that stay are those allocate would keep, and the surplus pods go. A job
+    whose lost chunks would leave the pods it keeps below its requirement loses
+    them all (its re-placements are rolled back): a gang never runs partly, so
+    surplus pods re-placed on their nodes do not stay once its core is gone.
     """
     token = statement.checkpoint()
     victim = chunks[0][0]
-    landed = [
+    landed = [False] * len(chunks)
+    for index in reversed(range(len(chunks))):
+        chunk = chunks[index][1]
         # a victim is re-placed only within its queues' limits, as allocate would place it
-        not session.job_capacity_problem(victim, chunk)
-        and _replace(session, statement, victim, chunk, home)
-        for (_, chunk), home in zip(chunks, homes, strict=True)
-    ]
+        landed[index] = not session.job_capacity_problem(victim, chunk) and _replace(
+            session, statement, victim, chunk, homes[index]
+        )
     if all(landed):
         return landed
     lost = {
