@@ -8,7 +8,8 @@ cover the gang; enough nodes could each hold a task), the victims to try are
 chosen within them node by node, as KAI does (:func:`node_subsets`: the fewest
 nodes that can hold the gang, then more), and each choice is simulated inside a
 Statement: evict those victims, place the preemptor's tasks (pipeline-only:
-they bind after the victims are gone; inside a topology domain when the
+they bind after the victims are gone; on the nodes the victims freed if the
+gang fits there whole, else anywhere; inside a topology domain when the
 PodGroup asks for one), then try to re-place every victim job whole. A victim
 re-placed on its own node simply stays; one re-placed elsewhere moves. The
 first scenario in which the preemptor fits and the validators agree is kept;
@@ -152,6 +153,37 @@ def _replace_job(
     return [False] * len(chunks)
 
 
+def _place_on_freed(
+    session: Session,
+    statement: Statement,
+    job: PodGroupInfo,
+    tasks: list[PodInfo],
+    recorded: list[tuple[PodGroupInfo, list[PodInfo]]],
+) -> bool:
+    """Place the preemptor on the nodes its victims ran on, if it fits there whole.
+
+    KAI pipelines the preemptor onto the room its victims free: the node-by-node
+    subset was chosen because those nodes can hold the gang, and room elsewhere is
+    kept for the victims that must move (docs/semantics.md §5.2). Not for a
+    topology-constrained gang, whose domains are chosen by their own routine.
+    """
+    if job.topology_tree is not None:
+        return False
+    freed = np.zeros(len(session.snapshot.nodes), dtype=bool)
+    for _, chunk in recorded:
+        for pod in chunk:
+            if pod.node >= 0:
+                freed[pod.node] = True
+    if freed.all():
+        return False
+    session.restrict_nodes(freed)
+    try:
+        problem = place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False)
+        return problem is None
+    finally:
+        session.restrict_nodes(None)
+
+
 def _simulate(
     session: Session,
     statement: Statement,
@@ -173,7 +205,9 @@ def _simulate(
             statement.evict(pod, action, job.key)
     if session.job_capacity_problem(job, tasks):
         return None
-    if place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False):
+    if not _place_on_freed(session, statement, job, tasks, recorded) and place_tasks(
+        session, statement, job, tasks, pipeline_only=True, explain=False
+    ):
         return None
     by_job: dict[str, list[int]] = {}
     for index, (victim, _) in enumerate(recorded):

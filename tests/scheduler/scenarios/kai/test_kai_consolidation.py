@@ -485,7 +485,7 @@ CONSOLIDATION = [
 SUBGROUPS = [
     row(
         "job with sub groups consolidates a running job",
-        "§5.2 subgroups 1 + 3 GPUs: one 2-GPU job moves so node1 holds both",
+        "§5.2 subgroups 1 + 3 GPUs: the preemptor goes onto the node its victim freed (node1), and the victim moves to node0",
         Disruption(
             "kai-job-with-sub-groups-consolidates-a-running-job",
             [
@@ -507,7 +507,6 @@ SUBGROUPS = [
                 "pending_job0-1": "node1",
             },
         ),
-        gap="issue 17 item 5: pipelining onto exactly the freed node",
     ),
     row(
         "Job with sub groups consolidates another job up to MinAvailable",
