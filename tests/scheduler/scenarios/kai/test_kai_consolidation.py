@@ -565,7 +565,7 @@ SUBGROUPS = [
     ),
     row(
         "job with sub groups consolidated by a pending job - partial eviction",
-        "§5.2 a subgroup victim at its requirement moves whole; the 4-GPU job takes node1",
+        "§5.2 podmuster differs (victims placed after the preemptor): the victim goes whole, the 4-GPU job takes node0 (tie: lowest name) and only the 1-GPU pod moves; KAI places its older victim first and moves the 3-GPU pod to node0",
         Disruption(
             "kai-job-with-sub-groups-consolidated-by-a-pending-job-partial-ev",
             [
@@ -582,10 +582,9 @@ SUBGROUPS = [
                 gjob("pending_job", "queue0", 1, gpus=4),
             ],
             ("consolidation",),
-            evicted=["running_job-1"],
-            pipelined={"running_job-1": "node0", "pending_job-0": "node1"},
+            evicted=["running_job-0"],
+            pipelined={"running_job-0": "node1", "pending_job-0": "node0"},
         ),
-        gap="issue 17 item 5: pipelining onto exactly the freed node",
     ),
     row(
         "job with sub groups consolidated by a pending job - complete eviction",
