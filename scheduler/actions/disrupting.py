@@ -26,7 +26,7 @@ from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo, PodStatus
-from scheduler.api.resources import GPU
+from scheduler.api.resources import GPU, format_amount
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.framework.topology_placement import place_tasks
@@ -125,6 +125,37 @@ def _moved(job: PodGroupInfo) -> bool:
     order, it would spend the preemptee cap of every later gang on them.
     """
     return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
+
+
+def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
+    """Why moving pods cannot make room for ``tasks``: the GPUs they need at least exceed
+    what the cluster has free at most, free parts of shared devices included; else None.
+
+    Need: whole GPUs, and each shared request's portion on its devices (a memory
+    request: its portion on the largest device memory; MIG slices are not counted).
+    Free: whole free or releasing devices, and on each shared device what its
+    members do not hold or are giving back. Moves conserve that total, so a job
+    asking more can never fit (KAI's check, which counts the same parts).
+    """
+    nodes = session.snapshot.nodes
+    shared = nodes.shared
+    largest = int(shared.memory.max()) if shared.memory.size else 0
+    need = 0
+    for task in tasks:
+        need += int(task.request[GPU])
+        if task.gpu_share is not None:
+            need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
+    if need == 0:
+        return None
+    whole = int(np.maximum(nodes.free[GPU], 0).sum())
+    parts = shared.free_parts()
+    if need <= whole + parts:
+        return None
+    return (
+        f"asks for {format_amount(GPU, need)} GPUs but the cluster has only"
+        f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
+        f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
+    )
 
 
 class PreemptAction:
@@ -237,11 +268,11 @@ class ConsolidationAction:
             if not job.has_pending() or not job.preemptible:
                 continue
             tasks = gang.tasks_to_allocate(session, job)
-            needed_gpus = sum(int(task.request[GPU]) for task in tasks)
-            free_gpus = int(np.maximum(session.snapshot.nodes.free[GPU], 0).sum())
             session.considered.add(job.key)
-            if needed_gpus > free_gpus:
+            short = _gpus_short(session, tasks)
+            if short:
                 # moving pods frees nothing: the room must already exist, only scattered
+                session.add_reason(job, f"{self.name}: {short}")
                 continue
             key = signature(job, tasks)
             same = exact(job, tasks)

@@ -8,7 +8,8 @@ cover the gang; enough nodes could each hold a task), the victims to try are
 chosen within them node by node, as KAI does (:func:`node_subsets`: the fewest
 nodes that can hold the gang, then more), and each choice is simulated inside a
 Statement: evict those victims, place the preemptor's tasks (pipeline-only:
-they bind after the victims are gone; inside a topology domain when the
+they bind after the victims are gone; on the nodes the victims freed if the
+gang fits there whole, else anywhere; inside a topology domain when the
 PodGroup asks for one), then try to re-place every victim job whole. A victim
 re-placed on its own node simply stays; one re-placed elsewhere moves. The
 first scenario in which the preemptor fits and the validators agree is kept;
@@ -121,20 +122,25 @@ def _replace_job(
     homes: list[list[int]],
     active: set[int],
 ) -> list[bool]:
-    """Re-place one victim job's chunks in order; which of them land again.
+    """Re-place one victim job's chunks; which of them (in ``chunks`` order) land again.
 
-    A job whose lost chunks would leave the pods it keeps below its requirement
-    loses them all (its re-placements are rolled back): a gang never runs partly,
-    so surplus pods re-placed on their nodes do not stay once its core is gone.
+    The chunks are placed in allocation order, the reverse of the order they were
+    taken: the job's core first, then its surplus pods, the first in task order
+    first (KAI places a victim job as allocate would). So when room is short, the
+    pods that stay are those allocate would keep, and the surplus pods go. A job
+    whose lost chunks would leave the pods it keeps below its requirement loses
+    them all (its re-placements are rolled back): a gang never runs partly, so
+    surplus pods re-placed on their nodes do not stay once its core is gone.
     """
     token = statement.checkpoint()
     victim = chunks[0][0]
-    landed = [
+    landed = [False] * len(chunks)
+    for index in reversed(range(len(chunks))):
+        chunk = chunks[index][1]
         # a victim is re-placed only within its queues' limits, as allocate would place it
-        not session.job_capacity_problem(victim, chunk)
-        and _replace(session, statement, victim, chunk, home)
-        for (_, chunk), home in zip(chunks, homes, strict=True)
-    ]
+        landed[index] = not session.job_capacity_problem(victim, chunk) and _replace(
+            session, statement, victim, chunk, homes[index]
+        )
     if all(landed):
         return landed
     lost = {
@@ -145,6 +151,37 @@ def _replace_job(
         return landed
     statement.rollback(token)
     return [False] * len(chunks)
+
+
+def _place_on_freed(
+    session: Session,
+    statement: Statement,
+    job: PodGroupInfo,
+    tasks: list[PodInfo],
+    recorded: list[tuple[PodGroupInfo, list[PodInfo]]],
+) -> bool:
+    """Place the preemptor on the nodes its victims ran on, if it fits there whole.
+
+    KAI pipelines the preemptor onto the room its victims free: the node-by-node
+    subset was chosen because those nodes can hold the gang, and room elsewhere is
+    kept for the victims that must move (docs/semantics.md §5.2). Not for a
+    topology-constrained gang, whose domains are chosen by their own routine.
+    """
+    if job.topology_tree is not None:
+        return False
+    freed = np.zeros(len(session.snapshot.nodes), dtype=bool)
+    for _, chunk in recorded:
+        for pod in chunk:
+            if pod.node >= 0:
+                freed[pod.node] = True
+    if freed.all():
+        return False
+    session.restrict_nodes(freed)
+    try:
+        problem = place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False)
+        return problem is None
+    finally:
+        session.restrict_nodes(None)
 
 
 def _simulate(
@@ -168,7 +205,9 @@ def _simulate(
             statement.evict(pod, action, job.key)
     if session.job_capacity_problem(job, tasks):
         return None
-    if place_tasks(session, statement, job, tasks, pipeline_only=True, explain=False):
+    if not _place_on_freed(session, statement, job, tasks, recorded) and place_tasks(
+        session, statement, job, tasks, pipeline_only=True, explain=False
+    ):
         return None
     by_job: dict[str, list[int]] = {}
     for index, (victim, _) in enumerate(recorded):

@@ -191,6 +191,12 @@ class SharedGpus:
         now: npt.NDArray[np.int64] = (self.room_now >= wanted).sum(axis=1)
         return fits, now
 
+    def free_parts(self) -> int:
+        """Thousandths of a device free on shared devices, all nodes together: what each
+        group's members do not hold, plus what its releasing members give back (a device
+        all of whose members are releasing is counted in the GPU column instead)."""
+        return int(np.maximum(self.room, 0).sum())
+
     def put(self, node: int, gid: str, group: Group | None) -> None:
         """Set (or, with None or no members, remove) one group record."""
         self._set(node, gid, group)

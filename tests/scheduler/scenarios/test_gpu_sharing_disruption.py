@@ -85,6 +85,39 @@ CASES = [
         actions=("preempt",),
         pending=["a"],
     ),
+    # Consolidation counts the free halves of shared devices: with one free half on each
+    # device, a 2-GPU job cannot fit however pods move, and is told why.
+    GpuCase(
+        "consolidation-skips-beyond-free-parts",
+        [
+            queue("q"),
+            gpu_node("n0", 2),
+            shared("h1", "q", "n0", 0.5, "g1"),
+            shared("h2", "q", "n0", 0.5, "g2"),
+            job("w", "q", gpus=2),
+        ],
+        actions=("consolidation",),
+        pending=["w"],
+        reasons={
+            "w": [
+                "consolidation: asks for 2 GPUs but the cluster has only 1 free"
+                " (0 on whole devices, 1 on shared ones)"
+            ]
+        },
+    ),
+    # ... and a shared request counts its portion: 0.6 of a device is more than the free 0.5.
+    GpuCase(
+        "consolidation-counts-shared-request",
+        [
+            queue("q"),
+            gpu_node("n0", 1),
+            shared("h1", "q", "n0", 0.5, "g1"),
+            job("f", "q", annotations=fraction(0.6)),
+        ],
+        actions=("consolidation",),
+        pending=["f"],
+        reasons={"f": ["consolidation: asks for 0.6 GPUs but the cluster has only 0.5 free"]},
+    ),
     # The full default action list on a busy node: allocate finds no room, preempt makes it.
     GpuCase(
         "all-actions-preempt-fraction",

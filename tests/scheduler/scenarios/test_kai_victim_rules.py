@@ -22,7 +22,10 @@ victim queue does, not as an approximation of it. The rules checked here:
 - V6 *a victim that still fits where it runs stays*: podmuster re-places a
   victim on its own node first, and on any node else (KAI re-places it on the
   best-scored node, which may restart it elsewhere for nothing, and for a GPU
-  preemptor only on nodes with free GPUs or victims; docs/semantics.md §5.2).
+  preemptor only on nodes with free GPUs or victims; docs/semantics.md §5.2);
+- V7 *the preemptor goes onto the freed node*: when the gang fits whole on the
+  nodes its victims ran on, it is placed there, and the free room elsewhere
+  stays for a victim that must move.
 
 Every job is 1 GPU per pod unless stated; ``train`` is preemptible and lower
 than ``build``; jobs listed later are newer.
@@ -410,6 +413,29 @@ V6 += [
 ]
 
 
-@pytest.mark.parametrize("case", V1 + V2 + V3 + V4 + V5 + V6, ids=str)
+V7 = [
+    # n0 runs x (build, not a victim) with 2 GPUs free; n1 runs lo (train, 2 GPUs) with 2
+    # free. b (build) needs 1 + 3 GPUs: lo goes, b takes n1 whole, and lo moves to n0's
+    # free GPUs. (Binpacking b's 1-GPU pod onto n0 first would leave lo nowhere to go.)
+    Disruption(
+        "v7-preemptor-onto-the-freed-node-victim-moves",
+        [
+            node("n0", gpus=4),
+            node("n1", gpus=4),
+            queue("q", gpu_quota=8),
+            running("x", "q", "n0", gpus=2, priority_class="build"),
+            running("lo", "q", "n1", gpus=2),
+            pod_group("b", "q", min_member=2, priority_class="build"),
+            pod("b-0", "b", gpus=1),
+            pod("b-1", "b", gpus=3),
+        ],
+        P,
+        evicted=["lo-0"],
+        pipelined={"b-0": "n1", "b-1": "n1", "lo-0": "n0"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", V1 + V2 + V3 + V4 + V5 + V6 + V7, ids=str)
 def test_kai_victim_rules(case: Disruption) -> None:
     check(case)

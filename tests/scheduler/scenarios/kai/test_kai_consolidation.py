@@ -296,7 +296,6 @@ CONSOLIDATION = [
             evicted=["running_job1-0"],
             pipelined={"running_job1-0": "node0", "pending_job0-0": "node0"},
         ),
-        gap="consolidation skips a job when whole free GPUs are fewer than it asks, so free halves of shared devices never count (reported as a bug)",
     ),
     row(
         "1 elastic job running on different GPUs, 1 job of 3 gpus is pending - Consolidate and run the pending job",
@@ -486,7 +485,7 @@ CONSOLIDATION = [
 SUBGROUPS = [
     row(
         "job with sub groups consolidates a running job",
-        "§5.2 subgroups 1 + 3 GPUs: one 2-GPU job moves so node1 holds both",
+        "§5.2 subgroups 1 + 3 GPUs: the preemptor goes onto the node its victim freed (node1), and the victim moves to node0",
         Disruption(
             "kai-job-with-sub-groups-consolidates-a-running-job",
             [
@@ -508,7 +507,6 @@ SUBGROUPS = [
                 "pending_job0-1": "node1",
             },
         ),
-        gap="issue 17 item 5: pipelining onto exactly the freed node",
     ),
     row(
         "Job with sub groups consolidates another job up to MinAvailable",
@@ -567,7 +565,7 @@ SUBGROUPS = [
     ),
     row(
         "job with sub groups consolidated by a pending job - partial eviction",
-        "§5.2 a subgroup victim at its requirement moves whole; the 4-GPU job takes node1",
+        "§5.2 podmuster differs (victims placed after the preemptor): the victim goes whole, the 4-GPU job takes node0 (tie: lowest name) and only the 1-GPU pod moves; KAI places its older victim first and moves the 3-GPU pod to node0",
         Disruption(
             "kai-job-with-sub-groups-consolidated-by-a-pending-job-partial-ev",
             [
@@ -584,10 +582,9 @@ SUBGROUPS = [
                 gjob("pending_job", "queue0", 1, gpus=4),
             ],
             ("consolidation",),
-            evicted=["running_job-1"],
-            pipelined={"running_job-1": "node0", "pending_job-0": "node1"},
+            evicted=["running_job-0"],
+            pipelined={"running_job-0": "node1", "pending_job-0": "node0"},
         ),
-        gap="issue 17 item 5: pipelining onto exactly the freed node",
     ),
     row(
         "job with sub groups consolidated by a pending job - complete eviction",
@@ -793,7 +790,6 @@ GPU_MEMORY = [
             evicted=["running_small1-0"],
             pipelined={"running_small1-0": "node0", "pending_whole-0": "node1"},
         ),
-        gap="consolidation skips a job when whole free GPUs are fewer than it asks, so free parts of shared devices never count (reported as a bug)",
     ),
 ]
 

@@ -577,7 +577,7 @@ ELASTIC = [
     ),
     row(
         "Inference job preempts single task, moves one task from elastic train job",
-        "§5.2 solver: the victim's surviving pod moves to node1's free GPU",
+        "§5.2 solver: a victim job is placed again in allocation order, so its first pod in task order survives on node1's free GPU",
         Disruption(
             "kai-inference-job-preempts-single-task-moves-one-task-from-elast",
             [
@@ -592,7 +592,6 @@ ELASTIC = [
             evicted=["running_job0-0", "running_job0-1"],
             pipelined={"pending_job0-0": "node0", "running_job0-0": "node1"},
         ),
-        gap="issue 17 item 5: re-placing victims on the latest victim's nodes",
     ),
 ]
 
