@@ -36,12 +36,67 @@ FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 
 def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
-    """Possible victims grouped by leaf queue, computed once per action (not per preemptor)."""
-    by_queue: dict[str, list[PodGroupInfo]] = {}
-    for other in session.snapshot.jobs.values():
-        if other.queue in session.snapshot.queues.queues and is_disruptable(other):
-            by_queue.setdefault(other.queue, []).append(other)
-    return by_queue
+    """Possible victims grouped by leaf queue, each in snapshot order, at an action's start.
+
+    Kept for the session's later disruptive actions (:class:`_Candidates`).
+    """
+    memo = session.memos.get(_Candidates.MEMO)
+    if not isinstance(memo, _Candidates):
+        memo = session.memos[_Candidates.MEMO] = _Candidates(session)
+    return memo.current(session)
+
+
+class _Candidates:
+    """Who may be a victim, by leaf queue, as of the session's latest status change.
+
+    Whether a job may be a victim (:func:`is_disruptable`) changes only with its
+    pods' statuses, so after one pass over every job only the jobs named in the
+    session's status log since are checked again, and only their queues' lists
+    rebuilt. Queues come in the order of their first candidate in the snapshot,
+    as a fresh pass would give them.
+    """
+
+    MEMO = "disrupting.candidates"
+
+    def __init__(self, session: Session) -> None:
+        known = session.snapshot.queues.queues
+        self.index: dict[str, int] = {}
+        self.members: dict[str, list[PodGroupInfo]] = {}  # preemptible jobs by queue
+        self.flags: dict[str, bool] = {}
+        for i, job in enumerate(session.snapshot.jobs.values()):
+            if job.queue in known and job.preemptible:  # a job not preemptible never becomes one
+                self.index[job.key] = i
+                self.members.setdefault(job.queue, []).append(job)
+                self.flags[job.key] = is_disruptable(job)
+        self.queue_of = {job.key: job.queue for jobs in self.members.values() for job in jobs}
+        self.seen = len(session.status_log)
+        self.lists = {name: self._kept(name) for name in self.members}
+        self.by_queue = self._ordered()
+
+    def _kept(self, queue: str) -> list[PodGroupInfo]:
+        return [job for job in self.members[queue] if self.flags[job.key]]
+
+    def _ordered(self) -> dict[str, list[PodGroupInfo]]:
+        filled = [(self.index[jobs[0].key], name) for name, jobs in self.lists.items() if jobs]
+        return {name: self.lists[name] for _, name in sorted(filled)}
+
+    def current(self, session: Session) -> dict[str, list[PodGroupInfo]]:
+        log = session.status_log
+        changed = set(log[self.seen :])
+        self.seen = len(log)
+        stale: set[str] = set()
+        jobs = session.snapshot.jobs
+        for key in changed:
+            if key in self.flags:
+                now = is_disruptable(jobs[key])
+                if now != self.flags[key]:
+                    self.flags[key] = now
+                    stale.add(self.queue_of[key])
+        if stale:
+            for name in stale:
+                self.lists[name] = self._kept(name)
+            self.by_queue = self._ordered()
+        return dict(self.by_queue)
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
