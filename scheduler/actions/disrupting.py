@@ -50,53 +50,43 @@ class _Candidates:
     """Who may be a victim, by leaf queue, as of the session's latest status change.
 
     Whether a job may be a victim (:func:`is_disruptable`) changes only with its
-    pods' statuses, so after one pass over every job only the jobs named in the
-    session's status log since are checked again, and only their queues' lists
-    rebuilt. Queues come in the order of their first candidate in the snapshot,
-    as a fresh pass would give them.
+    pods' statuses, so a later action checks only the jobs named in the
+    session's status log since the last pass, and passes over every job again
+    only when one of them changed sides.
     """
 
     MEMO = "disrupting.candidates"
 
     def __init__(self, session: Session) -> None:
-        known = session.snapshot.queues.queues
-        self.index: dict[str, int] = {}
-        self.members: dict[str, list[PodGroupInfo]] = {}  # preemptible jobs by queue
-        self.flags: dict[str, bool] = {}
-        for i, job in enumerate(session.snapshot.jobs.values()):
-            if job.queue in known and job.preemptible:  # a job not preemptible never becomes one
-                self.index[job.key] = i
-                self.members.setdefault(job.queue, []).append(job)
-                self.flags[job.key] = is_disruptable(job)
-        self.queue_of = {job.key: job.queue for jobs in self.members.values() for job in jobs}
+        self.by_queue = _fresh_candidates(session)
         self.seen = len(session.status_log)
-        self.lists = {name: self._kept(name) for name in self.members}
-        self.by_queue = self._ordered()
-
-    def _kept(self, queue: str) -> list[PodGroupInfo]:
-        return [job for job in self.members[queue] if self.flags[job.key]]
-
-    def _ordered(self) -> dict[str, list[PodGroupInfo]]:
-        filled = [(self.index[jobs[0].key], name) for name, jobs in self.lists.items() if jobs]
-        return {name: self.lists[name] for _, name in sorted(filled)}
+        self.keys: set[str] | None = None  # the candidates' keys, formed at the first check
 
     def current(self, session: Session) -> dict[str, list[PodGroupInfo]]:
         log = session.status_log
-        changed = set(log[self.seen :])
-        self.seen = len(log)
-        stale: set[str] = set()
-        jobs = session.snapshot.jobs
-        for key in changed:
-            if key in self.flags:
-                now = is_disruptable(jobs[key])
-                if now != self.flags[key]:
-                    self.flags[key] = now
-                    stale.add(self.queue_of[key])
-        if stale:
-            for name in stale:
-                self.lists[name] = self._kept(name)
-            self.by_queue = self._ordered()
+        if len(log) > self.seen:
+            changed = set(log[self.seen :])
+            self.seen = len(log)
+            if self.keys is None:
+                self.keys = {job.key for jobs in self.by_queue.values() for job in jobs}
+            jobs, known = session.snapshot.jobs, session.snapshot.queues.queues
+            for key in changed:
+                job = jobs.get(key)
+                now = job is not None and job.queue in known and is_disruptable(job)
+                if now != (key in self.keys):
+                    self.by_queue, self.keys = _fresh_candidates(session), None
+                    break
         return dict(self.by_queue)
+
+
+def _fresh_candidates(session: Session) -> dict[str, list[PodGroupInfo]]:
+    """One pass over every job: the possible victims by leaf queue, in snapshot order."""
+    by_queue: dict[str, list[PodGroupInfo]] = {}
+    known = session.snapshot.queues.queues
+    for other in session.snapshot.jobs.values():
+        if other.queue in known and is_disruptable(other):
+            by_queue.setdefault(other.queue, []).append(other)
+    return by_queue
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
