@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from scheduler.actions.ordering import JobQueue
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import PodInfo, PodStatus
+from scheduler.api.pods import PodInfo
 from scheduler.framework import gang
 from scheduler.framework.session import Session
 from scheduler.framework.topology_placement import place_tasks
@@ -21,11 +21,7 @@ from scheduler.framework.topology_placement import place_tasks
 def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
     """Jobs an action may try: usable queue, ready gang, something pending."""
     jobs = []
-    snapshot = session.snapshot
-    # one pass over the pods finds the few jobs with pending pods among many running ones
-    with_pending = {pod.job for pod in snapshot.pods if pod.status == PodStatus.PENDING and pod.job}
-    for key in sorted(with_pending, key=lambda k: (snapshot.jobs[k].creation, k)):
-        job = snapshot.jobs[key]
+    for job in session.jobs_with_pending():
         problems = session.snapshot.job_problems.get(job.key)
         if problems:
             for problem in problems:

@@ -36,10 +36,55 @@ FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 
 def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
-    """Possible victims grouped by leaf queue, computed once per action (not per preemptor)."""
+    """Possible victims grouped by leaf queue, each in snapshot order, at an action's start.
+
+    Kept for the session's later disruptive actions (:class:`_Candidates`).
+    """
+    memo = session.memos.get(_Candidates.MEMO)
+    if not isinstance(memo, _Candidates):
+        memo = session.memos[_Candidates.MEMO] = _Candidates(session)
+    return memo.current(session)
+
+
+class _Candidates:
+    """Who may be a victim, by leaf queue, as of the session's latest status change.
+
+    Whether a job may be a victim (:func:`is_disruptable`) changes only with its
+    pods' statuses, so a later action checks only the jobs named in the
+    session's status log since the last pass, and passes over every job again
+    only when one of them changed sides.
+    """
+
+    MEMO = "disrupting.candidates"
+
+    def __init__(self, session: Session) -> None:
+        self.by_queue = _fresh_candidates(session)
+        self.seen = len(session.status_log)
+        self.keys: set[str] | None = None  # the candidates' keys, formed at the first check
+
+    def current(self, session: Session) -> dict[str, list[PodGroupInfo]]:
+        log = session.status_log
+        if len(log) > self.seen:
+            changed = set(log[self.seen :])
+            self.seen = len(log)
+            if self.keys is None:
+                self.keys = {job.key for jobs in self.by_queue.values() for job in jobs}
+            jobs, known = session.snapshot.jobs, session.snapshot.queues.queues
+            for key in changed:
+                job = jobs.get(key)
+                now = job is not None and job.queue in known and is_disruptable(job)
+                if now != (key in self.keys):
+                    self.by_queue, self.keys = _fresh_candidates(session), None
+                    break
+        return dict(self.by_queue)
+
+
+def _fresh_candidates(session: Session) -> dict[str, list[PodGroupInfo]]:
+    """One pass over every job: the possible victims by leaf queue, in snapshot order."""
     by_queue: dict[str, list[PodGroupInfo]] = {}
+    known = session.snapshot.queues.queues
     for other in session.snapshot.jobs.values():
-        if other.queue in session.snapshot.queues.queues and is_disruptable(other):
+        if other.queue in known and is_disruptable(other):
             by_queue.setdefault(other.queue, []).append(other)
     return by_queue
 

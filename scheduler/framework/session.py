@@ -88,7 +88,14 @@ class Session:
         # pod group key -> annotation changes the cycle wants persisted (None = remove)
         self.annotations: dict[str, dict[str, str | None]] = {}
         self._task_keys: dict[str, tuple[Any, ...]] = {}
-        self._job_keys: dict[str, tuple[tuple[int, ...], tuple[Any, ...]]] = {}
+        # Statuses change within a session only through a Statement, which calls
+        # status_changed: the job keys of those pods, in order (memos catch up from it)
+        self.status_log: list[str] = []
+        # job key -> its order key, dropped when one of its pods changes status
+        self._job_keys: dict[str, tuple[Any, ...]] = {}
+        self._pending_jobs: list[PodGroupInfo] | None = None
+        # actions' memos kept across the actions of the cycle (they follow status_log)
+        self.memos: dict[str, Any] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
         self._run: _PlacementRun | None = None
         # Off only to check the incremental path against full evaluations (tests).
@@ -199,18 +206,39 @@ class Session:
         """Job order key, memoised until one of the job's pods changes status.
 
         Job order keys depend only on the job and its pods' statuses
-        (extension_points), so the statuses are the memo's fingerprint: the
-        disruptive actions sort every victim candidate again for each
-        preemptor, and all but a few are unchanged since the last sort.
+        (extension_points), and within a session statuses change only through
+        a Statement, which tells :meth:`status_changed`: the disruptive actions
+        sort every victim candidate again for each preemptor, and all but a few
+        are unchanged since the last sort.
         """
-        statuses = tuple([pod.status for pod_set in job.pod_sets for pod in pod_set.pods])
-        memo = self._job_keys
-        hit = memo.get(job.key)
-        if hit is not None and hit[0] == statuses:
-            return hit[1]
-        key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
-        memo[job.key] = (statuses, key)
+        key = self._job_keys.get(job.key)
+        if key is None:
+            key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+            self._job_keys[job.key] = key
         return key
+
+    def status_changed(self, pod: PodInfo) -> None:
+        """A Statement changed ``pod``'s status: its job's order key is stale."""
+        if pod.job is not None:
+            self._job_keys.pop(pod.job, None)
+            self.status_log.append(pod.job)
+
+    def jobs_with_pending(self) -> list[PodGroupInfo]:
+        """The jobs with a pending pod, oldest first (then by key).
+
+        Found in one pass over the pods at the first call; later calls check only
+        those jobs again: no pod becomes pending within a session (a Statement
+        allocates, pipelines or evicts, and undoing restores what was before).
+        """
+        snapshot = self.snapshot
+        if self._pending_jobs is None:
+            jobs = snapshot.jobs
+            keys = {pod.job for pod in snapshot.pods if pod.status == PodStatus.PENDING and pod.job}
+            self._pending_jobs = [
+                jobs[key] for key in sorted(keys, key=lambda k: (jobs[k].creation, k))
+            ]
+            return list(self._pending_jobs)
+        return [job for job in self._pending_jobs if job.has_pending()]
 
     def partial_job_key(
         self, job: PodGroupInfo, active: Mapping[str, list[PodInfo]]

@@ -57,7 +57,7 @@ class Statement:
         nodes.free[:, node] -= take
         self._session.note_node_change(node)
         self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None, shared=shared))
-        pod.status = PodStatus.ALLOCATED
+        self._set_status(pod, PodStatus.ALLOCATED)
         pod.node = node
         self._session.fire_allocate(pod)
 
@@ -80,7 +80,7 @@ class Statement:
         self._ops.append(
             _Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing, shared=shared)
         )
-        pod.status = PodStatus.PIPELINED
+        self._set_status(pod, PodStatus.PIPELINED)
         pod.node = node
         self._session.fire_allocate(pod)
 
@@ -97,9 +97,13 @@ class Statement:
         if was_using and pod.node >= 0 and pod.gpu_share is not None:
             op.shared = gpu_placement.release(self._session, pod)
         self._ops.append(op)
-        pod.status = PodStatus.RELEASING
+        self._set_status(pod, PodStatus.RELEASING)
         if was_using:
             self._session.fire_deallocate(pod)
+
+    def _set_status(self, pod: PodInfo, status: PodStatus) -> None:
+        pod.status = status
+        self._session.status_changed(pod)
 
     def checkpoint(self) -> int:
         return len(self._ops)
@@ -116,7 +120,7 @@ class Statement:
                 self._session.note_node_change(op.prev_node)
             if op.shared is not None:
                 gpu_placement.undo(self._session, pod, op.shared)
-            pod.status = op.prev_status
+            self._set_status(pod, op.prev_status)
             pod.node = op.prev_node
             if was_using:
                 self._session.fire_allocate(pod)
@@ -132,7 +136,7 @@ class Statement:
             nodes.releasing[:, pod.node] += op.from_releasing
             nodes.free[:, pod.node] += op.from_releasing
             nodes.releasing_changed()
-        pod.status = op.prev_status
+        self._set_status(pod, op.prev_status)
         pod.node = op.prev_node
 
     def rollback(self, token: int) -> None:
@@ -202,12 +206,12 @@ class Statement:
         for op in self._ops:
             if id(op.pod) in kept:
                 if op.kind == "pipeline":
-                    op.pod.status = restore[id(op.pod)]
+                    self._set_status(op.pod, restore[id(op.pod)])
                     if op.pod.gpu_share is not None:
                         gpu_placement.settle_kept(self._session, op.pod)
                 continue
             if op.kind == "allocate":
-                op.pod.status = PodStatus.BINDING
+                self._set_status(op.pod, PodStatus.BINDING)
                 self._session.decisions.binds.append((op.pod, op.pod.node))
             elif op.kind == "pipeline":
                 self._session.decisions.pipelined.append((op.pod, op.pod.node))
