@@ -98,6 +98,41 @@ class CycleResult:
     annotations: dict[str, dict[str, str | None]] = field(default_factory=dict)
     # pods whose admission gate (kai.scheduler/queue-admission) comes off (§5.11), sorted
     ungated: list[str] = field(default_factory=list)
+    # the configured actions after allocate that this cycle left to the next (EarlyBinds)
+    deferred: tuple[str, ...] = ()
+
+
+class EarlyBinds:
+    """Allocate's binds, handed out while the cycle still runs (the live loop's cold start).
+
+    Why: a backlog's first cycle spends about a second placing thousands of pods, and no
+    pod is bound until the whole cycle is over. Given to :func:`run_cycle`, this lets the
+    caller's thread :meth:`take` each bind as soon as allocate has committed it, and the
+    cycle then ends after allocate whenever allocate bound anything: the actions that may
+    evict or move a pod placed this cycle (consolidation, reclaim, preempt, stale gangs)
+    run in the next cycle, which sees these pods Binding, so a bind already sent is never
+    undone within the cycle that decided it. Allocate itself never evicts, and a bind it
+    committed is final for it. Pods with DRA claims are left to the cycle's result (their
+    claims' devices are read from the session once the cycle is over).
+    """
+
+    def __init__(self) -> None:
+        self._binds: list[tuple[PodInfo, int]] | None = None
+        self._names: Sequence[str] = ()
+        self._taken = 0
+
+    def _watch(self, session: Session) -> None:
+        self._names = session.snapshot.nodes.names
+        self._binds = session.decisions.binds  # appended to, never rewritten, as jobs commit
+
+    def take(self) -> list[Bind]:
+        """The binds committed since the last call (safe from another thread)."""
+        binds = self._binds
+        if binds is None:
+            return []
+        end = len(binds)
+        new, self._taken = binds[self._taken : end], end
+        return [_bind(pod, self._names[node]) for pod, node in new if not pod.resource_claims]
 
 
 def open_session(snapshot: ClusterSnapshot, config: SchedulerConfig) -> Session:
@@ -119,9 +154,17 @@ def queue_shares(snapshot: ClusterSnapshot, config: SchedulerConfig) -> list[Que
 
 
 def run_cycle(
-    snapshot: ClusterSnapshot, config: SchedulerConfig, *, explain: bool = False
+    snapshot: ClusterSnapshot,
+    config: SchedulerConfig,
+    *,
+    explain: bool = False,
+    early: EarlyBinds | None = None,
 ) -> CycleResult:
     """Open a session, run the configured actions in order, and report the decisions.
+
+    With ``early`` (:class:`EarlyBinds`), allocate's binds can be taken while the cycle
+    runs, and when allocate bound anything the actions after it are left to the next
+    cycle (``CycleResult.deferred``).
 
     The cyclic garbage collector is paused for the cycle, the report included: a
     cycle allocates many short-lived tuples and no reference cycles, and a full
@@ -131,11 +174,16 @@ def run_cycle(
     result = CycleResult()
     with gc_paused():
         session = open_session(snapshot, config)
-        for name in config.actions:
+        if early is not None:
+            early._watch(session)
+        for index, name in enumerate(config.actions):
             action_type = ACTIONS[name]  # the configuration admits only these names
             started = time.perf_counter()
             action_type().execute(session)
             result.action_ms[name] = (time.perf_counter() - started) * 1000.0
+            if early is not None and name == "allocate" and session.decisions.binds:
+                result.deferred = tuple(config.actions[index + 1 :])
+                break
         _report(session, result, explain=explain)
     return result
 

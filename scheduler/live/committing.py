@@ -224,10 +224,17 @@ class Committer:
         # PodGroup key -> annotation changes applied to the cache, not yet written
         self.pending_annotations: dict[str, dict[str, str | None]] = {}
 
-    async def commit(self, result: CycleResult) -> CommitReport:
-        report = CommitReport()
-        binding = asyncio.ensure_future(self._bind_all(result.binds, report))
-        # Two turns of the event loop: the bind task starts its writers, and they send their
+    def stream(self) -> BindStream:
+        """Start the bind writers now; binds are added while the cycle is still deciding."""
+        return BindStream(self, CommitReport())
+
+    async def commit(self, result: CycleResult, stream: BindStream | None = None) -> CommitReport:
+        """Write ``result``; with ``stream``, its binds already sent are not sent again."""
+        stream = stream or self.stream()
+        report = stream.report
+        stream.add(result.binds)
+        binding = asyncio.ensure_future(stream.close())
+        # Two turns of the event loop: the writers take their first binds, and send their
         # first requests; the bookkeeping below then runs while those are on the wire.
         for _ in range(2):
             await asyncio.sleep(0)
@@ -256,21 +263,6 @@ class Committer:
             writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))
         await asyncio.gather(*writes)
         return report
-
-    async def _bind_all(self, binds: list[Bind], report: CommitReport) -> None:
-        """The binds in order, :data:`PARALLEL_WRITES` at a time.
-
-        A few writers take the next bind as each finishes: the first bind is sent at
-        once, where a task per bind (ten thousand in a backlog's first cycle) would all
-        be created and started before any reply is read.
-        """
-        pending = iter(binds)
-
-        async def writer() -> None:
-            for decision in pending:
-                await self._bind(decision, report)
-
-        await asyncio.gather(*(writer() for _ in range(min(PARALLEL_WRITES, len(binds)))))
 
     async def _guarded(self, what: str, write: Awaitable[Any], report: CommitReport) -> Any:
         async with self._limit:
@@ -578,6 +570,45 @@ class Committer:
 async def _done(write: Awaitable[None]) -> bool:
     await write
     return True
+
+
+class BindStream:
+    """A cycle's binds in the order they come, :data:`PARALLEL_WRITES` writers at a time.
+
+    A few writers take the next bind as each finishes: the first bind is sent at once,
+    where a task per bind (ten thousand in a backlog's first cycle) would all be created
+    and started before any reply is read. Binds can be added while the cycle still decides
+    (:class:`scheduler.cycle.EarlyBinds`); a pod is sent at most once per stream.
+    """
+
+    def __init__(self, committer: Committer, report: CommitReport) -> None:
+        self.report = report
+        self.sent: set[str] = set()
+        self._queue: asyncio.Queue[Bind | None] = asyncio.Queue()
+        self._writers = [
+            asyncio.ensure_future(self._write(committer)) for _ in range(PARALLEL_WRITES)
+        ]
+
+    def add(self, binds: list[Bind]) -> None:
+        for decision in binds:
+            if decision.pod not in self.sent:
+                self.sent.add(decision.pod)
+                self._queue.put_nowait(decision)
+
+    async def close(self) -> None:
+        """No more binds: wait for those added to be written."""
+        for _ in self._writers:
+            self._queue.put_nowait(None)
+        await asyncio.gather(*self._writers)
+
+    def cancel(self) -> None:
+        """Stop the writers (binds not yet sent stay unsent: the next cycle decides again)."""
+        for writer in self._writers:
+            writer.cancel()
+
+    async def _write(self, committer: Committer) -> None:
+        while (decision := await self._queue.get()) is not None:
+            await committer._bind(decision, self.report)
 
 
 def _live(bind_request_obj: Mapping[str, Any]) -> bool:

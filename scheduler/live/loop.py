@@ -16,6 +16,7 @@ import contextlib
 import gc
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crds.documents import gc_paused
@@ -27,8 +28,8 @@ from scheduler import metrics
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.cache.pools import NodePool
 from scheduler.config import SchedulerConfig
-from scheduler.cycle import CycleResult, run_cycle
-from scheduler.live.committing import Committer
+from scheduler.cycle import CycleResult, EarlyBinds, run_cycle
+from scheduler.live.committing import BindStream, Committer
 from scheduler.live.informers import NUMA_WATCHED, WATCHED, Informers
 from scheduler.live.usage_feed import UsageFeed
 
@@ -36,6 +37,9 @@ log = logging.getLogger("podmuster.scheduler")
 
 FLUSH_GRACE_SECONDS = 5.0
 """At shutdown, how long queued PodGroup annotations may take to be written."""
+
+EARLY_BIND_POLL_SECONDS = 0.01
+"""In the first cycle, how often allocate's binds are taken while the cycle decides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +102,13 @@ async def run(
     feed = None if usage_db is None else UsageFeed(usage_db)
     refreshing = None if feed is None else asyncio.create_task(feed.refresh(stop), name="usage")
 
-    def decide() -> tuple[SnapshotResult, CycleResult, float]:
+    def decide(early: EarlyBinds | None) -> tuple[SnapshotResult, CycleResult, float]:
         snapshot = cache.snapshot(time.time(), options.config.stuck_in_releasing_s)
         if feed is not None:  # time-based fair share: usage is an input of the cycle
             feed.fill(snapshot.snapshot)
         decided = time.monotonic()
-        return snapshot, run_cycle(snapshot.snapshot, options.config, explain=True), decided
+        result = run_cycle(snapshot.snapshot, options.config, explain=True, early=early)
+        return snapshot, result, decided
 
     def may_write() -> bool:
         if elector is None or elector.leading():
@@ -117,6 +122,7 @@ async def run(
         if options.freeze_after_sync:
             gc.freeze()  # the listed cache: later full collections need not walk it again
         log.info("informers synced", extra={"objects": sum(map(len, informers.objects.values()))})
+        cold = True  # the first cycle binds as allocate decides (docs/architecture.md)
         while not stop.is_set() and not lost.is_set():
             if watching.done():  # an informer died of a bug: stop rather than serve stale
                 watching.result()
@@ -126,14 +132,18 @@ async def run(
             # is freed by reference counting, and a full collection would walk every
             # held change again and again (about 40% of the commit's CPU).
             with informers.deferred():
-                snapshot, result, decided = await asyncio.to_thread(decide)
+                early, stream = (EarlyBinds(), committer.stream()) if cold else (None, None)
+                cold = False
+                snapshot, result, decided = await _deciding(decide, early, stream, may_write)
                 informers.note_dropped_queues(snapshot.snapshot.queues.dropped)
                 committing = time.monotonic()
                 if not may_write():  # fenced: the lease may be another replica's now
+                    if stream is not None:
+                        stream.cancel()
                     log.error("cycle not committed: the lease may have been lost")
                     break
                 with gc_paused():
-                    report = await committer.commit(result)
+                    report = await committer.commit(result, stream)
             metrics.observe_result(
                 result,
                 (time.monotonic() - started) * 1000,
@@ -146,6 +156,8 @@ async def run(
                     "seconds": round(time.monotonic() - started, 4),
                     "decide_seconds": round(committing - started, 4),
                     "binds": len(result.binds),
+                    "early_binds": len(stream.sent) if stream is not None else 0,
+                    "deferred_actions": list(result.deferred),
                     "pipelined": len(result.pipelined),
                     "evictions": len(result.evictions),
                     "pending_groups": sum(o.outcome == "pending" for o in result.pod_groups),
@@ -182,6 +194,24 @@ async def run(
             await elector.release()
         _remove(readiness, checks)
     return 1 if lost.is_set() else 0
+
+
+async def _deciding(
+    decide: Callable[[EarlyBinds | None], tuple[SnapshotResult, CycleResult, float]],
+    early: EarlyBinds | None,
+    stream: BindStream | None,
+    may_write: Callable[[], bool],
+) -> tuple[SnapshotResult, CycleResult, float]:
+    """Run ``decide`` in a worker thread; with ``early``, send allocate's binds meanwhile."""
+    if early is None or stream is None:
+        return await asyncio.to_thread(decide, early)
+    deciding = asyncio.ensure_future(asyncio.to_thread(decide, early))
+    with gc_paused():  # the writers' garbage, as in the commit
+        while not deciding.done():
+            await asyncio.wait([deciding], timeout=EARLY_BIND_POLL_SECONDS)
+            if may_write():
+                stream.add(early.take())
+    return deciding.result()
 
 
 def _remove(readiness: Readiness, tokens: list[int]) -> None:

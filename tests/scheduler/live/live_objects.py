@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from kubeapi.backoff import Backoff
@@ -48,3 +49,22 @@ def with_informers(fake: FakeKube, scenario: Callable[[Informers], Awaitable[Non
 
     asyncio.run(main())
     return informers
+
+
+@contextlib.contextmanager
+def scheduler_log(records: list[logging.LogRecord]) -> Iterator[None]:
+    """Collect the live scheduler's INFO (and higher) log records in ``records``."""
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(logging.makeLogRecord(dict(record.__dict__)))  # as emitted
+
+    handler, logger = Capture(), logging.getLogger("podmuster.scheduler")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -9,7 +9,7 @@ import logging
 import re
 from pathlib import Path
 
-from live_objects import api_with, until
+from live_objects import api_with, scheduler_log, until
 
 from liveprocess import logs
 from liveprocess.leader import LEASE_API
@@ -62,28 +62,18 @@ def documented_log_fields() -> tuple[set[str], set[str]]:
 def test_the_log_fields_are_the_documented_ones() -> None:
     """A cycle's JSON line, from the loop itself, against docs/metrics.md."""
     fake = api_with([st.node("n1"), st.queue("q"), st.job("a", "q", tasks=2)])
-    lines: list[dict[str, object]] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(json.loads(logs.JsonFormatter().format(record)))
+    records: list[logging.LogRecord] = []
 
     async def main() -> None:
         stop = asyncio.Event()
         running = asyncio.create_task(loop.run(fake, loop.Options(SchedulerConfig(), 0.01), stop))
-        await until(lambda: any(line["msg"] == "cycle" for line in lines))
+        await until(lambda: any(r.getMessage() == "cycle" for r in records))
         stop.set()
         await asyncio.wait_for(running, 2)
 
-    handler, logger = Capture(), logging.getLogger("podmuster.scheduler")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
+    with scheduler_log(records):
         asyncio.run(main())
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    lines = [json.loads(logs.JsonFormatter().format(r)) for r in records]
     own, cycle = documented_log_fields()
     line = next(line for line in lines if line["msg"] == "cycle")
     assert own == {"ts", "level", "logger", "msg"}
