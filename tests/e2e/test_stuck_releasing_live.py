@@ -9,8 +9,10 @@ bound once the finalizer is cleared and the pod has gone.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,8 @@ from .test_live_scheduler import bind_requests, gang, queue
 pytestmark = pytest.mark.e2e
 
 HOLD = "podmuster.io/e2e-hold"
+STUCK_AFTER = timedelta(seconds=3)
+"""Past the threshold (1s), with a margin for deletionTimestamp's whole seconds."""
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +81,17 @@ def test_a_gang_is_not_pipelined_behind_a_pod_stuck_in_releasing(
         cluster.kubectl.run(
             "delete", "pod", "old", "-n", namespace, "--grace-period=0", "--force", "--wait=false"
         )
-        wait_for(
+        deleted = wait_for(
             "pod old terminating",
             lambda: cluster.kubectl.get("pod", "old", "-n", namespace)["metadata"].get(
                 "deletionTimestamp"
             ),
             timeout=30,
         )
+        # Until the threshold has passed the pod is only Releasing, and a gang created
+        # then is rightly pipelined behind it: create the gang once the pod is stuck.
+        stuck_from = datetime.fromisoformat(str(deleted).replace("Z", "+00:00")) + STUCK_AFTER
+        time.sleep(max(0.0, (stuck_from - datetime.now(UTC)).total_seconds()))
         for obj in gang(namespace, "late", queue_name, kwok_node, 1, "20"):
             cluster.kubectl.create(obj)
 
