@@ -20,7 +20,7 @@ import numpy as np
 from crds.meta import rfc3339
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
-from scheduler.actions.ordering import JobQueue
+from scheduler.actions.ordering import JobQueue, session_order
 from scheduler.actions.signatures import FailedJobs, exact, signature
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
@@ -90,8 +90,16 @@ def _fresh_candidates(session: Session) -> dict[str, list[PodGroupInfo]]:
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
-    """Eligible jobs in queue order, less those whose preemption delay has not passed."""
+    """Eligible jobs in queue order, less those whose preemption delay has not passed.
+
+    The reasons given on the way are the same for every action, so an order
+    computed by an earlier action of the cycle is reused (:func:`session_order`).
+    """
     depth = session.config.queue_depth_per_action.get(action)
+    return session_order(session, depth, lambda: _order_pending(session, action, depth))
+
+
+def _order_pending(session: Session, action: str, depth: int | None) -> list[PodGroupInfo]:
     queue = JobQueue(session, eligible_jobs(session, action), depth)
     jobs = []
     while (job := queue.pop()) is not None:

@@ -4,13 +4,16 @@ Why: KAI's fairness is the order in which jobs are tried. At each level of the
 queue tree the session's queue order picks the child whose best pending job
 should go next; within a leaf the job order (a sort key) decides. Leaves are
 heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
+The disruptive actions pop every job before trying any; while the session's
+decisions stay the same that order is the same too, so it is computed once
+(:func:`session_order`).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from scheduler.api.podgroups import PodGroupInfo
@@ -89,3 +92,26 @@ class JobQueue:
             self._counts[name] -= 1
             self._cache.pop(name, None)
         return job
+
+
+_ORDER = "ordering.session_order"
+
+
+def session_order(
+    session: Session, depth: int | None, compute: Callable[[], list[PodGroupInfo]]
+) -> list[PodGroupInfo]:
+    """``compute()``'s job order, reused while the session committed nothing new.
+
+    Popping a whole :class:`JobQueue` changes nothing in the session, and the
+    order depends only on the session's committed state (allocations,
+    evictions: :meth:`Session.settled_version`) and the queue depth.
+    """
+    settled = session.settled_version()
+    version = (settled, depth)
+    cached = session.memos.get(_ORDER)
+    if settled is not None and cached is not None and cached[0] == version:
+        return list(cached[1])
+    jobs = compute()
+    if settled is not None:
+        session.memos[_ORDER] = (version, jobs)
+    return list(jobs)

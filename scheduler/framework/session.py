@@ -94,6 +94,12 @@ class Session:
         # job key -> its order key, dropped when one of its pods changes status
         self._job_keys: dict[str, tuple[Any, ...]] = {}
         self._pending_jobs: list[PodGroupInfo] | None = None
+        # State versions for memos (scheduler.framework.memo): statements committed so far,
+        # operations applied by statements not yet committed or undone, and per job the
+        # status changes of its pods (tentative ones and their undoing included).
+        self.commits = 0
+        self.open_ops = 0
+        self.job_versions: dict[str, int] = {}
         # actions' memos kept across the actions of the cycle (they follow status_log)
         self.memos: dict[str, Any] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
@@ -222,6 +228,12 @@ class Session:
         if pod.job is not None:
             self._job_keys.pop(pod.job, None)
             self.status_log.append(pod.job)
+            self.job_versions[pod.job] = self.job_versions.get(pod.job, 0) + 1
+
+    def settled_version(self) -> int | None:
+        """Statements committed so far, or None while some statement holds uncommitted
+        operations: equal versions mean the same committed state of nodes and queues."""
+        return self.commits if self.open_ops == 0 else None
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
