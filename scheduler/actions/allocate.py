@@ -12,7 +12,7 @@ since the last placement takes that failure's reason without a second search
 
 from __future__ import annotations
 
-from scheduler.actions.ordering import JobQueue
+from scheduler.actions.ordering import JobQueue, remember_order
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.framework import gang
@@ -47,14 +47,18 @@ class AllocateAction:
 
     def execute(self, session: Session) -> None:
         depth = session.config.queue_depth_per_action.get(self.name)
+        settled = session.settled_version()
         queue = JobQueue(session, eligible_jobs(session, self.name), depth)
+        popped: list[PodGroupInfo] = []
         use_shapes = shapes_apply(session)
         # shape -> why it failed and the pods it failed for, since the last placement
         failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
         while True:
             job = queue.pop()
             if job is None:
+                remember_order(session, depth, settled, popped)
                 return
+            popped.append(job)
             session.considered.add(job.key)
             shape = tasks = None
             if use_shapes:

@@ -20,7 +20,7 @@ import numpy as np
 from crds.meta import rfc3339
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
-from scheduler.actions.ordering import JobQueue, session_order
+from scheduler.actions.ordering import popped_order
 from scheduler.actions.signatures import FailedJobs, exact, signature
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
@@ -92,17 +92,13 @@ def _fresh_candidates(session: Session) -> dict[str, list[PodGroupInfo]]:
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
     """Eligible jobs in queue order, less those whose preemption delay has not passed.
 
-    The reasons given on the way are the same for every action, so an order
-    computed by an earlier action of the cycle is reused (:func:`session_order`).
+    The order and the reasons given on the way are the same for every action
+    while nothing is committed, so an order popped earlier in the cycle is
+    reused (:func:`popped_order`).
     """
     depth = session.config.queue_depth_per_action.get(action)
-    return session_order(session, depth, lambda: _order_pending(session, action, depth))
-
-
-def _order_pending(session: Session, action: str, depth: int | None) -> list[PodGroupInfo]:
-    queue = JobQueue(session, eligible_jobs(session, action), depth)
     jobs = []
-    while (job := queue.pop()) is not None:
+    for job in popped_order(session, depth, lambda: eligible_jobs(session, action)):
         end = preemption_delay_end(job)
         if end is not None and session.snapshot.now < end:
             _refuse(

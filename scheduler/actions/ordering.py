@@ -5,8 +5,9 @@ queue tree the session's queue order picks the child whose best pending job
 should go next; within a leaf the job order (a sort key) decides. Leaves are
 heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
 The disruptive actions pop every job before trying any; while the session's
-decisions stay the same that order is the same too, so it is computed once
-(:func:`session_order`).
+committed state stays the same that order is the same too, so it is computed
+once, or taken from allocate when allocate committed nothing
+(:func:`popped_order`).
 """
 
 from __future__ import annotations
@@ -94,24 +95,36 @@ class JobQueue:
         return job
 
 
-_ORDER = "ordering.session_order"
+_ORDER = "ordering.popped"
 
 
-def session_order(
-    session: Session, depth: int | None, compute: Callable[[], list[PodGroupInfo]]
+def popped_order(
+    session: Session, depth: int | None, jobs: Callable[[], Iterable[PodGroupInfo]]
 ) -> list[PodGroupInfo]:
-    """``compute()``'s job order, reused while the session committed nothing new.
+    """Every job a :class:`JobQueue` of ``jobs()`` pops, in order; reused while the
+    session committed nothing new.
 
-    Popping a whole :class:`JobQueue` changes nothing in the session, and the
-    order depends only on the session's committed state (allocations,
-    evictions: :meth:`Session.settled_version`) and the queue depth.
+    Popping a whole queue changes nothing in the session, and the order depends
+    only on the session's committed state (allocations, evictions:
+    :meth:`Session.settled_version`) and the queue depth.
     """
     settled = session.settled_version()
-    version = (settled, depth)
     cached = session.memos.get(_ORDER)
-    if settled is not None and cached is not None and cached[0] == version:
+    if settled is not None and cached is not None and cached[0] == (settled, depth):
         return list(cached[1])
-    jobs = compute()
-    if settled is not None:
-        session.memos[_ORDER] = (version, jobs)
-    return list(jobs)
+    queue = JobQueue(session, jobs(), depth)
+    popped = []
+    while (job := queue.pop()) is not None:
+        popped.append(job)
+    remember_order(session, depth, settled, popped)
+    return list(popped)
+
+
+def remember_order(
+    session: Session, depth: int | None, settled: int | None, popped: list[PodGroupInfo]
+) -> None:
+    """Record ``popped`` as the whole pop order at state version ``settled``: an action
+    that popped every job and committed nothing on the way (then the order is the one
+    a fresh queue pops) tells it here for :func:`popped_order`."""
+    if settled is not None and settled == session.settled_version():
+        session.memos[_ORDER] = ((settled, depth), list(popped))

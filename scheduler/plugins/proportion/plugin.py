@@ -185,17 +185,22 @@ class ProportionPlugin:
                 states[name].add_allocated(amount, not job.preemptible)
                 key_cache.pop(name, None)
 
-        key_cache: dict[str, tuple[str | None, tuple[bool, bool, int, bool, float, float]]] = {}
+        # queue -> the request triple of a best job -> its order key; a queue's entry is
+        # dropped when its accounting moves (shift), since the key reads only the two
+        key_cache: dict[str, dict[tuple[float, ...], tuple[bool, bool, int, bool, float, float]]]
+        key_cache = {}
 
         def cached_key(
             name: str, job: PodGroupInfo | None
         ) -> tuple[bool, bool, int, bool, float, float]:
-            job_key = job.key if job is not None else None
-            hit = key_cache.get(name)
-            if hit is not None and hit[0] == job_key:
-                return hit[1]
-            key = queue_order.order_key(states[name], job_request(job), total)
-            key_cache[name] = (job_key, key)
+            wanted = job_request(job)
+            triple = (wanted[0], wanted[1], wanted[2])
+            keys = key_cache.get(name)
+            if keys is None:
+                keys = key_cache[name] = {}
+            key = keys.get(triple)
+            if key is None:
+                key = keys[triple] = queue_order.order_key(states[name], wanted, total)
             return key
 
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
