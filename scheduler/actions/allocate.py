@@ -50,7 +50,7 @@ class AllocateAction:
         settled = session.settled_version()
         queue = JobQueue(session, eligible_jobs(session, self.name), depth)
         popped: list[PodGroupInfo] = []
-        use_shapes = shapes_apply(session)
+        use_shapes = session.memoise and shapes_apply(session)
         # shape -> why it failed and the pods it failed for, since the last placement
         failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
         while True:

@@ -186,9 +186,7 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
     members do not hold or are giving back. Moves conserve that total, so a job
     asking more can never fit (KAI's check, which counts the same parts).
     """
-    nodes = session.snapshot.nodes
-    shared = nodes.shared
-    largest = int(shared.memory.max()) if shared.memory.size else 0
+    whole, parts, largest = _free_gpus(session)
     need = 0
     for task in tasks:
         need += int(task.request[GPU])
@@ -196,8 +194,6 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
             need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
     if need == 0:
         return None
-    whole = int(np.maximum(nodes.free[GPU], 0).sum())
-    parts = shared.free_parts()
     if need <= whole + parts:
         return None
     return (
@@ -205,6 +201,25 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
         f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
         f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
     )
+
+
+_FREE_GPUS = "disrupting.free_gpus"
+
+
+def _free_gpus(session: Session) -> tuple[int, int, int]:
+    """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
+    largest device memory; kept while the session's committed state stays the same
+    (asked once per pending gang)."""
+    settled = session.settled_version()
+    cached = session.memos.get(_FREE_GPUS)
+    if session.memoise and settled is not None and cached is not None and cached[0] == settled:
+        return cached[1]  # type: ignore[no-any-return]
+    nodes = session.snapshot.nodes
+    shared = nodes.shared
+    largest = int(shared.memory.max()) if shared.memory.size else 0
+    totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
+    session.memos[_FREE_GPUS] = (settled, totals)
+    return totals
 
 
 class PreemptAction:

@@ -126,5 +126,5 @@ def remember_order(
     """Record ``popped`` as the whole pop order at state version ``settled``: an action
     that popped every job and committed nothing on the way (then the order is the one
     a fresh queue pops) tells it here for :func:`popped_order`."""
-    if settled is not None and settled == session.settled_version():
+    if session.memoise and settled is not None and settled == session.settled_version():
         session.memos[_ORDER] = ((settled, depth), list(popped))

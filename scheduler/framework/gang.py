@@ -32,6 +32,8 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     session the answer depends only on the statuses of the job's pods, so it is
     remembered until one of them changes (:attr:`Session.job_versions`).
     """
+    if not session.memoise:
+        return next(task_choices(session, job), [])
     memo: dict[str, tuple[int, list[PodInfo]]] | None = session.memos.get(_FIRST_CHOICE)
     if memo is None:
         memo = session.memos[_FIRST_CHOICE] = {}

@@ -194,6 +194,8 @@ class ProportionPlugin:
             name: str, job: PodGroupInfo | None
         ) -> tuple[bool, bool, int, bool, float, float]:
             wanted = job_request(job)
+            if not session.memoise:
+                return queue_order.order_key(states[name], wanted, total)
             triple = (wanted[0], wanted[1], wanted[2])
             keys = key_cache.get(name)
             if keys is None:
