@@ -184,6 +184,7 @@ class ProportionPlugin:
             for name in paths[job.queue]:
                 states[name].add_allocated(amount, not job.preemptible)
                 key_cache.pop(name, None)
+            best_cache.clear()
 
         # queue -> the request triple of a best job -> its order key; a queue's entry is
         # dropped when its accounting moves (shift), since the key reads only the two
@@ -205,7 +206,24 @@ class ProportionPlugin:
                 key = keys[triple] = queue_order.order_key(states[name], wanted, total)
             return key
 
+        # (queue, its best job's request triple) per candidate, in order -> the winner;
+        # cleared whenever any queue's accounting moves (shift)
+        best_cache: dict[tuple[tuple[str, float, float, float], ...], str] = {}
+
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
+            if not session.memoise:
+                return pick_best(candidates)
+            asked = []
+            for name, job in candidates:
+                wanted = job_request(job)
+                asked.append((name, wanted[0], wanted[1], wanted[2]))
+            signature = tuple(asked)
+            winner = best_cache.get(signature)
+            if winner is None:
+                winner = best_cache[signature] = pick_best(candidates)
+            return winner
+
+        def pick_best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             keys = [(cached_key(name, job), name, job) for name, job in candidates]
             top = min(keys, key=lambda item: item[0])[0]
             tied = [item for item in keys if queue_order.same_tier(item[0], top)]
