@@ -6,7 +6,7 @@ allocate inside a Statement (within a topology domain when the PodGroup asks
 for one), and keeps them only if all fit (gang);
 a gang that would start on capacity still being released is pipelined whole
 (the Statement's commit converts it). A gang shaped like one that failed
-since the last placement takes that failure's reason without a second search
+since the last commit takes that failure's reason without a second search
 (:mod:`scheduler.framework.shapes`).
 """
 
@@ -51,7 +51,7 @@ class AllocateAction:
         queue = JobQueue(session, eligible_jobs(session, self.name), depth)
         popped: list[PodGroupInfo] = []
         use_shapes = session.memoise and shapes_apply(session)
-        # shape -> why it failed and the pods it failed for, since the last placement
+        # shape -> why it failed and the pods it failed for, since the last commit
         failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
         while True:
             job = queue.pop()

@@ -2,9 +2,9 @@
 
 Why: in a contended cluster allocate tries every waiting gang every cycle, and
 most of them look alike (the same per-pod requests and node constraints in the
-same queue). Between two placements nothing in the session changes: a failed
+same queue). Between two commits nothing in the session changes: a failed
 try is discarded whole. So a gang whose shape equals one that failed since the
-last placement would meet exactly the same nodes, queue accounting and
+last commit would meet exactly the same nodes, queue accounting and
 problems, and fails with the same reason; allocate reuses that answer instead
 of searching again (KAI's disruptive actions skip gangs by scheduling
 signature in the same spirit; here the shape is compared exactly, so the

@@ -1,4 +1,4 @@
-"""Allocate answers a gang shaped like one that failed since the last placement without searching.
+"""Allocate answers a gang shaped like one that failed since the last commit without searching.
 
 The answer must be the one the search would give (same outcome, same reason);
 a placement in between, or anything beyond the shape that placement depends on
