@@ -204,6 +204,10 @@ def _is_list(doc: Mapping[str, Any]) -> bool:
     return kind == "List" or (kind.endswith("List") and "name" not in (doc.get("metadata") or {}))
 
 
+def _place(where: str, position: int) -> str:
+    return f"{where}[{position}]" if where else f"document {position + 1}"
+
+
 def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[str, Any]]:
     """Flatten Lists and yield each object mapping; skip empty documents.
 
@@ -213,16 +217,18 @@ def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[
     for position, doc in enumerate(docs):
         if doc is None:
             continue
-        place = f"{where}[{position}]" if where else f"document {position + 1}"
         if not isinstance(doc, dict):
             got = type(doc).__name__
             raise errors.InputError(
-                f"expected an object (mapping), got {got}", source=label, field=place
+                f"expected an object (mapping), got {got}",
+                source=label,
+                field=_place(where, position),
             )
-        if _is_list(doc):
+        if "items" in doc and _is_list(doc):
+            place = _place(where, position)
             item_kind = doc["kind"][: -len("List")] if doc["kind"] != "List" else None
-            for item in doc["items"]:
-                if isinstance(item, dict) and item_kind:
+            for item in doc["items"] if item_kind else ():
+                if isinstance(item, dict):
                     item.setdefault("kind", item_kind)
                     item.setdefault("apiVersion", doc.get("apiVersion"))
             yield from _iter_objects(doc["items"], label, f"{place}: items")
