@@ -175,14 +175,18 @@ class ProportionPlugin:
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
             return capacity_problem(states, paths[job.queue], job, tasks_request(tasks))
 
+        chains = {name: [(n, states[n]) for n in path] for name, path in paths.items()}
+
         def shift(pod: PodInfo, sign: float) -> None:
             job = snapshot.jobs.get(pod.job or "")
-            if job is None or job.queue not in states:
+            chain = chains.get(job.queue) if job is not None else None
+            if job is None or chain is None:
                 return
             job_requests.pop(job.key, None)
-            amount = [value * sign for value in pod.quota]
-            for name in paths[job.queue]:
-                states[name].add_allocated(amount, not job.preemptible)
+            amount = pod.quota if sign > 0 else [-value for value in pod.quota]
+            non_preemptible = not job.preemptible
+            for name, state in chain:
+                state.add_allocated(amount, non_preemptible)
                 key_cache.pop(name, None)
 
         key_cache: dict[str, tuple[str | None, tuple[bool, bool, int, bool, float, float]]] = {}
