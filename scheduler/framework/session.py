@@ -56,6 +56,8 @@ class _PlacementRun:
     # argmax of unchanged_scores, -1 until found: it stays while that node is unchanged,
     # since the other scores only ever fall to -inf (the first maximum stays first)
     runner_up: int = -1
+    # the nodes to evaluate (changed ones and the runner-up), until either changes
+    subset: npt.NDArray[np.intp] | None = None
 
 
 @dataclass(slots=True)
@@ -365,6 +367,7 @@ class Session:
         if run is not None and node not in run.changed:
             run.changed.add(node)
             run.unchanged_scores[node] = -np.inf
+            run.subset = None
             if node == run.runner_up:
                 run.runner_up = -1
 
@@ -455,15 +458,17 @@ class Session:
         pipeline_only: bool,
     ) -> Placement | None:
         nodes = self.snapshot.nodes
-        runner_up = run.runner_up
-        if runner_up < 0:
-            runner_up = run.runner_up = int(run.unchanged_scores.argmax())
-        candidates = set(run.changed)
-        if run.unchanged_scores[runner_up] > -np.inf:
-            candidates.add(runner_up)
-        if not candidates:
-            return None
-        subset = np.array(sorted(candidates), dtype=np.intp)
+        subset = run.subset
+        if subset is None:
+            runner_up = run.runner_up
+            if runner_up < 0:
+                runner_up = run.runner_up = int(run.unchanged_scores.argmax())
+            candidates = set(run.changed)
+            if run.unchanged_scores[runner_up] > -np.inf:
+                candidates.add(runner_up)
+            if not candidates:
+                return None
+            subset = run.subset = np.array(sorted(candidates), dtype=np.intp)
         feasible = (nodes.free[:, subset] >= wanted).all(axis=0)
         feasible &= static[subset]
         if not feasible.any():

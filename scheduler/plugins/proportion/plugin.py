@@ -183,6 +183,8 @@ class ProportionPlugin:
             return capacity_problem(states, paths[job.queue], job, tasks_request(tasks))
 
         chains = {name: [(n, states[n]) for n in path] for name, path in paths.items()}
+        moves = [0]  # allocations and deallocations so far: ``start`` is current while unchanged
+        copied = [-1]
 
         def shift(pod: PodInfo, sign: float) -> None:
             job = snapshot.jobs.get(pod.job or "")
@@ -190,13 +192,17 @@ class ProportionPlugin:
             if job is None or chain is None:
                 return
             job_requests.pop(job.key, None)
+            moves[0] += 1
             amount = pod.quota if sign > 0 else [-value for value in pod.quota]
             non_preemptible = not job.preemptible
             for name, state in chain:
                 state.add_allocated(amount, non_preemptible)
                 key_cache.pop(name, None)
+                plain_key.pop(name, None)
 
         key_cache: dict[str, tuple[str | None, tuple[bool, bool, int, bool, float, float]]] = {}
+        # each queue's order key without a job (the victim ranking), until its allocation moves
+        plain_key: dict[str, tuple[bool, bool, int, bool, float, float]] = {}
 
         def cached_key(
             name: str, job: PodGroupInfo | None
@@ -276,7 +282,9 @@ class ProportionPlugin:
                     gone = self.taken.get(name, no_job)
                     minus = [-(gone[r] + nxt[r]) for r in range(3)]
                     # as KAI: only the dominant share (rule 5) counts the victims
-                    plain = queue_order.order_key(states[name], no_job, total)
+                    plain = plain_key.get(name)
+                    if plain is None:
+                        plain = plain_key[name] = queue_order.order_key(states[name], no_job, total)
                     share = queue_order.order_key(states[name], minus, total)[4]
                     ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
                     if best is None or ranked > best[0]:
@@ -300,8 +308,10 @@ class ProportionPlugin:
             session's start would not see what earlier reclaims in this cycle took,
             and a second reclaimer could push a queue below its deserved share.
             """
-            for name, state in states.items():
-                start[name] = list(state.used)
+            if copied[0] != moves[0]:
+                for name, state in states.items():
+                    start[name] = list(state.used)
+                copied[0] = moves[0]
             return reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
 
         session.add_reclaim_gate(reclaim_gate)
@@ -309,8 +319,12 @@ class ProportionPlugin:
         def reclaim_queue_filter(action: str, preemptor: PodGroupInfo, queue: str) -> bool:
             if action != "reclaim" or preemptor.queue not in states or queue not in states:
                 return True
-            wanted = job_request(preemptor)
-            return reclaimable.could_give(states, start, tree, preemptor.queue, wanted, queue)
+            pair = (preemptor.queue, queue)
+            if pair not in lca:
+                lca[pair] = tree.lca_children(*pair)
+            return reclaimable.could_give(states, start, lca[pair], job_request(preemptor))
+
+        lca: dict[tuple[str, str], tuple[str, str] | None] = {}  # the tree is fixed
 
         session.add_scenario_validator(reclaim_validator)
         session.add_victim_queue_filter(reclaim_queue_filter)
