@@ -73,6 +73,7 @@ def test_requirement_shortcut_as_the_walk(pair: tuple[PodGroupInfo, PodGroupInfo
             )
     counts = {pod_set.name: pod_set.active_used() for pod_set in plain.pod_sets[1:]}
     assert plain.counts_meet(counts) == spelled.counts_meet(counts)
+    assert plain.elastic_state() == spelled.elastic_state()
 
 
 @settings(deadline=None)

@@ -336,11 +336,13 @@ class ProportionPlugin:
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
-    total = [0.0, 0.0, 0.0]
+    gpu = cpu = memory = 0.0
     for task in tasks:
-        for r, amount in enumerate(pod_amounts(task)):
-            total[r] += amount
-    return total
+        task_gpu, task_cpu, task_memory = pod_amounts(task)
+        gpu += task_gpu
+        cpu += task_cpu
+        memory += task_memory
+    return [gpu, cpu, memory]
 
 
 def _first_over(used: list[float], cap: list[float], wanted: list[float]) -> int | None:
