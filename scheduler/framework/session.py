@@ -56,8 +56,11 @@ class _PlacementRun:
     # argmax of unchanged_scores, -1 until found: it stays while that node is unchanged,
     # since the other scores only ever fall to -inf (the first maximum stays first)
     runner_up: int = -1
-    # the nodes to evaluate (changed ones and the runner-up), until either changes
+    # the nodes to evaluate (changed ones and the runner-up), until either changes, and the
+    # pod's filter mask on them (fixed for the run: its signature holds the constraints, and
+    # restrict_nodes ends the run)
     subset: npt.NDArray[np.intp] | None = None
+    allowed: ep.Mask | None = None
 
 
 @dataclass(slots=True)
@@ -443,7 +446,7 @@ class Session:
             if total is not None
             else np.where(feasible, 0.0, -np.inf)
         )
-        node = int(np.argmax(ranked))
+        node = int(ranked.argmax())
         if not dynamic:  # a dynamic pod's scores may change with the next placement
             self._run = _PlacementRun(signature, ranked, set())
         on_idle = bool(fits_idle[node]) and not pipeline_only
@@ -458,8 +461,8 @@ class Session:
         pipeline_only: bool,
     ) -> Placement | None:
         nodes = self.snapshot.nodes
-        subset = run.subset
-        if subset is None:
+        subset, allowed = run.subset, run.allowed
+        if subset is None or allowed is None:
             runner_up = run.runner_up
             if runner_up < 0:
                 runner_up = run.runner_up = int(run.unchanged_scores.argmax())
@@ -469,8 +472,9 @@ class Session:
             if not candidates:
                 return None
             subset = run.subset = np.array(sorted(candidates), dtype=np.intp)
+            allowed = run.allowed = static[subset]
         feasible = (nodes.free[:, subset] >= wanted).all(axis=0)
-        feasible &= static[subset]
+        feasible &= allowed
         if not feasible.any():
             return None
         any_releasing = bool(run.signature[3])
@@ -486,7 +490,7 @@ class Session:
             if total is not None
             else np.where(feasible, 0.0, -np.inf)
         )
-        best = int(np.argmax(ranked))
+        best = int(ranked.argmax())
         on_idle = bool(fits_idle[best]) and not pipeline_only
         return Placement(int(subset[best]), on_idle)
 
