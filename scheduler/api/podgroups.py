@@ -95,7 +95,11 @@ class PodGroupInfo:
         return [pod for pod_set in self.pod_sets for pod in pod_set.pods]
 
     def has_pending(self) -> bool:
-        return any(pod.status == PodStatus.PENDING for ps in self.pod_sets for pod in ps.pods)
+        for pod_set in self.pod_sets:  # loops, not a generator: asked for every pending job
+            for pod in pod_set.pods:  # by each action
+                if pod.status == PodStatus.PENDING:
+                    return True
+        return False
 
     def root(self) -> SubGroupNode:
         """The subgroup tree: :attr:`shape`, or a root requiring every pod set."""
