@@ -14,6 +14,7 @@ docs/semantics.md §5.2).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 import numpy as np
 
@@ -237,7 +238,7 @@ class PreemptAction:
                     continue
             if job.queue not in lowest:
                 found = candidates.get(job.queue, ())
-                lowest[job.queue] = min((o.priority for o in found), default=None)
+                lowest[job.queue] = min(map(attrgetter("priority"), found), default=None)
             floor = lowest[job.queue]  # none lower than the job: no victim, without the pass
             victims = (
                 [
