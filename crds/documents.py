@@ -22,6 +22,7 @@ YAML timestamps are kept as strings, as Kubernetes does.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import json
@@ -34,12 +35,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
-import yaml
-
 from crds import errors
 
 if TYPE_CHECKING:
     import pydantic
+    import yaml
 
 __all__ = [
     "EPOCH",
@@ -67,17 +67,25 @@ _EPOCH_SECONDS: Final = int(EPOCH.timestamp())
 
 ModelT = TypeVar("ModelT", bound="pydantic.BaseModel")
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+@functools.cache
+def _loader() -> type[yaml.SafeLoader]:
+    """Safe loader that leaves timestamps as strings (as Kubernetes' YAML→JSON does).
 
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """Safe loader that leaves timestamps as strings (as Kubernetes' YAML→JSON does)."""
+    Built on first use: PyYAML is not imported by a command that reads only JSON.
+    """
+    import yaml
 
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
+    class _Loader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    _Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return _Loader
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +166,10 @@ def _parse_json(text: str, label: str) -> list[Any]:
 
 
 def _parse_yaml(text: str, label: str) -> list[Any]:
+    import yaml
+
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return list(yaml.load_all(text, Loader=_loader()))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else None
@@ -194,6 +204,10 @@ def _is_list(doc: Mapping[str, Any]) -> bool:
     return kind == "List" or (kind.endswith("List") and "name" not in (doc.get("metadata") or {}))
 
 
+def _place(where: str, position: int) -> str:
+    return f"{where}[{position}]" if where else f"document {position + 1}"
+
+
 def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[str, Any]]:
     """Flatten Lists and yield each object mapping; skip empty documents.
 
@@ -203,16 +217,18 @@ def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[
     for position, doc in enumerate(docs):
         if doc is None:
             continue
-        place = f"{where}[{position}]" if where else f"document {position + 1}"
         if not isinstance(doc, dict):
             got = type(doc).__name__
             raise errors.InputError(
-                f"expected an object (mapping), got {got}", source=label, field=place
+                f"expected an object (mapping), got {got}",
+                source=label,
+                field=_place(where, position),
             )
-        if _is_list(doc):
+        if "items" in doc and _is_list(doc):
+            place = _place(where, position)
             item_kind = doc["kind"][: -len("List")] if doc["kind"] != "List" else None
-            for item in doc["items"]:
-                if isinstance(item, dict) and item_kind:
+            for item in doc["items"] if item_kind else ():
+                if isinstance(item, dict):
                     item.setdefault("kind", item_kind)
                     item.setdefault("apiVersion", doc.get("apiVersion"))
             yield from _iter_objects(doc["items"], label, f"{place}: items")

@@ -7,23 +7,30 @@ commands.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import yaml
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
+if TYPE_CHECKING:
+    import yaml
 
 
-def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+@functools.cache
+def _dumper() -> type[yaml.SafeDumper]:
+    """The YAML dumper (multi-line strings as blocks), built on first use: JSON output
+    does not import PyYAML."""
+    import yaml
 
+    class _Dumper(yaml.SafeDumper):
+        pass
 
-_Dumper.add_representer(str, _str_presenter)
+    def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+        style = "|" if "\n" in data else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    _Dumper.add_representer(str, _str_presenter)
+    return _Dumper
 
 
 def write(data: Any, fmt: str, stream: TextIO | None = None) -> None:
@@ -33,12 +40,17 @@ def write(data: Any, fmt: str, stream: TextIO | None = None) -> None:
         json.dump(data, out, indent=2)
         out.write("\n")
     else:
-        yaml.dump(data, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+        import yaml
+
+        dumper = _dumper()
+        yaml.dump(data, out, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def write_all(documents: list[Any], stream: TextIO | None = None) -> None:
     """Several YAML documents separated by ``---``."""
+    import yaml
+
     out = stream or sys.stdout
     yaml.dump_all(
-        documents, out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000
+        documents, out, Dumper=_dumper(), sort_keys=False, default_flow_style=False, width=1000
     )

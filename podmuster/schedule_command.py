@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import yaml
-
 from crds.documents import load_documents
 from crds.errors import InputError
 from podmuster import output
@@ -65,6 +63,8 @@ def add_parser(subparsers: Any) -> None:
 
 def read_config(path: str) -> SchedulerConfig:
     """A scheduler configuration file; ``ConfigError`` names the key (the caller the file)."""
+    import yaml  # only with --config: a JSON snapshot alone never loads PyYAML
+
     try:
         with open(path, encoding="utf-8") as handle:
             data = yaml.safe_load(handle) or {}
@@ -77,6 +77,8 @@ def read_config(path: str) -> SchedulerConfig:
 
 def read_usage(path: str) -> dict[str, tuple[float, float, float]]:
     """A ``--usage`` file (:mod:`scheduler.usage.given`); ``ValueError`` names the entry."""
+    import yaml
+
     try:
         with open(path, encoding="utf-8") as handle:
             data = yaml.safe_load(handle)

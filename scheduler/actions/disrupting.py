@@ -14,6 +14,7 @@ docs/semantics.md §5.2).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 import numpy as np
 
@@ -35,15 +36,19 @@ NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
 FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 
-def _disruptable_by_queue(session: Session) -> dict[str, list[PodGroupInfo]]:
+def _disruptable_by_queue(
+    session: Session, *, keyed: bool = False
+) -> dict[str, list[PodGroupInfo]]:
     """Possible victims grouped by leaf queue, each in snapshot order, at an action's start.
 
-    Kept for the session's later disruptive actions (:class:`_Candidates`).
+    Kept for the session's later disruptive actions (:class:`_Candidates`). With
+    ``keyed`` (an action about to sort every candidate), a pass over every job also
+    forms each candidate's job order key while its pods are fresh in the CPU cache.
     """
     memo = session.memos.get(_Candidates.MEMO)
     if not isinstance(memo, _Candidates):
-        memo = session.memos[_Candidates.MEMO] = _Candidates(session)
-    return memo.current(session)
+        memo = session.memos[_Candidates.MEMO] = _Candidates(session, keyed)
+    return memo.current(session, keyed)
 
 
 class _Candidates:
@@ -57,12 +62,12 @@ class _Candidates:
 
     MEMO = "disrupting.candidates"
 
-    def __init__(self, session: Session) -> None:
-        self.by_queue = _fresh_candidates(session)
+    def __init__(self, session: Session, keyed: bool) -> None:
+        self.by_queue = _fresh_candidates(session, keyed)
         self.seen = len(session.status_log)
         self.keys: set[str] | None = None  # the candidates' keys, formed at the first check
 
-    def current(self, session: Session) -> dict[str, list[PodGroupInfo]]:
+    def current(self, session: Session, keyed: bool) -> dict[str, list[PodGroupInfo]]:
         log = session.status_log
         if len(log) > self.seen:
             changed = set(log[self.seen :])
@@ -74,17 +79,24 @@ class _Candidates:
                 job = jobs.get(key)
                 now = job is not None and job.queue in known and is_disruptable(job)
                 if now != (key in self.keys):
-                    self.by_queue, self.keys = _fresh_candidates(session), None
+                    self.by_queue, self.keys = _fresh_candidates(session, keyed), None
                     break
         return dict(self.by_queue)
 
 
-def _fresh_candidates(session: Session) -> dict[str, list[PodGroupInfo]]:
-    """One pass over every job: the possible victims by leaf queue, in snapshot order."""
+def _fresh_candidates(session: Session, keyed: bool) -> dict[str, list[PodGroupInfo]]:
+    """One pass over every job: the possible victims by leaf queue, in snapshot order.
+
+    ``keyed``: each candidate's job order key is formed (memoised by the session) as
+    it is found, about a third cheaper than a second pass over 80,000 cold jobs.
+    """
     by_queue: dict[str, list[PodGroupInfo]] = {}
     known = session.snapshot.queues.queues
+    job_key = session.job_key
     for other in session.snapshot.jobs.values():
         if other.queue in known and is_disruptable(other):
+            if keyed:
+                job_key(other)
             by_queue.setdefault(other.queue, []).append(other)
     return by_queue
 
@@ -230,6 +242,7 @@ class PreemptAction:
     def execute(self, session: Session) -> None:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
+        lowest: dict[str, int | None] = {}  # leaf queue -> its candidates' lowest priority
         for job in _pending_in_order(session, self.name):
             if not job.has_pending():
                 continue
@@ -242,14 +255,22 @@ class PreemptAction:
                 if problem and problem.startswith(NON_PREEMPTIBLE_OVER_QUOTA):
                     _refuse(session, job, problem)
                     continue
-            victims = [
-                other
-                for other in candidates.get(job.queue, ())
-                if other.key != job.key
-                and other.priority < job.priority
-                and is_disruptable(other)
-                and session.may_be_victim(self.name, job, other)
-            ]
+            if job.queue not in lowest:
+                found = candidates.get(job.queue, ())
+                lowest[job.queue] = min(map(attrgetter("priority"), found), default=None)
+            floor = lowest[job.queue]  # none lower than the job: no victim, without the pass
+            victims = (
+                [
+                    other
+                    for other in candidates.get(job.queue, ())
+                    if other.key != job.key
+                    and other.priority < job.priority
+                    and is_disruptable(other)
+                    and session.may_be_victim(self.name, job, other)
+                ]
+                if floor is not None and floor < job.priority
+                else []
+            )
             if not victims:
                 _refuse(
                     session,
@@ -324,7 +345,7 @@ class ConsolidationAction:
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
         failed = FailedJobs()
-        candidates = _disruptable_by_queue(session)
+        candidates = _disruptable_by_queue(session, keyed=True)
         ordered = {name: reverse_job_order(session, jobs) for name, jobs in candidates.items()}
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from crds.meta import rfc3339
 from crds.names import STALE_ANNOTATION
-from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, PodStatus
 from scheduler.framework.session import Session
 
@@ -22,19 +22,31 @@ def is_stale(job: PodGroupInfo) -> bool:
 
     One pass over the pods: the action asks this of every job in the cluster each cycle.
     """
+    if job.shape is None and len(job.pod_sets) == 1:
+        # one pod set required directly (most jobs): its own count against its minimum
+        pod_set = job.pod_sets[0]
+        return 0 < _used(pod_set) < pod_set.min_available
     used: dict[str, int] = {}
     for pod_set in job.pod_sets:
-        count = 0
-        for pod in pod_set.pods:
-            status = pod.status
-            if status == PodStatus.SUCCEEDED:
-                return False
-            if status in ACTIVE_USED:
-                count += 1
+        count = _used(pod_set)
+        if count < 0:
+            return False
         used[pod_set.name] = count
     if not any(used.values()):
         return False
     return not job.counts_meet(used)
+
+
+def _used(pod_set: PodSetInfo) -> int:
+    """The pod set's active pods (holding resources), or -1 when one of its pods succeeded."""
+    count = 0
+    for pod in pod_set.pods:
+        status = pod.status
+        if status == PodStatus.SUCCEEDED:
+            return -1
+        if status in ACTIVE_USED:
+            count += 1
+    return count
 
 
 class StaleGangEvictionAction:

@@ -95,7 +95,11 @@ class PodGroupInfo:
         return [pod for pod_set in self.pod_sets for pod in pod_set.pods]
 
     def has_pending(self) -> bool:
-        return any(pod.status == PodStatus.PENDING for ps in self.pod_sets for pod in ps.pods)
+        for pod_set in self.pod_sets:  # loops, not a generator: asked for every pending job
+            for pod in pod_set.pods:  # by each action
+                if pod.status == PodStatus.PENDING:
+                    return True
+        return False
 
     def root(self) -> SubGroupNode:
         """The subgroup tree: :attr:`shape`, or a root requiring every pod set."""
@@ -132,10 +136,14 @@ class PodGroupInfo:
     def elastic_state(self) -> int:
         """0 = below its requirement, 1 = exactly at it, 2 = above: a pod or member to spare."""
         if self.shape is None:
-            # the same rule when every pod set is required (job order calls this often)
+            # the same rule when every pod set is required (job order calls this often, for
+            # every victim candidate: the count inline, about half the cost of the calls)
             state = 1
             for pod_set in self.pod_sets:
-                active = pod_set.active_allocated()
+                active = 0
+                for pod in pod_set.pods:
+                    if pod.status in ACTIVE_ALLOCATED:
+                        active += 1
                 if active < pod_set.min_available:
                     return 0
                 if active > pod_set.min_available:

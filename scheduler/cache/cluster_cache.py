@@ -107,6 +107,7 @@ class ClusterCache:
         self.scheduler_name = scheduler_name
         self.strict = strict
         self.space = ResourceSpace()
+        self._requests: parsing.RequestMemo = {}  # pod requests read, by resources as written
         self.errors: dict[tuple[str, str], InputError] = {}
         self.ignored_kinds: set[str] = set()
         self._nodes: dict[str, tuple[NodeMeta, Vector]] = {}
@@ -178,7 +179,7 @@ class ClusterCache:
                 self._table = None
             self._nodes[key] = row
         elif kind == "Pod":
-            pod = reading.read_pod(body, self.space, self.scheduler_name)
+            pod = reading.read_pod(body, self.space, self.scheduler_name, self._requests)
             spec = body.get("spec") or {}
             if pod.is_ours and spec.get("resourceClaims"):
                 pod.resource_claims = dra_reading.pod_resource_claims(

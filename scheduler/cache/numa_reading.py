@@ -212,6 +212,8 @@ def _guaranteed(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
 
 def _asks_devices(request: Vector) -> bool:
     """A GPU or any extended resource (the columns after cpu, memory, pods)."""
+    if request.shape[0] == PODS + 2:  # the GPU column only: a scalar, cheaper than a slice
+        return bool(request[PODS + 1])
     return bool(request[PODS + 1 :].any())
 
 

@@ -119,8 +119,75 @@ def _max(a: Vector, b: Vector) -> Vector:
     return np.maximum(a, b)
 
 
-def pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
-    """What kube-scheduler counts for a pod (:func:`crds.rules.pod_request`), + 1 pod."""
+RequestMemo = dict[tuple[int, tuple[tuple[tuple[str, str], ...], ...]], Vector]
+"""Pod requests already read, by the space's width and the containers' resources as written
+(a width only grows, so a vector is never handed out narrower than the space)."""
+
+_MEMO_MAX: Final = 4096
+
+
+def _containers_key(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...] | None:
+    """The containers' requests and limits as written, when that alone decides the request.
+
+    None (read the spec in full) for init containers, overhead, or anything not plain:
+    a container or resource map that is not a dict, or a name or quantity that is not a
+    string (``1`` and ``True`` are equal keys but not equal quantities).
+    """
+    if "initContainers" in spec or "overhead" in spec:
+        return None
+    containers = spec.get("containers")
+    if type(containers) is not list:
+        return None
+    key: list[tuple[tuple[str, str], ...]] = []
+    for container in containers:
+        if type(container) is not dict:
+            return None
+        resources = container.get("resources")
+        if resources is None:
+            key.append(())
+            key.append(())
+            continue
+        if type(resources) is not dict:
+            return None
+        for part in (resources.get("requests"), resources.get("limits")):
+            if not part:
+                key.append(())
+            elif type(part) is dict:
+                items = tuple(part.items())
+                for name, value in items:
+                    if type(value) is not str or type(name) is not str:
+                        return None
+                key.append(items)
+            else:
+                return None
+    return tuple(key)
+
+
+def pod_request(
+    spec: Mapping[str, Any], space: ResourceSpace, memo: RequestMemo | None = None
+) -> Vector:
+    """What kube-scheduler counts for a pod (:func:`crds.rules.pod_request`), + 1 pod.
+
+    With ``memo`` (kept by the caller for one ``space``), pods whose containers write the
+    same requests and limits are read once: the pods of one workload usually do. The
+    result is a copy, never shared.
+    """
+    if memo is None:
+        return _pod_request(spec, space)
+    containers = _containers_key(spec)
+    if containers is None:
+        return _pod_request(spec, space)
+    key = (space.width, containers)
+    known = memo.get(key)
+    if known is None:
+        known = _pod_request(spec, space)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[key] = known  # under the width before: a new column's reader never asks again
+    return known.copy()
+
+
+def _pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     containers = [
         _container_request(c, f"spec.containers[{i}]", space)
         for i, c in enumerate(spec.get("containers") or ())

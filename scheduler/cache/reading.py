@@ -42,12 +42,19 @@ def meta_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def creation_of(body: Mapping[str, Any]) -> float:
-    raw = meta_of(body).get("creationTimestamp")
+    return _creation(meta_of(body))
+
+
+def _creation(meta: Mapping[str, Any]) -> float:
+    raw = meta.get("creationTimestamp")
     return parsing.timestamp(raw, "metadata.creationTimestamp") if raw is not None else 0.0
 
 
 def uid_of(body: Mapping[str, Any]) -> str:
-    meta = meta_of(body)
+    return _uid(meta_of(body))
+
+
+def _uid(meta: Mapping[str, Any]) -> str:
     return str(meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}")
 
 
@@ -115,8 +122,16 @@ def _base_status(meta: Mapping[str, Any], spec: Mapping[str, Any], phase: str) -
     return PodStatus.PENDING
 
 
-def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str) -> PodInfo:
-    """A pod with its API-server state; BindRequests are applied later by the cache."""
+def read_pod(
+    body: Mapping[str, Any],
+    space: ResourceSpace,
+    scheduler_name: str,
+    requests: parsing.RequestMemo | None = None,
+) -> PodInfo:
+    """A pod with its API-server state; BindRequests are applied later by the cache.
+
+    ``requests``: the caller's memo of pod requests for ``space`` (:func:`parsing.pod_request`).
+    """
     meta = meta_of(body)
     spec = body.get("spec") or {}
     status = body.get("status") or {}
@@ -139,9 +154,9 @@ def read_pod(body: Mapping[str, Any], space: ResourceSpace, scheduler_name: str)
     pod = PodInfo(
         namespace=str(meta.get("namespace") or "default"),
         name=str(meta.get("name")),
-        uid=uid_of(body),
-        creation=creation_of(body),
-        request=parsing.pod_request(spec, space),
+        uid=_uid(meta),
+        creation=_creation(meta),
+        request=parsing.pod_request(spec, space, requests),
         status=base,
         labels=labels,
         annotations=parsing.string_map(meta.get("annotations"), "metadata.annotations"),
@@ -231,7 +246,8 @@ def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
         pod.constraint_key = (gpu_sharing.SHARED_KIND, share.by_memory, pod.constraint_key)
         return
     mig_gpus = 0
-    for column in pod.request[GPU + 1 :].nonzero()[0]:
+    extended = pod.request[GPU + 1 :]
+    for column in extended.nonzero()[0] if extended.shape[0] else ():
         slices = gpu_sharing.mig_slice_gpus(space.names[int(column) + GPU + 1])
         mig_gpus += slices * int(pod.request[int(column) + GPU + 1])
     if mig_gpus:
@@ -334,7 +350,7 @@ def _pod_sets(spec: podgroup.PodGroupSpec) -> tuple[tuple[str, int], ...]:
     ``minMember`` needs 0 pods, a mid-level subgroup's ``minMember`` is ignored).
     """
     subgroups = spec.sub_groups or []
-    for field, message in podgroup.subgroup_problems(spec)[:1]:
+    for field, message in podgroup.subgroup_problems(spec)[:1] if subgroups else ():
         raise FieldError(field, message)
     for field, message, kind in podgroup.min_definition_problems(spec):
         if kind not in podgroup.SCHEDULER_READS_ANYWAY:

@@ -146,3 +146,26 @@ ReclaimGateFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 def combined_key(fns: Sequence[Callable[[Any], Any]], item: Any, fallback: Any) -> tuple[Any, ...]:
     """A lexicographic sort key: each plugin's key in order, then the fallback."""
     return tuple([fn(item) for fn in fns]) + tuple(fallback)
+
+
+KeyFn = Callable[[Any, Any, Any], tuple[Any, ...]]
+
+
+def key_function(fns: Sequence[Callable[[Any], Any]]) -> KeyFn:
+    """``combined_key`` for fixed ``fns``, called as ``(item, creation, uid)``: the same key.
+
+    Why: the session forms a job order key for every victim candidate (about
+    80,000 at 5,000 nodes); with up to three registrations the tuple is built
+    directly, without a list and two tuple copies per key.
+    """
+    fixed = tuple(fns)
+    if len(fixed) == 1:
+        (first,) = fixed
+        return lambda item, creation, uid: (first(item), creation, uid)
+    if len(fixed) == 2:
+        first, second = fixed
+        return lambda item, creation, uid: (first(item), second(item), creation, uid)
+    if len(fixed) == 3:
+        first, second, third = fixed
+        return lambda item, creation, uid: (first(item), second(item), third(item), creation, uid)
+    return lambda item, creation, uid: combined_key(fixed, item, (creation, uid))

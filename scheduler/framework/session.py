@@ -53,6 +53,14 @@ class _PlacementRun:
     signature: tuple[Any, ...]
     unchanged_scores: ep.Scores  # -inf for infeasible or changed nodes
     changed: set[int]
+    # argmax of unchanged_scores, -1 until found: it stays while that node is unchanged,
+    # since the other scores only ever fall to -inf (the first maximum stays first)
+    runner_up: int = -1
+    # the nodes to evaluate (changed ones and the runner-up), until either changes, and the
+    # pod's filter mask on them (fixed for the run: its signature holds the constraints, and
+    # restrict_nodes ends the run)
+    subset: npt.NDArray[np.intp] | None = None
+    allowed: ep.Mask | None = None
 
 
 @dataclass(slots=True)
@@ -80,6 +88,9 @@ class Session:
         self.dynamic_constraints: list[ep.DynamicConstraintFn] = []
         self.job_order_fns: list[ep.JobOrderFn] = []
         self.task_order_fns: list[ep.TaskOrderFn] = []
+        # the registrations above composed into one key function (add_job_order, add_task_order)
+        self._job_key_fn = ep.key_function(self.job_order_fns)
+        self._task_key_fn = ep.key_function(self.task_order_fns)
         self.queue_order_fns: list[ep.QueueOrderFn] = []
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
         self.best_queue_fn: ep.BestQueueFn | None = None
@@ -134,9 +145,11 @@ class Session:
 
     def add_job_order(self, fn: ep.JobOrderFn) -> None:
         self.job_order_fns.append(fn)
+        self._job_key_fn = ep.key_function(self.job_order_fns)
 
     def add_task_order(self, fn: ep.TaskOrderFn) -> None:
         self.task_order_fns.append(fn)
+        self._task_key_fn = ep.key_function(self.task_order_fns)
 
     def add_queue_order(self, fn: ep.QueueOrderFn) -> None:
         self.queue_order_fns.append(fn)
@@ -226,7 +239,7 @@ class Session:
         """
         key = self._job_keys.get(job.key)
         if key is None:
-            key = ep.combined_key(self.job_order_fns, job, (job.creation, job.uid))
+            key = self._job_key_fn(job, job.creation, job.uid)
             self._job_keys[job.key] = key
         return key
 
@@ -274,7 +287,7 @@ class Session:
                 for ps in job.pod_sets
             ],
         )
-        return ep.combined_key(self.job_order_fns, rest, (job.creation, job.uid))
+        return self._job_key_fn(rest, job.creation, job.uid)
 
     def pods_in_task_order(self, pod_set: PodSetInfo) -> list[PodInfo]:
         """The pod set's pods sorted by task order, once per session (labels do not change)."""
@@ -288,7 +301,7 @@ class Session:
         """Task order key; a pod's labels do not change within a session, so it is memoised."""
         key = self._task_keys.get(pod.uid)
         if key is None:
-            key = ep.combined_key(self.task_order_fns, pod, (pod.creation, pod.uid))
+            key = self._task_key_fn(pod, pod.creation, pod.uid)
             self._task_keys[pod.uid] = key
         return key
 
@@ -376,6 +389,9 @@ class Session:
         if run is not None and node not in run.changed:
             run.changed.add(node)
             run.unchanged_scores[node] = -np.inf
+            run.subset = None
+            if node == run.runner_up:
+                run.runner_up = -1
 
     def score(self, context: ep.TaskContext) -> ep.Scores | None:
         """The plugins' summed node scores for a task (None when no plugin scores)."""
@@ -449,7 +465,7 @@ class Session:
             if total is not None
             else np.where(feasible, 0.0, -np.inf)
         )
-        node = int(np.argmax(ranked))
+        node = int(ranked.argmax())
         if not dynamic:  # a dynamic pod's scores may change with the next placement
             self._run = _PlacementRun(signature, ranked, set())
         on_idle = bool(fits_idle[node]) and not pipeline_only
@@ -464,15 +480,20 @@ class Session:
         pipeline_only: bool,
     ) -> Placement | None:
         nodes = self.snapshot.nodes
-        runner_up = int(np.argmax(run.unchanged_scores))
-        candidates = set(run.changed)
-        if run.unchanged_scores[runner_up] > -np.inf:
-            candidates.add(runner_up)
-        if not candidates:
-            return None
-        subset = np.array(sorted(candidates), dtype=np.intp)
+        subset, allowed = run.subset, run.allowed
+        if subset is None or allowed is None:
+            runner_up = run.runner_up
+            if runner_up < 0:
+                runner_up = run.runner_up = int(run.unchanged_scores.argmax())
+            candidates = set(run.changed)
+            if run.unchanged_scores[runner_up] > -np.inf:
+                candidates.add(runner_up)
+            if not candidates:
+                return None
+            subset = run.subset = np.array(sorted(candidates), dtype=np.intp)
+            allowed = run.allowed = static[subset]
         feasible = (nodes.free[:, subset] >= wanted).all(axis=0)
-        feasible &= static[subset]
+        feasible &= allowed
         if not feasible.any():
             return None
         any_releasing = bool(run.signature[3])
@@ -488,7 +509,7 @@ class Session:
             if total is not None
             else np.where(feasible, 0.0, -np.inf)
         )
-        best = int(np.argmax(ranked))
+        best = int(ranked.argmax())
         on_idle = bool(fits_idle[best]) and not pipeline_only
         return Placement(int(subset[best]), on_idle)
 

@@ -95,14 +95,14 @@ class ScoringPlugin:
             column = GPU if context.pod.uses_gpu else CPU
             strategy = self.gpu_strategy if column == GPU else self.cpu_strategy
             subset = context.nodes
-            free = nodes.free[column] if subset is None else nodes.free[column][subset]
+            free = nodes.free[column] if subset is None else nodes.free[column, subset]
             if strategy == "spread":
                 capacity = capacity_of[column]
                 return spread_score(free, capacity if subset is None else capacity[subset])
             if subset is None:
                 return binpack_score(free, has_resource[column], all_present[column])
             present = has_resource[column][subset]
-            return binpack_score(free, present, bool(present.all()))
+            return binpack_score(free, present, all_present[column] or bool(present.all()))
 
         node_index = nodes.index
 

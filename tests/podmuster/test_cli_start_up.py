@@ -8,16 +8,21 @@ check runs in a fresh interpreter: this test process has imported everything.
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from podmuster import cli
 from tests.kits import worlds as st
 from tests.kits.worlds import flatten
 
+OPENBLAS = "OPENBLAS_NUM_THREADS"
 HEAVY = ("podgrouper.flags", "integrations.base", "liveprocess.flags", "celpy", "asyncio")
 
 
@@ -73,3 +78,49 @@ def test_a_one_shot_process_prints_all_its_output_and_keeps_its_exit_code(
     assert bad.returncode == 2
     assert "default/broken" in bad.stderr
     assert len(json.loads(bad.stdout)["binds"]) == 1
+
+
+def test_a_json_snapshot_is_scheduled_without_pyyaml(tmp_path: Path) -> None:
+    """PyYAML is for YAML input, YAML output and ``--config``: JSON in and out needs none."""
+    path = tmp_path / "cluster.json"
+    objects = flatten([st.node("n1"), st.queue("q"), st.job("j", "q")])
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    code = (
+        "import contextlib, io, sys\n"
+        "from podmuster import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = cli.main(['schedule', {str(path)!r}, '-o', 'json'])\n"
+        "print(code, len(out.getvalue()) > 0, 'yaml' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.split() == ["0", "True", "False"]
+
+
+def test_a_one_shot_command_leaves_openblas_single_threaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No BLAS thread pool for ``schedule`` (its numpy work never calls BLAS); a value the
+    user set is kept, and other commands are left alone."""
+    seen: list[str | None] = []
+
+    def main(_: object) -> int:
+        seen.append(os.environ.get(OPENBLAS))
+        return 0
+
+    def exit_(code: int) -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli, "main", main)
+    monkeypatch.setattr(gc, "disable", lambda: None)
+    monkeypatch.setattr(os, "_exit", exit_)
+    for argv, preset in ((["schedule", "x"], None), (["schedule", "x"], "4"), (["demo"], None)):
+        if preset is None:
+            monkeypatch.delenv(OPENBLAS, raising=False)
+        else:
+            monkeypatch.setenv(OPENBLAS, preset)
+        monkeypatch.setattr(sys, "argv", ["podmuster", *argv])
+        with pytest.raises(SystemExit):
+            cli.entry()
+    assert seen == ["1", "4", None]

@@ -1,8 +1,9 @@
 """The gang rule's shortcuts for jobs without a subgroup tree decide as the tree walk does.
 
 Why: most jobs have one pod set and no subgroups, so the gang rule
-(:meth:`PodGroupInfo.requirement_met`, :meth:`PodGroupInfo.counts_meet`) and the
-tasks to allocate (:func:`gang.task_choices`) answer them without walking the
+(:meth:`PodGroupInfo.requirement_met`, :meth:`PodGroupInfo.counts_meet`), the
+tasks to allocate (:func:`gang.task_choices`) and the stale-gang check
+(:func:`stale_gangs.is_stale`) answer them without walking the
 tree. Each shortcut must give what the walk gives on the same job written with
 its tree spelled out (a root requiring every pod set, as ``root()`` builds it).
 """
@@ -15,6 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler.actions.stale_gangs import is_stale
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo, SubGroupNode
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
@@ -71,6 +73,7 @@ def test_requirement_shortcut_as_the_walk(pair: tuple[PodGroupInfo, PodGroupInfo
             )
     counts = {pod_set.name: pod_set.active_used() for pod_set in plain.pod_sets[1:]}
     assert plain.counts_meet(counts) == spelled.counts_meet(counts)
+    assert plain.elastic_state() == spelled.elastic_state()
 
 
 @settings(deadline=None)
@@ -83,3 +86,10 @@ def test_task_choices_shortcut_as_the_walk(
     fast = list(gang.task_choices(session, plain, limit))
     walked = list(gang.task_choices(session, spelled, limit))
     assert fast == walked
+
+
+@settings(deadline=None)
+@given(jobs())
+def test_stale_shortcut_as_the_walk(pair: tuple[PodGroupInfo, PodGroupInfo]) -> None:
+    plain, spelled = pair
+    assert is_stale(plain) == is_stale(spelled)

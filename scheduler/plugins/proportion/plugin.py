@@ -54,35 +54,42 @@ def _queue_usage(
 ) -> tuple[dict[str, QueueVector], dict[str, QueueVector], dict[str, QueueVector]]:
     """Allocated, non-preemptible allocated and requested per queue, summed up the tree.
 
-    One pass over the pods collects (leaf, amount) rows; numpy sums them per leaf
-    and the leaves' totals are then added to every ancestor.
+    One pass over the pods adds each pod's amounts to its leaf's row (allocated
+    preemptible, allocated non-preemptible, or pending) in pod order, as plain
+    floats (cheaper than collecting 100,000 rows for numpy); the leaves' totals
+    are then added to every ancestor.
     """
     tree = snapshot.queues
     names = list(tree.queues)
     position = {name: i for i, name in enumerate(names)}
-    rows: list[int] = []
-    kinds: list[int] = []  # 0 allocated preemptible, 1 allocated non-preemptible, 2 pending
-    vectors = []
+    rows: dict[tuple[int, int], list[float]] = {}  # (kind, leaf) -> GPU, CPU, memory
     for job in snapshot.jobs.values():
         leaf = position.get(job.queue)
         if leaf is None or job.key in snapshot.job_problems:
             continue
         counted_kind = 0 if job.preemptible else 1
+        counted: list[float] | None = None
+        waiting: list[float] | None = None
         for pod_set in job.pod_sets:
             for pod in pod_set.pods:
                 status = pod.status
                 if status in COUNTS_TO_QUEUE:
-                    kinds.append(counted_kind)
+                    if counted is None:
+                        counted = rows.setdefault((counted_kind, leaf), [0.0, 0.0, 0.0])
+                    row = counted
                 elif status == PodStatus.PENDING:
-                    kinds.append(2)
+                    if waiting is None:
+                        waiting = rows.setdefault((2, leaf), [0.0, 0.0, 0.0])
+                    row = waiting
                 else:
                     continue
-                rows.append(leaf)
-                vectors.append(pod.quota)
+                gpu, cpu, memory = pod.quota
+                row[0] += gpu
+                row[1] += cpu
+                row[2] += memory
     sums = np.zeros((3, len(names), 3))
-    if vectors:
-        block = np.array(vectors, dtype=np.float64)
-        np.add.at(sums, (np.array(kinds), np.array(rows)), block)
+    for (kind, leaf), row in rows.items():
+        sums[kind, leaf] = row
     own = {name: sums[:, position[name], :] for name in names}
     allocated = {name: np.zeros(3) for name in names}
     allocated_np = {name: np.zeros(3) for name in names}
@@ -175,21 +182,31 @@ class ProportionPlugin:
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
             return capacity_problem(states, paths[job.queue], job, tasks_request(tasks))
 
+        chains = {name: [(n, states[n]) for n in path] for name, path in paths.items()}
+        moves = [0]  # allocations and deallocations so far: ``start`` is current while unchanged
+        copied = [-1]
+
         def shift(pod: PodInfo, sign: float) -> None:
             job = snapshot.jobs.get(pod.job or "")
-            if job is None or job.queue not in states:
+            chain = chains.get(job.queue) if job is not None else None
+            if job is None or chain is None:
                 return
             job_requests.pop(job.key, None)
-            amount = [value * sign for value in pod.quota]
-            for name in paths[job.queue]:
-                states[name].add_allocated(amount, not job.preemptible)
+            moves[0] += 1
+            amount = pod.quota if sign > 0 else [-value for value in pod.quota]
+            non_preemptible = not job.preemptible
+            for name, state in chain:
+                state.add_allocated(amount, non_preemptible)
                 key_cache.pop(name, None)
+                plain_key.pop(name, None)
             best_cache.clear()
 
         # queue -> the request triple of a best job -> its order key; a queue's entry is
         # dropped when its accounting moves (shift), since the key reads only the two
         key_cache: dict[str, dict[tuple[float, ...], tuple[bool, bool, int, bool, float, float]]]
         key_cache = {}
+        # each queue's order key without a job (the victim ranking), until its allocation moves
+        plain_key: dict[str, tuple[bool, bool, int, bool, float, float]] = {}
 
         def cached_key(
             name: str, job: PodGroupInfo | None
@@ -225,9 +242,11 @@ class ProportionPlugin:
 
         def pick_best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             keys = [(cached_key(name, job), name, job) for name, job in candidates]
-            top = min(keys, key=lambda item: item[0])[0]
+            top = min([item[0] for item in keys])
             tied = [item for item in keys if queue_order.same_tier(item[0], top)]
             winner = tied[0]
+            if len(tied) == 1:  # one queue ahead on rules 1-6 (the common case)
+                return winner[1]
             for item in tied[1:]:
                 if (
                     queue_order.compare(
@@ -288,7 +307,9 @@ class ProportionPlugin:
                     gone = self.taken.get(name, no_job)
                     minus = [-(gone[r] + nxt[r]) for r in range(3)]
                     # as KAI: only the dominant share (rule 5) counts the victims
-                    plain = queue_order.order_key(states[name], no_job, total)
+                    plain = plain_key.get(name)
+                    if plain is None:
+                        plain = plain_key[name] = queue_order.order_key(states[name], no_job, total)
                     share = queue_order.order_key(states[name], minus, total)[4]
                     ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
                     if best is None or ranked > best[0]:
@@ -312,8 +333,10 @@ class ProportionPlugin:
             session's start would not see what earlier reclaims in this cycle took,
             and a second reclaimer could push a queue below its deserved share.
             """
-            for name, state in states.items():
-                start[name] = list(state.used)
+            if copied[0] != moves[0]:
+                for name, state in states.items():
+                    start[name] = list(state.used)
+                copied[0] = moves[0]
             return reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
 
         session.add_reclaim_gate(reclaim_gate)
@@ -321,8 +344,12 @@ class ProportionPlugin:
         def reclaim_queue_filter(action: str, preemptor: PodGroupInfo, queue: str) -> bool:
             if action != "reclaim" or preemptor.queue not in states or queue not in states:
                 return True
-            wanted = job_request(preemptor)
-            return reclaimable.could_give(states, start, tree, preemptor.queue, wanted, queue)
+            pair = (preemptor.queue, queue)
+            if pair not in lca:
+                lca[pair] = tree.lca_children(*pair)
+            return reclaimable.could_give(states, start, lca[pair], job_request(preemptor))
+
+        lca: dict[tuple[str, str], tuple[str, str] | None] = {}  # the tree is fixed
 
         session.add_scenario_validator(reclaim_validator)
         session.add_victim_queue_filter(reclaim_queue_filter)
@@ -334,11 +361,13 @@ class ProportionPlugin:
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
-    total = [0.0, 0.0, 0.0]
+    gpu = cpu = memory = 0.0
     for task in tasks:
-        for r, amount in enumerate(pod_amounts(task)):
-            total[r] += amount
-    return total
+        task_gpu, task_cpu, task_memory = pod_amounts(task)
+        gpu += task_gpu
+        cpu += task_cpu
+        memory += task_memory
+    return [gpu, cpu, memory]
 
 
 def _first_over(used: list[float], cap: list[float], wanted: list[float]) -> int | None:

@@ -154,18 +154,16 @@ def _saturation_problem(
 def could_give(
     states: dict[str, QueueState],
     start: dict[str, Amounts],
-    tree: QueueTree,
-    reclaimer_queue: str,
+    pair: tuple[str, str] | None,
     wanted: Amounts,
-    victim_queue: str,
 ) -> bool:
-    """Whether any bundle from ``victim_queue`` could pass the §5.5 strategies at all.
+    """Whether any bundle from the victim queue could pass the §5.5 strategies at all.
 
+    ``pair``: the reclaimer's and the victim queue's :meth:`QueueTree.lca_children`.
     Remaining allocations only shrink as bundles are taken, so a victim queue
     that fails both strategies before anything is taken fails them for every
     bundle: its jobs need not be simulated as victims.
     """
-    pair = tree.lca_children(reclaimer_queue, victim_queue)
     if pair is None:
         return False
     rq, vq = states[pair[0]], states[pair[1]]

@@ -47,13 +47,14 @@ class QueueState:
         self.limits = [float(v) for v in self.limit]
 
     def add_allocated(self, amount: list[float], non_preemptible: bool) -> None:
-        """Move ``allocated`` (and the non-preemptible part) by ``amount`` (may be negative)."""
-        for r in range(3):
-            self.used[r] += amount[r]
-            self.allocated[r] = self.used[r]
-            if non_preemptible:
-                self.used_non_preemptible[r] += amount[r]
-                self.allocated_non_preemptible[r] = self.used_non_preemptible[r]
+        """Move ``allocated`` (and the non-preemptible part) by ``amount`` (may be negative).
+
+        Unrolled over the three resources: called for every queue on the path of every
+        pod allocate places (about 40,000 times a cycle at 5,000 nodes).
+        """
+        _move(self.used, self.allocated, amount)
+        if non_preemptible:
+            _move(self.used_non_preemptible, self.allocated_non_preemptible, amount)
 
     def describe(self) -> str:
         """One line: deserved, fair share, allocated and limit for GPU, CPU and memory."""
@@ -66,6 +67,15 @@ class QueueState:
         ):
             parts.append(f"{label} {format_queue_vector(vector)}")
         return f"queue {self.info.name}: " + "; ".join(parts)
+
+
+def _move(used: list[float], mirror: QueueVector, amount: list[float]) -> None:
+    """``used`` moved by ``amount``, then copied to its numpy ``mirror`` (three entries)."""
+    gpu, cpu, memory = amount
+    used[0] += gpu
+    used[1] += cpu
+    used[2] += memory
+    mirror[0], mirror[1], mirror[2] = used
 
 
 def pod_amounts(pod: PodInfo) -> list[float]:
