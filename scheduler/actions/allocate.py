@@ -5,16 +5,19 @@ fairness order it checks the queue path's capacity, places the job's tasks to
 allocate inside a Statement (within a topology domain when the PodGroup asks
 for one), and keeps them only if all fit (gang);
 a gang that would start on capacity still being released is pipelined whole
-(the Statement's commit converts it).
+(the Statement's commit converts it). A gang shaped like one that failed
+since the last commit takes that failure's reason without a second search
+(:mod:`scheduler.framework.shapes`).
 """
 
 from __future__ import annotations
 
-from scheduler.actions.ordering import JobQueue
+from scheduler.actions.ordering import JobQueue, remember_order
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.framework import gang
 from scheduler.framework.session import Session
+from scheduler.framework.shapes import Shape, allocation_shape, same_failure, shapes_apply
 from scheduler.framework.topology_placement import place_tasks
 
 
@@ -44,30 +47,50 @@ class AllocateAction:
 
     def execute(self, session: Session) -> None:
         depth = session.config.queue_depth_per_action.get(self.name)
+        settled = session.settled_version()
         queue = JobQueue(session, eligible_jobs(session, self.name), depth)
+        popped: list[PodGroupInfo] = []
+        use_shapes = session.memoise and shapes_apply(session)
+        # shape -> why it failed and the pods it failed for, since the last commit
+        failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
         while True:
             job = queue.pop()
             if job is None:
+                remember_order(session, depth, settled, popped)
                 return
+            popped.append(job)
             session.considered.add(job.key)
-            if self.allocate_job(session, job) and job.has_pending():
-                queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
+            shape = tasks = None
+            if use_shapes:
+                tasks = gang.tasks_to_allocate(session, job)
+                shape = allocation_shape(job, tasks)
+                if shape is not None and shape in failed:
+                    session.add_reason(job, same_failure(*failed[shape], tasks))
+                    continue
+            problem = self.allocate_job(session, job)
+            if problem is None:
+                failed.clear()  # the session changed: earlier failures prove nothing now
+                if job.has_pending():
+                    queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
+            elif shape is not None and tasks is not None and problem:
+                failed[shape] = (problem, tasks)
 
-    def allocate_job(self, session: Session, job: PodGroupInfo) -> bool:
-        """Place the job's first task choice that fits; the first choice's problem otherwise.
+    def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
+        """Place the job's first task choice that fits: None, or the first choice's problem.
 
         A job has more than one choice only when ``minSubGroup`` leaves some
-        subgroups optional (:func:`gang.task_choices`).
+        subgroups optional (:func:`gang.task_choices`). A job with no choice
+        returns the empty problem (nothing is said).
         """
         first_problem: str | None = None
         for tasks in gang.task_choices(session, job):
             problem = self._place(session, job, tasks)
             if problem is None:
-                return True
+                return None
             first_problem = first_problem or problem
         if first_problem:
             session.add_reason(job, first_problem)
-        return False
+        return first_problem or ""
 
     @staticmethod
     def _place(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:

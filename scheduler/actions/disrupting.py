@@ -21,7 +21,7 @@ import numpy as np
 from crds.meta import rfc3339
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.allocate import eligible_jobs
-from scheduler.actions.ordering import JobQueue
+from scheduler.actions.ordering import popped_order
 from scheduler.actions.signatures import FailedJobs, exact, signature
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import is_disruptable, reverse_job_order, victim_chunks
@@ -102,11 +102,15 @@ def _fresh_candidates(session: Session, keyed: bool) -> dict[str, list[PodGroupI
 
 
 def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
-    """Eligible jobs in queue order, less those whose preemption delay has not passed."""
+    """Eligible jobs in queue order, less those whose preemption delay has not passed.
+
+    The order and the reasons given on the way are the same for every action
+    while nothing is committed, so an order popped earlier in the cycle is
+    reused (:func:`popped_order`).
+    """
     depth = session.config.queue_depth_per_action.get(action)
-    queue = JobQueue(session, eligible_jobs(session, action), depth)
     jobs = []
-    while (job := queue.pop()) is not None:
+    for job in popped_order(session, depth, lambda: eligible_jobs(session, action)):
         end = preemption_delay_end(job)
         if end is not None and session.snapshot.now < end:
             _refuse(
@@ -194,9 +198,7 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
     members do not hold or are giving back. Moves conserve that total, so a job
     asking more can never fit (KAI's check, which counts the same parts).
     """
-    nodes = session.snapshot.nodes
-    shared = nodes.shared
-    largest = int(shared.memory.max()) if shared.memory.size else 0
+    whole, parts, largest = _free_gpus(session)
     need = 0
     for task in tasks:
         need += int(task.request[GPU])
@@ -204,8 +206,6 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
             need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
     if need == 0:
         return None
-    whole = int(np.maximum(nodes.free[GPU], 0).sum())
-    parts = shared.free_parts()
     if need <= whole + parts:
         return None
     return (
@@ -213,6 +213,25 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
         f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
         f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
     )
+
+
+_FREE_GPUS = "disrupting.free_gpus"
+
+
+def _free_gpus(session: Session) -> tuple[int, int, int]:
+    """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
+    largest device memory; kept while the session's committed state stays the same
+    (asked once per pending gang)."""
+    settled = session.settled_version()
+    cached = session.memos.get(_FREE_GPUS)
+    if session.memoise and settled is not None and cached is not None and cached[0] == settled:
+        return cached[1]  # type: ignore[no-any-return]
+    nodes = session.snapshot.nodes
+    shared = nodes.shared
+    largest = int(shared.memory.max()) if shared.memory.size else 0
+    totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
+    session.memos[_FREE_GPUS] = (settled, totals)
+    return totals
 
 
 class PreemptAction:

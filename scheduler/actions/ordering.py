@@ -4,13 +4,17 @@ Why: KAI's fairness is the order in which jobs are tried. At each level of the
 queue tree the session's queue order picks the child whose best pending job
 should go next; within a leaf the job order (a sort key) decides. Leaves are
 heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
+The disruptive actions pop every job before trying any; while the session's
+committed state stays the same that order is the same too, so it is computed
+once, or taken from allocate when allocate committed nothing
+(:func:`popped_order`).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from scheduler.api.podgroups import PodGroupInfo
@@ -89,3 +93,38 @@ class JobQueue:
             self._counts[name] -= 1
             self._cache.pop(name, None)
         return job
+
+
+_ORDER = "ordering.popped"
+
+
+def popped_order(
+    session: Session, depth: int | None, jobs: Callable[[], Iterable[PodGroupInfo]]
+) -> list[PodGroupInfo]:
+    """Every job a :class:`JobQueue` of ``jobs()`` pops, in order; reused while the
+    session committed nothing new.
+
+    Popping a whole queue changes nothing in the session, and the order depends
+    only on the session's committed state (allocations, evictions:
+    :meth:`Session.settled_version`) and the queue depth.
+    """
+    settled = session.settled_version()
+    cached = session.memos.get(_ORDER)
+    if settled is not None and cached is not None and cached[0] == (settled, depth):
+        return list(cached[1])
+    queue = JobQueue(session, jobs(), depth)
+    popped = []
+    while (job := queue.pop()) is not None:
+        popped.append(job)
+    remember_order(session, depth, settled, popped)
+    return list(popped)
+
+
+def remember_order(
+    session: Session, depth: int | None, settled: int | None, popped: list[PodGroupInfo]
+) -> None:
+    """Record ``popped`` as the whole pop order at state version ``settled``: an action
+    that popped every job and committed nothing on the way (then the order is the one
+    a fresh queue pops) tells it here for :func:`popped_order`."""
+    if session.memoise and settled is not None and settled == session.settled_version():
+        session.memos[_ORDER] = ((settled, depth), list(popped))

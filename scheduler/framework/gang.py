@@ -22,9 +22,28 @@ CHOICE_LIMIT = 16
 """At most this many alternative task sets are offered for one job (see :func:`task_choices`)."""
 
 
+_FIRST_CHOICE = "gang.first_choice"
+
+
 def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
-    """The pods to place together next: the gang's missing pods, or one elastic extra."""
-    return next(task_choices(session, job), [])
+    """The pods to place together next: the gang's missing pods, or one elastic extra.
+
+    Asked many times per cycle (queue order, every action, hints); within a
+    session the answer depends only on the statuses of the job's pods, so it is
+    remembered until one of them changes (:attr:`Session.job_versions`).
+    """
+    if not session.memoise:
+        return next(task_choices(session, job), [])
+    memo: dict[str, tuple[int, list[PodInfo]]] | None = session.memos.get(_FIRST_CHOICE)
+    if memo is None:
+        memo = session.memos[_FIRST_CHOICE] = {}
+    version = session.job_versions.get(job.key, 0)
+    hit = memo.get(job.key)
+    if hit is not None and hit[0] == version:
+        return list(hit[1])
+    tasks = next(task_choices(session, job), [])
+    memo[job.key] = (version, tasks)
+    return list(tasks)
 
 
 def task_choices(

@@ -72,6 +72,11 @@ class Placement:
 class Session:
     """One scheduling cycle over a snapshot."""
 
+    memoise = True
+    """The pending-work memos (allocate's failed shapes, pop orders, tasks to allocate,
+    queue order keys, fit-failure sentences) are used; off only in tests that hold
+    every decision and reason to a run without them."""
+
     def __init__(self, snapshot: ClusterSnapshot, config: SchedulerConfig) -> None:
         self.snapshot = snapshot
         self.config = config
@@ -105,6 +110,14 @@ class Session:
         # job key -> its order key, dropped when one of its pods changes status
         self._job_keys: dict[str, tuple[Any, ...]] = {}
         self._pending_jobs: list[PodGroupInfo] | None = None
+        # State versions for memos (scheduler.framework.memo): statements committed so far,
+        # operations applied by statements not yet committed or undone, and per job the
+        # status changes of its pods (tentative ones and their undoing included).
+        self.commits = 0
+        self.open_ops = 0
+        self.job_versions: dict[str, int] = {}
+        self._fit_memo: dict[tuple[object, ...], str] = {}  # fit-failure sentences ...
+        self._fit_at = -1  # ... at this settled version
         # actions' memos kept across the actions of the cycle (they follow status_log)
         self.memos: dict[str, Any] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
@@ -235,6 +248,12 @@ class Session:
         if pod.job is not None:
             self._job_keys.pop(pod.job, None)
             self.status_log.append(pod.job)
+            self.job_versions[pod.job] = self.job_versions.get(pod.job, 0) + 1
+
+    def settled_version(self) -> int | None:
+        """Statements committed so far, or None while some statement holds uncommitted
+        operations: equal versions mean the same committed state of nodes and queues."""
+        return self.commits if self.open_ops == 0 else None
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
@@ -502,6 +521,24 @@ class Session:
         ``dynamic``: the pod's dynamic constraint parts as captured by the caller (for a
         gang, before its other pods were rolled back); by default asked now.
         """
+        memo_key: tuple[object, ...] | None = None
+        settled = self.settled_version()
+        if self.memoise and not dynamic and not self.dynamic_constraints and settled is not None:
+            # the sentence reads only the pod's constraints and requests and the committed
+            # state: remembered per pod shape until the next commit
+            memo_key = (pod.constraint_key, pod.request.tobytes(), pod.gpu_share)
+            if self._fit_at != settled:
+                self._fit_memo.clear()
+                self._fit_at = settled
+            hit = self._fit_memo.get(memo_key)
+            if hit is not None:
+                return hit
+        why = self._fit_failure(pod, dynamic)
+        if memo_key is not None:
+            self._fit_memo[memo_key] = why
+        return why
+
+    def _fit_failure(self, pod: PodInfo, dynamic: Sequence[tuple[ep.Mask, str]] | None) -> str:
         nodes = self.snapshot.nodes
         if len(nodes) == 0:
             return "no nodes in the cluster"

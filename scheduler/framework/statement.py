@@ -57,6 +57,7 @@ class Statement:
         nodes.free[:, node] -= take
         self._session.note_node_change(node)
         self._ops.append(_Op("allocate", pod, pod.status, pod.node, take, None, shared=shared))
+        self._session.open_ops += 1
         self._set_status(pod, PodStatus.ALLOCATED)
         pod.node = node
         self._session.fire_allocate(pod)
@@ -80,6 +81,7 @@ class Statement:
         self._ops.append(
             _Op("pipeline", pod, pod.status, pod.node, from_idle, from_releasing, shared=shared)
         )
+        self._session.open_ops += 1
         self._set_status(pod, PodStatus.PIPELINED)
         pod.node = node
         self._session.fire_allocate(pod)
@@ -97,6 +99,7 @@ class Statement:
         if was_using and pod.node >= 0 and pod.gpu_share is not None:
             op.shared = gpu_placement.release(self._session, pod)
         self._ops.append(op)
+        self._session.open_ops += 1
         self._set_status(pod, PodStatus.RELEASING)
         if was_using:
             self._session.fire_deallocate(pod)
@@ -143,6 +146,7 @@ class Statement:
         """Undo every operation after ``token``, newest first; accounting is restored exactly."""
         while len(self._ops) > token:
             self._undo(self._ops.pop())
+            self._session.open_ops -= 1
 
     def discard(self) -> None:
         self.rollback(0)
@@ -169,6 +173,7 @@ class Statement:
         for op in reversed(allocations):
             self._undo(op)
             self._ops.remove(op)
+            self._session.open_ops -= 1
         for pod, node in targets:
             self.pipeline(pod, node)
 
@@ -221,6 +226,8 @@ class Statement:
                 if id(op.pod) not in decisions.evicted_from:
                     groups = op.shared.prev_groups if op.shared is not None else ()
                     decisions.evicted_from[id(op.pod)] = (op.prev_status, op.prev_node, groups)
+        self._session.open_ops -= len(self._ops)
+        self._session.commits += 1
         self._ops = []
 
     @property

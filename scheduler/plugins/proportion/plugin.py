@@ -199,23 +199,48 @@ class ProportionPlugin:
                 state.add_allocated(amount, non_preemptible)
                 key_cache.pop(name, None)
                 plain_key.pop(name, None)
+            best_cache.clear()
 
-        key_cache: dict[str, tuple[str | None, tuple[bool, bool, int, bool, float, float]]] = {}
+        # queue -> the request triple of a best job -> its order key; a queue's entry is
+        # dropped when its accounting moves (shift), since the key reads only the two
+        key_cache: dict[str, dict[tuple[float, ...], tuple[bool, bool, int, bool, float, float]]]
+        key_cache = {}
         # each queue's order key without a job (the victim ranking), until its allocation moves
         plain_key: dict[str, tuple[bool, bool, int, bool, float, float]] = {}
 
         def cached_key(
             name: str, job: PodGroupInfo | None
         ) -> tuple[bool, bool, int, bool, float, float]:
-            job_key = job.key if job is not None else None
-            hit = key_cache.get(name)
-            if hit is not None and hit[0] == job_key:
-                return hit[1]
-            key = queue_order.order_key(states[name], job_request(job), total)
-            key_cache[name] = (job_key, key)
+            wanted = job_request(job)
+            if not session.memoise:
+                return queue_order.order_key(states[name], wanted, total)
+            triple = (wanted[0], wanted[1], wanted[2])
+            keys = key_cache.get(name)
+            if keys is None:
+                keys = key_cache[name] = {}
+            key = keys.get(triple)
+            if key is None:
+                key = keys[triple] = queue_order.order_key(states[name], wanted, total)
             return key
 
+        # (queue, its best job's request triple) per candidate, in order -> the winner;
+        # cleared whenever any queue's accounting moves (shift)
+        best_cache: dict[tuple[tuple[str, float, float, float], ...], str] = {}
+
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
+            if not session.memoise:
+                return pick_best(candidates)
+            asked = []
+            for name, job in candidates:
+                wanted = job_request(job)
+                asked.append((name, wanted[0], wanted[1], wanted[2]))
+            signature = tuple(asked)
+            winner = best_cache.get(signature)
+            if winner is None:
+                winner = best_cache[signature] = pick_best(candidates)
+            return winner
+
+        def pick_best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             keys = [(cached_key(name, job), name, job) for name, job in candidates]
             top = min([item[0] for item in keys])
             tied = [item for item in keys if queue_order.same_tier(item[0], top)]

@@ -59,6 +59,28 @@ CASES = [
         reasons={"j": [f"preempt: {CANCELLED} to make room for default/h"]},
         annotations={"r": {LAST_EVICTION_ANNOTATION: rfc3339(0)}},
     ),
+    # Reclaim, like preempt, may take a job allocate placed earlier in the same cycle: KAI
+    # v0.17's victim candidates are every preemptible job with an active-allocated pod, and
+    # Allocated is one of those statuses. c (qb, deserving the node) fits nowhere, so
+    # allocate binds j of qa (deserving nothing) beside r; reclaim then evicts r and j for c.
+    Disruption(
+        "allocated-then-reclaimed",
+        [
+            node("n0", gpus=4),
+            queue("qa", gpu_quota=0),
+            queue("qb", gpu_quota=4),
+            running("r", "qa", "n0", gpus=2),
+            job("c", "qb", gpus=4),
+            job("j", "qa", gpus=2),
+        ],
+        ALL,
+        evicted=["r-0"],
+        evicted_by="reclaim",
+        pipelined={"c-0": "n0"},
+        pending=["j"],
+        reasons={"j": [f"reclaim: {CANCELLED} to make room for default/c"]},
+        annotations={"r": {LAST_EVICTION_ANNOTATION: rfc3339(0)}},
+    ),
     # Consolidation moves b to n0 for big (pipelined on n1); reclaim then evicts a and b
     # for c of qb (4 GPUs, non-preemptible, so consolidation leaves it). b is one eviction,
     # by reclaim, and not pipelined anywhere.
