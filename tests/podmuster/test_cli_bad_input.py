@@ -384,3 +384,19 @@ def test_other_groups_podgroups_are_not_kai_ones(
     assert code == 0
     assert err == [f"podmuster: warning: ignoring objects of kind {warning}"]
     assert _bound(out) == {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"}
+
+
+@pytest.mark.parametrize("kind", ["queue", "QUEUE", "pOD"])
+def test_a_known_kind_in_the_wrong_case_is_named_as_such(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: ``kind: queue`` was ignored like any unknown kind, leaving
+    the user to guess why the queue is missing. The warning now says which kind was meant."""
+    meant = kind.capitalize()
+    objects = [*_objects(), {**_queue("spare"), "kind": kind}]
+    code, _, err, _ = _run(tmp_path, capsys, objects)
+    assert code == 0
+    assert err == [
+        f"podmuster: warning: ignoring objects of kind {kind} (kinds are case-sensitive: "
+        f"did you mean {meant}?)"
+    ]
