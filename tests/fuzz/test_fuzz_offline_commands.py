@@ -131,12 +131,17 @@ def _gang_of(doc: Any) -> str:
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(mutation=mutations(SNAPSHOT), as_json=...)
-def test_schedule_keeps_the_contract(workdir: Path, mutation: Mutation, as_json: bool) -> None:
+@given(mutation=mutations(SNAPSHOT), as_json=..., rounds=...)
+def test_schedule_keeps_the_contract(
+    workdir: Path, mutation: Mutation, as_json: bool, rounds: bool
+) -> None:
+    """With ``rounds``, three rounds with ``--explain``: the decisions are carried out too."""
     path = _write(_fresh(workdir), mutation.apply(SNAPSHOT), as_json)
-    code, out, err = _run(["schedule", str(path), "--now", NOW, "-o", "json"])
+    more = ["--rounds", "3", "--explain"] if rounds else []
+    code, out, err = _run(["schedule", str(path), "--now", NOW, "-o", "json", *more])
     _check_stderr(err, code, path, mutation, SNAPSHOT)
-    outcomes = {g["podGroup"]: g["outcome"] for g in json.loads(out)["podGroups"]}
+    first = json.loads(out)["rounds"][0] if rounds else json.loads(out)
+    outcomes = {g["podGroup"]: g["outcome"] for g in first["podGroups"]}
     touched = _gang_of(SNAPSHOT[mutation.index])
     for gang in ("ns-a/pg-a", "ns-b/pg-b"):
         if touched and not gang.startswith(f"{touched}/"):
