@@ -208,22 +208,29 @@ def _place(where: str, position: int) -> str:
     return f"{where}[{position}]" if where else f"document {position + 1}"
 
 
-def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[str, Any]]:
-    """Flatten Lists and yield each object mapping; skip empty documents.
+def _iter_objects(
+    docs: Iterable[Any], label: str, where: str, problems: list[errors.InputError] | None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Flatten Lists and yield each object mapping with its place; skip empty documents.
 
     ``where`` is the position prefix used in errors: ``""`` for the documents of
     a file (reported as ``document 2``), ``"document 2: items"`` inside a List.
+    A document that is not a mapping is raised, or with ``problems`` added there.
     """
     for position, doc in enumerate(docs):
         if doc is None:
             continue
         if not isinstance(doc, dict):
             got = type(doc).__name__
-            raise errors.InputError(
+            error = errors.InputError(
                 f"expected an object (mapping), got {got}",
                 source=label,
                 field=_place(where, position),
             )
+            if problems is None:
+                raise error
+            problems.append(error)
+            continue
         if "items" in doc and _is_list(doc):
             place = _place(where, position)
             item_kind = doc["kind"][: -len("List")] if doc["kind"] != "List" else None
@@ -231,9 +238,9 @@ def _iter_objects(docs: Iterable[Any], label: str, where: str) -> Iterator[dict[
                 if isinstance(item, dict):
                     item.setdefault("kind", item_kind)
                     item.setdefault("apiVersion", doc.get("apiVersion"))
-            yield from _iter_objects(doc["items"], label, f"{place}: items")
+            yield from _iter_objects(doc["items"], label, f"{place}: items", problems)
         else:
-            yield doc
+            yield _place(where, position), doc
 
 
 def generated_name(prefix: str, index: int) -> str:
@@ -247,23 +254,38 @@ def generated_name(prefix: str, index: int) -> str:
     return prefix + suffix
 
 
-def _check_and_default(obj: dict[str, Any], label: str, index: int) -> None:
+def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) -> None:
+    """Check what every object needs (kind, apiVersion, a name); default uid and time.
+
+    An object that cannot be named is described by its ``place`` in the file too."""
+
+    def error(field: str, message: str) -> errors.InputError:
+        metadata = obj.get("metadata")
+        if (
+            isinstance(metadata, dict)
+            and isinstance(metadata.get("name"), str)
+            and metadata["name"]
+        ):
+            return errors.object_error(label, obj, field, message)
+        named = f"{errors.describe_object(obj)} ({place})"
+        return errors.InputError(message, source=label, obj=named, field=field)
+
     for key in ("apiVersion", "kind"):
         if not isinstance(obj.get(key), str) or not obj[key]:
-            raise errors.object_error(label, obj, key, "missing or not a string")
+            raise error(key, "missing or not a string")
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
-        raise errors.object_error(label, obj, "metadata", "missing or not an object")
+        raise error("metadata", "missing or not an object")
     name = metadata.get("name")
     generate = metadata.get("generateName")
     if (not isinstance(name, str) or not name) and isinstance(generate, str) and generate:
         # What the API server would do on create; stable so output stays diffable.
         name = metadata["name"] = generated_name(generate, index)
     if not isinstance(name, str) or not name:
-        raise errors.object_error(label, obj, "metadata.name", "missing or not a string")
+        raise error("metadata.name", "missing or not a string")
     namespace = metadata.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
-        raise errors.object_error(label, obj, "metadata.namespace", "not a string")
+        raise error("metadata.namespace", "not a string")
     if not metadata.get("uid"):
         metadata["uid"] = default_uid(obj["kind"], namespace, name)
     if not metadata.get("creationTimestamp"):
@@ -305,20 +327,31 @@ def gc_paused() -> Iterator[None]:
 
 
 def load_documents(
-    sources: Sequence[str | Path], *, stdin: TextIO | None = None
+    sources: Sequence[str | Path],
+    *,
+    stdin: TextIO | None = None,
+    problems: list[errors.InputError] | None = None,
 ) -> list[SourcedObject]:
     """Read every object from ``sources`` in order, with defaults applied.
 
     ``sources`` are file paths or ``"-"`` (standard input, or ``stdin`` if
-    given). Raises :class:`~crds.errors.InputError` on the first unreadable file,
-    syntax error, non-mapping document or object without ``apiVersion``,
-    ``kind`` or ``metadata.name``.
+    given). Raises :class:`~crds.errors.InputError` on the first unreadable file or
+    syntax error. A non-mapping document or an object without ``apiVersion``,
+    ``kind`` or ``metadata.name`` is raised too, unless ``problems`` is given: then
+    its error is added there and the object left out, so one broken object does not
+    stop the others being read (docs/cli.md "Bad input").
     """
     out: list[SourcedObject] = []
     for source in sources:
         label, text = _read(source, stdin)
         with gc_paused():
-            for obj in _iter_objects(parse_text(text, label), label, ""):
-                _check_and_default(obj, label, len(out))
+            for place, obj in _iter_objects(parse_text(text, label), label, "", problems):
+                try:
+                    _check_and_default(obj, label, len(out), place)
+                except errors.InputError as error:
+                    if problems is None:
+                        raise
+                    problems.append(error)
+                    continue
                 out.append(SourcedObject(obj, label, len(out)))
     return out

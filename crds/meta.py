@@ -35,6 +35,7 @@ from pydantic.alias_generators import to_camel
 from crds import durations, quantities
 
 __all__ = [
+    "INT32_MAX",
     "QUANTITY",
     "QUANTITY_PATTERN",
     "CelRule",
@@ -54,7 +55,8 @@ __all__ = [
 ]
 
 _INT32_MIN: Final = -(2**31)
-_INT32_MAX: Final = 2**31 - 1
+INT32_MAX: Final = 2**31 - 1
+"""The largest value of an ``int32`` field (replicas, counts): the API server refuses more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +100,7 @@ class CelRule:
 
 
 def _check_int32(number: int) -> int:
-    if not _INT32_MIN <= number <= _INT32_MAX:
+    if not _INT32_MIN <= number <= INT32_MAX:
         raise ValueError(f"{number} does not fit in a 32-bit integer")
     return number
 

@@ -251,15 +251,27 @@ def init_containers_of(spec: Mapping[str, Any]) -> list[tuple[Mapping[str, Any],
     """``spec.initContainers`` as ``(container, restartable)`` for :func:`pod_request`."""
     return [
         (c, isinstance(c, Mapping) and c.get("restartPolicy") == "Always")
-        for c in spec.get("initContainers") or ()
+        for c in _list(spec.get("initContainers"))
     ]
 
 
+def _list(raw: Any) -> list[Any]:
+    return raw if isinstance(raw, list) else []
+
+
+def _map(raw: Any) -> Mapping[str, Any]:
+    return raw if isinstance(raw, Mapping) else {}
+
+
 def container_resources(container: Mapping[str, Any]) -> dict[str, Any]:
-    """A container's requests as written, each missing request defaulting to its limit."""
-    resources = container.get("resources") or {}
-    merged = dict(resources.get("limits") or {})
-    merged.update(resources.get("requests") or {})
+    """A container's requests as written, each missing request defaulting to its limit.
+
+    Lenient: a part that is not a map counts as empty (the engine's reader,
+    ``scheduler.cache.parsing``, is the one that reports it, naming the field).
+    """
+    resources = _map(_map(container).get("resources"))
+    merged = dict(_map(resources.get("limits")))
+    merged.update(_map(resources.get("requests")))
     return merged
 
 
@@ -286,9 +298,10 @@ def pod_resources(
     def read(resources: Mapping[str, Any]) -> dict[str, Fraction]:
         return {name: amount(name, raw) for name, raw in resources.items()}
 
-    containers = (read(container_resources(c)) for c in spec.get("containers") or ())
+    spec = _map(spec)
+    containers = (read(container_resources(c)) for c in _list(spec.get("containers")))
     inits = ((read(container_resources(c)), r) for c, r in init_containers_of(spec))
-    overhead = spec.get("overhead")
+    overhead = _map(spec.get("overhead"))
     return pod_request(
         containers,
         inits,

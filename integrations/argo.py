@@ -39,14 +39,29 @@ def _fan_out(wf: base.RawObject, step: Mapping[str, Any]) -> int:
     return 1
 
 
-def _calls(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The steps (flattened) or DAG tasks a template calls."""
-    if isinstance(template.get("steps"), list):
-        return [s for group in template["steps"] if isinstance(group, list) for s in group]
-    dag = template.get("dag")
-    if isinstance(dag, Mapping) and isinstance(dag.get("tasks"), list):
-        return list(dag["tasks"])
-    return []
+def _calls(wf: base.RawObject, template: Mapping[str, Any], at: str) -> list[Mapping[str, Any]]:
+    """The steps (flattened) or DAG tasks a template (at field path ``at``) calls.
+
+    Each must be a map: anything else is an error naming its place in the template.
+    """
+    steps = template.get("steps")
+    if isinstance(steps, list):
+        found = [
+            (f"{at}.steps[{i}][{j}]", step)
+            for i, group in enumerate(steps)
+            if isinstance(group, list)
+            for j, step in enumerate(group)
+        ]
+    else:
+        dag = template.get("dag")
+        tasks = dag.get("tasks") if isinstance(dag, Mapping) else None
+        if not isinstance(tasks, list):
+            return []
+        found = [(f"{at}.dag.tasks[{i}]", task) for i, task in enumerate(tasks)]
+    for path, call in found:
+        if not isinstance(call, Mapping):
+            raise base.GroupingError(fields.describe(wf), path, f"expected a map, got {call!r}")
+    return [call for _, call in found]
 
 
 def leaf_nodes(
@@ -55,8 +70,8 @@ def leaf_nodes(
     """``(node name, template)`` for every pod-running node reachable from the entrypoint;
     a call back into a template being walked is not followed (reported to ``warn``)."""
     by_name = {
-        str(t.get("name")): t
-        for t in fields.get_list(wf, "spec.templates")
+        str(t.get("name")): (f"spec.templates[{i}]", t)
+        for i, t in enumerate(fields.get_list(wf, "spec.templates"))
         if isinstance(t, Mapping)
     }
     entry = fields.get(wf, "spec.entrypoint") or next(iter(by_name), None)
@@ -67,7 +82,7 @@ def leaf_nodes(
         if template_name in path:
             recursive[template_name] = None
             return
-        template = by_name.get(template_name)
+        at, template = by_name.get(template_name, ("", None))
         if template is None:
             raise base.GroupingError(
                 fields.describe(wf), "spec.templates", f"template {template_name!r} not found"
@@ -77,7 +92,7 @@ def leaf_nodes(
         if any(kind in template for kind in _LEAF_KINDS):
             result.append((node, template))
             return
-        for call in _calls(template):
+        for call in _calls(wf, template, at):
             for item in range(_fan_out(wf, call)):
                 suffix_ = f"({item})" if _fan_out(wf, call) > 1 else ""
                 walk(
@@ -106,11 +121,28 @@ def _pod_for(
 ) -> dict[str, Any]:
     name = fields.name(wf)
     pod_name = name if single else f"{name}-{template.get('name')}-{templates.digits(node, 10)}"
-    pod_meta = fields.get_mapping(wf, "spec.podMetadata")
-    own_meta = fields.get_mapping(template, "metadata")
-    labels = {**dict(pod_meta.get("labels") or {}), **dict(own_meta.get("labels") or {})}
-    notes = {**dict(pod_meta.get("annotations") or {}), **dict(own_meta.get("annotations") or {})}
-    container = dict(template.get("container") or template.get("script") or {})
+    at = next(
+        f"spec.templates[{i}]"
+        for i, t in enumerate(fields.get_list(wf, "spec.templates"))
+        if t is template
+    )
+    fields.get_mapping(wf, "spec.podMetadata")  # a map, or the error names it
+    own_meta = templates.checked_template(wf, template, at).get("metadata") or {}
+    labels = {
+        **fields.get_mapping(wf, "spec.podMetadata.labels"),
+        **dict(own_meta.get("labels") or {}),
+    }
+    notes = {
+        **fields.get_mapping(wf, "spec.podMetadata.annotations"),
+        **dict(own_meta.get("annotations") or {}),
+    }
+    step = "container" if template.get("container") else "script"
+    container = template.get(step) or {}
+    if not isinstance(container, Mapping):
+        raise base.GroupingError(
+            fields.describe(wf), f"{at}.{step}", f"expected an object, got {container!r}"
+        )
+    container = dict(container)
     container.setdefault("name", "main")
     spec: dict[str, Any] = {"containers": [container]}
     scheduler = template.get("schedulerName") or fields.get(wf, "spec.schedulerName")

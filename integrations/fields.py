@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crds.meta import INT32_MAX
 from integrations import base
 
 _EMPTY: Mapping[str, Any] = {}
@@ -99,7 +100,9 @@ def as_int(
     """``value`` as an integer.
 
     Booleans and non-integral numbers are errors; strings are errors too unless
-    ``text`` (annotation values are strings, CR integer fields are not).
+    ``text`` (annotation values are strings, CR integer fields are not). The fields
+    read this way are ``int32`` (replicas, counts, sizes): a larger value is an error, as
+    the API server makes it.
     """
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -112,6 +115,8 @@ def as_int(
         raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
     if minimum is not None and number < minimum:
         raise base.GroupingError(describe(obj), path, f"must be >= {minimum}, got {number}")
+    if number > INT32_MAX:
+        raise base.GroupingError(describe(obj), path, f"must be <= {INT32_MAX}, got {number}")
     return number
 
 

@@ -70,6 +70,14 @@ class ObjectWarning:
         return {"object": self.object, "message": self.message}
 
 
+def detail(report: ObjectError | ObjectWarning) -> str:
+    """A report's message without the object it starts with: what follows the object on an
+    error line (``FILE: Kind ns/name: field F: problem``)."""
+    if report.message.startswith(report.object):
+        return report.message[len(report.object) :].lstrip(" :")
+    return report.message
+
+
 @dataclass(frozen=True, slots=True)
 class GroupingResult:
     """PodGroup manifests (sorted by namespace/name), assignments and errors."""

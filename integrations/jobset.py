@@ -222,7 +222,11 @@ def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[s
         rj_name = str(rj.get("name", ""))
         path = f"spec.replicatedJobs[{index}].replicas"
         replicas = templates.count(js, rj.get("replicas"), path)
-        job_template = fields.get_mapping(rj, "template")
+        at = f"spec.replicatedJobs[{index}].template"
+        job_template = templates.checked_template(js, rj.get("template"), at)
+        pod_template = templates.checked_template(
+            js, fields.get_mapping(job_template, "spec").get("template"), f"{at}.spec.template"
+        )
         for job_index in range(replicas):
             labels = {
                 JOBSET_NAME_LABEL: fields.name(js),
@@ -233,7 +237,7 @@ def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[s
             }
             template_meta = job_template.get("metadata") or {}
             spec = dict(job_template.get("spec") or {})
-            spec["template"] = templates.with_template_labels(spec.get("template") or {}, labels)
+            spec["template"] = templates.with_template_labels(pod_template, labels)
             job = templates.make_object(
                 "batch/v1",
                 "Job",

@@ -90,7 +90,9 @@ def synthesize_revision(service: base.RawObject, expand: templates.Expand) -> li
     the initial pod count is the min-scale, at least 1.
     """
     name = fields.name(service)
-    template = fields.get_mapping(service, "spec.template")
+    template = templates.checked_template(
+        service, fields.get(service, "spec.template"), "spec.template"
+    )
     template_meta = template.get("metadata") or {}
     config = templates.make_object(
         REVISION_API,

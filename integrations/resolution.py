@@ -83,6 +83,17 @@ def default_labels(ctx: base.GroupingContext, owner: base.RawObject) -> dict[str
     return result
 
 
+_LABEL = f"metadata.labels[{PRIORITY_CLASS_LABEL}]"
+_SPEC = "spec.priorityClassName"
+
+
+def _class_name(obj: base.RawObject, raw: Any, field: str) -> str | None:
+    """A priority class name read at ``field`` of ``obj``: a string, or an error naming it."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    raise base.GroupingError(fields.describe(obj), field, f"expected a string, got {raw!r}")
+
+
 def resolve_priority(
     ctx: base.GroupingContext, chain: Iterable[base.RawObject], fallback: str
 ) -> str:
@@ -92,10 +103,11 @@ def resolve_priority(
     pod's label, else ``pod.spec.priorityClassName``.  The fallback is not checked.
     """
     owners = tuple(chain)
-    pod_label = fields.labels(ctx.pod).get(PRIORITY_CLASS_LABEL)
-    pod_spec = fields.get(ctx.pod, "spec.priorityClassName")
+    pod_label = _class_name(ctx.pod, fields.labels(ctx.pod).get(PRIORITY_CLASS_LABEL), _LABEL)
+    pod_spec = _class_name(ctx.pod, fields.get(ctx.pod, "spec.priorityClassName"), _SPEC)
     for owner in owners:
-        candidate = fields.labels(owner).get(PRIORITY_CLASS_LABEL) or pod_label or pod_spec
+        label = _class_name(owner, fields.labels(owner).get(PRIORITY_CLASS_LABEL), _LABEL)
+        candidate = label or pod_label or pod_spec
         if candidate and candidate in ctx.priority_classes:
             return str(candidate)
     for owner in owners:

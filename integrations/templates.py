@@ -13,7 +13,7 @@ import copy
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from integrations import base, fields
 
@@ -134,6 +134,26 @@ def make_object(
     return body
 
 
+def checked_template(owner: base.RawObject, raw: Any, path: str) -> Mapping[str, Any]:
+    """The template (of a pod or a Job) at field ``path`` of ``owner`` (unset is empty),
+    checked where the synthesis reads it: the template, its ``metadata``, ``labels``,
+    ``annotations`` and ``spec`` must be maps, or the error names the field."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise base.GroupingError(fields.describe(owner), path, f"expected an object, got {raw!r}")
+    meta = raw.get("metadata")
+    parts = [("metadata", meta), ("spec", raw.get("spec"))]
+    if isinstance(meta, Mapping):
+        parts += [(f"metadata.{key}", meta.get(key)) for key in ("labels", "annotations")]
+    for field, value in parts:
+        if value is not None and not isinstance(value, Mapping):
+            raise base.GroupingError(
+                fields.describe(owner), f"{path}.{field}", f"expected an object, got {value!r}"
+            )
+    return raw
+
+
 def make_pod(
     template: Mapping[str, Any],
     name: str,
@@ -168,11 +188,24 @@ def with_template_labels(template: Mapping[str, Any], labels: Mapping[str, str])
     return result
 
 
+MAX_SYNTHESIZED: Final = 100_000
+"""The largest replica count synthesized offline: more pods than this from one field is a
+typo (``replicas: 2147483647``), and building them would exhaust the memory."""
+
+
 def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
-    """A replica count for synthesis; negative or non-integer values are errors."""
+    """A replica count for synthesis; negative, non-integer or larger than
+    :data:`MAX_SYNTHESIZED` values are errors naming ``path``."""
     if value is None:
         return default
-    return fields.as_int(value, obj=obj, path=path)
+    number = fields.as_int(value, obj=obj, path=path)
+    if number > MAX_SYNTHESIZED:
+        raise base.GroupingError(
+            fields.describe(obj),
+            path,
+            f"{number} is more than the {MAX_SYNTHESIZED} pods podmuster synthesizes offline",
+        )
+    return number
 
 
 def flatten(groups: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from crds.documents import load_documents
+from crds.errors import InputError
 from crds.names import DEFAULT_QUEUE, QUEUE_LABEL
 from podmuster import output
 
@@ -49,10 +50,13 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: every podmuster command builds this parser, only group needs the adapters.
     from integrations.base import GroupingSettings
-    from integrations.grouping import group_workloads
+    from integrations.grouping import detail, group_workloads
     from podgrouper import adapters
 
-    sourced = load_documents(args.files, stdin=sys.stdin)
+    problems: list[InputError] = []  # objects that cannot be read: reported, left out
+    sourced = load_documents(args.files, stdin=sys.stdin, problems=problems)
+    for problem in problems:
+        print(f"podmuster: {problem}", file=sys.stderr)
     settings = GroupingSettings(
         queue_label_key=args.queue_label_key,
         default_queue=args.default_queue,
@@ -74,9 +78,7 @@ def run(args: argparse.Namespace) -> int:
         for report in reports:
             source = sources.get(report.object)
             prefix = f"{source}: " if source else ""
-            message = report.message
-            if message.startswith(report.object):
-                message = message[len(report.object) :].lstrip(" :")
+            message = detail(report)
             print(f"podmuster: {label}{prefix}{report.object}: {message}", file=sys.stderr)
     document = result.to_list()
     if args.pods:
@@ -87,4 +89,4 @@ def run(args: argparse.Namespace) -> int:
             output.write_all([document, {"pods": result.assignment_dicts()}])
     else:
         output.write(document, args.output)
-    return 2 if result.errors else 0
+    return 2 if result.errors or problems else 0

@@ -11,7 +11,7 @@ whose annotation names a PodGroup that is missing is left alone, as in a live cl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crds.documents import SourcedObject
@@ -24,6 +24,29 @@ from crds.names import (
 )
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 
+_Parts = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]
+
+
+def _map(raw: Any) -> Mapping[str, Any] | None:
+    """``raw`` if it is a map (unset is empty), None if it is anything else."""
+    if raw is None:
+        return {}
+    return raw if isinstance(raw, Mapping) else None
+
+
+def _parts(body: Mapping[str, Any]) -> _Parts | None:
+    """A pod's ``(spec, metadata, status, labels)``; None when one is malformed (not a map,
+    or labels or annotations that are not strings): the pod reader reports that field and
+    leaves the pod out, so no PodGroup is made for it."""
+    spec, meta, status = (_map(body.get(key)) for key in ("spec", "metadata", "status"))
+    if spec is None or meta is None or status is None:
+        return None
+    for key in ("labels", "annotations"):
+        values = _map(meta.get(key))
+        if values is None or not all(type(v) is str for v in values.values()):
+            return None
+    return spec, meta, status, meta.get("labels") or {}
+
 
 def add_implicit_pod_groups(
     objects: Sequence[SourcedObject], scheduler_name: str
@@ -34,15 +57,16 @@ def add_implicit_pod_groups(
         body = item.obj
         if body.get("kind") != "Pod":
             continue
-        spec = body.get("spec") or {}
-        meta = body.get("metadata") or {}
+        parts = _parts(body)
+        if parts is None:
+            continue
+        spec, meta, status, labels = parts
         annotations = meta.get("annotations") or {}
         if spec.get("schedulerName") != scheduler_name or POD_GROUP_ANNOTATION in annotations:
             continue
-        if (body.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if status.get("phase") in ("Succeeded", "Failed"):
             continue
         name = f"pg-{meta.get('name')}-{meta.get('uid')}"
-        labels = meta.get("labels") or {}
         pod_group: dict[str, Any] = {
             "apiVersion": PODGROUP_API_VERSION,
             "kind": "PodGroup",

@@ -246,7 +246,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     rounds = _rounds(args.rounds)
     now = _now(args.now)
-    objects = load_documents(args.snapshot, stdin=sys.stdin)
+    problems: list[InputError] = []  # objects that cannot be read: reported, left out
+    objects = load_documents(args.snapshot, stdin=sys.stdin, problems=problems)
     objects = add_implicit_pod_groups(objects, config.scheduler_name)
     pool = pools.from_arguments(args)
     objects = [sourced for sourced in objects if pool.holds(sourced.obj)]
@@ -264,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
-    bad_input = report_bad_objects(first.built.errors)
+    bad_input = report_bad_objects([*problems, *first.built.errors])
     if rounds is None:
         output.write(render(first.result, args.explain), args.output)
         return bad_input

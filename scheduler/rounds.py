@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from crds.documents import SourcedObject
 from crds.gpusharing import GPU_GROUP_LABEL
-from crds.names import ADMISSION_GATE, KINDS
+from crds.names import ADMISSION_GATE, CORE_KINDS, KINDS, group_kind
 from scheduler.cache.reading import bind_request_pod_key, key_of
 from scheduler.cache.snapshotting import SnapshotResult, build_snapshot
 from scheduler.config import SchedulerConfig
@@ -50,6 +50,8 @@ ROUND_SECONDS: Final = 1.0
 """Simulated time between two rounds: the live scheduler's default cycle period."""
 
 _BIND_REQUEST_API: Final = KINDS["BindRequest"][0] + "/"
+_POD: Final = CORE_KINDS["Pod"]
+"""A pod by ``crds.names.group_kind``: what the cache reads as one (``apiVersion: V1`` too)."""
 
 
 def _rfc3339(seconds: float) -> str:
@@ -129,7 +131,7 @@ def apply_result(
     out: list[SourcedObject] = []
     for item in objects:
         kind = item.obj.get("kind")
-        if kind == "Pod" and item.obj.get("apiVersion") == "v1":
+        if kind == "Pod" and group_kind(item.obj) == _POD:  # as the cache tells a pod
             key = key_of(item.obj)
             if key not in touched:
                 out.append(item)

@@ -23,8 +23,9 @@ A mistake is one line naming the file, the entry and the key.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -58,13 +59,18 @@ class _Reader:
         return raw
 
     def number(self, raw: Any, where: str, key: str, *, minimum: float = 0.0) -> float:
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < minimum:
+        finite = isinstance(raw, int) or (isinstance(raw, float) and math.isfinite(raw))
+        if isinstance(raw, bool) or not finite or raw < minimum:
             raise self.error(where, key, f"expected a number of at least {minimum:g}, got {raw!r}")
         return float(raw)
 
-    def whole(self, raw: Any, where: str, key: str, *, minimum: int = 0) -> int:
+    def whole(
+        self, raw: Any, where: str, key: str, *, minimum: int = 0, maximum: int | None = None
+    ) -> int:
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < minimum:
             raise self.error(where, key, f"expected a whole number >= {minimum}, got {raw!r}")
+        if maximum is not None and raw > maximum:
+            raise self.error(where, key, f"expected at most {maximum}, got {raw!r}")
         return raw
 
     def quantity(self, raw: Any, where: str, key: str, unit: str) -> int:
@@ -86,6 +92,11 @@ class _Reader:
         if value < 0:
             raise self.error(where, key, f"must not be negative, got {raw!r}")
         return value
+
+
+MAX_NODES: Final = 100_000
+"""The most nodes of one shape: more is a typo (the benchmarks go to 5,000), and building
+them would exhaust the memory before the run starts."""
 
 
 def _shape(reader: _Reader, raw: Mapping[str, Any], where: str, name: str) -> dict[str, Any]:
@@ -117,7 +128,7 @@ def _nodes(reader: _Reader, items: Any, key: str) -> list[dict[str, Any]]:
         where = f"{key}[{i}]"
         raw = reader.mapping(raw, where, _NODE)
         name = _name(reader, raw, where)
-        count = reader.whole(raw.get("count", 1), where, "count", minimum=1)
+        count = reader.whole(raw.get("count", 1), where, "count", minimum=1, maximum=MAX_NODES)
         names = [name] if count == 1 and key == "nodes" else [f"{name}-{n}" for n in range(count)]
         nodes.extend(_shape(reader, raw, where, node_name) for node_name in names)
     return nodes
@@ -139,7 +150,7 @@ def _pools(reader: _Reader, items: Any) -> tuple[list[dict[str, Any]], list[Auto
         labels = {**(raw.get("labels") or {}), objects.POOL_LABEL: name}
         shaped = {**raw, "labels": labels}
         if "autoscale" not in raw:
-            count = reader.whole(raw.get("count", 1), where, "count", minimum=1)
+            count = reader.whole(raw.get("count", 1), where, "count", minimum=1, maximum=MAX_NODES)
             nodes.extend(_shape(reader, shaped, where, f"{name}-{n}") for n in range(count))
             continue
         if "count" in raw:

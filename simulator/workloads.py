@@ -28,7 +28,7 @@ from crds.gpusharing import GPU_RESOURCE
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
 from integrations import upstream_workload
-from integrations.grouping import group_workloads
+from integrations.grouping import detail, group_workloads
 from integrations.objects import ObjectIndex
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
@@ -54,7 +54,11 @@ def manifest_files(directory: str) -> list[str]:
 
 
 def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
-    annotations = (item.obj.get("metadata") or {}).get("annotations") or {}
+    annotations = item.obj["metadata"].get("annotations") or {}  # metadata: checked on load
+    if not isinstance(annotations, Mapping):
+        raise object_error(
+            item.source, item.obj, "metadata.annotations", f"expected a map, got {annotations!r}"
+        )
     raw = annotations.get(key)
     field = f"metadata.annotations[{key}]"
     if raw is None:
@@ -107,7 +111,7 @@ def _jobs_of(
     result = group_workloads([item.obj, *related])
     if result.errors:
         error = result.errors[0]
-        raise InputError(error.message, source=item.source, obj=error.object)
+        raise InputError(detail(error), source=item.source, obj=error.object)
     pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in result.pods}
     members: dict[str, list[dict[str, Any]]] = {}
     for assignment in result.assignments:
@@ -119,7 +123,10 @@ def _jobs_of(
         meta["creationTimestamp"] = objects.rfc3339(arrival)
         meta.setdefault("uid", f"{meta['namespace']}/{meta['name']}")
         pod["status"] = {"phase": "Pending"}
-        if (pod.get("spec") or {}).get("schedulerName") != scheduler_name:
+        spec = pod.get("spec") or {}
+        if not isinstance(spec, Mapping):
+            raise object_error(item.source, item.obj, "spec", f"expected a map, got {spec!r}")
+        if spec.get("schedulerName") != scheduler_name:
             raise object_error(
                 item.source,
                 item.obj,
@@ -181,9 +188,26 @@ def _upstream_trees(
     return [i for i in items if id(i) not in taken], trees
 
 
+def _once(jobs: list[SimJob], bad_objects: list[InputError]) -> list[SimJob]:
+    """The jobs, each PodGroup once: a workload given twice (or two making the same
+    PodGroup) keeps the first; the later one is a bad object, one line, left out."""
+    first: dict[str, str] = {}
+    reported: set[str] = set()
+    kept = []
+    for job in jobs:
+        if job.key not in first:
+            first[job.key] = job.origin
+            kept.append(job)
+        elif job.origin not in reported:
+            reported.add(job.origin)
+            message = f"makes PodGroup {job.key!r} again, after {first[job.key]}"
+            bad_objects.append(InputError(message, obj=job.origin, field="metadata.name"))
+    return kept
+
+
 def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
     """``cluster`` with the jobs of every workload in ``directory``."""
-    items = load_documents(manifest_files(directory))
+    items = load_documents(manifest_files(directory), problems=cluster.bad_objects)
     jobs: list[SimJob] = []
     items, trees = _upstream_trees(items)
     for root, related in trees:
@@ -203,6 +227,7 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
             jobs.extend(_jobs_of(item, scheduler_name))
         except InputError as error:  # this workload is left out, the others are simulated
             cluster.bad_objects.append(error)
+    jobs = _once(jobs, cluster.bad_objects)
     if not jobs and not cluster.bad_objects:
         raise InputError("no workloads to simulate", source=directory)
     named = {str(q["metadata"]["name"]) for q in cluster.queues}

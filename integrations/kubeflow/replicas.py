@@ -60,7 +60,8 @@ def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[st
             continue
         if replica_type == "Launcher" and _wait_for_workers(job):
             continue
-        template = spec.get("template") or {}
+        at = f"spec.{specs_field}.{replica_type}.template"
+        template = templates.checked_template(job, spec.get("template"), at)
         for index in range(_replica_count(job, specs_field, replica_type)):
             name = f"{fields.name(job)}-{replica_type.lower()}-{index}"
             labels = _replica_labels(job, replica_type, index)
@@ -74,7 +75,8 @@ def mpi_v2_children(job: base.RawObject, expand: templates.Expand) -> list[dict[
     for replica_type, spec in fields.get_mapping(job, f"spec.{mpi.SPECS}").items():
         if not isinstance(spec, Mapping):
             continue
-        template = spec.get("template") or {}
+        at = f"spec.{mpi.SPECS}.{replica_type}.template"
+        template = templates.checked_template(job, spec.get("template"), at)
         count = _replica_count(job, mpi.SPECS, replica_type)
         if replica_type == "Launcher":
             if _wait_for_workers(job) or count == 0:

@@ -53,7 +53,8 @@ def _worker_count(cluster: base.RawObject, group: Mapping[str, Any], path: str) 
 
 def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     name, uid = fields.name(cluster), fields.uid(cluster)
-    head_template = fields.get_mapping(cluster, "spec.headGroupSpec.template")
+    head = "spec.headGroupSpec.template"
+    head_template = templates.checked_template(cluster, fields.get(cluster, head), head)
     pods = [
         templates.make_pod(
             head_template,
@@ -68,7 +69,7 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
             continue
         group_name = str(group.get("groupName") or f"worker-group-{index}")
         hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
-        template = group.get("template") or {}
+        template = templates.checked_template(cluster, group.get("template"), f"{path}.template")
         for replica in range(_worker_count(cluster, group, path)):
             replica_name = (
                 f"{name}-{group_name}-{templates.suffix(f'{uid}/{group_name}/{replica}')}"

@@ -69,6 +69,7 @@ KINDS: dict[names.GroupKind, str] = {
 }
 """The kinds the cache reads, by API group and kind: a Volcano ``PodGroup`` is not one."""
 _BY_KIND = {kind: group_kind for group_kind, kind in KINDS.items()}
+_BY_LOWER_KIND = {kind.lower(): kind for kind in _BY_KIND}
 _SUBGROUP_LABEL = names.SUBGROUP_LABEL
 _DEFAULT_POD_SET = reading.DEFAULT_POD_SET
 
@@ -82,7 +83,12 @@ def _classify(body: Mapping[str, Any]) -> tuple[str, str]:
     if known is not None:
         return known, ""
     # a look-alike of one of ours (Volcano's PodGroup) is named with its group
-    return "", f"{kind_name} ({group})" if assumed else kind_name
+    if assumed:
+        return "", f"{kind_name} ({group})"
+    cased = _BY_LOWER_KIND.get(kind_name.lower())
+    if cased:  # `kind: queue`: kinds are case-sensitive, so say which one was meant
+        return "", f"{kind_name} (kinds are case-sensitive: did you mean {cased}?)"
+    return "", kind_name
 
 
 _CLASSIFIED: dict[tuple[Any, Any], tuple[str, str]] = {}

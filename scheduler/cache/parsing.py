@@ -52,6 +52,12 @@ def _whole(text: str) -> int:
     return quantities.value(quantities.parse_quantity(text))
 
 
+MAX_AMOUNT: Final = 2**53
+"""The largest quantity read, in engine units (CPU and GPU thousandths, bytes): beyond it
+the engine's int64 sums over a cluster could overflow and its float shares lose exactness;
+no real node or pod comes near (2^53 bytes is 8 PiB)."""
+
+
 def amount(resource: str, raw: Any, field: str) -> int:
     """A quantity in engine units for one resource column (CPU milli, GPU thousandths)."""
     text = raw if isinstance(raw, str) else str(raw)
@@ -64,6 +70,8 @@ def amount(resource: str, raw: Any, field: str) -> int:
         raise FieldError(field, f"invalid quantity {raw!r}: {exc}") from None
     if value < 0:
         raise FieldError(field, f"negative quantity {raw!r}")
+    if value > MAX_AMOUNT:
+        raise FieldError(field, f"quantity {raw!r} is too large (at most 2^53 units)")
     return value
 
 
@@ -92,6 +100,9 @@ def _container_request(container: Mapping[str, Any], field: str, space: Resource
         raise FieldError(f"{field}.resources", "expected a map")
     requests = resources.get("requests") or {}
     limits = resources.get("limits") or {}
+    for part, value in (("requests", requests), ("limits", limits)):
+        if not isinstance(value, MAP):
+            raise FieldError(f"{field}.resources.{part}", f"expected a map, got {value!r}")
     merged = dict(limits)
     merged.update(requests)  # Kubernetes defaults a missing request to the limit
     source = f"{field}.resources.requests" if requests else f"{field}.resources.limits"
@@ -187,17 +198,28 @@ def pod_request(
     return known.copy()
 
 
+def _containers(spec: Mapping[str, Any], field: str) -> list[Any]:
+    """``spec.containers`` or ``spec.initContainers``: a list of maps (unset is empty)."""
+    raw = spec.get(field) or []
+    if not isinstance(raw, list):
+        raise FieldError(f"spec.{field}", f"expected a list, got {raw!r}")
+    for i, container in enumerate(raw):
+        if not isinstance(container, MAP):
+            raise FieldError(f"spec.{field}[{i}]", f"expected a map, got {container!r}")
+    return raw
+
+
 def _pod_request(spec: Mapping[str, Any], space: ResourceSpace) -> Vector:
     containers = [
         _container_request(c, f"spec.containers[{i}]", space)
-        for i, c in enumerate(spec.get("containers") or ())
+        for i, c in enumerate(_containers(spec, "containers"))
     ]
     inits = (
         [
             (_container_request(c, f"spec.initContainers[{i}]", space), restartable)
             for i, (c, restartable) in enumerate(rules.init_containers_of(spec))
         ]
-        if spec.get("initContainers")
+        if _containers(spec, "initContainers")
         else ()
     )
     overhead = spec.get("overhead")

@@ -69,13 +69,16 @@ def key_of(body: Mapping[str, Any]) -> str:
 
 def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, Vector]:
     meta = meta_of(body)
-    spec = body.get("spec") or {}
-    status = body.get("status") or {}
+    spec = parsing.field_map(body.get("spec"), "spec")
+    status = parsing.field_map(body.get("status"), "status")
     allocatable = parsing.resource_list(
         status.get("allocatable"), "status.allocatable", space, default_pods=110
     )
     ready = True
-    for condition in status.get("conditions") or ():
+    conditions = status.get("conditions") or ()
+    if not isinstance(conditions, list | tuple):
+        raise FieldError("status.conditions", f"expected a list, got {conditions!r}")
+    for condition in conditions:
         if isinstance(condition, MAP) and condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
     taints = spec.get("taints") or ()

@@ -108,10 +108,13 @@ def test_default_uids_are_stable_and_distinct_per_kind() -> None:
             "apiVersion: v1\nmetadata: {name: a}\n",
             "f.yaml: object a: kind: missing or not a string",
         ),
-        ("apiVersion: v1\nkind: Pod\n", "f.yaml: Pod: metadata: missing or not an object"),
+        (
+            "apiVersion: v1\nkind: Pod\n",
+            "f.yaml: Pod (document 1): metadata: missing or not an object",
+        ),
         (
             "apiVersion: v1\nkind: Pod\nmetadata: {namespace: ns}\n",
-            "f.yaml: Pod: metadata.name: missing or not a string",
+            "f.yaml: Pod (document 1): metadata.name: missing or not a string",
         ),
         (
             "apiVersion: v1\nkind: List\nitems: [3]\n",
@@ -237,3 +240,23 @@ def test_garbage_collector_state_is_restored(tmp_path: Path) -> None:
     with pytest.raises(errors.InputError):
         load_documents([write(tmp_path, "bad.yaml", "- 1\n")])
     assert gc.isenabled()
+
+
+def test_with_problems_a_bad_object_is_left_out_and_the_rest_read(tmp_path: Path) -> None:
+    """docs/cli.md "Bad input": one object that cannot be read never stops the others."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n"
+        "- 1\n---\n"
+        "kind: Pod\nmetadata: {name: b}\n---\n"
+        "apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Pod, metadata: {}}, 3]\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: c}\n"
+    )
+    problems: list[errors.InputError] = []
+    loaded = load_documents([write(tmp_path, "f.yaml", text)], problems=problems)
+    assert [item.name for item in loaded] == ["a", "c"]
+    assert [str(p).replace(str(tmp_path) + "/", "") for p in problems] == [
+        "f.yaml: document 2: expected an object (mapping), got list",
+        "f.yaml: Pod b: apiVersion: missing or not a string",
+        "f.yaml: Pod (document 4: items[0]): metadata.name: missing or not a string",
+        "f.yaml: document 4: items[1]: expected an object (mapping), got int",
+    ]

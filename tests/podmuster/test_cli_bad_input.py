@@ -239,6 +239,71 @@ CASES = {
         "Namespace ns: metadata.labels[a]: expected a string, got 1",
         {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
     ),
+    # found by the fuzz tests (tests/fuzz): each once a Python traceback
+    "containers-not-a-list": (
+        _replace(_objects(), 6, _with_spec(_pod("other-0", "other"), containers=1.5)),
+        "Pod ns/other-0: spec.containers: expected a list, got 1.5",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "container-not-a-map": (
+        _replace(_objects(), 6, _with_spec(_pod("other-0", "other"), containers=[1, "two"])),
+        "Pod ns/other-0: spec.containers[0]: expected a map, got 1",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "requests-not-a-map": (
+        _replace(
+            _objects(),
+            6,
+            _with_spec(
+                _pod("other-0", "other"),
+                containers=[{"name": "c", "resources": {"requests": "12"}}],
+            ),
+        ),
+        "Pod ns/other-0: spec.containers[0].resources.requests: expected a map, got '12'",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "quantity-too-large": (
+        _replace(_objects(), 6, _pod("other-0", "other", gpus=10**30)),
+        "Pod ns/other-0: spec.containers[0].resources.limits.nvidia.com/gpu: "
+        f"quantity {10**30} is too large (at most 2^53 units)",
+        {"ns/good-0", "ns/good-1"},
+    ),
+    "node-status-not-a-map": (
+        [*_objects(), {**_node(), "metadata": {"name": "n1"}, "status": -3}],
+        "Node n1: status: expected a map, got -3",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "node-conditions-not-a-list": (
+        [*_objects(), {**_node(), "metadata": {"name": "n1"}, "status": {"conditions": "Ready"}}],
+        "Node n1: status.conditions: expected a list, got 'Ready'",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "pod-without-group-spec-not-a-map": (
+        [*_objects(), {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": "x"}],
+        "Pod p: spec: expected a map",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "pod-without-group-annotations-not-a-map": (
+        [
+            *_objects(),
+            {
+                **_pod("p", "unused"),
+                "metadata": {"name": "p", "namespace": "ns", "annotations": 1.5},
+            },
+        ],
+        "Pod ns/p: metadata.annotations: expected a map of strings, got 1.5",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "object-without-apiVersion-kind-or-name": (
+        [*_objects(), {"kind": "Node", "metadata": {"name": "n1"}}],
+        "Node n1: apiVersion: missing or not a string",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
+    "document-not-an-object": (
+        [*_objects(), "text"],
+        "document 1: items[8]: expected an object (mapping), got str",
+        {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"},
+    ),
 }
 
 
@@ -319,3 +384,19 @@ def test_other_groups_podgroups_are_not_kai_ones(
     assert code == 0
     assert err == [f"podmuster: warning: ignoring objects of kind {warning}"]
     assert _bound(out) == {"ns/good-0", "ns/good-1", "ns/other-0", "ns/other-1"}
+
+
+@pytest.mark.parametrize("kind", ["queue", "QUEUE", "pOD"])
+def test_a_known_kind_in_the_wrong_case_is_named_as_such(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: ``kind: queue`` was ignored like any unknown kind, leaving
+    the user to guess why the queue is missing. The warning now says which kind was meant."""
+    meant = kind.capitalize()
+    objects = [*_objects(), {**_queue("spare"), "kind": kind}]
+    code, _, err, _ = _run(tmp_path, capsys, objects)
+    assert code == 0
+    assert err == [
+        f"podmuster: warning: ignoring objects of kind {kind} (kinds are case-sensitive: "
+        f"did you mean {meant}?)"
+    ]

@@ -128,6 +128,20 @@ def test_broken_workload_reported_and_others_served(
     assert "replicas" in lines[0]
 
 
+def test_object_that_cannot_be_read_is_one_line_and_others_served(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: an object without ``kind`` once stopped the whole command."""
+    nameless = "apiVersion: kubeflow.org/v1\nmetadata: {name: odd, namespace: team-a}\n---\n"
+    path = _write(tmp_path, "ray.yaml", nameless + RAY)
+    assert main(["group", path]) == 2
+    captured = capsys.readouterr()
+    assert len(yaml.safe_load(captured.out)["items"]) == 1  # the RayCluster is still grouped
+    assert captured.err.splitlines() == [
+        f"podmuster: {path}: object team-a/odd: kind: missing or not a string"
+    ]
+
+
 def test_unreadable_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["group", str(tmp_path / "missing.yaml")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

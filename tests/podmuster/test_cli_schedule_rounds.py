@@ -210,3 +210,18 @@ def test_bad_rounds_value_exits_2_with_one_line_naming_the_flag(
     (line,) = captured.err.splitlines()
     assert line.startswith("podmuster: --rounds: ")
     assert repr(value) in line
+
+
+def test_a_pod_the_cache_reads_is_carried_between_rounds_whatever_its_version_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: a pod written ``apiVersion: V1`` was scheduled (the cache
+    tells a pod by API group and kind) but not found when the rounds carried out its
+    bind, and the command ended in a Python traceback."""
+    text = PREEMPT.replace("- apiVersion: v1\n  kind: Pod", "- apiVersion: V1\n  kind: Pod")
+    assert text != PREEMPT
+    out = _schedule(tmp_path, capsys, text, "--rounds", "2")
+    assert {p["pod"]: p["state"] for p in out["pods"]} == {
+        "ns/infer-0": "Running",
+        "ns/train-0": "Deleted",
+    }

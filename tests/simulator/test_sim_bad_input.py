@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from podmuster.cli import main
+from simulator.workloads import DURATION
 
 
 def _simulate(
@@ -83,3 +84,75 @@ def test_a_workload_that_cannot_be_read_is_left_out(
     assert "Job team-b/eval: metadata.annotations[simulate.podmuster.io/duration]" in line
     assert "'soon'" in line
     assert (document["jobs"], document["completed"]) == (1, 1)
+
+
+def test_a_workload_given_twice_is_reported_once_and_simulated_once(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: "two jobs share the PodGroup" once stopped the whole run."""
+    workloads = _workloads(fixtures, tmp_path)
+    train = (workloads / "train.yaml").read_text().split("---")[0]
+    (workloads / "again.yaml").write_text(train)
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    (line,) = err
+    assert line.startswith(f"podmuster: {workloads / 'train.yaml'}: PyTorchJob team-a/train: ")
+    assert "metadata.name: makes PodGroup 'team-a/pg-train-" in line
+    assert f"again, after {workloads / 'again.yaml'}: PyTorchJob team-a/train" in line
+    assert (document["jobs"], document["completed"]) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        (  # once a Python traceback: annotations read for the arrival time
+            "  annotations:\n    simulate.podmuster.io/arrival: 1m\n"
+            "    simulate.podmuster.io/duration: 30s\n",
+            "  annotations: soon\n",
+            "metadata.annotations: expected a map, got 'soon'",
+        ),
+        (  # once a Python traceback: the pods' GPUs counted before the engine reads them
+            "resources: {limits: {nvidia.com/gpu: 1}}\n---",
+            "resources: {limits: [1]}\n---",
+            "spec.containers[0].resources.limits: expected a map, got [1]",
+        ),
+    ],
+)
+def test_malformed_workload_is_one_line_and_the_rest_simulated(
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    old: str,
+    new: str,
+    field: str,
+) -> None:
+    workloads = _workloads(fixtures, tmp_path)
+    text = (workloads / "train.yaml").read_text()
+    broken = text.replace(old, new, 1) if old.endswith("---") else text.replace(old, new)
+    assert broken != text
+    (workloads / "train.yaml").write_text(broken)
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    (line,) = err
+    assert field in line, line
+    assert document["jobs"] == 1
+
+
+def test_a_bare_pod_whose_spec_is_not_a_map_is_one_line(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: once a Python traceback."""
+    workloads = _workloads(fixtures, tmp_path)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "team-a", "annotations": {DURATION: "1m"}},
+        "spec": "abc",
+    }
+    (workloads / "pod.yaml").write_text(yaml.safe_dump(pod))
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    assert err == [
+        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec: expected a map, got 'abc'"
+    ]
+    assert document["jobs"] == 2

@@ -84,6 +84,16 @@ def test_full_cluster(tmp_path: Path) -> None:
         ("nodes: [{name: a}]\nobjects: [{kind: Pod}]", "objects[0]: kind: expected one of"),
         ("queues: []", "cluster: nodes: the cluster has no nodes and no node pools"),
         ("node: []", "cluster: node: unknown key"),
+        # found by the fuzz tests: a MemoryError and an OverflowError, not one line
+        (
+            f"nodes: [{{name: a, count: {10**30}}}]",
+            f"nodes[0]: count: expected at most 100000, got {10**30}",
+        ),
+        (
+            "nodes: [{name: a, cpu: .inf}]",
+            "nodes[0]: cpu: expected a number of at least 0, got inf",
+        ),
+        ("nodes: [{name: a, memory: .nan}]", "nodes[0]: memory: expected a number of at least 0"),
     ],
 )
 def test_errors_name_the_entry_and_key(tmp_path: Path, text: str, message: str) -> None:

@@ -1,0 +1,164 @@
+"""Mutations of valid manifests, for the fuzz tests of the offline commands (tests/fuzz).
+
+Why: the command-line contract (docs/cli.md "Bad input") promises one clear stderr
+line per broken object, no traceback, and every other object still served, for input
+nobody here wrote. These strategies turn a known-good manifest into the kinds of
+broken ones users produce: a field deleted, a value of the wrong type or out of range,
+a bad quantity, a name of 10,000 characters, an object given twice, a kind or
+apiVersion in the wrong case.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+PathKey = str | int
+FieldPath = tuple[PathKey, ...]
+
+BAD_VALUES: tuple[Any, ...] = (
+    None,
+    "",
+    "abc",
+    "12",
+    "1.5.3Gi",
+    "-1Gi",
+    "1e400",
+    "∞ 名前 é\u0000",
+    "x" * 10_000,
+    "kai-scheduler",
+    0,
+    -1,
+    -3,
+    1.5,
+    True,
+    10**30,
+    -(10**30),
+    2**31 - 1,
+    2**63,
+    float("inf"),
+    float("nan"),
+    [],
+    [1, "two"],
+    {},
+    {"a": {"b": 1}},
+)
+"""Values put where a field was: each wrong for most fields, right for a few."""
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    """The documents of fixture file ``name``."""
+    return [d for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d is not None]
+
+
+def identity(obj: Any) -> tuple[str, str, str]:
+    """``(kind, namespace, name)`` of a manifest, as far as it has them."""
+    if not isinstance(obj, dict):
+        return ("", "", "")
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return (str(obj.get("kind", "")), str(meta.get("namespace", "")), str(meta.get("name", "")))
+
+
+def field_paths(value: Any, prefix: FieldPath = ()) -> Iterator[FieldPath]:
+    """Every path to a value inside ``value`` (maps by key, lists by index), parents first."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, child in items:
+        path = (*prefix, key)
+        yield path
+        yield from field_paths(child, path)
+
+
+def dotted(path: FieldPath) -> str:
+    """``spec.containers[0].image`` for ``("spec", "containers", 0, "image")``."""
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    return text
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """What was done to which document: ``op`` is delete, replace, duplicate or case."""
+
+    index: int
+    op: str
+    path: FieldPath = ()
+    value: Any = None
+
+    def apply(self, docs: list[Any]) -> list[Any]:
+        """A copy of ``docs`` with this mutation made."""
+        result = copy.deepcopy(docs)
+        if self.op == "duplicate":
+            result.insert(self.index + 1, copy.deepcopy(result[self.index]))
+            return result
+        if self.op == "whole":
+            result[self.index] = self.value
+            return result
+        parent = result[self.index]
+        for key in self.path[:-1]:
+            parent = parent[key]
+        last = self.path[-1]
+        if self.op == "delete":
+            del parent[last]
+        else:
+            parent[last] = self.value
+        return result
+
+    def touches_identity(self) -> bool:
+        """Whether the mutation may change which object this is (name, namespace, group)."""
+        if self.op in ("duplicate", "whole", "case"):
+            return True
+        return self.path[:1] in (("kind",), ("apiVersion",)) or self.path[:2] in (
+            ("metadata", "name"),
+            ("metadata", "namespace"),
+            ("metadata", "annotations"),
+            ("metadata", "labels"),
+            ("metadata",),
+        )
+
+
+def _case_variants(doc: dict[str, Any]) -> list[tuple[FieldPath, str]]:
+    variants: list[tuple[FieldPath, str]] = []
+    for key in ("kind", "apiVersion"):
+        value = doc.get(key)
+        if isinstance(value, str):
+            for changed in (value.lower(), value.upper(), value.swapcase()):
+                if changed != value:
+                    variants.append(((key,), changed))
+    return variants
+
+
+@st.composite
+def mutations(draw: st.DrawFn, docs: list[dict[str, Any]]) -> Mutation:
+    """One mutation of one of ``docs``."""
+    index = draw(st.integers(0, len(docs) - 1))
+    doc = docs[index]
+    op = draw(
+        st.sampled_from(("delete", "replace", "replace", "replace", "duplicate", "case", "whole"))
+    )
+    if op == "duplicate":
+        return Mutation(index, op)
+    if op == "whole":
+        return Mutation(index, op, value=draw(st.sampled_from((None, "text", 3, [doc], []))))
+    if op == "case":
+        path, value = draw(st.sampled_from(_case_variants(doc)))
+        return Mutation(index, "replace", path, value)
+    paths = list(field_paths(doc))
+    path = draw(st.sampled_from(paths))
+    if op == "delete":
+        return Mutation(index, op, path)
+    return Mutation(index, op, path, draw(st.sampled_from(BAD_VALUES)))

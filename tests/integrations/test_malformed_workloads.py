@@ -1,0 +1,151 @@
+"""Malformed workloads found by the fuzz tests (tests/fuzz): one error naming the field.
+
+Each case once crashed ``podmuster group`` with a Python exception, or (a replica count
+of two billion) exhausted the memory building pods; each must now be one error that
+names the object and the field, while a valid workload beside it is still grouped.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from integrations.grouping import detail, group_workloads
+
+
+def _template(container: str) -> dict[str, Any]:
+    """A pod template with one container."""
+    return {"spec": {"containers": [{"name": container, "image": "x"}]}}
+
+
+def _workload(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    meta = {"name": name, "namespace": "ns"}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec}
+
+
+GOOD = _workload("batch/v1", "Job", "good", {"template": _template("c")})
+RAY = _workload(
+    "ray.io/v1",
+    "RayCluster",
+    "rc",
+    {
+        "headGroupSpec": {"template": _template("h")},
+        "workerGroupSpecs": [{"groupName": "w", "replicas": 1, "template": _template("w")}],
+    },
+)
+ARGO = _workload(
+    "argoproj.io/v1alpha1",
+    "Workflow",
+    "wf",
+    {
+        "entrypoint": "main",
+        "templates": [
+            {"name": "main", "steps": [[{"name": "a", "template": "work"}]]},
+            {"name": "work", "container": {"image": "busybox"}},
+        ],
+    },
+)
+PYTORCH = _workload(
+    "kubeflow.org/v1",
+    "PyTorchJob",
+    "pt",
+    {"pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": _template("pytorch")}}},
+)
+JOBSET = _workload(
+    "jobset.x-k8s.io/v1alpha2",
+    "JobSet",
+    "js",
+    {
+        "replicatedJobs": [
+            {"name": "w", "replicas": 1, "template": {"spec": {"template": _template("c")}}}
+        ]
+    },
+)
+KNATIVE = _workload(
+    "serving.knative.dev/v1",
+    "Service",
+    "kn",
+    {"template": {"spec": {"containers": [{"image": "hello"}]}}},
+)
+
+
+def _with(obj: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    result = copy.deepcopy(obj)
+    parent: Any = result
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    return result
+
+
+CASES = [
+    (
+        _with(RAY, ("spec", "workerGroupSpecs", 0, "template"), "12"),
+        "RayCluster ns/rc",
+        "field spec.workerGroupSpecs[0].template: expected an object, got '12'",
+    ),
+    (
+        _with(RAY, ("spec", "headGroupSpec", "template", "metadata"), [1]),
+        "RayCluster ns/rc",
+        "field spec.headGroupSpec.template.metadata: expected an object, got [1]",
+    ),
+    (
+        _with(ARGO, ("spec", "templates", 0, "steps", 0, 0), True),
+        "Workflow ns/wf",
+        "field spec.templates[0].steps[0][0]: expected a map, got True",
+    ),
+    (
+        _with(ARGO, ("spec", "templates", 1, "container"), [1, "two"]),
+        "Workflow ns/wf",
+        "field spec.templates[1].container: expected an object, got [1, 'two']",
+    ),
+    (
+        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "template"), 7),
+        "PyTorchJob ns/pt",
+        "field spec.pytorchReplicaSpecs.Worker.template: expected an object, got 7",
+    ),
+    (
+        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31),
+        "PyTorchJob ns/pt",
+        "field spec.pytorchReplicaSpecs.Worker.replicas: must be <= 2147483647, got 2147483648",
+    ),
+    (
+        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31 - 1),
+        "PyTorchJob ns/pt",
+        "field spec.pytorchReplicaSpecs.Worker.replicas: 2147483647 is more than the 100000"
+        " pods podmuster synthesizes offline",
+    ),
+    (
+        _with(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec"), "12"),
+        "JobSet ns/js",
+        "field spec.replicatedJobs[0].template.spec: expected an object, got '12'",
+    ),
+    (
+        _with(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec", "template"), 10**30),
+        "JobSet ns/js",
+        "field spec.replicatedJobs[0].template.spec.template: expected an object, got "
+        + repr(10**30),
+    ),
+    (
+        {**_workload("v1", "Pod", "p", {**_template("c")["spec"], "priorityClassName": [1]})},
+        "Pod ns/p",
+        "field spec.priorityClassName: expected a string, got [1]",
+    ),
+    (
+        _with(KNATIVE, ("spec", "template", "metadata"), 3),
+        "Service ns/kn",
+        "field spec.template.metadata: expected an object, got 3",
+    ),
+]
+
+
+@pytest.mark.parametrize(("broken", "obj", "message"), CASES)
+def test_one_error_naming_the_field_and_the_rest_grouped(
+    broken: dict[str, Any], obj: str, message: str
+) -> None:
+    result = group_workloads([broken, GOOD])
+    assert [(e.object, detail(e)) for e in result.errors] == [(obj, message)]
+    owners = {ref["name"] for g in result.pod_groups for ref in g["metadata"]["ownerReferences"]}
+    assert owners == {"good"}
