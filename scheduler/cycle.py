@@ -185,6 +185,7 @@ def run_cycle(
                 result.deferred = tuple(config.actions[index + 1 :])
                 break
         _report(session, result, explain=explain)
+        session.close()
     return result
 
 

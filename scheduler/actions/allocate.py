@@ -60,8 +60,8 @@ class AllocateAction:
                 return
             popped.append(job)
             session.considered.add(job.key)
-            shape = tasks = None
-            if use_shapes:
+            shape = None
+            if use_shapes and failed:  # no failure since the last commit: no shape to match
                 tasks = gang.tasks_to_allocate(session, job)
                 shape = allocation_shape(job, tasks)
                 if shape is not None and shape in failed:
@@ -72,8 +72,12 @@ class AllocateAction:
                 failed.clear()  # the session changed: earlier failures prove nothing now
                 if job.has_pending():
                     queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
-            elif shape is not None and tasks is not None and problem:
-                failed[shape] = (problem, tasks)
+            elif use_shapes and problem:
+                # the tasks as they were: a failed placement left every status as it found it
+                tasks = gang.tasks_to_allocate(session, job)
+                shape = allocation_shape(job, tasks) if shape is None else shape
+                if shape is not None:
+                    failed[shape] = (problem, tasks)
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
         """Place the job's first task choice that fits: None, or the first choice's problem.
@@ -83,7 +87,7 @@ class AllocateAction:
         returns the empty problem (nothing is said).
         """
         first_problem: str | None = None
-        for tasks in gang.task_choices(session, job):
+        for tasks in gang.choices_to_try(session, job):
             problem = self._place(session, job, tasks)
             if problem is None:
                 return None

@@ -92,12 +92,17 @@ def _fresh_candidates(session: Session, keyed: bool) -> dict[str, list[PodGroupI
     """
     by_queue: dict[str, list[PodGroupInfo]] = {}
     known = session.snapshot.queues.queues
-    job_key = session.job_key
+    job_keys = session.job_keys
+    recent: list[PodGroupInfo] = []  # keyed in small batches, while still in the CPU cache
     for other in session.snapshot.jobs.values():
         if other.queue in known and is_disruptable(other):
             if keyed:
-                job_key(other)
+                recent.append(other)
+                if len(recent) == 64:
+                    job_keys(recent)
+                    recent.clear()
             by_queue.setdefault(other.queue, []).append(other)
+    job_keys(recent)
     return by_queue
 
 

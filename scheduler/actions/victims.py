@@ -39,7 +39,9 @@ def is_disruptable(job: PodGroupInfo) -> bool:
 
 def reverse_job_order(session: Session, jobs: Sequence[PodGroupInfo]) -> list[PodGroupInfo]:
     """Victim order within a queue: the job allocate would try last goes first."""
-    return sorted(jobs, key=session.job_key, reverse=True)
+    keys = session.job_keys(jobs)
+    # the indexes sorted by a C-level key: stable like sorting the jobs themselves
+    return [jobs[i] for i in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
 
 
 class _Last:

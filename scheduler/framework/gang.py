@@ -46,6 +46,20 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     return list(tasks)
 
 
+def choices_to_try(session: Session, job: PodGroupInfo) -> Iterator[list[PodInfo]]:
+    """:func:`task_choices`, the first taken from :func:`tasks_to_allocate`'s memo.
+
+    Allocate asks the queue order (which read the first choice) and then tries the
+    choices: most jobs place their first, so the others are found only when asked
+    (after the first was rolled back, the pods' statuses are as they were).
+    """
+    first = tasks_to_allocate(session, job)
+    if not first:
+        return
+    yield first
+    yield from itertools.islice(task_choices(session, job), 1, None)
+
+
 def task_choices(
     session: Session, job: PodGroupInfo, limit: int = CHOICE_LIMIT
 ) -> Iterator[list[PodInfo]]:

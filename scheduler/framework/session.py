@@ -9,7 +9,7 @@ one vectorised fit test per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -242,6 +242,42 @@ class Session:
             key = self._job_key_fn(job, job.creation, job.uid)
             self._job_keys[job.key] = key
         return key
+
+    def close(self) -> None:
+        """Drop the cycle's memos once its result is reported (the session is not used again).
+
+        Why: the cycle runs with the cyclic collector paused, and the collector's first
+        pass afterwards walks every young container, its entries included; the memos
+        hold about 100,000 keys and lists at 5,000 nodes, which reference counting frees
+        here at once.
+        """
+        self._job_keys.clear()
+        self._task_keys.clear()
+        self._task_order.clear()
+        self.memos.clear()
+        self.plugin_state.clear()
+        self.status_log.clear()
+        self.job_versions.clear()
+        self._filter_cache.clear()
+        self._fit_memo.clear()
+        self._pending_jobs = None
+        self._run = None
+
+    def job_keys(self, jobs: Iterable[PodGroupInfo]) -> list[tuple[Any, ...]]:
+        """:meth:`job_key` of each of ``jobs``, in one loop over the memo.
+
+        The disruptive actions key every victim candidate (about 80,000 jobs at
+        5,000 nodes); one method call per job costs more than the memo lookup.
+        """
+        memo, key_fn = self._job_keys, self._job_key_fn
+        keys = []
+        for job in jobs:
+            name = job.key
+            key = memo.get(name)
+            if key is None:
+                key = memo[name] = key_fn(job, job.creation, job.uid)
+            keys.append(key)
+        return keys
 
     def status_changed(self, pod: PodInfo) -> None:
         """A Statement changed ``pod``'s status: its job's order key is stale."""

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.actions.stale_gangs import is_stale
+from scheduler.actions.victims import reverse_job_order
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo, SubGroupNode
 from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU
@@ -93,3 +94,29 @@ def test_task_choices_shortcut_as_the_walk(
 def test_stale_shortcut_as_the_walk(pair: tuple[PodGroupInfo, PodGroupInfo]) -> None:
     plain, spelled = pair
     assert is_stale(plain) == is_stale(spelled)
+
+
+@settings(deadline=None)
+@given(jobs())
+def test_choices_to_try_as_task_choices(pair: tuple[PodGroupInfo, PodGroupInfo]) -> None:
+    """Allocate's choices, the first from the memo, are the task choices in order."""
+    for job in pair:
+        session = Session(cast(ClusterSnapshot, None), SchedulerConfig())
+        gang.tasks_to_allocate(session, job)  # the memo filled, as the queue order fills it
+        assert list(gang.choices_to_try(session, job)) == list(gang.task_choices(session, job))
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12))
+def test_reverse_job_order_as_sorting_the_jobs(
+    ranks: list[tuple[int, int]],
+) -> None:
+    """Sorting indexes by the memoised keys gives the jobs in the order sorting them does."""
+    session = Session(cast(ClusterSnapshot, None), SchedulerConfig())
+    session.add_job_order(lambda job: (-job.priority,))
+    jobs = [
+        PodGroupInfo("ns", f"g{i}", f"u{uid}", "q", priority, True, 0.0, [])
+        for i, (priority, uid) in enumerate(ranks)
+    ]
+    expected = sorted(jobs, key=session.job_key, reverse=True)
+    assert [job.key for job in reverse_job_order(session, jobs)] == [job.key for job in expected]
