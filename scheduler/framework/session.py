@@ -110,7 +110,7 @@ class Session:
         # job key -> its order key, dropped when one of its pods changes status
         self._job_keys: dict[str, tuple[Any, ...]] = {}
         self._pending_jobs: list[PodGroupInfo] | None = None
-        # State versions for memos (scheduler.framework.memo): statements committed so far,
+        # State versions for the memos (settled_version, job_versions): statements committed,
         # operations applied by statements not yet committed or undone, and per job the
         # status changes of its pods (tentative ones and their undoing included).
         self.commits = 0
