@@ -71,6 +71,7 @@ def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[s
     containers = fields.get(obj, "spec.template.spec.containers")
     if not isinstance(template, dict) or not isinstance(containers, list):
         return []
+    templates.checked_template(obj, template, "spec.template")
     count = templates.count(obj, fields.get(obj, "spec.replicas"), "spec.replicas")
     uid = fields.uid(obj)
     return [
