@@ -20,6 +20,7 @@ __all__ = [
     "BATCH_MIN_MEMBER_ANNOTATION",
     "BUILTIN_PRIORITY_CLASSES",
     "CORE_KINDS",
+    "CREATED_BY_LABEL",
     "DEFAULT_QUEUE",
     "DEFAULT_SCHEDULER_NAME",
     "KINDS",
@@ -121,6 +122,12 @@ STALE_ANNOTATION: Final = "kai.scheduler/stale-podgroup-timestamp"
 """On a PodGroup: since when it has run below its gang size."""
 SCALE_UP_HINT_ANNOTATION: Final = "kai.scheduler/scale-up-hint"
 """On a PodGroup: the nodes it needs that the cluster does not have."""
+
+# --- what marks the objects our components create in users' namespaces -------------------
+CREATED_BY_LABEL: Final = "podmuster.io/created-by"
+"""On an object a component creates at run time outside the chart (a BindRequest, a
+GPU-sharing ConfigMap): the component's name. The chart's cleanup hook deletes what
+carries it after ``helm uninstall`` (docs/install.md#uninstall); nothing else does."""
 
 # --- what the node-scale-adjuster writes on its stand-in pods ----------------------------
 SCALING_NAMESPACE: Final = "kai-scale-adjust"

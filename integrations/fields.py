@@ -33,14 +33,25 @@ def uid(obj: base.RawObject) -> str:
     return str(metadata(obj).get("uid") or "")
 
 
+def _metadata_map(obj: base.RawObject, key: str) -> Mapping[str, str]:
+    """``metadata.<key>`` (empty when absent). Not a map, or ``metadata`` not a map, is an
+    error naming the field: read as empty, a queue or priority label would be lost with
+    no word, and the object grouped wrongly (the API server refuses such an object, so it
+    is met only offline, in files)."""
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise base.GroupingError(describe(obj), "metadata", f"expected an object, got {meta!r}")
+    return get_mapping(obj, f"metadata.{key}")
+
+
 def labels(obj: base.RawObject) -> Mapping[str, str]:
-    value = metadata(obj).get("labels")
-    return value if isinstance(value, Mapping) else {}
+    """The object's labels; not a map is a :class:`~integrations.base.GroupingError`."""
+    return _metadata_map(obj, "labels")
 
 
 def annotations_of(obj: base.RawObject) -> Mapping[str, str]:
-    value = metadata(obj).get("annotations")
-    return value if isinstance(value, Mapping) else {}
+    """The object's annotations; not a map is a :class:`~integrations.base.GroupingError`."""
+    return _metadata_map(obj, "annotations")
 
 
 def owner_references(obj: base.RawObject) -> Sequence[Mapping[str, Any]]:
@@ -74,13 +85,22 @@ def get(obj: base.RawObject, path: str) -> Any:
     return current
 
 
-def get_mapping(obj: base.RawObject, path: str) -> Mapping[str, Any]:
-    """A mapping at ``path`` (empty when absent); any other type is an error."""
-    value = get(obj, path)
+def get_mapping(
+    obj: base.RawObject,
+    path: str,
+    *,
+    within: Mapping[str, Any] | None = None,
+    prefix: str = "",
+) -> Mapping[str, Any]:
+    """A mapping at ``path`` of ``within`` (default: ``obj``; empty when absent); any
+    other type is an error naming ``obj`` and ``prefix`` + ``path``."""
+    value = get(obj if within is None else within, path)
     if value is None:
         return _EMPTY
     if not isinstance(value, Mapping):
-        raise base.GroupingError(describe(obj), path, f"expected an object, got {value!r}")
+        raise base.GroupingError(
+            describe(obj), f"{prefix}{path}", f"expected an object, got {value!r}"
+        )
     return value
 
 

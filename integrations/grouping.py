@@ -233,14 +233,14 @@ class _Run:
         for pod in pods:
             top: base.RawObject = pod
             ref = f"{fields.namespace(pod)}/{fields.name(pod)}"
-            user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
-            ours = upstream_workload.scheduling_group(pod)  # grouped by its upstream group
-            if user_group and not fields.owner_references(pod) and not ours:
-                # an owner-less pod that names its PodGroup is left alone (user-managed)
-                subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
-                assignments.append(PodAssignment(ref, str(user_group), subgroup))
-                continue
             try:
+                user_group = fields.annotations_of(pod).get(POD_GROUP_ANNOTATION)
+                ours = upstream_workload.scheduling_group(pod)  # grouped by its upstream group
+                if user_group and not fields.owner_references(pod) and not ours:
+                    # an owner-less pod that names its PodGroup is left alone (user-managed)
+                    subgroup = fields.labels(pod).get(SUBGROUP_LABEL)
+                    assignments.append(PodAssignment(ref, str(user_group), subgroup))
+                    continue
                 chain = self.index.owner_chain(pod)
                 top = chain[-1] if chain else pod
                 if self.left_alone(pod, chain, ref, assignments):
@@ -300,8 +300,6 @@ class _Run:
                 continue
             if not objects.is_workload(obj) or synthesis.has_hook(obj):
                 continue
-            if external.requests_skip(obj):
-                continue
             grouper = self.registry.lookup(base.GroupVersionKind.of(obj))
             if not isinstance(grouper, default.DefaultGrouper):
                 continue
@@ -311,6 +309,8 @@ class _Run:
                 "metadata": {"namespace": fields.namespace(obj)},
             }
             try:
+                if external.requests_skip(obj):
+                    continue
                 spec = self.registry.group(self.context(placeholder, (obj,)))
             except base.GroupingError as exc:
                 self.error(obj, exc)

@@ -71,7 +71,9 @@ def _clique_pods(
     spec = fields.get_mapping(body, "spec")
     replicas = templates.count(pcs, spec.get("replicas") or None, f"{path}replicas")
     minimum = fields.get_int(pcs, "minAvailable", replicas, within=spec, prefix=path, minimum=1)
-    labels = {**dict(body.get("labels") or {}), PODCLIQUE_LABEL: fqn}
+    at = f"spec.template.cliques[{index}]."
+    labels = {**fields.get_mapping(pcs, "labels", within=body, prefix=at), PODCLIQUE_LABEL: fqn}
+    annotations = dict(fields.get_mapping(pcs, "annotations", within=body, prefix=at))
     shared = {
         grove.PODGANG_LABEL: gang.name,
         PART_OF_LABEL: fields.name(pcs),
@@ -83,11 +85,11 @@ def _clique_pods(
         fqn,
         owner,
         labels={**labels, **shared},
-        annotations=body.get("annotations"),
+        annotations=annotations,
         spec=spec,
     )
     template = {
-        "metadata": {"labels": labels, "annotations": dict(body.get("annotations") or {})},
+        "metadata": {"labels": labels, "annotations": annotations},
         "spec": spec.get("podSpec") or {},
     }
     pods = [

@@ -175,8 +175,11 @@ def synthesize_groups(lws: base.RawObject, expand: templates.Expand) -> list[dic
     name = fields.name(lws)
     replicas = templates.count(lws, fields.get(lws, "spec.replicas"), "spec.replicas")
     size = templates.count(lws, fields.get(lws, f"{_TEMPLATE}.size"), f"{_TEMPLATE}.size")
-    worker_template = fields.get_mapping(lws, f"{_TEMPLATE}.workerTemplate")
-    leader_template = fields.get_mapping(lws, f"{_TEMPLATE}.leaderTemplate") or worker_template
+    worker_at, leader_at = f"{_TEMPLATE}.workerTemplate", f"{_TEMPLATE}.leaderTemplate"
+    worker_template = templates.checked_template(lws, fields.get(lws, worker_at), worker_at)
+    leader_template = (
+        templates.checked_template(lws, fields.get(lws, leader_at), leader_at) or worker_template
+    )
     leader_sts = templates.make_object(
         "apps/v1", "StatefulSet", name, lws, labels={NAME_LABEL: name}, spec={"replicas": replicas}
     )

@@ -76,8 +76,8 @@ def _template(app: base.RawObject, role: str) -> dict[str, Any]:
     if spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
     meta = {
-        "labels": dict(spec.get("labels") or {}),
-        "annotations": dict(spec.get("annotations") or {}),
+        "labels": dict(fields.get_mapping(app, f"spec.{role}.labels")),
+        "annotations": dict(fields.get_mapping(app, f"spec.{role}.annotations")),
     }
     return {"metadata": meta, "spec": pod_spec}
 

@@ -71,6 +71,7 @@ def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[s
     containers = fields.get(obj, "spec.template.spec.containers")
     if not isinstance(template, dict) or not isinstance(containers, list):
         return []
+    templates.checked_template(obj, template, "spec.template")
     count = templates.count(obj, fields.get(obj, "spec.replicas"), "spec.replicas")
     uid = fields.uid(obj)
     return [
@@ -122,9 +123,10 @@ def synthesize(
     """Everything the controllers of ``obj`` would create, in creation order.
 
     ``obj`` should carry a namespace, name and uid (see :func:`templates.normalized`).
-    Raises :class:`~integrations.base.GroupingError` on malformed counts or a missing
-    related object (e.g. a TrainJob's runtime); what is synthesized only in part (a
-    decision made at run time, a field not understood) goes to ``warn``.
+    Raises :class:`~integrations.base.GroupingError` on malformed counts, on more pods
+    in all than :data:`templates.MAX_SYNTHESIZED`, or a missing related object (e.g. a
+    TrainJob's runtime); what is synthesized only in part (a decision made at run
+    time, a field not understood) goes to ``warn``.
     """
     table = hooks(lookup or base.EmptyLookup(), warn)
 
@@ -133,4 +135,5 @@ def synthesize(
         hook = table.get(gvk) or table.get(GVK(gvk.group, "*", gvk.kind)) or _from_template
         return hook(child, expand)
 
-    return expand(obj)
+    with templates.pod_budget(obj):
+        return expand(obj)

@@ -9,10 +9,13 @@ child's role.  Per-kind hooks compose these helpers.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
+import dataclasses
 import hashlib
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from integrations import base, fields
@@ -162,7 +165,9 @@ def make_pod(
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A pod from a pod template (its labels, annotations and spec) plus extra metadata."""
+    """A pod from a pod template (its labels, annotations and spec) plus extra metadata;
+    within :func:`pod_budget`, one pod of the workload's budget."""
+    _spend_pod(owner)
     template_meta = template.get("metadata")
     template_meta = template_meta if isinstance(template_meta, Mapping) else {}
     pod_labels = {**dict(template_meta.get("labels") or {}), **dict(labels or {})}
@@ -189,13 +194,59 @@ def with_template_labels(template: Mapping[str, Any], labels: Mapping[str, str])
 
 
 MAX_SYNTHESIZED: Final = 100_000
-"""The largest replica count synthesized offline: more pods than this from one field is a
-typo (``replicas: 2147483647``), and building them would exhaust the memory."""
+"""The most pods synthesized offline for one workload, however its counts multiply
+(KubeRay ``replicas`` times ``numOfHosts``, JobSet ``replicas`` times Job ``parallelism``,
+LWS ``replicas`` times ``size``) and add up over its groups: more is a typo (``replicas:
+2147483647``), and building them would exhaust the memory. One count alone above it is
+refused at once."""
+
+
+@dataclasses.dataclass(slots=True)
+class _PodBudget:
+    """The pods one workload's synthesis may still make, and the counts read so far."""
+
+    workload: str
+    left: int
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+_BUDGET: contextvars.ContextVar[_PodBudget | None] = contextvars.ContextVar(
+    "pod_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def pod_budget(workload: base.RawObject) -> Iterator[None]:
+    """Within it, the pods :func:`make_pod` makes count against :data:`MAX_SYNTHESIZED`
+    for ``workload`` (its own and those of the children its hooks expand); one more is a
+    :class:`~integrations.base.GroupingError` naming ``workload`` and the counts read."""
+    token = _BUDGET.set(_PodBudget(fields.describe(workload), MAX_SYNTHESIZED))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend_pod(owner: base.RawObject) -> None:
+    budget = _BUDGET.get()
+    if budget is None:
+        return
+    budget.left -= 1
+    if budget.left >= 0:
+        return
+    read = ", ".join(f"{path}={number}" for path, number in budget.counts.items())
+    raise base.GroupingError(
+        budget.workload,
+        read,
+        f"these counts, multiplied and added up over the groups, make more than the "
+        f"{MAX_SYNTHESIZED} pods podmuster synthesizes offline for one workload",
+    )
 
 
 def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
     """A replica count for synthesis; negative, non-integer or larger than
-    :data:`MAX_SYNTHESIZED` values are errors naming ``path``."""
+    :data:`MAX_SYNTHESIZED` values are errors naming ``path``. Within :func:`pod_budget`
+    a count above 1 is remembered, to be named if the workload's pods exceed it."""
     if value is None:
         return default
     number = fields.as_int(value, obj=obj, path=path)
@@ -205,6 +256,10 @@ def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
             path,
             f"{number} is more than the {MAX_SYNTHESIZED} pods podmuster synthesizes offline",
         )
+    budget = _BUDGET.get()
+    if budget is not None and number > 1:
+        own = fields.describe(obj) == budget.workload
+        budget.counts.setdefault(path if own else f"{obj.get('kind')} {path}", number)
     return number
 
 

@@ -24,7 +24,7 @@ def job_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, An
         parallelism = min(parallelism, templates.count(job, completions, "spec.completions"))
     indexed = fields.get(job, "spec.completionMode") == "Indexed"
     name, uid = fields.name(job), fields.uid(job)
-    template = fields.get_mapping(job, "spec.template")
+    template = templates.checked_template(job, fields.get(job, "spec.template"), "spec.template")
     pods = []
     for index in range(parallelism):
         labels = {JOB_NAME: name, CONTROLLER_UID: uid, "job-name": name, "controller-uid": uid}
@@ -53,7 +53,7 @@ def cronjob_children(cronjob: base.RawObject, expand: templates.Expand) -> list[
 
 def replicaset_pods(rs: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     replicas = templates.count(rs, fields.get(rs, "spec.replicas"), "spec.replicas")
-    template = fields.get_mapping(rs, "spec.template")
+    template = templates.checked_template(rs, fields.get(rs, "spec.template"), "spec.template")
     return [
         templates.make_pod(
             template, f"{fields.name(rs)}-{templates.suffix(f'{fields.uid(rs)}/{i}')}", rs
@@ -66,7 +66,8 @@ def deployment_children(dep: base.RawObject, expand: templates.Expand) -> list[d
     """A ReplicaSet ``<dep>-<pod-template-hash>`` and its pods."""
     template_hash = templates.suffix(f"{fields.uid(dep)}/template", 10)
     template = templates.with_template_labels(
-        fields.get_mapping(dep, "spec.template"), {"pod-template-hash": template_hash}
+        templates.checked_template(dep, fields.get(dep, "spec.template"), "spec.template"),
+        {"pod-template-hash": template_hash},
     )
     spec = {**fields.get_mapping(dep, "spec"), "template": template}
     rs = templates.make_object(
@@ -82,7 +83,7 @@ def deployment_children(dep: base.RawObject, expand: templates.Expand) -> list[d
 
 def statefulset_pods(sts: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     replicas = templates.count(sts, fields.get(sts, "spec.replicas"), "spec.replicas")
-    template = fields.get_mapping(sts, "spec.template")
+    template = templates.checked_template(sts, fields.get(sts, "spec.template"), "spec.template")
     name = fields.name(sts)
     return [
         templates.make_pod(

@@ -104,7 +104,10 @@ def notebook_children(notebook: base.RawObject, expand: templates.Expand) -> lis
     """A StatefulSet ``<nb>`` with one pod ``<nb>-0``."""
     name = fields.name(notebook)
     template = templates.with_template_labels(
-        fields.get_mapping(notebook, "spec.template"), {"notebook-name": name, "statefulset": name}
+        templates.checked_template(
+            notebook, fields.get(notebook, "spec.template"), "spec.template"
+        ),
+        {"notebook-name": name, "statefulset": name},
     )
     sts = templates.make_object(
         "apps/v1", "StatefulSet", name, notebook, spec={"replicas": 1, "template": template}

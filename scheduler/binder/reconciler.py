@@ -228,6 +228,10 @@ class Binder:
                 )
                 current["data"] = wanted["data"]
                 current["metadata"]["ownerReferences"] = wanted["metadata"]["ownerReferences"]
+                current["metadata"]["labels"] = {
+                    **(current["metadata"].get("labels") or {}),
+                    **wanted["metadata"]["labels"],
+                }
                 await self.api.replace(current)
         except NotFoundError:
             return Action("fail", node, f"pod {name} does not exist")

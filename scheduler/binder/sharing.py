@@ -33,6 +33,7 @@ from typing import Any, Final, Literal
 
 from crds import gpusharing as names
 from crds.bindrequest import RESOURCE_TYPE_FRACTION
+from crds.names import CREATED_BY_LABEL
 from kubeapi.objects import owner_reference
 
 __all__ = [
@@ -282,7 +283,8 @@ CDI_DEVICE_PREFIX: Final = "k8s.device-plugin.nvidia.com/gpu="
 def configmap(
     pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str], *, cdi: bool = False
 ) -> dict[str, Any]:
-    """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with it)."""
+    """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with
+    it; labelled ``CREATED_BY_LABEL`` so the chart's cleanup hook finds it after an uninstall)."""
     meta = pod.get("metadata") or {}
     return {
         "apiVersion": "v1",
@@ -290,6 +292,7 @@ def configmap(
         "metadata": {
             "name": configmap_of(pod),
             "namespace": meta.get("namespace"),
+            "labels": {CREATED_BY_LABEL: "binder"},
             "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
         "data": {

@@ -61,7 +61,7 @@ from typing import Any
 from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
 from crds.bindrequest import SELECTED_NODE_LABEL
 from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
-from crds.names import ADMISSION_GATE, POD_GROUP_ANNOTATION
+from crds.names import ADMISSION_GATE, CREATED_BY_LABEL, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object, event_body, owner_reference
@@ -133,6 +133,7 @@ def bind_request(
     A named ``pool`` labels the request with its node-pool label, as KAI does: the
     instance watches only its pool's BindRequests, so without the label it would not
     see its own binds in flight (and the default pool would count them instead).
+    ``CREATED_BY_LABEL`` lets the chart's cleanup hook find it after an uninstall.
     """
     meta = pod.get("metadata") or {}
     groups: list[str] = []
@@ -162,7 +163,7 @@ def bind_request(
             {"name": entry, "allocation": allocation}
             for entry, allocation in decision.resource_claims
         ]
-    labels = {SELECTED_NODE_LABEL: node}
+    labels = {SELECTED_NODE_LABEL: node, CREATED_BY_LABEL: "scheduler"}
     if pool is not None and pool.name is not None:
         labels[pool.label] = pool.name
     return {

@@ -1,8 +1,8 @@
 """The chart's hook Jobs and the Grafana dashboard, rendered.
 
 Why: a hook runs once, unattended, with RBAC of its own; what it applies, what it may
-touch and what it deletes must be exactly the chart's CRDs, the components' Leases and
-their own pods, by the names and labels the components really use. The dashboard is
+touch and what it deletes must be exactly the chart's CRDs, the components' Leases, their
+own pods and the objects they labelled, by the names and labels the components really use. The dashboard is
 only useful if every series it queries is one the components export. (The hooks run on
 the real API server in test_chart_lifecycle.py.)
 """
@@ -18,6 +18,7 @@ import yaml
 from chartkit import CHART, NAMESPACE, Helm, Rendered
 
 from crds.gpusharing import RESERVATION_APP
+from crds.names import CREATED_BY_LABEL
 from scheduler.metrics import Metrics
 from scheduler.scale_adjuster.deciding import APP_LABEL, SCALING_APP
 
@@ -111,6 +112,7 @@ def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
     name = "podmuster-cleanup"
     assert {(d["kind"], d["metadata"]["name"]) for d in hooks_of(rendered, "post-delete")} == {
         ("ServiceAccount", name), ("Role", name), ("RoleBinding", name), ("Job", name),
+        ("ClusterRole", name), ("ClusterRoleBinding", name),
         ("Role", f"{name}-reservation-pods"), ("RoleBinding", f"{name}-reservation-pods"),
         ("Role", f"{name}-scaling-pods"), ("RoleBinding", f"{name}-scaling-pods"),
     }  # fmt: skip
@@ -154,13 +156,37 @@ def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
     for binding in ("", "-reservation-pods", "-scaling-pods"):
         subjects = rendered.get("RoleBinding", f"{name}{binding}")["subjects"]
         assert subjects == [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+    subjects = rendered.get("ClusterRoleBinding", name)["subjects"]
+    assert subjects == [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+
+
+def test_cleanup_deletes_what_the_components_labelled_in_every_namespace(helm: Helm) -> None:
+    """BindRequests (the scheduler's) and GPU-sharing ConfigMaps (the binder's) are in
+    users' namespaces; only the label the components put on them selects them, and the
+    ClusterRole may list and delete those two resources, nothing else."""
+    rendered = helm.template()
+    name = "podmuster-cleanup"
+    boxes = {c["name"]: c for c in job_containers(rendered, name)}
+    for box, kind in (("bind-requests", "bindrequests.scheduling.run.ai"),
+                      ("gpu-configmaps", "configmaps")):  # fmt: skip
+        assert boxes[box]["args"] == [
+            "delete", kind, "--all-namespaces", "--selector", CREATED_BY_LABEL,
+            "--ignore-not-found", "--wait=false",
+        ]  # fmt: skip
+    assert rendered.get("ClusterRole", name)["rules"] == [
+        {"apiGroups": ["scheduling.run.ai"], "resources": ["bindrequests"],
+         "verbs": ["list", "delete"]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "delete"]},
+    ]  # fmt: skip
 
 
 def test_cleanup_leaves_namespaces_the_chart_deletes_alone(helm: Helm) -> None:
     """A namespace the chart created is gone before post-delete hooks run (with its
     pods); a Role there could not even be created."""
     rendered = helm.template({"clusterAutoscaling": {"enabled": True}})
-    assert [c["name"] for c in job_containers(rendered, "podmuster-cleanup")] == ["leases"]
+    assert [c["name"] for c in job_containers(rendered, "podmuster-cleanup")] == [
+        "leases", "bind-requests", "gpu-configmaps",
+    ]  # fmt: skip
     assert rendered.names("Role").count("podmuster-cleanup") == 1
 
 

@@ -24,6 +24,9 @@ import yaml
 from chartkit import CHART, Helm, token_kubeconfig
 from test_chart_apply import may, release_name, reservations_in
 
+from crds.names import ADMISSION_GATE, DEFAULT_SCHEDULER_NAME
+from scheduler.binder.sharing import Fraction, configmap
+from scheduler.live.committing import bind_request
 from tests.e2e.controlplane import Cluster
 from tests.e2e.kube import Kubectl, NotYet, wait_for
 from tests.e2e.objects import bind, request_completion, wait_phase
@@ -158,6 +161,36 @@ def bare_pod(name: str, namespace: str, app: str) -> dict[str, Any]:
     }
 
 
+BINDREQUESTS = "bindrequests.scheduling.run.ai"
+
+
+def made_at_run_time(cluster: Cluster, namespace: str, node: str) -> dict[str, list[str]]:
+    """In a user's namespace: a pod of our scheduler held behind the admission gate, the
+    BindRequest and GPU-sharing ConfigMap the components would make for it (by their own
+    builders, so with the label they really write), and look-alikes that are not ours.
+    Returns the (kind, name)s cleanup must delete ("ours") and keep ("theirs")."""
+    pod = bare_pod("gated", namespace, "trainer")
+    pod["spec"] |= {"schedulerName": DEFAULT_SCHEDULER_NAME,
+                    "schedulingGates": [{"name": ADMISSION_GATE}]}  # fmt: skip
+    cluster.kubectl.create(pod)
+    stored = cluster.kubectl.get("pod", "gated", "-n", namespace)
+    ours = bind_request(stored, node, 3)
+    cluster.kubectl.create(ours)
+    shared = configmap(stored, Fraction(("g1",), "0.50"), ("GPU-1",))
+    cluster.kubectl.create(shared)
+    theirs = bind_request(stored, node, 3)  # another scheduler's: not labelled by us
+    theirs["metadata"] |= {"name": "another-schedulers", "labels": {}}
+    cluster.kubectl.create(theirs)
+    own = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "settings", "namespace": namespace}, "data": {"a": "b"}}  # fmt: skip
+    cluster.kubectl.create(own)
+    return {
+        "ours": [f"{BINDREQUESTS}/{ours['metadata']['name']}",
+                 f"configmap/{shared['metadata']['name']}"],
+        "theirs": [f"{BINDREQUESTS}/another-schedulers", "configmap/settings", "pod/gated"],
+    }  # fmt: skip
+
+
 def test_install_upgrade_uninstall_with_hooks(
     helm: Helm, cluster: Cluster, namespace: str, kwok_node: str, tmp_path: Path
 ) -> None:
@@ -245,6 +278,9 @@ def test_install_upgrade_uninstall_with_hooks(
             cluster.kubectl.create(lease(name, namespace))
         cluster.kubectl.create(bare_pod("reservation", namespace, "kai-resource-reservation"))
         cluster.kubectl.create(bare_pod("bystander", namespace, "other"))
+        users = f"{release}-users"
+        cluster.kubectl.run("create", "namespace", users)
+        made = made_at_run_time(cluster, users, kwok_node)
         cleanup = f"{release}-podmuster-cleanup"
 
         def cleaner_may(user: str) -> None:
@@ -256,6 +292,16 @@ def test_install_upgrade_uninstall_with_hooks(
             assert may(cluster, user, "delete", "pods", "", "reservation", namespace)
             assert not may(cluster, user, "delete", "pods", "", "reservation", "default")
             assert not may(cluster, user, "create", "pods", "", "", namespace)
+            # in every namespace, only listing and deleting BindRequests and ConfigMaps
+            for resource, group in ((BINDREQUESTS.split(".")[0], "scheduling.run.ai"),
+                                    ("configmaps", "")):  # fmt: skip
+                assert may(cluster, user, "list", resource, group)
+                assert may(cluster, user, "delete", resource, group, "x", users)
+                for verb in ("create", "update", "patch", "get"):
+                    assert not may(cluster, user, verb, resource, group, "x", users)
+            assert not may(cluster, user, "delete", "secrets", "", "x", users)
+            assert not may(cluster, user, "delete", "podgroups", "scheduling.run.ai", "x", users)
+            assert not may(cluster, user, "patch", "pods", "", "gated", users)
 
         with helm.started(*helm_args("uninstall", release, namespace, cluster)) as proc:
             run_hook_pod(cluster, namespace, cleanup, kwok_node, proc, tmp_path, cleaner_may)
@@ -264,6 +310,19 @@ def test_install_upgrade_uninstall_with_hooks(
         assert left == {"someone-elses"}
         assert not cluster.kubectl.exists("pod", "reservation", "-n", namespace)
         assert cluster.kubectl.exists("pod", "bystander", "-n", namespace)
+        wait_for(
+            "the BindRequest and ConfigMap the components labelled gone",
+            lambda: (lambda rest: NotYet(f"left: {rest}") if rest else True)(
+                [o for o in made["ours"] if cluster.kubectl.exists(o, "-n", users)]
+            ),
+            timeout=60,
+        )
+        for kept in made["theirs"]:
+            assert cluster.kubectl.exists(kept, "-n", users), kept
+        # the gate stays: the pod names our scheduler, so no other scheduler could place
+        # it ungated, and a reinstall admits it through its queue (docs/install.md)
+        gates = cluster.kubectl.get("pod", "gated", "-n", users)["spec"]["schedulingGates"]
+        assert gates == [{"name": ADMISSION_GATE}]
         wait_for(
             "every object of the release gone",
             lambda: (lambda rest: NotYet(f"left: {rest}") if rest else True)(
@@ -281,6 +340,9 @@ def test_install_upgrade_uninstall_with_hooks(
                      "--ignore-not-found")  # fmt: skip
         finally:
             cluster.kubectl.run("delete", "queues.scheduling.run.ai", *queues, "--ignore-not-found")
+            cluster.kubectl.run(
+                "delete", "namespace", f"{release}-users", "--ignore-not-found", "--wait=false"
+            )
             # the chart's own CRDs, whatever the test did to them
             cluster.kubectl.run(
                 "apply", "--server-side", "--force-conflicts",

@@ -62,7 +62,9 @@ def test_defaults_render_every_component(helm: Helm) -> None:
     assert rendered.names("ServiceAccount") == sorted(
         [*names, *HOOK_ACCOUNTS, "kai-resource-reservation"]
     )
-    assert rendered.names("ClusterRole") == sorted([*names, "podmuster-crd-upgrade"])
+    assert rendered.names("ClusterRole") == sorted(
+        [*names, "podmuster-crd-upgrade", "podmuster-cleanup"]
+    )
     assert rendered.names("PodDisruptionBudget") == names
     metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
     assert rendered.names("Service") == sorted([*metrics, "podmuster-webhooks"])

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from crds.names import CREATED_BY_LABEL
+
 from .conftest import create_kwok_node, require_kwok
 from .controlplane import Cluster
 from .gpus import RESERVATIONS, FakeDevicePlugin, fake_device_plugin, reservations_of, sharing_pod
@@ -129,6 +131,8 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
     configmap = cluster.kubectl.get("configmap", "nb-0-shared-gpu", "-n", namespace)
     assert configmap["data"] == {"NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.50"}
     assert configmap["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
+    # what the chart's cleanup hook selects after helm uninstall (test_chart_lifecycle.py)
+    assert configmap["metadata"]["labels"] == {CREATED_BY_LABEL: "binder"}
     env = {e["name"]: e["valueFrom"] for e in pod["spec"]["containers"][0]["env"]}
     assert env["NVIDIA_VISIBLE_DEVICES"]["configMapKeyRef"]["name"] == "nb-0-shared-gpu"
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from crds.names import CREATED_BY_LABEL
+
 from .controlplane import Cluster
 from .kube import Obj, wait_for
 from .live import component
@@ -118,6 +120,7 @@ def test_gang_that_fits_gets_bind_requests_and_one_that_does_not_is_explained(
         assert request["spec"]["selectedNode"] == kwok_node
         assert request["spec"]["podName"] == name
         assert request["metadata"]["labels"]["selected-node"] == kwok_node
+        assert request["metadata"]["labels"][CREATED_BY_LABEL] == "scheduler"  # for cleanup
         assert request["metadata"]["ownerReferences"][0]["kind"] == "Pod"
         assert request["spec"]["receivedGPU"] == {"count": 0, "portion": "0.00"}
     assert not {"big-0", "big-1"} & set(found)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from crds.names import CREATED_BY_LABEL
 from scheduler.binder.sharing import (
     Fraction,
     Settings,
@@ -231,6 +232,8 @@ def test_configmap_holds_uuids_and_portion_owned_by_the_pod() -> None:
     assert cm["metadata"]["ownerReferences"] == [
         {"apiVersion": "v1", "kind": "Pod", "name": "nb", "uid": "u1"}
     ]
+    # the chart's cleanup hook deletes it by this label after an uninstall
+    assert cm["metadata"]["labels"] == {CREATED_BY_LABEL: "binder"}
     assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2", "GPU_PORTION": "0.50"}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from live_objects import api_with, with_informers
 
+from crds.names import CREATED_BY_LABEL
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import Bind, CycleResult, Eviction, PodGroupOutcome, run_cycle
 from scheduler.live.committing import Committer
@@ -38,7 +39,8 @@ def test_bind_requests_have_kai_shape_and_are_not_duplicated() -> None:
     pod = fake.stored("v1", "Pod", "default", "a-0")
     assert pod is not None
     assert request["metadata"]["name"] == "a-0"
-    assert request["metadata"]["labels"] == {"selected-node": "n1"}
+    # KAI's label, and ours for the chart's cleanup hook
+    assert request["metadata"]["labels"] == {"selected-node": "n1", CREATED_BY_LABEL: "scheduler"}
     owner = request["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"]) == ("Pod", "a-0", pod["metadata"]["uid"])
     assert request["spec"] == {

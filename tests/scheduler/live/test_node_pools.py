@@ -13,7 +13,7 @@ import pytest
 from live_objects import api_with, with_informers
 
 from crds.bindrequest import SELECTED_NODE_LABEL
-from crds.names import NODE_POOL_LABEL
+from crds.names import CREATED_BY_LABEL, NODE_POOL_LABEL
 from scheduler.cache import pools
 from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.pools import NodePool
@@ -159,5 +159,9 @@ def test_a_pool_labels_its_bind_requests_and_keeps_seeing_them(
     )
     assert report.bind_requests == 1
     (request,) = fake.of_kind("BindRequest")
-    assert request["metadata"]["labels"] == {SELECTED_NODE_LABEL: "na", **labels}
+    assert request["metadata"]["labels"] == {
+        SELECTED_NODE_LABEL: "na",
+        CREATED_BY_LABEL: "scheduler",
+        **labels,
+    }
     assert set(informers.objects["BindRequest"]) == {"default/p"}

@@ -1,0 +1,132 @@
+"""Labels and annotations that are not a map are an error naming the object and field.
+
+Why: read as empty, a list or a string in ``metadata.labels`` (``[kai.scheduler/queue=a]``)
+loses the queue, priority or min-member it was meant to carry, and the workload is
+grouped on a guess with no word. One table over every adapter family
+(fixtures/adapter-families.yaml: one valid workload each) breaks one field at a time,
+on the workload itself and on its pod template (or the family's own label fields);
+each must be one error naming the object and the field, while a workload beside it is
+still grouped.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import FIXTURES, load_all
+
+from integrations.grouping import group_workloads
+from podmuster.cli import main
+
+FAMILIES = {doc["kind"]: doc for doc in load_all(FIXTURES / "adapter-families.yaml")}
+AS_LIST = ["kai.scheduler/queue=team-a"]
+AS_TEXT = "kai.scheduler/queue: team-a"
+
+ROWS: list[tuple[str, str, Any]] = [
+    ("Job", "metadata.labels", AS_LIST),
+    ("Job", "spec.template.metadata.labels", AS_LIST),
+    ("Deployment", "metadata.annotations", AS_TEXT),
+    ("Deployment", "spec.template.metadata.annotations", AS_TEXT),
+    ("CronJob", "spec.jobTemplate.metadata.labels", AS_LIST),
+    ("PyTorchJob", "metadata.labels", AS_TEXT),
+    ("PyTorchJob", "spec.pytorchReplicaSpecs.Worker.template.metadata.labels", AS_LIST),
+    ("RayCluster", "metadata.annotations", AS_LIST),
+    ("RayCluster", "spec.workerGroupSpecs[0].template.metadata.labels", AS_LIST),
+    ("JobSet", "metadata.labels", AS_LIST),
+    ("JobSet", "spec.replicatedJobs[0].template.metadata.annotations", AS_TEXT),
+    ("LeaderWorkerSet", "metadata.labels", AS_LIST),
+    ("LeaderWorkerSet", "spec.leaderWorkerTemplate.workerTemplate.metadata.labels", AS_TEXT),
+    ("PodCliqueSet", "metadata.annotations", AS_TEXT),
+    ("PodCliqueSet", "spec.template.cliques[0].labels", AS_LIST),
+    ("Service", "metadata.labels", AS_LIST),
+    ("Service", "spec.template.metadata.annotations", AS_LIST),
+    ("SparkApplication", "metadata.labels", AS_TEXT),
+    ("SparkApplication", "spec.driver.labels", AS_LIST),
+    ("Workflow", "metadata.labels", AS_LIST),
+    ("Workflow", "spec.templates[0].metadata.labels", AS_TEXT),
+    ("Widget", "metadata.labels", AS_LIST),
+    ("Widget", "spec.template.metadata.annotations", AS_TEXT),
+]
+"""(kind, field, what it is set to): the field as the error names it."""
+
+
+def broken(kind: str, field: str, value: Any) -> dict[str, Any]:
+    """The family's workload with ``field`` (``a.b[0].c``) set to ``value``."""
+    doc = copy.deepcopy(FAMILIES[kind])
+    keys: list[str | int] = []
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        keys += [name, int(index.rstrip("]"))] if index else [name]
+    parent: Any = doc
+    for key in keys[:-1]:
+        parent = parent[key] if isinstance(key, int) else parent.setdefault(key, {})
+    parent[keys[-1]] = value
+    return doc
+
+
+def bystander() -> dict[str, Any]:
+    doc = copy.deepcopy(FAMILIES["Job"])
+    doc["metadata"]["name"] = "bystander"
+    return doc
+
+
+def where(doc: dict[str, Any]) -> str:
+    return f"{doc['kind']} {doc['metadata']['namespace']}/{doc['metadata']['name']}"
+
+
+def test_the_table_covers_every_family() -> None:
+    assert {kind for kind, *_ in ROWS} == set(FAMILIES)
+
+
+@pytest.mark.parametrize(("kind", "field", "value"), ROWS)
+def test_not_a_map_is_one_error_naming_object_and_field(kind: str, field: str, value: Any) -> None:
+    doc = broken(kind, field, value)
+    result = group_workloads([doc, bystander()])
+    assert [e.object for e in result.errors] == [where(doc)], result.errors
+    assert f"{where(doc)} field {field}: expected an object, got {value!r}" in (
+        result.errors[0].message
+    )
+    assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
+
+
+def test_a_pod_given_with_its_workload() -> None:
+    """Pods met as they are (not synthesized) go through the same reader."""
+    job = FAMILIES["Job"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "etl-x1",
+            "namespace": "data",
+            "labels": AS_LIST,
+            "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "etl", "uid": "u-etl"}
+            ],
+        },
+        "spec": job["spec"]["template"]["spec"],
+    }
+    owned = {**copy.deepcopy(job), "metadata": {**job["metadata"], "uid": "u-etl"}}
+    result = group_workloads([owned, pod, bystander()])
+    # reported against the workload the pod belongs to, naming the pod and its field
+    assert [e.object for e in result.errors] == ["Job data/etl"]
+    assert result.errors[0].message.startswith(
+        "Pod data/etl-x1 field metadata.labels: expected an object"
+    )
+    assert len(result.pod_groups) == 1  # the bystander's
+
+
+def test_cli_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = broken("RayCluster", "metadata.labels", AS_LIST)
+    path = tmp_path / "work.yaml"
+    path.write_text(yaml.safe_dump_all([doc, bystander()]))
+    assert main(["group", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"podmuster: {path}: RayCluster research/tune: field metadata.labels: expected an"
+        f" object, got {AS_LIST!r}"
+    ]
+    assert len(yaml.safe_load(captured.out)["items"]) == 1
