@@ -193,7 +193,7 @@ def _moved(job: PodGroupInfo) -> bool:
     return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
 
 
-def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
+def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
     """Why moving pods cannot make room for ``tasks``: the GPUs they need at least exceed
     what the cluster has free at most, free parts of shared devices included; else None.
 
@@ -204,11 +204,7 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
     asking more can never fit (KAI's check, which counts the same parts).
     """
     whole, parts, largest = _free_gpus(session)
-    need = 0
-    for task in tasks:
-        need += int(task.request[GPU])
-        if task.gpu_share is not None:
-            need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
+    need = session.job_memo(_GPU_NEED, job, lambda: _gpus_needed(tasks, largest))
     if need == 0:
         return None
     if need <= whole + parts:
@@ -218,6 +214,19 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
         f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
         f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
     )
+
+
+_GPU_NEED = "disrupting.gpu_need"  # ``tasks`` are the job's tasks to allocate: they follow it
+
+
+def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
+    """Whole GPUs plus each shared request's portion on the largest device (thousandths)."""
+    need = 0
+    for task in tasks:
+        need += int(task.request[GPU])
+        if task.gpu_share is not None:
+            need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
+    return need
 
 
 _FREE_GPUS = "disrupting.free_gpus"
@@ -359,7 +368,7 @@ class ConsolidationAction:
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             session.considered.add(job.key)
-            short = _gpus_short(session, tasks)
+            short = _gpus_short(session, job, tasks)
             if short:
                 # moving pods frees nothing: the room must already exist, only scattered
                 session.add_reason(job, f"{self.name}: {short}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,8 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gpu_placement
 from scheduler.framework.statement import Statement
+
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -290,6 +292,20 @@ class Session:
         """Statements committed so far, or None while some statement holds uncommitted
         operations: equal versions mean the same committed state of nodes and queues."""
         return self.commits if self.open_ops == 0 else None
+
+    def job_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
+        """``compute()`` for ``job``, kept in the memo ``name`` until one of the job's pods
+        changes status: for answers that read only the job and its pods' statuses."""
+        memo: dict[str, tuple[int, _T]] | None = self.memos.get(name)
+        if memo is None:
+            memo = self.memos[name] = {}
+        version = self.job_versions.get(job.key, 0)
+        hit = memo.get(job.key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = compute()
+        memo[job.key] = (version, value)
+        return value
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
