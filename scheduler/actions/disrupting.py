@@ -236,15 +236,15 @@ def _free_gpus(session: Session) -> tuple[int, int, int]:
     """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
     largest device memory; kept while the session's committed state stays the same
     (asked once per pending gang)."""
-    settled = session.settled_version()
-    cached = session.memos.get(_FREE_GPUS)
-    if session.memoise and settled is not None and cached is not None and cached[0] == settled:
-        return cached[1]  # type: ignore[no-any-return]
+    memo = session.settled_memo(_FREE_GPUS)
+    if memo:
+        return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
     largest = int(shared.memory.max()) if shared.memory.size else 0
     totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
-    session.memos[_FREE_GPUS] = (settled, totals)
+    if memo is not None:
+        memo["totals"] = totals
     return totals
 
 

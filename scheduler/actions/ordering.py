@@ -177,12 +177,11 @@ def popped_order(
     only on the session's committed state (allocations, evictions:
     :meth:`Session.settled_version`) and the queue depth.
     """
-    settled = session.settled_version()
-    cached = session.memos.get(_ORDER)
-    if settled is not None and cached is not None and cached[0] == (settled, depth):
-        return list(cached[1])
+    memo = session.settled_memo(_ORDER)
+    if memo is not None and depth in memo:
+        return list(memo[depth])
     popped = JobQueue(session, jobs(), depth).drain()
-    remember_order(session, depth, settled, popped)
+    remember_order(session, depth, session.settled_version(), popped)
     return list(popped)
 
 
@@ -192,5 +191,7 @@ def remember_order(
     """Record ``popped`` as the whole pop order at state version ``settled``: an action
     that popped every job and committed nothing on the way (then the order is the one
     a fresh queue pops) tells it here for :func:`popped_order`."""
-    if session.memoise and settled is not None and settled == session.settled_version():
-        session.memos[_ORDER] = ((settled, depth), list(popped))
+    if settled is not None and settled == session.settled_version():
+        memo = session.settled_memo(_ORDER)
+        if memo is not None:
+            memo[depth] = list(popped)
