@@ -242,9 +242,11 @@ class Recorder:
         for outcome in result.pod_groups:
             if outcome.outcome != "pending":
                 continue
+            current = self._cause_now.get(outcome.pod_group)
+            if current is not None and self.last_reasons.get(outcome.pod_group) == outcome.reasons:
+                continue  # the same sentences as last cycle: the same cause, still running
             self.last_reasons[outcome.pod_group] = outcome.reasons
             cause = root_cause(outcome.reasons)
-            current = self._cause_now.get(outcome.pod_group)
             if current is None or current[0] != cause:
                 self._cause_ends(outcome.pod_group, self.sim.now)
                 self._cause_now[outcome.pod_group] = (cause, self.sim.now)

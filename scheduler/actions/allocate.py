@@ -31,7 +31,7 @@ def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
                 session.add_reason(job, problem)
             session.considered.add(job.key)
             continue
-        not_ready = gang.readiness_problem(job)
+        not_ready = gang.ready_problem(session, job)
         if not_ready:
             session.add_reason(job, not_ready)
             session.considered.add(job.key)

@@ -193,7 +193,7 @@ def _moved(job: PodGroupInfo) -> bool:
     return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
 
 
-def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
+def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
     """Why moving pods cannot make room for ``tasks``: the GPUs they need at least exceed
     what the cluster has free at most, free parts of shared devices included; else None.
 
@@ -204,11 +204,7 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
     asking more can never fit (KAI's check, which counts the same parts).
     """
     whole, parts, largest = _free_gpus(session)
-    need = 0
-    for task in tasks:
-        need += int(task.request[GPU])
-        if task.gpu_share is not None:
-            need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
+    need = session.job_memo(_GPU_NEED, job, lambda: _gpus_needed(tasks, largest))
     if need == 0:
         return None
     if need <= whole + parts:
@@ -220,6 +216,19 @@ def _gpus_short(session: Session, tasks: list[PodInfo]) -> str | None:
     )
 
 
+_GPU_NEED = "disrupting.gpu_need"  # ``tasks`` are the job's tasks to allocate: they follow it
+
+
+def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
+    """Whole GPUs plus each shared request's portion on the largest device (thousandths)."""
+    need = 0
+    for task in tasks:
+        need += int(task.request[GPU])
+        if task.gpu_share is not None:
+            need += task.gpu_share.devices * task.gpu_share.portion_on(largest)
+    return need
+
+
 _FREE_GPUS = "disrupting.free_gpus"
 
 
@@ -227,15 +236,15 @@ def _free_gpus(session: Session) -> tuple[int, int, int]:
     """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
     largest device memory; kept while the session's committed state stays the same
     (asked once per pending gang)."""
-    settled = session.settled_version()
-    cached = session.memos.get(_FREE_GPUS)
-    if session.memoise and settled is not None and cached is not None and cached[0] == settled:
-        return cached[1]  # type: ignore[no-any-return]
+    memo = session.settled_memo(_FREE_GPUS)
+    if memo:
+        return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
     largest = int(shared.memory.max()) if shared.memory.size else 0
     totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
-    session.memos[_FREE_GPUS] = (settled, totals)
+    if memo is not None:
+        memo["totals"] = totals
     return totals
 
 
@@ -359,7 +368,7 @@ class ConsolidationAction:
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             session.considered.add(job.key)
-            short = _gpus_short(session, tasks)
+            short = _gpus_short(session, job, tasks)
             if short:
                 # moving pods frees nothing: the room must already exist, only scattered
                 session.add_reason(job, f"{self.name}: {short}")

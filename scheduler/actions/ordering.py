@@ -3,7 +3,9 @@
 Why: KAI's fairness is the order in which jobs are tried. At each level of the
 queue tree the session's queue order picks the child whose best pending job
 should go next; within a leaf the job order (a sort key) decides. Leaves are
-heaps, so a pop costs one comparison per sibling on the path plus a heap pop.
+heaps (built in one step), so a pop costs one comparison per sibling on the path
+plus a heap pop; in a flat tree (no departments) only the leaves' heads are
+compared, and a whole queue is drained from sorted leaves.
 The disruptive actions pop every job before trying any; while the session's
 committed state stays the same that order is the same too, so it is computed
 once, or taken from allocate when allocate committed nothing
@@ -34,8 +36,29 @@ class JobQueue:
         self._seq = itertools.count()
         self._depth = depth
         self._cache: dict[str, tuple[str | None, PodGroupInfo | None]] = {}
+        self._paths: dict[str, list[str]] = {}  # queue -> its path to the root, asked per pop
+        # every queue a top-level leaf (no departments): a pop compares the heaps' heads alone
+        self._flat = all(self._tree.queues[root].is_leaf for root in self._tree.roots)
+        # Every leaf's heap is built in one step: the same entries, hence the same pops,
+        # as pushing the jobs one by one (keys are unique by their sequence number).
+        job_key, seq = session.job_key, self._seq
+        grouped: dict[str, list[tuple[Any, int, PodGroupInfo]]] = {}
         for job in jobs:
-            self.push(job)
+            grouped.setdefault(job.queue, []).append((job_key(job), next(seq), job))
+        for queue, entries in grouped.items():
+            if depth is not None and len(entries) > depth:
+                entries = heapq.nsmallest(depth, entries)  # sorted: a heap already
+            else:
+                heapq.heapify(entries)
+            self._heaps[queue] = entries
+            for name in self._path(queue):
+                self._counts[name] = self._counts.get(name, 0) + len(entries)
+
+    def _path(self, queue: str) -> list[str]:
+        path = self._paths.get(queue)
+        if path is None:
+            path = self._paths[queue] = self._tree.path_to_root(queue)
+        return path
 
     def push(self, job: PodGroupInfo) -> None:
         heap = self._heaps.setdefault(job.queue, [])
@@ -44,7 +67,7 @@ class JobQueue:
             heap.remove(max(heap))
             heapq.heapify(heap)
             return
-        for name in self._tree.path_to_root(job.queue):
+        for name in self._path(job.queue):
             self._counts[name] = self._counts.get(name, 0) + 1
             self._cache.pop(name, None)
 
@@ -79,6 +102,8 @@ class JobQueue:
         Only the queues on the popped job's path are re-compared next time: an
         allocation changes the accounting of that path alone.
         """
+        if self._flat:
+            return self._pop_flat()
         candidates = [root for root in self._tree.roots if self._counts.get(root, 0)]
         if not candidates:
             return None
@@ -89,10 +114,54 @@ class JobQueue:
             assert child is not None
             queue = child
         _, _, job = heapq.heappop(self._heaps[queue])
-        for name in self._tree.path_to_root(queue):
+        for name in self._path(queue):
             self._counts[name] -= 1
             self._cache.pop(name, None)
         return job
+
+    def _pop_flat(self) -> PodGroupInfo | None:
+        """:meth:`pop` when every queue is a top-level leaf: the same comparison of the
+        non-empty leaves' heads, without the per-level bookkeeping."""
+        heaps = self._heaps
+        heads: list[tuple[str, PodGroupInfo | None]] = [
+            (root, heap[0][2]) for root in self._tree.roots if (heap := heaps.get(root))
+        ]
+        if not heads:
+            return None
+        queue = heads[0][0] if len(heads) == 1 else self._session.best_queue(heads)
+        _, _, job = heapq.heappop(heaps[queue])
+        self._counts[queue] -= 1
+        return job
+
+    def drain(self) -> list[PodGroupInfo]:
+        """Every job, in the order repeated :meth:`pop` calls give them (nothing pushed or
+        committed in between). In a flat tree each leaf's order is sorted once and only
+        the heads are compared per job."""
+        if not self._flat:
+            popped = []
+            while (job := self.pop()) is not None:
+                popped.append(job)
+            return popped
+        streams = {
+            queue: [entry[2] for entry in sorted(heap)] for queue, heap in self._heaps.items()
+        }
+        self._heaps = {}
+        self._counts = {}
+        at = dict.fromkeys(streams, 0)
+        live = [root for root in self._tree.roots if streams.get(root)]
+        best = self._session.best_queue
+        out: list[PodGroupInfo] = []
+        while len(live) > 1:
+            queue = best([(name, streams[name][at[name]]) for name in live])
+            stream, index = streams[queue], at[queue]
+            out.append(stream[index])
+            if index + 1 == len(stream):
+                live.remove(queue)
+            else:
+                at[queue] = index + 1
+        for name in live:
+            out.extend(streams[name][at[name] :])
+        return out
 
 
 _ORDER = "ordering.popped"
@@ -108,15 +177,11 @@ def popped_order(
     only on the session's committed state (allocations, evictions:
     :meth:`Session.settled_version`) and the queue depth.
     """
-    settled = session.settled_version()
-    cached = session.memos.get(_ORDER)
-    if settled is not None and cached is not None and cached[0] == (settled, depth):
-        return list(cached[1])
-    queue = JobQueue(session, jobs(), depth)
-    popped = []
-    while (job := queue.pop()) is not None:
-        popped.append(job)
-    remember_order(session, depth, settled, popped)
+    memo = session.settled_memo(_ORDER)
+    if memo is not None and depth in memo:
+        return list(memo[depth])
+    popped = JobQueue(session, jobs(), depth).drain()
+    remember_order(session, depth, session.settled_version(), popped)
     return list(popped)
 
 
@@ -126,5 +191,7 @@ def remember_order(
     """Record ``popped`` as the whole pop order at state version ``settled``: an action
     that popped every job and committed nothing on the way (then the order is the one
     a fresh queue pops) tells it here for :func:`popped_order`."""
-    if session.memoise and settled is not None and settled == session.settled_version():
-        session.memos[_ORDER] = ((settled, depth), list(popped))
+    if settled is not None and settled == session.settled_version():
+        memo = session.settled_memo(_ORDER)
+        if memo is not None:
+            memo[depth] = list(popped)

@@ -440,7 +440,7 @@ def scale_up_hints(
         if computed >= limit:
             break
         out[job.key] = None
-        if session.snapshot.job_problems.get(job.key) or gang.readiness_problem(job):
+        if session.snapshot.job_problems.get(job.key) or gang.ready_problem(session, job):
             continue
         if job.elastic_state() != 0:
             continue  # its gang runs: extras wait for room one at a time, no hint

@@ -34,16 +34,18 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     """
     if not session.memoise:
         return next(task_choices(session, job), [])
-    memo: dict[str, tuple[int, list[PodInfo]]] | None = session.memos.get(_FIRST_CHOICE)
-    if memo is None:
-        memo = session.memos[_FIRST_CHOICE] = {}
-    version = session.job_versions.get(job.key, 0)
-    hit = memo.get(job.key)
-    if hit is not None and hit[0] == version:
-        return list(hit[1])
-    tasks = next(task_choices(session, job), [])
-    memo[job.key] = (version, tasks)
-    return list(tasks)
+    return list(session.job_memo(_FIRST_CHOICE, job, lambda: next(task_choices(session, job), [])))
+
+
+_READY = "gang.ready"
+
+
+def ready_problem(session: Session, job: PodGroupInfo) -> str | None:
+    """:func:`readiness_problem`, remembered like :func:`tasks_to_allocate` (each action
+    that forms a pending order asks it of every pending job)."""
+    if not session.memoise:
+        return readiness_problem(job)
+    return session.job_memo(_READY, job, lambda: readiness_problem(job))
 
 
 def choices_to_try(session: Session, job: PodGroupInfo) -> Iterator[list[PodInfo]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,9 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gpu_placement
 from scheduler.framework.statement import Statement
+
+_T = TypeVar("_T")
+_FIT_FAILURES = "session.fit_failures"
 
 
 @dataclass(slots=True)
@@ -116,8 +119,6 @@ class Session:
         self.commits = 0
         self.open_ops = 0
         self.job_versions: dict[str, int] = {}
-        self._fit_memo: dict[tuple[object, ...], str] = {}  # fit-failure sentences ...
-        self._fit_at = -1  # ... at this settled version
         # actions' memos kept across the actions of the cycle (they follow status_log)
         self.memos: dict[str, Any] = {}
         self._task_order: dict[int, list[PodInfo]] = {}
@@ -259,7 +260,6 @@ class Session:
         self.status_log.clear()
         self.job_versions.clear()
         self._filter_cache.clear()
-        self._fit_memo.clear()
         self._pending_jobs = None
         self._run = None
 
@@ -290,6 +290,32 @@ class Session:
         """Statements committed so far, or None while some statement holds uncommitted
         operations: equal versions mean the same committed state of nodes and queues."""
         return self.commits if self.open_ops == 0 else None
+
+    def settled_memo(self, name: str) -> dict[Any, Any] | None:
+        """The memo ``name`` for answers that read only the committed state (nodes, queues):
+        emptied whenever the settled version moves, and None (remember nothing) while a
+        statement holds uncommitted operations or memos are off."""
+        settled = self.settled_version()
+        if not self.memoise or settled is None:
+            return None
+        entry: tuple[int, dict[Any, Any]] | None = self.memos.get(name)
+        if entry is None or entry[0] != settled:
+            entry = self.memos[name] = (settled, {})
+        return entry[1]
+
+    def job_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
+        """``compute()`` for ``job``, kept in the memo ``name`` until one of the job's pods
+        changes status: for answers that read only the job and its pods' statuses."""
+        memo: dict[str, tuple[int, _T]] | None = self.memos.get(name)
+        if memo is None:
+            memo = self.memos[name] = {}
+        version = self.job_versions.get(job.key, 0)
+        hit = memo.get(job.key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = compute()
+        memo[job.key] = (version, value)
+        return value
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
@@ -557,21 +583,17 @@ class Session:
         ``dynamic``: the pod's dynamic constraint parts as captured by the caller (for a
         gang, before its other pods were rolled back); by default asked now.
         """
-        memo_key: tuple[object, ...] | None = None
-        settled = self.settled_version()
-        if self.memoise and not dynamic and not self.dynamic_constraints and settled is not None:
+        memo = None
+        if not dynamic and not self.dynamic_constraints:
             # the sentence reads only the pod's constraints and requests and the committed
             # state: remembered per pod shape until the next commit
-            memo_key = (pod.constraint_key, pod.request.tobytes(), pod.gpu_share)
-            if self._fit_at != settled:
-                self._fit_memo.clear()
-                self._fit_at = settled
-            hit = self._fit_memo.get(memo_key)
-            if hit is not None:
-                return hit
-        why = self._fit_failure(pod, dynamic)
-        if memo_key is not None:
-            self._fit_memo[memo_key] = why
+            memo = self.settled_memo(_FIT_FAILURES)
+        if memo is None:
+            return self._fit_failure(pod, dynamic)
+        memo_key = (pod.constraint_key, pod.request.tobytes(), pod.gpu_share)
+        why: str | None = memo.get(memo_key)
+        if why is None:
+            why = memo[memo_key] = self._fit_failure(pod, dynamic)
         return why
 
     def _fit_failure(self, pod: PodInfo, dynamic: Sequence[tuple[ep.Mask, str]] | None) -> str:

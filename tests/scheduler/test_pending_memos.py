@@ -40,6 +40,7 @@ def _fresh(session: Session) -> dict[str, Any]:
             order.append(popped.key)
         return {
             "tasks": {j.key: gang.tasks_to_allocate(session, j) for j in jobs},
+            "ready": {j.key: gang.ready_problem(session, j) for j in jobs},
             "order": order,
             "fit": {p.uid: session.fit_failure(p) for j in jobs for p in j.iter_pods()},
             "free": _free_gpus(session),
@@ -52,6 +53,7 @@ def _memoised(session: Session) -> dict[str, Any]:
     jobs = session.snapshot.jobs.values()
     return {
         "tasks": {j.key: gang.tasks_to_allocate(session, j) for j in jobs},
+        "ready": {j.key: gang.ready_problem(session, j) for j in jobs},
         "order": [j.key for j in popped_order(session, None, lambda: eligible_jobs(session, ""))],
         "fit": {p.uid: session.fit_failure(p) for j in jobs for p in j.iter_pods()},
         "free": _free_gpus(session),

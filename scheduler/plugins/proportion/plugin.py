@@ -174,6 +174,19 @@ class ProportionPlugin:
                 job_requests[job.key] = cached
             return cached
 
+        # the same request as a hashable triple, for the best-queue memo's signatures
+        job_triples: dict[str, tuple[float, float, float]] = {}
+        no_triple = (0.0, 0.0, 0.0)
+
+        def job_triple(job: PodGroupInfo | None) -> tuple[float, float, float]:
+            if job is None:
+                return no_triple
+            cached = job_triples.get(job.key)
+            if cached is None:
+                wanted = job_request(job)
+                cached = job_triples[job.key] = (wanted[0], wanted[1], wanted[2])
+            return cached
+
         def order(a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None) -> int:
             return queue_order.compare(
                 states[a], states[b], job_request(job_a), job_request(job_b), total
@@ -192,6 +205,7 @@ class ProportionPlugin:
             if job is None or chain is None:
                 return
             job_requests.pop(job.key, None)
+            job_triples.pop(job.key, None)
             moves[0] += 1
             amount = pod.quota if sign > 0 else [-value for value in pod.quota]
             non_preemptible = not job.preemptible
@@ -211,30 +225,25 @@ class ProportionPlugin:
         def cached_key(
             name: str, job: PodGroupInfo | None
         ) -> tuple[bool, bool, int, bool, float, float]:
-            wanted = job_request(job)
             if not session.memoise:
-                return queue_order.order_key(states[name], wanted, total)
-            triple = (wanted[0], wanted[1], wanted[2])
+                return queue_order.order_key(states[name], job_request(job), total)
+            triple = job_triple(job)
             keys = key_cache.get(name)
             if keys is None:
                 keys = key_cache[name] = {}
             key = keys.get(triple)
             if key is None:
-                key = keys[triple] = queue_order.order_key(states[name], wanted, total)
+                key = keys[triple] = queue_order.order_key(states[name], triple, total)
             return key
 
         # (queue, its best job's request triple) per candidate, in order -> the winner;
         # cleared whenever any queue's accounting moves (shift)
-        best_cache: dict[tuple[tuple[str, float, float, float], ...], str] = {}
+        best_cache: dict[tuple[tuple[str, tuple[float, float, float]], ...], str] = {}
 
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             if not session.memoise:
                 return pick_best(candidates)
-            asked = []
-            for name, job in candidates:
-                wanted = job_request(job)
-                asked.append((name, wanted[0], wanted[1], wanted[2]))
-            signature = tuple(asked)
+            signature = tuple([(name, job_triple(job)) for name, job in candidates])
             winner = best_cache.get(signature)
             if winner is None:
                 winner = best_cache[signature] = pick_best(candidates)
