@@ -109,7 +109,7 @@ def test_a_workload_given_twice_is_reported_once_and_simulated_once(
             "  annotations:\n    simulate.podmuster.io/arrival: 1m\n"
             "    simulate.podmuster.io/duration: 30s\n",
             "  annotations: soon\n",
-            "metadata.annotations: expected a map, got 'soon'",
+            "metadata.annotations: expected a map of strings, got 'soon'",
         ),
         (  # once a Python traceback: the pods' GPUs counted before the engine reads them
             "resources: {limits: {nvidia.com/gpu: 1}}\n---",
