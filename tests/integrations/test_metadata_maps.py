@@ -133,3 +133,16 @@ def test_cli_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         f" strings, got {AS_LIST!r}"
     ]
     assert len(yaml.safe_load(captured.out)["items"]) == 1
+
+
+@pytest.mark.parametrize("metadata", [["name", "etl"], "etl", 3])
+def test_metadata_not_a_map_is_an_error_not_a_made_up_name(metadata: Any) -> None:
+    """Called directly (no document loader before it), an object whose ``metadata`` is not
+    a map is one error naming it by kind and the field; it was given a generated name and
+    grouped as if it had said nothing."""
+    doc = {**copy.deepcopy(FAMILIES["Job"]), "metadata": metadata}
+    result = group_workloads([doc, bystander()])
+    assert [(e.object, e.message) for e in result.errors] == [
+        ("Job", f"Job field metadata: expected a map, got {metadata!r}")
+    ]
+    assert [g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups] == [True]
