@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
 from crds import errors
+from crds import metadata as object_metadata
 
 if TYPE_CHECKING:
     import pydantic
@@ -255,7 +256,8 @@ def generated_name(prefix: str, index: int) -> str:
 
 
 def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) -> None:
-    """Check what every object needs (kind, apiVersion, a name); default uid and time.
+    """Check what every object needs (kind, apiVersion, a name, labels and annotations that
+    are maps of strings); default uid and time.
 
     An object that cannot be named is described by its ``place`` in the file too."""
 
@@ -286,6 +288,10 @@ def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) 
     namespace = metadata.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         raise error("metadata.namespace", "not a string")
+    try:  # every kind's labels and annotations: the API server refuses any other shape
+        object_metadata.check_metadata_maps(obj)
+    except errors.InputError as exc:
+        raise error(exc.field or "metadata", exc.message) from None
     if not metadata.get("uid"):
         metadata["uid"] = default_uid(obj["kind"], namespace, name)
     if not metadata.get("creationTimestamp"):

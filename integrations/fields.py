@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crds import metadata as object_metadata
+from crds.errors import InputError, describe_object
 from crds.meta import INT32_MAX
 from integrations import base
 
@@ -19,6 +21,15 @@ _EMPTY: Mapping[str, Any] = {}
 def metadata(obj: base.RawObject) -> Mapping[str, Any]:
     value = obj.get("metadata")
     return value if isinstance(value, Mapping) else _EMPTY
+
+
+def checked_metadata(obj: base.RawObject) -> Mapping[str, Any]:
+    """``metadata`` (empty when absent); not a map is a :class:`~integrations.base.GroupingError`
+    naming the object as far as it can be named (by its kind)."""
+    try:
+        return object_metadata.metadata_of(obj)
+    except InputError as exc:
+        raise base.GroupingError(describe_object(obj), "metadata", exc.message) from None
 
 
 def name(obj: base.RawObject) -> str:
@@ -34,14 +45,16 @@ def uid(obj: base.RawObject) -> str:
 
 
 def _metadata_map(obj: base.RawObject, key: str) -> Mapping[str, str]:
-    """``metadata.<key>`` (empty when absent). Not a map, or ``metadata`` not a map, is an
-    error naming the field: read as empty, a queue or priority label would be lost with
-    no word, and the object grouped wrongly (the API server refuses such an object, so it
-    is met only offline, in files)."""
-    meta = obj.get("metadata")
-    if meta is not None and not isinstance(meta, Mapping):
-        raise base.GroupingError(describe(obj), "metadata", f"expected an object, got {meta!r}")
-    return get_mapping(obj, f"metadata.{key}")
+    """``metadata.<key>`` (empty when absent), read by :func:`crds.metadata.metadata_map`.
+
+    Not a map of strings, or ``metadata`` not a map, is an error naming the field: read
+    as empty, a queue or priority label would be lost with no word, and the object
+    grouped wrongly (the API server refuses such an object, so it is met only offline,
+    in files)."""
+    try:
+        return object_metadata.metadata_map(obj, key)
+    except InputError as exc:
+        raise base.GroupingError(describe(obj), exc.field or "metadata", exc.message) from None
 
 
 def labels(obj: base.RawObject) -> Mapping[str, str]:

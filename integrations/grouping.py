@@ -145,11 +145,21 @@ class _Run:
         self.index = objects.ObjectIndex()
         self.errors: dict[tuple[str, str], None] = {}
         self.warnings: dict[tuple[str, str], None] = {}
-        self.normalized = [templates.normalized(o) for o in _flatten(given)]
+        self.normalized = [templates.normalized(o) for o in _flatten(given) if self.named(o)]
         for obj in self.normalized:
             self.index.add(obj)
         self.priority_classes = priority_classes | _priority_class_names(self.normalized)
         self.default_priorities = default_priorities + self._configmap_defaults()
+
+    def named(self, obj: base.RawObject) -> bool:
+        """Whether ``obj``'s ``metadata`` is a map (or absent); otherwise it is an error and
+        the object is left out, never given a made-up name in place of what it said."""
+        try:
+            fields.checked_metadata(obj)
+        except base.GroupingError as exc:
+            self.errors[(exc.obj, str(exc))] = None
+            return False
+        return True
 
     def _configmap_defaults(self) -> tuple[base.DefaultPriority, ...]:
         ref = self.settings.default_priorities_configmap

@@ -30,6 +30,7 @@ from typing import Any, Final
 import yaml
 
 from crds.errors import InputError, describe_object
+from crds.metadata import check_metadata_maps
 from crds.quantities import QuantityError, parse_quantity
 from scheduler.config import ConfigError, SchedulerConfig, load_config, parse_duration
 from simulator import objects
@@ -99,10 +100,16 @@ MAX_NODES: Final = 100_000
 them would exhaust the memory before the run starts."""
 
 
-def _shape(reader: _Reader, raw: Mapping[str, Any], where: str, name: str) -> dict[str, Any]:
+def _labels(reader: _Reader, raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """An entry's ``labels``: a map (values are written as text: ``zone: 1`` is ``"1"``)."""
     labels = raw.get("labels") or {}
     if not isinstance(labels, Mapping):
         raise reader.error(where, "labels", "expected a mapping of label to value")
+    return labels
+
+
+def _shape(reader: _Reader, raw: Mapping[str, Any], where: str, name: str) -> dict[str, Any]:
+    labels = _labels(reader, raw, where)
     return objects.node(
         name,
         cpu_milli=reader.quantity(raw.get("cpu", 64), where, "cpu", "cpu"),
@@ -147,7 +154,7 @@ def _pools(reader: _Reader, items: Any) -> tuple[list[dict[str, Any]], list[Auto
         if name in seen:
             raise reader.error(where, "name", f"duplicate pool {name!r}")
         seen.add(name)
-        labels = {**(raw.get("labels") or {}), objects.POOL_LABEL: name}
+        labels = {**_labels(reader, raw, where), objects.POOL_LABEL: name}
         shaped = {**raw, "labels": labels}
         if "autoscale" not in raw:
             count = reader.whole(raw.get("count", 1), where, "count", minimum=1, maximum=MAX_NODES)
@@ -236,6 +243,11 @@ def load(path: str) -> Scenario:
                 "kind",
                 f"expected one of {', '.join(sorted(_OBJECT_KINDS))}, got {kind!r}",
             )
+        try:  # as every manifest read from a file (crds.documents)
+            check_metadata_maps(obj)
+        except InputError as exc:
+            named = f"{describe_object(obj)} (objects[{i}])"
+            raise reader.error(named, exc.field, exc.message) from None
         {"Node": nodes, "Queue": queues, "PriorityClass": priority_classes}[kind].append(dict(obj))
     config: SchedulerConfig | None = None
     if data.get("scheduler") is not None:

@@ -25,6 +25,7 @@ from crds import rules
 from crds.documents import SourcedObject, load_documents
 from crds.errors import InputError, object_error
 from crds.gpusharing import GPU_RESOURCE
+from crds.metadata import metadata_map
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
 from integrations import upstream_workload
@@ -54,11 +55,10 @@ def manifest_files(directory: str) -> list[str]:
 
 
 def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
-    annotations = item.obj["metadata"].get("annotations") or {}  # metadata: checked on load
-    if not isinstance(annotations, Mapping):
-        raise object_error(
-            item.source, item.obj, "metadata.annotations", f"expected a map, got {annotations!r}"
-        )
+    try:  # checked on load too; read through the one reader all the same
+        annotations = metadata_map(item.obj, "annotations")
+    except InputError as exc:
+        raise object_error(item.source, item.obj, exc.field, exc.message) from None
     raw = annotations.get(key)
     field = f"metadata.annotations[{key}]"
     if raw is None:

@@ -16,6 +16,7 @@ import numpy as np
 import pydantic
 
 from crds import errors, quantities, rules
+from crds import metadata as object_metadata
 from crds.meta import rfc3339_seconds
 from scheduler.api.resources import (
     CPU,
@@ -248,18 +249,24 @@ def field_string(raw: Any, field: str, default: str = "") -> str:
 
 
 def string_map(raw: Any, field: str) -> dict[str, str]:
-    """Labels, annotations or a node selector: a map of strings (unset is empty).
+    """Labels, annotations or a node selector: a map of strings (unset is empty), read by
+    :func:`crds.metadata.string_map`; anything else is an error naming the field."""
+    try:
+        return object_metadata.string_map(raw, field)
+    except errors.InputError as exc:
+        raise FieldError(exc.field or field, exc.message) from None
 
-    A number or a boolean where a string belongs is an error, as the API server makes it.
-    """
+
+def map_list(raw: Any, field: str) -> list[Mapping[str, Any]]:
+    """A list of maps (taints, tolerations; unset is empty); anything else is an error."""
     if raw is None:
-        return {}
-    if not isinstance(raw, MAP):
-        raise FieldError(field, f"expected a map of strings, got {raw!r}")
-    for key, value in raw.items():
-        if type(value) is not str or type(key) is not str:
-            raise FieldError(f"{field}[{key}]", f"expected a string, got {value!r}")
-    return dict(raw)
+        return []
+    if not isinstance(raw, list):
+        raise FieldError(field, f"expected a list, got {raw!r}")
+    for i, item in enumerate(raw):
+        if not isinstance(item, MAP):
+            raise FieldError(f"{field}[{i}]", f"expected a map, got {item!r}")
+    return raw
 
 
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
@@ -301,6 +308,7 @@ __all__ = [
     "MEMORY",
     "FieldError",
     "amount",
+    "map_list",
     "pod_request",
     "resource_list",
     "string_map",

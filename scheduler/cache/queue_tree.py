@@ -15,7 +15,7 @@ import numpy as np
 from crds import rules
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueTree
 from scheduler.api.resources import GPU_UNIT, QUEUE_RESOURCES
-from scheduler.cache.parsing import FieldError
+from scheduler.cache.parsing import FieldError, string_map
 from scheduler.config import ConfigError, parse_duration
 
 DEFAULT_QUEUE_PRIORITY = 100
@@ -84,9 +84,7 @@ def queue_info(obj: Mapping[str, Any], creation: float, uid: str) -> QueueInfo:
 
 
 def _admission_gate(meta: Mapping[str, Any]) -> bool:
-    annotations = meta.get("annotations") or {}
-    if not isinstance(annotations, Mapping):
-        raise FieldError("metadata.annotations", "expected a map")
+    annotations = string_map(meta.get("annotations"), "metadata.annotations")
     try:
         return rules.admission_gate_opt_in(annotations)
     except rules.RuleError as exc:

@@ -81,12 +81,7 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     for condition in conditions:
         if isinstance(condition, MAP) and condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
-    taints = spec.get("taints") or ()
-    if not isinstance(taints, list | tuple):
-        raise FieldError("spec.taints", "expected a list")
-    for i, taint in enumerate(taints):
-        if not isinstance(taint, MAP):
-            raise FieldError(f"spec.taints[{i}]", f"expected a map, got {taint!r}")
+    taints = parsing.map_list(spec.get("taints"), "spec.taints")
     return (
         NodeMeta(
             name=str(meta.get("name")),
@@ -148,10 +143,10 @@ def read_pod(
             task_priority = int(labels[TASK_PRIORITY_LABEL])
         except ValueError:
             task_priority = None
-    affinity = spec.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") or {} if isinstance(affinity, MAP) else {}
+    affinity = parsing.field_map(spec.get("affinity"), "spec.affinity")
+    node_affinity = parsing.field_map(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    tolerations = tuple(spec.get("tolerations") or ())
+    tolerations = tuple(parsing.map_list(spec.get("tolerations"), "spec.tolerations"))
     selector = parsing.string_map(spec.get("nodeSelector"), "spec.nodeSelector")
     base = _base_status(meta, spec, phase)
     pod = PodInfo(

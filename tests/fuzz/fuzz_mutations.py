@@ -54,6 +54,24 @@ BAD_VALUES: tuple[Any, ...] = (
 """Values put where a field was: each wrong for most fields, right for a few."""
 
 
+NOT_STRING_MAPS: tuple[Any, ...] = (
+    [],
+    ["kai.scheduler/queue=team-a", "b"],
+    "",
+    "kai.scheduler/queue: team-a",
+    3,
+    1.5,
+    True,
+    {"k": 1},
+    {"k": True},
+    {"k": ["v"]},
+)
+"""What users put where labels or annotations (maps of strings) belong: a list of
+``key=value`` pairs, the map written as one string, a number, a value that is no string."""
+
+METADATA_MAPS: tuple[str, ...] = ("labels", "annotations")
+
+
 def load(name: str) -> list[dict[str, Any]]:
     """The documents of fixture file ``name``."""
     return [d for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d is not None]
@@ -162,3 +180,24 @@ def mutations(draw: st.DrawFn, docs: list[dict[str, Any]]) -> Mutation:
     if op == "delete":
         return Mutation(index, op, path)
     return Mutation(index, op, path, draw(st.sampled_from(BAD_VALUES)))
+
+
+def metadata_map_targets(docs: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """``(document index, "labels" or "annotations")`` for every document: each kind's
+    two maps, so every kind a command reads is covered, not only those drawn."""
+    return [(index, field) for index in range(len(docs)) for field in METADATA_MAPS]
+
+
+@st.composite
+def not_a_string_map(draw: st.DrawFn, index: int, field: str) -> Mutation:
+    """``metadata.<field>`` of document ``index`` replaced by a value that is no map of strings."""
+    return Mutation(index, "replace", ("metadata", field), draw(st.sampled_from(NOT_STRING_MAPS)))
+
+
+def names_object_and_field(err: str, source: str, doc: dict[str, Any], field: str) -> bool:
+    """Whether an error line of ``err`` names ``doc`` (``Kind namespace/name``) and its
+    ``metadata.<field>`` (the map itself, or the key whose value is not a string)."""
+    kind, namespace, name = identity(doc)
+    who = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    prefix = f"podmuster: {source}: {who}: metadata.{field}"
+    return any(line.startswith((f"{prefix}: ", f"{prefix}[")) for line in err.splitlines())

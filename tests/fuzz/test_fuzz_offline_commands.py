@@ -29,8 +29,18 @@ from typing import Any
 
 import pytest
 import yaml
-from fuzz_mutations import FIXTURES, Mutation, identity, load, mutations
+from fuzz_mutations import (
+    FIXTURES,
+    Mutation,
+    identity,
+    load,
+    metadata_map_targets,
+    mutations,
+    names_object_and_field,
+    not_a_string_map,
+)
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from podmuster.cli import main
 
@@ -180,3 +190,75 @@ def test_simulate_keeps_the_contract(workdir: Path, mutation: Mutation, as_json:
     _check_stderr(err, code, path, mutation, WORKLOADS)
     lost = _lost(set(_simulated_before()), _simulated_workloads(out), mutation, WORKLOADS)
     assert not lost, f"{mutation}: lost {lost}; stderr: {err}"
+
+
+# --- labels and annotations that are not a map of strings, on every kind ------------------
+# The general mutations above reach these fields by chance; these cover each document's
+# labels and annotations (so every kind each command reads) and also ask that the error
+# line names the object and the field, not only that the others are served.
+
+
+def _target_id(docs: list[dict[str, Any]]) -> Any:
+    return lambda target: "-".join((*identity(docs[target[0]])[::2], target[1]))
+
+
+def _broken_map(
+    directory: Path,
+    docs: list[dict[str, Any]],
+    target: tuple[int, str],
+    data: st.DataObject,
+    as_json: bool,
+    command: list[str],
+) -> tuple[str, Mutation]:
+    """Run ``command`` (``{}`` for the input's path, or nothing for simulate's directory) on
+    ``docs`` with the target map broken: exit 2 and a line naming the object and field."""
+    mutation = data.draw(not_a_string_map(*target))
+    path = _write(directory, mutation.apply(docs), as_json)
+    if command:
+        code, out, err = _run([str(path) if arg == "{}" else arg for arg in command])
+    else:
+        code, out, err = _simulate(directory)
+    _check_stderr(err, code, path, mutation, docs)
+    assert code == 2, err
+    assert names_object_and_field(err, str(path), docs[target[0]], target[1]), err
+    return out, mutation
+
+
+@pytest.mark.parametrize("target", metadata_map_targets(WORKLOADS), ids=_target_id(WORKLOADS))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), as_json=...)
+def test_group_names_the_labels_that_are_not_a_map(
+    workdir: Path, target: tuple[int, str], data: st.DataObject, as_json: bool
+) -> None:
+    command = ["group", "-o", "json", "{}"]
+    out, mutation = _broken_map(_fresh(workdir), WORKLOADS, target, data, as_json, command)
+    lost = _lost(set(_grouped_before()), _pod_group_names(out), mutation, WORKLOADS)
+    assert not lost, f"{mutation}: lost {lost}"
+
+
+@pytest.mark.parametrize("target", metadata_map_targets(SNAPSHOT), ids=_target_id(SNAPSHOT))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), as_json=...)
+def test_schedule_names_the_labels_that_are_not_a_map(
+    workdir: Path, target: tuple[int, str], data: st.DataObject, as_json: bool
+) -> None:
+    command = ["schedule", "{}", "--now", NOW, "-o", "json"]
+    out, mutation = _broken_map(_fresh(workdir), SNAPSHOT, target, data, as_json, command)
+    outcomes = {g["podGroup"]: g["outcome"] for g in json.loads(out)["podGroups"]}
+    touched = _gang_of(SNAPSHOT[target[0]])
+    for gang in ("ns-a/pg-a", "ns-b/pg-b"):
+        if touched and not gang.startswith(f"{touched}/"):
+            assert outcomes.get(gang) in ("scheduled", "pipelined"), f"{mutation}: {out}"
+
+
+@pytest.mark.parametrize("target", metadata_map_targets(WORKLOADS), ids=_target_id(WORKLOADS))
+@settings(
+    max_examples=max(1, FEW // 5), suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_simulate_names_the_labels_that_are_not_a_map(
+    workdir: Path, target: tuple[int, str], data: st.DataObject
+) -> None:
+    out, mutation = _broken_map(_fresh(workdir), WORKLOADS, target, data, False, [])
+    lost = _lost(set(_simulated_before()), _simulated_workloads(out), mutation, WORKLOADS)
+    assert not lost, f"{mutation}: lost {lost}"

@@ -87,7 +87,10 @@ def test_not_a_map_is_one_error_naming_object_and_field(kind: str, field: str, v
     doc = broken(kind, field, value)
     result = group_workloads([doc, bystander()])
     assert [e.object for e in result.errors] == [where(doc)], result.errors
-    assert f"{where(doc)} field {field}: expected an object, got {value!r}" in (
+    # the object's own labels and annotations are maps of strings (crds.metadata); a
+    # template's are read as any nested object
+    expected = "a map of strings" if field.startswith("metadata.") else "an object"
+    assert f"{where(doc)} field {field}: expected {expected}, got {value!r}" in (
         result.errors[0].message
     )
     assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
@@ -114,7 +117,7 @@ def test_a_pod_given_with_its_workload() -> None:
     # reported against the workload the pod belongs to, naming the pod and its field
     assert [e.object for e in result.errors] == ["Job data/etl"]
     assert result.errors[0].message.startswith(
-        "Pod data/etl-x1 field metadata.labels: expected an object"
+        "Pod data/etl-x1 field metadata.labels: expected a map of strings"
     )
     assert len(result.pod_groups) == 1  # the bystander's
 
@@ -126,7 +129,20 @@ def test_cli_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["group", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [
-        f"podmuster: {path}: RayCluster research/tune: field metadata.labels: expected an"
-        f" object, got {AS_LIST!r}"
+        f"podmuster: {path}: RayCluster research/tune: metadata.labels: expected a map of"
+        f" strings, got {AS_LIST!r}"
     ]
     assert len(yaml.safe_load(captured.out)["items"]) == 1
+
+
+@pytest.mark.parametrize("metadata", [["name", "etl"], "etl", 3])
+def test_metadata_not_a_map_is_an_error_not_a_made_up_name(metadata: Any) -> None:
+    """Called directly (no document loader before it), an object whose ``metadata`` is not
+    a map is one error naming it by kind and the field; it was given a generated name and
+    grouped as if it had said nothing."""
+    doc = {**copy.deepcopy(FAMILIES["Job"]), "metadata": metadata}
+    result = group_workloads([doc, bystander()])
+    assert [(e.object, e.message) for e in result.errors] == [
+        ("Job", f"Job field metadata: expected a map, got {metadata!r}")
+    ]
+    assert [g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups] == [True]

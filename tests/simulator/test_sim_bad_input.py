@@ -109,7 +109,7 @@ def test_a_workload_given_twice_is_reported_once_and_simulated_once(
             "  annotations:\n    simulate.podmuster.io/arrival: 1m\n"
             "    simulate.podmuster.io/duration: 30s\n",
             "  annotations: soon\n",
-            "metadata.annotations: expected a map, got 'soon'",
+            "metadata.annotations: expected a map of strings, got 'soon'",
         ),
         (  # once a Python traceback: the pods' GPUs counted before the engine reads them
             "resources: {limits: {nvidia.com/gpu: 1}}\n---",
@@ -138,21 +138,42 @@ def test_malformed_workload_is_one_line_and_the_rest_simulated(
     assert document["jobs"] == 1
 
 
-def test_a_bare_pod_whose_spec_is_not_a_map_is_one_line(
-    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Found by the fuzz tests: once a Python traceback."""
+def _with_bare_pod(fixtures: Path, tmp_path: Path, spec: Any) -> Path:
+    """The fixture workloads and pod.yaml: a bare pod ``team-a/p`` with ``spec``."""
     workloads = _workloads(fixtures, tmp_path)
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": "team-a", "annotations": {DURATION: "1m"}},
-        "spec": "abc",
+        "spec": spec,
     }
     (workloads / "pod.yaml").write_text(yaml.safe_dump(pod))
+    return workloads
+
+
+def test_a_bare_pod_whose_spec_is_not_a_map_is_one_line(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzz tests: once a Python traceback."""
+    workloads = _with_bare_pod(fixtures, tmp_path, "abc")
     code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
     assert code == 2
     assert err == [
         f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec: expected a map, got 'abc'"
+    ]
+    assert document["jobs"] == 2
+
+
+def test_a_bare_pod_the_engine_refuses_is_named_once(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bare pod is its own workload: its line named it twice (``Pod a/p: Pod a/p: ...``)."""
+    spec = {"schedulerName": "kai-scheduler", "containers": [], "tolerations": "gpu"}
+    workloads = _with_bare_pod(fixtures, tmp_path, spec)
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    assert err == [
+        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec.tolerations:"
+        " expected a list, got 'gpu'"
     ]
     assert document["jobs"] == 2

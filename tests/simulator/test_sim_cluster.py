@@ -94,6 +94,22 @@ def test_full_cluster(tmp_path: Path) -> None:
             "nodes[0]: cpu: expected a number of at least 0, got inf",
         ),
         ("nodes: [{name: a, memory: .nan}]", "nodes[0]: memory: expected a number of at least 0"),
+        # a pool's labels not a map: one line, not a TypeError
+        (
+            "nodePools: [{name: p, count: 1, labels: [zone=a]}]",
+            "nodePools[0]: labels: expected a mapping of label to value",
+        ),
+        # the objects: manifests get the document loader's metadata check (crds.metadata)
+        (
+            "nodes: [{name: a}]\nobjects: [{apiVersion: v1, kind: Node,"
+            " metadata: {name: b, annotations: [x]}}]",
+            "Node b (objects[0]): metadata.annotations: expected a map of strings, got ['x']",
+        ),
+        (
+            "nodes: [{name: a}]\nobjects: [{apiVersion: scheduling.k8s.io/v1,"
+            " kind: PriorityClass, metadata: {name: pc, labels: {tier: 1}}, value: 5}]",
+            "PriorityClass pc (objects[0]): metadata.labels[tier]: expected a string, got 1",
+        ),
     ],
 )
 def test_errors_name_the_entry_and_key(tmp_path: Path, text: str, message: str) -> None:
