@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.actions.disrupting import _disruptable_by_queue
+from scheduler.actions.stale_gangs import is_stale, may_be_stale
 from scheduler.actions.victims import is_disruptable
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.cache.snapshotting import build_snapshot
@@ -51,6 +52,10 @@ def _check(session: Session) -> None:
     memo = _disruptable_by_queue(session)
     assert list(memo) == list(_fresh_candidates(session))
     assert {q: [j.key for j in js] for q, js in memo.items()} == _fresh_candidates(session)
+    stale = {
+        k for k, j in session.snapshot.jobs.items() if j.stale_since is not None or is_stale(j)
+    }
+    assert stale <= set(may_be_stale(session))
 
 
 @settings(deadline=None, max_examples=60)
