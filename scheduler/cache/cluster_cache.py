@@ -391,14 +391,15 @@ class ClusterCache:
                     used.append(pod.request)
                 continue
             if status in ACTIVE_USED:
-                utility = is_utility_pod(pod)
-                if utility and pod.node >= 0 and pod.namespace == RESERVATION_NAMESPACE:
+                # the two rules asked only where they can hold (a reservation pod is in a
+                # utility namespace; only a Releasing pod frees room): 80,000 pods a cycle
+                if pod.namespace == RESERVATION_NAMESPACE and pod.node >= 0 and is_utility_pod(pod):
                     reservations.append(pod)  # counted below, once groups are known
                     continue
-                if not pod.is_ours and not utility:
+                if not pod.is_ours and not is_utility_pod(pod):
                     foreign += pod.request
                 if pod.node >= 0:
-                    if frees_room(pod):
+                    if status == PodStatus.RELEASING and frees_room(pod):
                         releasing_rows.append(pod.node)
                         releasing.append(pod.request)
                     else:
