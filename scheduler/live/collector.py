@@ -8,7 +8,10 @@ walks the cache's younger generations at some later allocation, often at the end
 of a cycle, which is where a scheduler can least afford it. So, between cycles,
 :meth:`Collector.settle` collects what is not frozen (what the last cycle and
 the watch events left: cheap) and freezes what survives (``gc.freeze``), so the
-collector's passes stay proportional to what changed, not to the cache.
+collector's passes stay proportional to what changed, not to the cache. The live
+loop keeps the collector paused from a cycle's snapshot to its settle: the
+young objects the cycle leaves are walked once, by the settle, not also by an
+automatic pass as the cycle's own pause ends.
 
 What a frozen object costs: it is still freed by reference counting the moment
 nothing refers to it (a replaced pod, a re-derived pod group); only a frozen

@@ -8,13 +8,18 @@ would leak.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import Iterator
 
 import pytest
+from live_objects import api_with, until
 
+from scheduler.config import SchedulerConfig
+from scheduler.live import loop
 from scheduler.live.collector import Collector
+from tests.kits import worlds as st
 
 
 class _Node:
@@ -81,3 +86,37 @@ def test_young_cycles_are_collected_at_every_settle() -> None:
 def test_full_every_must_be_positive() -> None:
     with pytest.raises(ValueError, match="full_every"):
         Collector(full_every=0)
+
+
+def test_the_loop_settles_between_cycles_with_the_collector_paused_until_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``freeze_after_sync`` (the process), each cycle ends with a settle, reached
+    with the collector still paused (the cycle's objects are walked once, by it)."""
+    paused_at_settle: list[bool] = []
+    settle = Collector.settle
+
+    def watched(self: Collector) -> None:
+        paused_at_settle.append(not gc.isenabled())
+        settle(self)
+
+    monkeypatch.setattr(Collector, "settle", watched)
+    fake = api_with(
+        [st.node("n1", gpus=1), st.queue("q1", gpu_quota=1), *st.job("a", "q1", gpus=1)]
+    )
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        options = loop.Options(SchedulerConfig(), 0.01, direct_bind=True, freeze_after_sync=True)
+        running = asyncio.create_task(loop.run(fake, options, stop))
+        await until(lambda: len(paused_at_settle) >= 2)
+        stop.set()
+        await asyncio.wait_for(running, 2)
+
+    asyncio.run(main())
+    assert paused_at_settle[:2] == [True, True]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+    pod = fake.stored("v1", "Pod", "default", "a-0")
+    assert pod is not None
+    assert pod["spec"]["nodeName"] == "n1"
