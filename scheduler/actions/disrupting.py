@@ -103,22 +103,15 @@ def _fresh_candidates(
 ) -> tuple[dict[str, list[PodGroupInfo]], dict[str, list[JobKey]] | None]:
     """One pass over every job: the possible victims by leaf queue, in snapshot order.
 
-    ``keyed``: each candidate's job order key is formed (memoised by the session) as
-    it is found, about a third cheaper than a second pass over 80,000 cold jobs, and
-    the keys are returned by queue in the same order (for sorting without looking
-    each up again).
+    ``keyed``: each candidate's job order key is formed as it is found, while its pods
+    are in the CPU cache (cheaper than a second pass over 80,000 cold jobs), and
+    returned by queue in the same order; the session's memo is left to the few jobs
+    read one by one later.
     """
     by_queue: dict[str, list[PodGroupInfo]] = {}
     keys: dict[str, list[JobKey]] | None = {} if keyed else None
     known = session.snapshot.queues.queues
-    job_keys = session.job_keys
-    recent: list[PodGroupInfo] = []  # keyed in small batches, while still in the CPU cache
-
-    def key_recent(keys: dict[str, list[JobKey]]) -> None:
-        for job, key in zip(recent, job_keys(recent), strict=True):
-            keys[job.queue].append(key)
-        recent.clear()
-
+    key_fn = session.unmemoised_job_key()
     for other in session.snapshot.jobs.values():
         if other.queue in known and is_disruptable(other):
             found = by_queue.get(other.queue)
@@ -128,11 +121,7 @@ def _fresh_candidates(
                     keys[other.queue] = []
             found.append(other)
             if keys is not None:
-                recent.append(other)
-                if len(recent) == 64:
-                    key_recent(keys)
-    if keys is not None:
-        key_recent(keys)
+                keys[other.queue].append(key_fn(other, other.creation, other.uid))
     return by_queue, keys
 
 
