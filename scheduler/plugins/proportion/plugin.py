@@ -28,7 +28,6 @@ from scheduler.plugins.proportion.state import (
     TO_KAI_UNITS,
     QueueState,
     format_queue_vector,
-    pod_amounts,
 )
 
 STATE_KEY = "proportion"
@@ -363,7 +362,8 @@ def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
     gpu = cpu = memory = 0.0
     for task in tasks:
-        task_gpu, task_cpu, task_memory = pod_amounts(task)
+        # pod_amounts without its copy: read, not kept (about 57,000 pods a cycle)
+        task_gpu, task_cpu, task_memory = task.quota
         gpu += task_gpu
         cpu += task_cpu
         memory += task_memory

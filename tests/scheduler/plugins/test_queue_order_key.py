@@ -77,3 +77,21 @@ def test_order_key_equals_the_rules(
     expected = _by_rules(state, job, total)
     assert key == expected
     assert [type(part) for part in key] == [type(part) for part in expected]
+
+
+_keys = st.tuples(
+    st.booleans(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.booleans(),
+    st.sampled_from([0.0, 0.5, 0.5 + 1e-13, 0.5 + 1e-11, 1.0]),
+    st.sampled_from([0.0, 0.25, 0.25 + 1e-13, 0.25 + 1e-11]),
+)
+
+
+@given(_keys, _keys)
+def test_same_tier_compares_rules_1_to_4_exactly_and_the_shares_within_1e_12(
+    a: tuple[bool, bool, int, bool, float, float], b: tuple[bool, bool, int, bool, float, float]
+) -> None:
+    expected = a[:4] == b[:4] and abs(a[4] - b[4]) <= 1e-12 and abs(a[5] - b[5]) <= 1e-12
+    assert queue_order.same_tier(a, b) == expected
