@@ -75,10 +75,12 @@ class _Candidates:
         self.seen = self.keyed_at = len(session.status_log)
         self.keys: set[str] | None = None  # the candidates' keys, formed at the first check
 
-    def order_keys_now(self, session: Session) -> dict[str, list[JobKey]] | None:
+    def take_order_keys(self, session: Session) -> dict[str, list[JobKey]] | None:
         """The candidates' job order keys by queue, in ``by_queue``'s order, if formed by
-        the last pass and no status has changed since (the session's memo holds the same)."""
-        return self.order_keys if len(session.status_log) == self.keyed_at else None
+        the last pass and no status has changed since (the session's memo would give the
+        same); handed over once, so that they go with their reader, not with the session."""
+        keys, self.order_keys = self.order_keys, None
+        return keys if len(session.status_log) == self.keyed_at else None
 
     def current(self, session: Session, keyed: bool) -> dict[str, list[PodGroupInfo]]:
         log = session.status_log
@@ -371,7 +373,7 @@ class ConsolidationAction:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session, keyed=True)
         memo = session.memos[_Candidates.MEMO]
-        keys = memo.order_keys_now(session) if isinstance(memo, _Candidates) else None
+        keys = memo.take_order_keys(session) if isinstance(memo, _Candidates) else None
         ordered = {
             name: reverse_job_order(session, jobs)
             if keys is None

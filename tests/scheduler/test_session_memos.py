@@ -54,7 +54,7 @@ def _check(session: Session) -> None:
     assert {q: [j.key for j in js] for q, js in memo.items()} == _fresh_candidates(session)
     candidates = session.memos[_Candidates.MEMO]
     assert isinstance(candidates, _Candidates)
-    keys = candidates.order_keys_now(session)
+    keys = candidates.take_order_keys(session)
     if keys is not None:  # the keys consolidation sorts by, when it may use them
         assert keys == {q: [_fresh_key(session, j) for j in js] for q, js in memo.items()}
     stale = {
