@@ -10,6 +10,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from crds.documents import gc_paused
@@ -194,16 +195,18 @@ def _report(session: Session, result: CycleResult, *, explain: bool) -> None:
     snapshot, config = session.snapshot, session.config
     names = snapshot.nodes.names
     outcome = final_outcome(session.decisions)
+    by_pod = attrgetter("pod")
     result.binds = sorted(
-        (_with_claims(session, p, _bind(p, names[n])) for p, n in outcome.binds),
-        key=lambda b: b.pod,
+        (
+            _with_claims(session, p, _bind(p, names[n]))
+            if p.resource_claims
+            else _bind(p, names[n])
+            for p, n in outcome.binds
+        ),
+        key=by_pod,
     )
-    result.pipelined = sorted(
-        (_bind(p, names[n]) for p, n in outcome.pipelined), key=lambda b: b.pod
-    )
-    result.evictions = sorted(
-        (Eviction(p.key, a, f) for p, a, f in outcome.evictions), key=lambda e: e.pod
-    )
+    result.pipelined = sorted((_bind(p, names[n]) for p, n in outcome.pipelined), key=by_pod)
+    result.evictions = sorted((Eviction(p.key, a, f) for p, a, f in outcome.evictions), key=by_pod)
     bound_jobs = {p.job for p, _ in outcome.binds}
     pipelined_jobs = {p.job for p, _ in outcome.pipelined}
     evicted_jobs = {p.job for p, _, _ in outcome.evictions}

@@ -10,6 +10,8 @@ evicted. The stamp is removed when the job recovers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from crds.meta import rfc3339
 from crds.names import STALE_ANNOTATION
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
@@ -49,6 +51,24 @@ def _used(pod_set: PodSetInfo) -> int:
     return count
 
 
+def may_be_stale(session: Session) -> Iterable[str]:
+    """The jobs that may be stale or stamped: the snapshot's (every job when it does not say).
+
+    A job outside the snapshot's set had every pod active (holding resources) when the
+    snapshot was taken, and with all its pods active it meets its requirement
+    (:meth:`PodGroupInfo.short_with_every_pod`). Within the session its pods stay active:
+    a Statement moves pods from pending to allocated or pipelined, or from active to
+    releasing (still active), and undoing restores what was. So :func:`is_stale` stays
+    false for it.
+    """
+    maybe = session.snapshot.maybe_stale
+    return session.snapshot.jobs if maybe is None else maybe
+
+
+def _needs_care(job: PodGroupInfo | None) -> bool:
+    return job is not None and (job.stale_since is not None or is_stale(job))
+
+
 class StaleGangEvictionAction:
     """Stamp, wait the grace period, then evict every active pod of a stale gang."""
 
@@ -59,7 +79,7 @@ class StaleGangEvictionAction:
         now = session.snapshot.now
         jobs = session.snapshot.jobs
         # a job neither stale nor stamped needs nothing; jobs are independent of each other
-        for key in sorted(k for k, j in jobs.items() if j.stale_since is not None or is_stale(j)):
+        for key in sorted(k for k in may_be_stale(session) if _needs_care(jobs.get(k))):
             job = jobs[key]
             if not is_stale(job):
                 if job.stale_since is not None:

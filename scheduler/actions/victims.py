@@ -39,7 +39,13 @@ def is_disruptable(job: PodGroupInfo) -> bool:
 
 def reverse_job_order(session: Session, jobs: Sequence[PodGroupInfo]) -> list[PodGroupInfo]:
     """Victim order within a queue: the job allocate would try last goes first."""
-    keys = session.job_keys(jobs)
+    return reverse_job_order_by(jobs, session.job_keys(jobs))
+
+
+def reverse_job_order_by(
+    jobs: Sequence[PodGroupInfo], keys: Sequence[tuple[Any, ...]]
+) -> list[PodGroupInfo]:
+    """:func:`reverse_job_order` with each job's order key given (``keys[i]`` is ``jobs[i]``'s)."""
     # the indexes sorted by a C-level key: stable like sorting the jobs themselves
     return [jobs[i] for i in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
 

@@ -101,6 +101,17 @@ class PodGroupInfo:
                     return True
         return False
 
+    def short_with_every_pod(self) -> bool:
+        """Whether the gang, with every pod it has active and none succeeded, would still
+        miss its requirement while holding something: stale for want of pods, not of
+        statuses. The stale-gang rule with that count (the cache keeps the jobs this
+        holds for, so the action need not ask it of every job each cycle)."""
+        if self.shape is None and len(self.pod_sets) == 1:
+            only = self.pod_sets[0]
+            return 0 < len(only.pods) < only.min_available
+        counts = {pod_set.name: len(pod_set.pods) for pod_set in self.pod_sets}
+        return any(counts.values()) and not self.counts_meet(counts)
+
     def root(self) -> SubGroupNode:
         """The subgroup tree: :attr:`shape`, or a root requiring every pod set."""
         if self.shape is not None:

@@ -52,3 +52,7 @@ class ClusterSnapshot:
     queue_usage: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     # Node name -> its NUMA zones from its NodeResourceTopology (NUMA-aware placement)
     numa: dict[str, NumaNode] = field(default_factory=dict)
+    # Pod group keys that may be stale as the cycle starts (stale-gang eviction asks
+    # only these, and those whose pods change status in the session): stamped, short of
+    # their requirement with every pod active, or with a pod not active; None: ask all
+    maybe_stale: set[str] | None = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.cache.pools import NodePool
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import CycleResult, EarlyBinds, run_cycle
+from scheduler.live.collector import Collector
 from scheduler.live.committing import BindStream, Committer
 from scheduler.live.informers import NUMA_WATCHED, WATCHED, Informers
 from scheduler.live.usage_feed import UsageFeed
@@ -54,7 +54,8 @@ class Options:
     direct_bind: bool = False
     pool: NodePool = field(default_factory=NodePool)
     # A process of its own: move everything alive after the first sync out of the
-    # collector's sight (in-process tests leave it off: their garbage would stay).
+    # collector's sight, and what survives each cycle after it (scheduler.live.collector;
+    # in-process tests leave it off: the rest of their process would stay frozen).
     freeze_after_sync: bool = False
 
 
@@ -119,8 +120,9 @@ async def run(
     try:
         with gc_paused():  # the lists build tens of thousands of fresh, acyclic objects
             await _until(informers.wait_synced(), stop)
-        if options.freeze_after_sync:
-            gc.freeze()  # the listed cache: later full collections need not walk it again
+        collector = Collector() if options.freeze_after_sync else None
+        if collector is not None:
+            collector.start()  # the listed cache: later collections need not walk it again
         log.info("informers synced", extra={"objects": sum(map(len, informers.objects.values()))})
         cold = True  # the first cycle binds as allocate decides (docs/architecture.md)
         while not stop.is_set() and not lost.is_set():
@@ -130,8 +132,11 @@ async def run(
             # Changes arriving while the cycle decides and its writes are in flight are
             # held and applied after them; the collector waits too: the writes' garbage
             # is freed by reference counting, and a full collection would walk every
-            # held change again and again (about 40% of the commit's CPU).
-            with informers.deferred():
+            # held change again and again (about 40% of the commit's CPU). With the
+            # collector settled between cycles it waits from the snapshot to the settle,
+            # which walks what the cycle left once (scheduler.live.collector).
+            pause = contextlib.nullcontext() if collector is None else gc_paused()
+            with informers.deferred(), pause:
                 early, stream = (EarlyBinds(), committer.stream()) if cold else (None, None)
                 cold = False
                 snapshot, result, decided = await _deciding(decide, early, stream, may_write)
@@ -144,6 +149,8 @@ async def run(
                     break
                 with gc_paused():
                     report = await committer.commit(result, stream)
+                if collector is not None:
+                    collector.settle()
             metrics.observe_result(
                 result,
                 (time.monotonic() - started) * 1000,

@@ -20,6 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crds.documents import SourcedObject
+from crds.names import STALE_ANNOTATION
+from scheduler.actions.stale_gangs import is_stale
+from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import run_cycle
@@ -99,15 +102,25 @@ _pods = st.builds(
 )
 
 
-def _group(name: str, queue_name: str, minimum: int, klass: str | None, subgroups: bool) -> Obj:
+def _group(
+    name: str,
+    queue_name: str,
+    minimum: int,
+    klass: str | None,
+    subgroups: bool,
+    stamped: bool = False,
+) -> Obj:
     subs = [("workers", minimum), ("leader", 1)] if subgroups else ()
-    return pod_group(
+    body = pod_group(
         name,
         queue_name,
         min_member=None if subgroups else minimum,
         priority_class=klass,
         sub_groups=subs,
     )
+    if stamped:  # found stale by an earlier cycle
+        body["metadata"]["annotations"] = {STALE_ANNOTATION: "2026-01-01T00:00:00Z"}
+    return body
 
 
 def _broken_group(name: str) -> Obj:
@@ -123,6 +136,7 @@ _groups = st.builds(
     st.integers(1, 2),
     st.sampled_from([None, *CLASSES, "unknown-class"]),
     st.booleans(),
+    st.sampled_from([False, False, True]),
 )
 _queues = st.one_of(
     st.builds(lambda: queue("dept", gpu_quota=4)),
@@ -233,6 +247,7 @@ def _digest(result: SnapshotResult) -> dict[str, Any]:
         "total": snap.total.tolist(),
         "classes": snap.priority_classes,
         "errors": sorted(str(e) for e in result.errors),
+        "maybe_stale": sorted(snap.maybe_stale or ()),
     }
 
 
@@ -272,8 +287,17 @@ def test_an_incremental_snapshot_equals_a_fresh_one(operations: list[tuple[str, 
         else:
             built = cache.snapshot(1000.0)
             assert _digest(built) == _digest(_fresh(objects))
+            _check_stale_candidates(built.snapshot)
             if arg:  # the cycle moves pods and fills nodes; the next snapshot resets them
                 run_cycle(built.snapshot, SchedulerConfig())
+
+
+def _check_stale_candidates(snapshot: ClusterSnapshot) -> None:
+    """Every job stale or stamped is among those the snapshot says may be (the stale-gang
+    action asks only those)."""
+    assert snapshot.maybe_stale is not None
+    needing = {k for k, j in snapshot.jobs.items() if j.stale_since is not None or is_stale(j)}
+    assert needing <= snapshot.maybe_stale
 
 
 def test_a_status_only_node_update_keeps_the_node_table() -> None:

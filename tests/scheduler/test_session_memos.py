@@ -15,7 +15,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.actions.disrupting import _disruptable_by_queue
+from scheduler.actions.disrupting import _Candidates, _disruptable_by_queue
+from scheduler.actions.stale_gangs import is_stale, may_be_stale
 from scheduler.actions.victims import is_disruptable
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.cache.snapshotting import build_snapshot
@@ -48,9 +49,18 @@ def _check(session: Session) -> None:
     for group in session.snapshot.jobs.values():
         assert session.job_key(group) == _fresh_key(session, group)
     assert [j.key for j in session.jobs_with_pending()] == _fresh_pending(session)
-    memo = _disruptable_by_queue(session)
+    memo = _disruptable_by_queue(session, keyed=True)
     assert list(memo) == list(_fresh_candidates(session))
     assert {q: [j.key for j in js] for q, js in memo.items()} == _fresh_candidates(session)
+    candidates = session.memos[_Candidates.MEMO]
+    assert isinstance(candidates, _Candidates)
+    keys = candidates.take_order_keys(session)
+    if keys is not None:  # the keys consolidation sorts by, when it may use them
+        assert keys == {q: [_fresh_key(session, j) for j in js] for q, js in memo.items()}
+    stale = {
+        k for k, j in session.snapshot.jobs.items() if j.stale_since is not None or is_stale(j)
+    }
+    assert stale <= set(may_be_stale(session))
 
 
 @settings(deadline=None, max_examples=60)

@@ -28,7 +28,6 @@ from scheduler.plugins.proportion.state import (
     TO_KAI_UNITS,
     QueueState,
     format_queue_vector,
-    pod_amounts,
 )
 
 STATE_KEY = "proportion"
@@ -62,24 +61,24 @@ def _queue_usage(
     tree = snapshot.queues
     names = list(tree.queues)
     position = {name: i for i, name in enumerate(names)}
-    rows: dict[tuple[int, int], list[float]] = {}  # (kind, leaf) -> GPU, CPU, memory
+    # kind (allocated preemptible, allocated non-preemptible, pending) -> leaf -> GPU, CPU,
+    # memory; every row made up front, so a pod's row is two list indexes away
+    rows = [[[0.0, 0.0, 0.0] for _ in names] for _ in range(3)]
+    waiting_rows = rows[2]
+    problems = snapshot.job_problems
+    waiting_status = PodStatus.PENDING
     for job in snapshot.jobs.values():
         leaf = position.get(job.queue)
-        if leaf is None or job.key in snapshot.job_problems:
+        if leaf is None or job.key in problems:
             continue
-        counted_kind = 0 if job.preemptible else 1
-        counted: list[float] | None = None
-        waiting: list[float] | None = None
+        counted = rows[0 if job.preemptible else 1][leaf]
+        waiting = waiting_rows[leaf]
         for pod_set in job.pod_sets:
             for pod in pod_set.pods:
                 status = pod.status
                 if status in COUNTS_TO_QUEUE:
-                    if counted is None:
-                        counted = rows.setdefault((counted_kind, leaf), [0.0, 0.0, 0.0])
                     row = counted
-                elif status == PodStatus.PENDING:
-                    if waiting is None:
-                        waiting = rows.setdefault((2, leaf), [0.0, 0.0, 0.0])
+                elif status == waiting_status:
                     row = waiting
                 else:
                     continue
@@ -87,9 +86,7 @@ def _queue_usage(
                 row[0] += gpu
                 row[1] += cpu
                 row[2] += memory
-    sums = np.zeros((3, len(names), 3))
-    for (kind, leaf), row in rows.items():
-        sums[kind, leaf] = row
+    sums = np.array(rows, dtype=np.float64).reshape(3, len(names), 3)
     own = {name: sums[:, position[name], :] for name in names}
     allocated = {name: np.zeros(3) for name in names}
     allocated_np = {name: np.zeros(3) for name in names}
@@ -372,7 +369,8 @@ def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     """GPU, CPU and memory of the tasks together, as plain floats (engine units)."""
     gpu = cpu = memory = 0.0
     for task in tasks:
-        task_gpu, task_cpu, task_memory = pod_amounts(task)
+        # pod_amounts without its copy: read, not kept (about 57,000 pods a cycle)
+        task_gpu, task_cpu, task_memory = task.quota
         gpu += task_gpu
         cpu += task_cpu
         memory += task_memory

@@ -16,6 +16,7 @@ from scheduler.plugins.proportion.state import TO_KAI_UNITS, QueueState
 
 Triple = Sequence[float]
 _RANGE = range(3)
+_UNITS = tuple(TO_KAI_UNITS)  # the same numpy scalars, indexed without numpy
 
 
 def is_over_utilized(state: QueueState) -> bool:
@@ -59,23 +60,64 @@ def order_key(
 
     Two queues whose keys differ decide by key exactly as ``compare`` would,
     except dominant shares within 1e-12, which callers must treat as equal.
+
+    The rule functions above, unrolled over the three resources: the queue order asks
+    this about 15,000 times a cycle at 5,000 nodes, and the generators and calls cost
+    more than the arithmetic (the same comparisons and float operations in the same
+    order, so the same key).
     """
-    with_job = [state.used[r] + job[r] for r in _RANGE]
+    used, fair, quota, share = state.used, state.fair, state.quota, state.share
+    u0, u1, u2 = used[0], used[1], used[2]
+    w0, w1, w2 = u0 + job[0], u1 + job[1], u2 + job[2]
+    s0, s1, s2 = share[0], share[1], share[2]
+    q0, q1, q2 = quota[0], quota[1], quota[2]
     return (
-        is_over_utilized(state),
-        not is_starved(state, job),
+        bool(fair[0] < u0 and fair[1] < u1 and fair[2] < u2),
+        not (
+            (q0 == UNLIMITED or w0 <= q0)
+            and (q1 == UNLIMITED or w1 <= q1)
+            and (q2 == UNLIMITED or w2 <= q2)
+        ),
         -state.info.priority,
-        has_zero_share_penalty(state, job),
-        dominant_share(state, with_job, total),
-        dominant_share(state, state.used, total),
+        bool((s0 == 0 and w0 > 0) or (s1 == 0 and w1 > 0) or (s2 == 0 and w2 > 0)),
+        _dominant(s0, s1, s2, w0, w1, w2, total),
+        _dominant(s0, s1, s2, u0, u1, u2, total),
     )
+
+
+def _dominant(
+    s0: float, s1: float, s2: float, a0: float, a1: float, a2: float, total: Triple
+) -> float:
+    """:func:`dominant_share` of the amounts ``a0-a2`` for the allocatable share ``s0-s2``."""
+    k0, k1, k2 = _UNITS
+    b0 = total[0] if s0 == UNLIMITED else s0
+    b1 = total[1] if s1 == UNLIMITED else s1
+    b2 = total[2] if s2 == UNLIMITED else s2
+    best = 0.0
+    ratio = a0 / b0 if b0 > 0 else a0 * k0 * 1000.0
+    if ratio > best:
+        best = ratio
+    ratio = a1 / b1 if b1 > 0 else a1 * k1 * 1000.0
+    if ratio > best:
+        best = ratio
+    ratio = a2 / b2 if b2 > 0 else a2 * k2 * 1000.0
+    if ratio > best:
+        best = ratio
+    return best
 
 
 def same_tier(
     a: tuple[bool, bool, int, bool, float, float], b: tuple[bool, bool, int, bool, float, float]
 ) -> bool:
     """True when rules 1-6 cannot tell the two keys apart."""
-    return a[:4] == b[:4] and abs(a[4] - b[4]) <= 1e-12 and abs(a[5] - b[5]) <= 1e-12
+    return (
+        a[0] == b[0]
+        and a[1] == b[1]
+        and a[2] == b[2]
+        and a[3] == b[3]
+        and abs(a[4] - b[4]) <= 1e-12
+        and abs(a[5] - b[5]) <= 1e-12
+    )
 
 
 def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: Triple) -> int:
