@@ -181,7 +181,8 @@ def popped_order(
     if memo is not None and depth in memo:
         return list(memo[depth])
     popped = JobQueue(session, jobs(), depth).drain()
-    remember_order(session, depth, session.settled_version(), popped)
+    if memo is not None:  # draining commits nothing: the state is the one the memo is for
+        memo[depth] = popped
     return list(popped)
 
 

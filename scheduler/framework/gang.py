@@ -32,8 +32,6 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     session the answer depends only on the statuses of the job's pods, so it is
     remembered until one of them changes (:attr:`Session.job_versions`).
     """
-    if not session.memoise:
-        return next(task_choices(session, job), [])
     return list(session.job_memo(_FIRST_CHOICE, job, lambda: next(task_choices(session, job), [])))
 
 
@@ -43,8 +41,6 @@ _READY = "gang.ready"
 def ready_problem(session: Session, job: PodGroupInfo) -> str | None:
     """:func:`readiness_problem`, remembered like :func:`tasks_to_allocate` (each action
     that forms a pending order asks it of every pending job)."""
-    if not session.memoise:
-        return readiness_problem(job)
     return session.job_memo(_READY, job, lambda: readiness_problem(job))
 
 

@@ -311,7 +311,10 @@ class Session:
 
     def job_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
         """``compute()`` for ``job``, kept in the memo ``name`` until one of the job's pods
-        changes status: for answers that read only the job and its pods' statuses."""
+        changes status: for answers that read only the job and its pods' statuses. With
+        memos off (:attr:`memoise`) it is computed afresh each time."""
+        if not self.memoise:
+            return compute()
         memo: dict[str, tuple[int, _T]] | None = self.memos.get(name)
         if memo is None:
             memo = self.memos[name] = {}
