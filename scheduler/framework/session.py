@@ -326,6 +326,24 @@ class Session:
         memo[job.key] = (version, value)
         return value
 
+    def carried_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
+        """:meth:`job_memo` for answers that read only the job, its pods' statuses and
+        fields fixed for the pod's record (labels, creation, pod set), and the config:
+        while none of the job's pods changed status in this session, the answer formed at
+        the snapshot's statuses is kept on the job record from cycle to cycle
+        (:attr:`PodGroupInfo.carried`, emptied by the cache when a snapshot changes one of
+        its pods' statuses; a changed PodGroup or pod is a new record)."""
+        if not self.memoise:
+            return compute()
+        if self.job_versions.get(job.key, 0):
+            return self.job_memo(name, job, compute)
+        hit = job.carried.get(name)
+        if hit is not None and hit[0] is self.config:
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        job.carried[name] = (self.config, value)
+        return value
+
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
 
