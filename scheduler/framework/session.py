@@ -72,6 +72,9 @@ class Placement:
     on_idle: bool
 
 
+JOB_KEY = "session.job_key"  # the carried job order key (carried_memo)
+
+
 class Session:
     """One scheduling cycle over a snapshot."""
 
@@ -233,14 +236,17 @@ class Session:
         """Job order key, memoised until one of the job's pods changes status.
 
         Job order keys depend only on the job and its pods' statuses
-        (extension_points), and within a session statuses change only through
+        (extension_points), so a key formed at the snapshot's statuses is carried from
+        cycle to cycle (:meth:`carried_memo`); within a session statuses change only through
         a Statement, which tells :meth:`status_changed`: the disruptive actions
         sort every victim candidate again for each preemptor, and all but a few
         are unchanged since the last sort.
         """
         key = self._job_keys.get(job.key)
         if key is None:
-            key = self._job_key_fn(job, job.creation, job.uid)
+            key = self.carried_memo(
+                JOB_KEY, job, lambda: self._job_key_fn(job, job.creation, job.uid)
+            )
             self._job_keys[job.key] = key
         return key
 

@@ -27,6 +27,7 @@ from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session, run_cycle
 from scheduler.framework import gang
+from scheduler.framework.session import JOB_KEY
 from tests.kits.worlds import bind_request, node, pod, pod_group, queue
 
 Obj = dict[str, Any]
@@ -308,6 +309,7 @@ def _check_carried(snapshot: ClusterSnapshot) -> None:
     fresh = {
         gang.FIRST_CHOICE: lambda job: next(gang.task_choices(session, job), []),
         gang.READY: gang.readiness_problem,
+        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
     }
     for job in snapshot.jobs.values():
         for name, (config, value) in job.carried.items():
