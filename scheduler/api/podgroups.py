@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, ALIVE, PodInfo, PodStatus
 from scheduler.api.topology import TopologyTree
@@ -87,6 +88,12 @@ class PodGroupInfo:
     staleness_grace: float | None = None  # spec.stalenessGracePeriod in seconds
     # "namespace/name", formed once: every action and plugin indexes by it many times a cycle
     key: str = field(init=False, repr=False, compare=False)
+    # Answers about this group at its snapshot's pod statuses, kept from cycle to cycle
+    # (Session.carried_memo): the cache builds a new record when the PodGroup or a pod
+    # changes, and empties this when a snapshot gives one of its pods another status.
+    carried: dict[str, tuple[object, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"

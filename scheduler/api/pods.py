@@ -95,6 +95,7 @@ class PodInfo:
         "releasing_since",
         "request",
         "resource_claims",
+        "snapshot_status",
         "spread",
         "status",
         "stuck_releasing",
@@ -150,6 +151,9 @@ class PodInfo:
         self.constraint_key: object = None
         # What the API server says, before BindRequests and the session change it.
         self.base_status = status
+        # The status the cache's last snapshot gave the pod (its job's carried answers
+        # were formed at it); None before the first snapshot.
+        self.snapshot_status: PodStatus | None = None
         self.node_name = ""
         self.nominated_node = ""  # status.nominatedNodeName
         # A Running pod being deleted: its deletionTimestamp (epoch seconds), else None.

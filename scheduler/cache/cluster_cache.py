@@ -360,6 +360,7 @@ class ClusterCache:
         with gc_paused():
             self._link_jobs(classes, default_priority, self._tree)
         maybe_stale = set(self._maybe_stale)
+        jobs = self._jobs
         sharing: list[PodInfo] = []
         reservations: list[PodInfo] = []
         ungrouped: list[PodInfo] = []
@@ -374,6 +375,11 @@ class ClusterCache:
                 status = PodStatus.BINDING
                 node_name = bound_to[pod.key]
             pod.status = status
+            if status is not pod.snapshot_status:  # answers carried at the old one are stale
+                pod.snapshot_status = status
+                linked = jobs.get(pod.job) if pod.job is not None else None
+                if linked is not None:
+                    linked.carried.clear()
             if status not in ACTIVE_USED and pod.job is not None:
                 maybe_stale.add(pod.job)
             pod.node = index.get(node_name, -1) if node_name else -1

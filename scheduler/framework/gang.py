@@ -22,7 +22,7 @@ CHOICE_LIMIT = 16
 """At most this many alternative task sets are offered for one job (see :func:`task_choices`)."""
 
 
-_FIRST_CHOICE = "gang.first_choice"
+FIRST_CHOICE = "gang.first_choice"
 
 
 def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
@@ -32,16 +32,18 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     session the answer depends only on the statuses of the job's pods, so it is
     remembered until one of them changes (:attr:`Session.job_versions`).
     """
-    return list(session.job_memo(_FIRST_CHOICE, job, lambda: next(task_choices(session, job), [])))
+    return list(
+        session.carried_memo(FIRST_CHOICE, job, lambda: next(task_choices(session, job), []))
+    )
 
 
-_READY = "gang.ready"
+READY = "gang.ready"
 
 
 def ready_problem(session: Session, job: PodGroupInfo) -> str | None:
     """:func:`readiness_problem`, remembered like :func:`tasks_to_allocate` (each action
     that forms a pending order asks it of every pending job)."""
-    return session.job_memo(_READY, job, lambda: readiness_problem(job))
+    return session.carried_memo(READY, job, lambda: readiness_problem(job))
 
 
 def choices_to_try(session: Session, job: PodGroupInfo) -> Iterator[list[PodInfo]]:

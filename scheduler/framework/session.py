@@ -72,6 +72,9 @@ class Placement:
     on_idle: bool
 
 
+JOB_KEY = "session.job_key"  # the carried job order key (carried_memo)
+
+
 class Session:
     """One scheduling cycle over a snapshot."""
 
@@ -233,14 +236,17 @@ class Session:
         """Job order key, memoised until one of the job's pods changes status.
 
         Job order keys depend only on the job and its pods' statuses
-        (extension_points), and within a session statuses change only through
+        (extension_points), so a key formed at the snapshot's statuses is carried from
+        cycle to cycle (:meth:`carried_memo`); within a session statuses change only through
         a Statement, which tells :meth:`status_changed`: the disruptive actions
         sort every victim candidate again for each preemptor, and all but a few
         are unchanged since the last sort.
         """
         key = self._job_keys.get(job.key)
         if key is None:
-            key = self._job_key_fn(job, job.creation, job.uid)
+            key = self.carried_memo(
+                JOB_KEY, job, lambda: self._job_key_fn(job, job.creation, job.uid)
+            )
             self._job_keys[job.key] = key
         return key
 
@@ -324,6 +330,24 @@ class Session:
             return hit[1]
         value = compute()
         memo[job.key] = (version, value)
+        return value
+
+    def carried_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
+        """:meth:`job_memo` for answers that read only the job, its pods' statuses and
+        fields fixed for the pod's record (labels, creation, pod set), and the config:
+        while none of the job's pods changed status in this session, the answer formed at
+        the snapshot's statuses is kept on the job record from cycle to cycle
+        (:attr:`PodGroupInfo.carried`, emptied by the cache when a snapshot changes one of
+        its pods' statuses; a changed PodGroup or pod is a new record)."""
+        if not self.memoise:
+            return compute()
+        if self.job_versions.get(job.key, 0):
+            return self.job_memo(name, job, compute)
+        hit = job.carried.get(name)
+        if hit is not None and hit[0] is self.config:
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        job.carried[name] = (self.config, value)
         return value
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:

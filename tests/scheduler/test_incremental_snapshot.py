@@ -25,7 +25,9 @@ from scheduler.actions.stale_gangs import is_stale
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig
-from scheduler.cycle import run_cycle
+from scheduler.cycle import open_session, run_cycle
+from scheduler.framework import gang
+from scheduler.framework.session import JOB_KEY
 from tests.kits.worlds import bind_request, node, pod, pod_group, queue
 
 Obj = dict[str, Any]
@@ -232,7 +234,11 @@ def _digest(result: SnapshotResult) -> dict[str, Any]:
         "jobs": [
             (
                 key,
-                {f.name: getattr(job, f.name) for f in fields(job) if f.name != "pod_sets"},
+                {
+                    f.name: getattr(job, f.name)
+                    for f in fields(job)
+                    if f.name not in ("pod_sets", "carried")  # carried: _check_carried
+                },
                 [
                     (ps.name, ps.min_available, [(p.key, p is current[p.key]) for p in ps.pods])
                     for ps in job.pod_sets
@@ -288,8 +294,27 @@ def test_an_incremental_snapshot_equals_a_fresh_one(operations: list[tuple[str, 
             built = cache.snapshot(1000.0)
             assert _digest(built) == _digest(_fresh(objects))
             _check_stale_candidates(built.snapshot)
+            _check_carried(built.snapshot)
             if arg:  # the cycle moves pods and fills nodes; the next snapshot resets them
-                run_cycle(built.snapshot, SchedulerConfig())
+                run_cycle(built.snapshot, CONFIG)
+
+
+CONFIG = SchedulerConfig()  # one config for every cycle: answers carried with it are reused
+
+
+def _check_carried(snapshot: ClusterSnapshot) -> None:
+    """Every answer a job record carries from earlier cycles is the one a fresh
+    computation gives at this snapshot's statuses (Session.carried_memo)."""
+    session = open_session(snapshot, CONFIG)
+    fresh = {
+        gang.FIRST_CHOICE: lambda job: next(gang.task_choices(session, job), []),
+        gang.READY: gang.readiness_problem,
+        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
+    }
+    for job in snapshot.jobs.values():
+        for name, (config, value) in job.carried.items():
+            assert config is CONFIG
+            assert value == fresh[name](job), (job.key, name)
 
 
 def _check_stale_candidates(snapshot: ClusterSnapshot) -> None:
