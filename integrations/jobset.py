@@ -40,6 +40,7 @@ from crds.names import BATCH_MIN_MEMBER_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields, resolution, templates
+from integrations.k8s import controllers
 
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -217,16 +218,20 @@ class JobSetGrouper:
 
 def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """Jobs ``<js>-<replicatedJob>-<i>`` (JobSet labels on Job and pod template), then pods."""
-    result: list[dict[str, Any]] = []
+    jobs = []
     for index, rj in replicated_jobs(js):
-        rj_name = str(rj.get("name", ""))
-        path = f"spec.replicatedJobs[{index}].replicas"
-        replicas = templates.count(js, rj.get("replicas"), path)
+        replicas = templates.count(js, rj.get("replicas"), f"spec.replicatedJobs[{index}].replicas")
         at = f"spec.replicatedJobs[{index}].template"
         job_template = templates.checked_template(js, rj.get("template"), at)
+        job_spec = fields.get_mapping(job_template, "spec")
         pod_template = templates.checked_template(
-            js, fields.get_mapping(job_template, "spec").get("template"), f"{at}.spec.template"
+            js, job_spec.get("template"), f"{at}.spec.template"
         )
+        pods = controllers.parallel_pods(js, job_spec, f"{at}.spec.")
+        jobs.append((str(rj.get("name", "")), replicas, pods, job_template, pod_template))
+    templates.expect_pods(sum(replicas * pods for _, replicas, pods, _, _ in jobs))
+    result: list[dict[str, Any]] = []
+    for rj_name, replicas, _, job_template, pod_template in jobs:
         for job_index in range(replicas):
             labels = {
                 JOBSET_NAME_LABEL: fields.name(js),

@@ -175,6 +175,7 @@ def synthesize_groups(lws: base.RawObject, expand: templates.Expand) -> list[dic
     name = fields.name(lws)
     replicas = templates.count(lws, fields.get(lws, "spec.replicas"), "spec.replicas")
     size = templates.count(lws, fields.get(lws, f"{_TEMPLATE}.size"), f"{_TEMPLATE}.size")
+    templates.expect_pods(replicas * max(size, 1))  # a leader each, size - 1 workers
     worker_at, leader_at = f"{_TEMPLATE}.workerTemplate", f"{_TEMPLATE}.leaderTemplate"
     worker_template = templates.checked_template(lws, fields.get(lws, worker_at), worker_at)
     leader_template = (

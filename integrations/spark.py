@@ -91,11 +91,12 @@ def synthesize_application(app: base.RawObject, expand: templates.Expand) -> lis
         "sparkoperator.k8s.io/app-name": name,
         "sparkoperator.k8s.io/launched-by-spark-operator": "true",
     }
-    driver = templates.make_pod(
-        _template(app, "driver"), f"{name}-driver", app, labels={**common, ROLE: "driver"}
-    )
     instances = templates.count(
         app, fields.get(app, "spec.executor.instances"), "spec.executor.instances"
+    )
+    templates.expect_pods(1 + instances)
+    driver = templates.make_pod(
+        _template(app, "driver"), f"{name}-driver", app, labels={**common, ROLE: "driver"}
     )
     stem = f"{name}-{templates.suffix(f'{uid}/executors', 16)}"
     executors = [

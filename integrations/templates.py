@@ -198,7 +198,8 @@ MAX_SYNTHESIZED: Final = 100_000
 (KubeRay ``replicas`` times ``numOfHosts``, JobSet ``replicas`` times Job ``parallelism``,
 LWS ``replicas`` times ``size``) and add up over its groups: more is a typo (``replicas:
 2147483647``), and building them would exhaust the memory. One count alone above it is
-refused at once."""
+refused at once, and so is a total the hook knows from its counts before it builds a pod
+(:func:`expect_pods`)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -232,10 +233,23 @@ def _spend_pod(owner: base.RawObject) -> None:
     if budget is None:
         return
     budget.left -= 1
-    if budget.left >= 0:
-        return
+    if budget.left < 0:
+        raise _over_budget(budget)
+
+
+def expect_pods(pods: int) -> None:
+    """Before building ``pods`` pods from the counts just read (a product of counts, a
+    sum over groups): within :func:`pod_budget`, more than the workload has left is
+    refused at once, with the error the pod past the budget would raise, so a workload
+    of a billion pods fails before building the first 100,000."""
+    budget = _BUDGET.get()
+    if budget is not None and pods > budget.left:
+        raise _over_budget(budget)
+
+
+def _over_budget(budget: _PodBudget) -> base.GroupingError:
     read = ", ".join(f"{path}={number}" for path, number in budget.counts.items())
-    raise base.GroupingError(
+    return base.GroupingError(
         budget.workload,
         read,
         f"these counts, multiplied and added up over the groups, make more than the "
@@ -243,13 +257,16 @@ def _spend_pod(owner: base.RawObject) -> None:
     )
 
 
-def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
+def count(
+    obj: base.RawObject, value: Any, path: str, default: int = 1, *, text: bool = False
+) -> int:
     """A replica count for synthesis; negative, non-integer or larger than
-    :data:`MAX_SYNTHESIZED` values are errors naming ``path``. Within :func:`pod_budget`
-    a count above 1 is remembered, to be named if the workload's pods exceed it."""
+    :data:`MAX_SYNTHESIZED` values are errors naming ``path`` (a decimal string is a
+    count with ``text``). Within :func:`pod_budget` a count above 1 is remembered, to be
+    named if the workload's pods exceed it."""
     if value is None:
         return default
-    number = fields.as_int(value, obj=obj, path=path)
+    number = fields.as_int(value, obj=obj, path=path, text=text)
     if number > MAX_SYNTHESIZED:
         raise base.GroupingError(
             fields.describe(obj),

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES, load_all
+from conftest import families, with_field
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
 
-FAMILIES = {doc["kind"]: doc for doc in load_all(FIXTURES / "adapter-families.yaml")}
+FAMILIES = families()
 AS_LIST = ["kai.scheduler/queue=team-a"]
 AS_TEXT = "kai.scheduler/queue: team-a"
 
@@ -56,16 +56,7 @@ ROWS: list[tuple[str, str, Any]] = [
 
 def broken(kind: str, field: str, value: Any) -> dict[str, Any]:
     """The family's workload with ``field`` (``a.b[0].c``) set to ``value``."""
-    doc = copy.deepcopy(FAMILIES[kind])
-    keys: list[str | int] = []
-    for part in field.split("."):
-        name, _, index = part.partition("[")
-        keys += [name, int(index.rstrip("]"))] if index else [name]
-    parent: Any = doc
-    for key in keys[:-1]:
-        parent = parent[key] if isinstance(key, int) else parent.setdefault(key, {})
-    parent[keys[-1]] = value
-    return doc
+    return with_field(FAMILIES[kind], field, value)
 
 
 def bystander() -> dict[str, Any]:
