@@ -164,11 +164,11 @@ def _pod_for(
     fields.get_mapping(wf, "spec.podMetadata")  # a map, or the error names it
     own_meta = templates.checked_template(wf, template, at).get("metadata") or {}
     labels = {
-        **fields.get_mapping(wf, "spec.podMetadata.labels"),
+        **fields.get_string_map(wf, "spec.podMetadata.labels"),
         **dict(own_meta.get("labels") or {}),
     }
     notes = {
-        **fields.get_mapping(wf, "spec.podMetadata.annotations"),
+        **fields.get_string_map(wf, "spec.podMetadata.annotations"),
         **dict(own_meta.get("annotations") or {}),
     }
     step = "container" if template.get("container") else "script"

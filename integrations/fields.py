@@ -117,6 +117,24 @@ def get_mapping(
     return value
 
 
+def get_string_map(
+    obj: base.RawObject,
+    path: str,
+    *,
+    within: Mapping[str, Any] | None = None,
+    prefix: str = "",
+) -> Mapping[str, str]:
+    """Labels or annotations at ``path`` of ``within`` (default: ``obj``; empty when
+    absent), read by :func:`crds.metadata.checked_map` as the object's own are: not a
+    map of strings is an error naming ``obj`` and ``prefix`` + ``path``, or the key
+    whose value is no string (``spec.template.metadata.labels[tier]``)."""
+    field = f"{prefix}{path}"
+    try:
+        return object_metadata.checked_map(get(obj if within is None else within, path), field)
+    except InputError as exc:
+        raise base.GroupingError(describe(obj), exc.field or field, exc.message) from None
+
+
 def get_list(obj: base.RawObject, path: str) -> Sequence[Any]:
     """A list at ``path`` (empty when absent); any other type is an error."""
     value = get(obj, path)

@@ -99,8 +99,8 @@ def _clique_pods(
     replicas = _clique_replicas(pcs, clique)
     minimum = fields.get_int(pcs, "minAvailable", replicas, within=spec, prefix=path, minimum=1)
     at = f"spec.template.cliques[{index}]."
-    labels = {**fields.get_mapping(pcs, "labels", within=body, prefix=at), PODCLIQUE_LABEL: fqn}
-    annotations = dict(fields.get_mapping(pcs, "annotations", within=body, prefix=at))
+    labels = {**fields.get_string_map(pcs, "labels", within=body, prefix=at), PODCLIQUE_LABEL: fqn}
+    annotations = dict(fields.get_string_map(pcs, "annotations", within=body, prefix=at))
     shared = {
         grove.PODGANG_LABEL: gang.name,
         PART_OF_LABEL: fields.name(pcs),

@@ -78,11 +78,20 @@ def _name_of(js: base.RawObject, index: int, rj: Mapping[str, Any]) -> str:
     return name
 
 
+_NOTES = "template.metadata.annotations"
+
+
+def _template_annotations(
+    js: base.RawObject, index: int, rj: Mapping[str, Any]
+) -> Mapping[str, str]:
+    """The Job template's annotations of ``spec.replicatedJobs[index]`` (a map of strings)."""
+    return fields.get_string_map(js, _NOTES, within=rj, prefix=f"spec.replicatedJobs[{index}].")
+
+
 def _leaf_min(js: base.RawObject, index: int, rj: Mapping[str, Any], kai: bool) -> int:
     """Pods one Job replica must have: the template's override, else its pod count."""
     prefix = f"spec.replicatedJobs[{index}]."
-    template_annotations = fields.get_mapping(rj, "template.metadata.annotations")
-    override = batch_min_member(js, template_annotations, f"{prefix}template.metadata.annotations")
+    override = batch_min_member(js, _template_annotations(js, index, rj), f"{prefix}{_NOTES}")
     if override is not None:
         return override
     parallelism = fields.get_int(js, "template.spec.parallelism", 1, within=rj, prefix=prefix)
@@ -93,9 +102,11 @@ def _leaf_min(js: base.RawObject, index: int, rj: Mapping[str, Any], kai: bool) 
     return parallelism
 
 
-def _leaf_topology(rj: Mapping[str, Any]) -> base.TopologyConstraint | None:
+def _leaf_topology(
+    js: base.RawObject, index: int, rj: Mapping[str, Any]
+) -> base.TopologyConstraint | None:
     """The template's topology annotations; none without a name and a level."""
-    found = resolution.topology_of(fields.get_mapping(rj, "template.metadata.annotations"))
+    found = resolution.topology_of(_template_annotations(js, index, rj))
     if not found.topology or not (found.required_level or found.preferred_level):
         return None
     return found
@@ -125,7 +136,7 @@ def subgroups(
         replicas = fields.get_int(js, "replicas", 1, within=rj, prefix=path)
         assert replicas is not None
         leaf_min = _leaf_min(js, index, rj, kai)
-        topology = _leaf_topology(rj)
+        topology = _leaf_topology(js, index, rj)
         result.append(base.SubGroupSpec(rj_name, min_sub_group=replicas))
         for job_index in range(replicas):
             leaf = leaf_name(rj_name, job_index)

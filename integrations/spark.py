@@ -76,8 +76,10 @@ def _template(app: base.RawObject, role: str) -> dict[str, Any]:
     if spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
     meta = {
-        "labels": dict(fields.get_mapping(app, f"spec.{role}.labels")),
-        "annotations": dict(fields.get_mapping(app, f"spec.{role}.annotations")),
+        "labels": dict(fields.get_string_map(app, "labels", within=spec, prefix=f"spec.{role}.")),
+        "annotations": dict(
+            fields.get_string_map(app, "annotations", within=spec, prefix=f"spec.{role}.")
+        ),
     }
     return {"metadata": meta, "spec": pod_spec}
 

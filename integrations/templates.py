@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from crds import metadata as object_metadata
 from integrations import base, fields
 
 _UID_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-4f63-9b7a-5c2e8d0a1b94")
@@ -139,21 +140,20 @@ def make_object(
 
 def checked_template(owner: base.RawObject, raw: Any, path: str) -> Mapping[str, Any]:
     """The template (of a pod or a Job) at field ``path`` of ``owner`` (unset is empty),
-    checked where the synthesis reads it: the template, its ``metadata``, ``labels``,
-    ``annotations`` and ``spec`` must be maps, or the error names the field."""
+    checked where the synthesis reads it: the template, its ``metadata`` and ``spec``
+    must be maps, its ``labels`` and ``annotations`` maps of strings (read as an
+    object's own, :func:`fields.get_string_map`), or the error names the field."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise base.GroupingError(fields.describe(owner), path, f"expected an object, got {raw!r}")
-    meta = raw.get("metadata")
-    parts = [("metadata", meta), ("spec", raw.get("spec"))]
-    if isinstance(meta, Mapping):
-        parts += [(f"metadata.{key}", meta.get(key)) for key in ("labels", "annotations")]
-    for field, value in parts:
+    for field, value in (("metadata", raw.get("metadata")), ("spec", raw.get("spec"))):
         if value is not None and not isinstance(value, Mapping):
             raise base.GroupingError(
                 fields.describe(owner), f"{path}.{field}", f"expected an object, got {value!r}"
             )
+    for key in object_metadata.METADATA_MAPS:
+        fields.get_string_map(owner, f"metadata.{key}", within=raw, prefix=f"{path}.")
     return raw
 
 

@@ -47,14 +47,17 @@ def job_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, An
 
 def cronjob_children(cronjob: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """One run: a Job from ``jobTemplate`` (its metadata included), then its pods."""
+    at = "spec.jobTemplate"
+    template = templates.checked_template(cronjob, fields.get(cronjob, at), at)
+    meta = template.get("metadata") or {}
     job = templates.make_object(
         "batch/v1",
         "Job",
         f"{fields.name(cronjob)}-{templates.digits(fields.uid(cronjob))}",
         cronjob,
-        labels=fields.get_mapping(cronjob, "spec.jobTemplate.metadata.labels"),
-        annotations=fields.get_mapping(cronjob, "spec.jobTemplate.metadata.annotations"),
-        spec=fields.get_mapping(cronjob, "spec.jobTemplate.spec"),
+        labels=meta.get("labels"),
+        annotations=meta.get("annotations"),
+        spec=template.get("spec") or {},
     )
     return [job, *expand(job)]
 

@@ -31,10 +31,8 @@ def template_topology(
     obj: base.RawObject, template: Mapping[str, Any], path: str
 ) -> base.TopologyConstraint | None:
     """A subgroup constraint from a pod template's ``kai.scheduler/topology*`` annotations."""
-    raw = template.get("metadata", {})
-    notes = raw.get("annotations", {}) if isinstance(raw, Mapping) else {}
-    if not isinstance(notes, Mapping):
-        return None
+    at = f"{path}.template."
+    notes = fields.get_string_map(obj, "metadata.annotations", within=template, prefix=at)
     constraint = resolution.topology_of(notes)
     if not constraint.topology:
         if constraint.required_level or constraint.preferred_level:

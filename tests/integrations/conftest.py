@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,22 +40,3 @@ def manifests(corpus: Path) -> Callable[..., list[dict[str, Any]]]:
 def fixture() -> Callable[[str], list[dict[str, Any]]]:
     """Load a file of ``tests/integrations/fixtures``."""
     return lambda name: load_all(FIXTURES / name)
-
-
-def families() -> dict[str, dict[str, Any]]:
-    """fixtures/adapter-families.yaml by kind: one small, valid workload per family."""
-    return {doc["kind"]: doc for doc in load_all(FIXTURES / "adapter-families.yaml")}
-
-
-def with_field(doc: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
-    """A deep copy of ``doc`` with ``field`` (``a.b[0].c``) set to ``value``."""
-    doc = copy.deepcopy(doc)
-    keys: list[str | int] = []
-    for part in field.split("."):
-        name, _, index = part.partition("[")
-        keys += [name, int(index.rstrip("]"))] if index else [name]
-    parent: Any = doc
-    for key in keys[:-1]:
-        parent = parent[key] if isinstance(key, int) else parent.setdefault(key, {})
-    parent[keys[-1]] = value
-    return doc

@@ -15,9 +15,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import adapter_builders
 import pytest
 import yaml
-from conftest import families, with_field
+from adapter_builders import families, with_field
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
@@ -78,13 +79,43 @@ def test_not_a_map_is_one_error_naming_object_and_field(kind: str, field: str, v
     doc = broken(kind, field, value)
     result = group_workloads([doc, bystander()])
     assert [e.object for e in result.errors] == [where(doc)], result.errors
-    # the object's own labels and annotations are maps of strings (crds.metadata); a
-    # template's are read as any nested object
-    expected = "a map of strings" if field.startswith("metadata.") else "an object"
-    assert f"{where(doc)} field {field}: expected {expected}, got {value!r}" in (
-        result.errors[0].message
+    # a template's labels and annotations are read as the object's own (crds.metadata)
+    assert result.errors[0].message == (
+        f"{where(doc)} field {field}: expected a map of strings, got {value!r}"
     )
     assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
+
+
+EXTRA_ROWS: list[tuple[str, str]] = [
+    ("RayCluster", "spec.headGroupSpec.template.metadata.annotations"),
+    ("JobSet", "spec.replicatedJobs[0].template.spec.template.metadata.labels"),
+    ("PodCliqueSet", "spec.template.cliques[0].annotations"),
+    ("SparkApplication", "spec.executor.annotations"),
+    ("Workflow", "spec.podMetadata.labels"),
+]
+"""More template label fields of the families, beside those of :data:`ROWS`."""
+
+
+@pytest.mark.parametrize(("kind", "field"), [(kind, field) for kind, field, _ in ROWS] + EXTRA_ROWS)
+def test_a_value_that_is_no_string_is_one_error_naming_its_key(kind: str, field: str) -> None:
+    """``tier: 1`` in a pod template's labels is an error at ``...labels[tier]``, the
+    same line as in the object's own labels: the API server refuses both, and a number
+    copied onto a pod would make a pod no cluster can hold."""
+    doc = broken(kind, field, {"tier": 1})
+    result = group_workloads([doc, bystander()])
+    assert [e.message for e in result.errors] == [
+        f"{where(doc)} field {field}[tier]: expected a string, got 1"
+    ]
+    assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
+
+
+@pytest.mark.parametrize(("kind", "field"), EXTRA_ROWS)
+def test_more_template_fields_not_a_map(kind: str, field: str) -> None:
+    doc = broken(kind, field, AS_LIST)
+    result = group_workloads([doc, bystander()])
+    assert [e.message for e in result.errors] == [
+        f"{where(doc)} field {field}: expected a map of strings, got {AS_LIST!r}"
+    ]
 
 
 def test_a_pod_given_with_its_workload() -> None:
@@ -137,3 +168,23 @@ def test_metadata_not_a_map_is_an_error_not_a_made_up_name(metadata: Any) -> Non
         ("Job", f"Job field metadata: expected a map, got {metadata!r}")
     ]
     assert [g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups] == [True]
+
+
+def test_a_template_read_while_grouping_a_given_pod() -> None:
+    """A RayCluster given with its pod is not synthesized: the grouper reads its worker
+    template's topology annotations itself, which a list there made none at all."""
+    field = "spec.workerGroupSpecs[0].template.metadata.annotations"
+    cluster = broken("RayCluster", field, AS_LIST)
+    cluster["metadata"]["uid"] = "u-tune"
+    head = adapter_builders.pod(
+        "tune-head-x1",
+        namespace="research",
+        labels={"ray.io/cluster": "tune", "ray.io/group": "headgroup"},
+        owner=cluster,
+        spec=cluster["spec"]["headGroupSpec"]["template"]["spec"],
+    )
+    result = group_workloads([cluster, head, bystander()])
+    assert [e.message for e in result.errors] == [
+        f"RayCluster research/tune field {field}: expected a map of strings, got {AS_LIST!r}"
+    ]
+    assert len(result.pod_groups) == 1  # the bystander's

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES, families, with_field
+from adapter_builders import FIXTURES, families, with_field
 
 from integrations import templates
 from integrations.grouping import group_workloads
