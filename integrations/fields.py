@@ -192,6 +192,20 @@ def get_int(
     return as_int(value, obj=obj, path=f"{prefix}{path}", minimum=minimum)
 
 
+def int32_total(obj: base.RawObject, total: int, read: str) -> int:
+    """``total``, a PodGroup count (``minMember``) an adapter multiplies or adds up from
+    counts of ``obj`` (``read`` names them); above int32 it is an error naming them: the
+    API server refuses such a PodGroup (KAI's int32 arithmetic would wrap it around)."""
+    if total > INT32_MAX:
+        raise base.GroupingError(
+            describe(obj),
+            read,
+            f"these counts, multiplied and added up, make {total}: more than {INT32_MAX},"
+            " the most a PodGroup's minMember holds",
+        )
+    return total
+
+
 def parse_int(text: str | None) -> int | None:
     """A decimal integer string, or ``None`` when it does not parse."""
     if text is None:

@@ -50,7 +50,7 @@ def segment_size(lws: base.RawObject) -> int | None:
     policy_size = fields.get_int(lws, f"{_TEMPLATE}.subGroupPolicy.subGroupSize")
     if policy_size is not None:
         return policy_size
-    template = fields.get_mapping(lws, _WORKER_ANNOTATIONS)
+    template = fields.get_string_map(lws, _WORKER_ANNOTATIONS)
     for source, path in (
         (fields.annotations_of(lws), "metadata.annotations"),
         (template, _WORKER_ANNOTATIONS),
@@ -97,7 +97,7 @@ def segmented(
         segment = _segment_of(index, gang, size, excluded)
         members[segment] = members.get(segment, 0) + 1
     topology = resolution.segment_topology(
-        ctx.pod, fields.get_mapping(lws, _WORKER_ANNOTATIONS), lws
+        ctx.pod, fields.get_string_map(lws, _WORKER_ANNOTATIONS), lws
     )
     pod = (fields.name(ctx.pod),)
     mine = None if worker is None else _segment_of(worker, gang, size, excluded)

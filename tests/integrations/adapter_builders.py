@@ -72,6 +72,14 @@ def pod(name: str = "p", **kwargs: Any) -> dict[str, Any]:
     return obj("v1", "Pod", name, **kwargs)
 
 
+def with_its_pod(doc: dict[str, Any], labels: dict[str, str]) -> list[dict[str, Any]]:
+    """``doc`` (given a uid) and a pod ``p-0`` it owns, labelled ``labels``: a workload met
+    with its pods, as in a cluster dump or live, so it is grouped, not synthesized."""
+    doc = copy.deepcopy(doc)
+    doc["metadata"]["uid"] = f"u-{doc['metadata']['name']}"
+    return [doc, pod("p-0", namespace=doc["metadata"]["namespace"], labels=labels, owner=doc)]
+
+
 class Lookup:
     """An ObjectLookup over a list of objects."""
 

@@ -15,10 +15,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import adapter_builders
 import pytest
 import yaml
-from adapter_builders import families, with_field
+from adapter_builders import families, with_field, with_its_pod
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
@@ -170,21 +169,61 @@ def test_metadata_not_a_map_is_an_error_not_a_made_up_name(metadata: Any) -> Non
     assert [g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups] == [True]
 
 
-def test_a_template_read_while_grouping_a_given_pod() -> None:
-    """A RayCluster given with its pod is not synthesized: the grouper reads its worker
-    template's topology annotations itself, which a list there made none at all."""
-    field = "spec.workerGroupSpecs[0].template.metadata.annotations"
-    cluster = broken("RayCluster", field, AS_LIST)
-    cluster["metadata"]["uid"] = "u-tune"
-    head = adapter_builders.pod(
-        "tune-head-x1",
-        namespace="research",
-        labels={"ray.io/cluster": "tune", "ray.io/group": "headgroup"},
-        owner=cluster,
-        spec=cluster["spec"]["headGroupSpec"]["template"]["spec"],
-    )
-    result = group_workloads([cluster, head, bystander()])
-    assert [e.message for e in result.errors] == [
-        f"RayCluster research/tune field {field}: expected a map of strings, got {AS_LIST!r}"
-    ]
+GIVEN_POD_LABELS = {
+    "RayCluster": {"ray.io/cluster": "tune", "ray.io/group": "headgroup"},
+    "PyTorchJob": {"training.kubeflow.org/replica-type": "worker"},
+    "LeaderWorkerSet": {
+        "leaderworkerset.sigs.k8s.io/name": "vllm",
+        "leaderworkerset.sigs.k8s.io/worker-index": "1",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value", "error"),
+    [
+        (
+            "RayCluster",
+            "spec.workerGroupSpecs[0].template.metadata.annotations",
+            AS_LIST,
+            f": expected a map of strings, got {AS_LIST!r}",
+        ),
+        (
+            "PyTorchJob",
+            "spec.pytorchReplicaSpecs.Worker.template.metadata.annotations",
+            {"tier": 1},
+            "[tier]: expected a string, got 1",
+        ),
+        (
+            "LeaderWorkerSet",
+            "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
+            {"tier": 1},
+            "[tier]: expected a string, got 1",
+        ),
+    ],
+)
+def test_a_template_read_while_grouping_a_given_pod(
+    kind: str, field: str, value: Any, error: str
+) -> None:
+    """A workload given with its pod is not synthesized: its grouper reads the template's
+    annotations itself (a RayCluster's topology, a PyTorchJob's or LWS's segment size),
+    where a list was read as none and a number passed as a string."""
+    doc, owned = with_its_pod(broken(kind, field, value), GIVEN_POD_LABELS[kind])
+    result = group_workloads([doc, owned, bystander()])
+    assert [e.message for e in result.errors] == [f"{where(doc)} field {field}{error}"]
     assert len(result.pod_groups) == 1  # the bystander's
+
+
+def test_a_rayjob_cluster_selector_is_a_map_of_strings() -> None:
+    """``spec.clusterSelector`` names the RayCluster's labels: a number there is an error
+    at its key, not a selector no label can match."""
+    rayjob = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "sweep", "namespace": "research"},
+        "spec": {"entrypoint": "python sweep.py", "clusterSelector": {"ray.io/cluster": 7}},
+    }
+    result = group_workloads([rayjob, bystander()])
+    assert [e.message for e in result.errors] == [
+        "RayJob research/sweep field spec.clusterSelector[ray.io/cluster]: expected a string, got 7"
+    ]
