@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from adapter_builders import families, with_field, with_its_pod
+from adapter_builders import FIXTURES, families, with_field, with_its_pod
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
@@ -227,3 +227,21 @@ def test_a_rayjob_cluster_selector_is_a_map_of_strings() -> None:
     assert [e.message for e in result.errors] == [
         "RayJob research/sweep field spec.clusterSelector[ray.io/cluster]: expected a string, got 7"
     ]
+
+
+def test_a_training_runtimes_job_template_labels() -> None:
+    """The trainer's replicatedJob is told by its Job template's labels: not a map of
+    strings, the error names the runtime and the field (it named an unnamed ``object``)."""
+    docs = list(yaml.safe_load_all((FIXTURES / "trainjob-runtimes.yaml").read_text()))
+    runtime = docs[0]
+    field = "spec.template.spec.replicatedJobs[0].template.metadata.labels"
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["metadata"] = {
+        "labels": AS_LIST
+    }
+    result = group_workloads(docs)
+    assert [e.message for e in result.errors] == [
+        f"ClusterTrainingRuntime mpi-pretrain field {field}: expected a map of strings,"
+        f" got {AS_LIST!r}"
+    ]
+    assert [e.object for e in result.errors] == ["TrainJob nlp/bert-pretrain"]
+    assert result.pod_groups  # the other TrainJob's
