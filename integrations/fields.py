@@ -8,7 +8,7 @@ object and the field path, never a ``KeyError`` or a silent default.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from crds import metadata as object_metadata
 from crds.errors import InputError, describe_object
@@ -204,6 +204,26 @@ def int32_total(obj: base.RawObject, total: int, read: str) -> int:
             " the most a PodGroup's minMember holds",
         )
     return total
+
+
+MAX_SUBGROUPS: Final = 100_000
+"""The most subgroups an adapter writes in one PodGroup. One per JobSet Job replica or
+per PyTorchJob worker segment, int32 counts could ask for billions (grouping would hang
+and exhaust the memory), and a PodGroup of 100,000 subgroups is already megabytes, more
+than the API server stores in one object."""
+
+
+def subgroup_count(obj: base.RawObject, count: int, read: str) -> int:
+    """``count``, the subgroups an adapter is about to make from counts of ``obj``
+    (``read`` names them); more than :data:`MAX_SUBGROUPS` is an error naming them."""
+    if count > MAX_SUBGROUPS:
+        raise base.GroupingError(
+            describe(obj),
+            read,
+            f"these counts make {count} subgroups: more than {MAX_SUBGROUPS}, the most"
+            " podmuster writes in one PodGroup",
+        )
+    return count
 
 
 def parse_int(text: str | None) -> int | None:

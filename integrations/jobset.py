@@ -129,12 +129,19 @@ def subgroups(
     js: base.RawObject, pod_leaf: str, pod_name: str, kai: bool
 ) -> list[base.SubGroupSpec]:
     """The parent-per-replicatedJob, leaf-per-replica tree; ``pod_leaf`` lists the pod."""
+    counts = {
+        f"spec.replicatedJobs[{index}].replicas": fields.get_int(
+            js, "replicas", 1, within=rj, prefix=f"spec.replicatedJobs[{index}]."
+        )
+        or 0
+        for index, rj in replicated_jobs(js)
+    }
+    read = ", ".join(f"{path}={number}" for path, number in counts.items())
+    fields.subgroup_count(js, len(counts) + sum(counts.values()), read)
     result: list[base.SubGroupSpec] = []
     for index, rj in replicated_jobs(js):
         rj_name = _name_of(js, index, rj)
-        path = f"spec.replicatedJobs[{index}]."
-        replicas = fields.get_int(js, "replicas", 1, within=rj, prefix=path)
-        assert replicas is not None
+        replicas = counts[f"spec.replicatedJobs[{index}].replicas"]
         leaf_min = _leaf_min(js, index, rj, kai)
         topology = _leaf_topology(js, index, rj)
         result.append(base.SubGroupSpec(rj_name, min_sub_group=replicas))

@@ -54,7 +54,8 @@ def _worker_segments(
 ) -> tuple[base.SubGroupSpec, ...]:
     job = ctx.top_owner
     workers = distributed.replicas_of(job, SPECS, "Worker") or 1
-    count = math.ceil(workers / size)
+    read = f"spec.{SPECS}.Worker.replicas={workers}, segment size={size}"
+    count = fields.subgroup_count(job, math.ceil(workers / size), read)
     topology = resolution.segment_topology(
         ctx.pod, fields.get_string_map(job, WORKER_TEMPLATE_ANNOTATIONS), job
     )

@@ -106,3 +106,47 @@ def test_a_podgang_whose_min_replicas_add_up_past_int32(
     assert [g["metadata"]["ownerReferences"][0]["name"] for g in result.pod_groups] == [
         "svc-0-prefill-0"
     ]  # the scaled PodGang's group is still made
+
+
+JOBSET_POD = {
+    "jobset.sigs.k8s.io/jobset-name": "pretrain",
+    "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+    "jobset.sigs.k8s.io/job-index": "0",
+}
+SEGMENTED = "spec.pytorchReplicaSpecs.Worker.template.metadata.annotations"
+
+
+@pytest.mark.parametrize(
+    ("kind", "changes", "labels", "error"),
+    [
+        (
+            "JobSet",
+            {"spec.replicatedJobs[0].replicas": 2147483647},
+            JOBSET_POD,
+            "field spec.replicatedJobs[0].replicas=2147483647: these counts make 2147483648"
+            " subgroups",
+        ),
+        (
+            "PyTorchJob",
+            {
+                "spec.pytorchReplicaSpecs.Worker.replicas": 2147483646,
+                SEGMENTED: {"kai.scheduler/segment-size": "2"},
+            },
+            WORKER,
+            "field spec.pytorchReplicaSpecs.Worker.replicas=2147483646, segment size=2: these"
+            " counts make 1073741823 subgroups",
+        ),
+    ],
+)
+def test_a_subgroup_per_count_is_capped(
+    kind: str, changes: dict[str, Any], labels: dict[str, str], error: str
+) -> None:
+    """One subgroup per Job replica or worker segment: int32 counts asked for billions,
+    and grouping the workload's pod hung building them."""
+    doc, owned = given_with_its_pod(kind, changes, labels)
+    result = group_workloads([doc, owned, families()["Job"]])
+    where = f"{kind} {doc['metadata']['namespace']}/{doc['metadata']['name']}"
+    assert [e.message for e in result.errors] == [
+        f"{where} {error}: more than 100000, the most podmuster writes in one PodGroup"
+    ]
+    assert [g["metadata"]["name"].startswith("pg-etl-") for g in result.pod_groups] == [True]
