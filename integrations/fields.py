@@ -208,7 +208,7 @@ def int32_total(obj: base.RawObject, total: int, read: str) -> int:
 
 MAX_SUBGROUPS: Final = 100_000
 """The most subgroups an adapter writes in one PodGroup. One per JobSet Job replica or
-per PyTorchJob worker segment, int32 counts could ask for billions (grouping would hang
+per PyTorchJob or LeaderWorkerSet segment, int32 counts could ask for billions (grouping would hang
 and exhaust the memory), and a PodGroup of 100,000 subgroups is already megabytes, more
 than the API server stores in one object."""
 

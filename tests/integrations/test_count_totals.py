@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 import yaml
-from adapter_builders import families, with_field, with_its_pod
+from adapter_builders import ctx, families, group, subgroups, with_field, with_its_pod
+from test_lws_adapter import lws, lws_pod
 
+from integrations import base
 from integrations.grouping import group_workloads
 from podmuster.cli import main
 
@@ -150,3 +152,25 @@ def test_a_subgroup_per_count_is_capped(
         f"{where} {error}: more than 100000, the most podmuster writes in one PodGroup"
     ]
     assert [g["metadata"]["name"].startswith("pg-etl-") for g in result.pod_groups] == [True]
+
+
+def test_an_lws_group_of_two_billion_pods_is_cut_without_walking_them() -> None:
+    """Segments are counted from the size, not pod by pod (the grouping of one pod walked
+    all 2147483647 workers); too many segments is the cap's error."""
+    big = 2**31 - 1
+    the_lws = lws(big, policy={"subGroupSize": 2**30})
+    spec = group(ctx(the_lws, lws_pod(7, the_lws)))
+    assert subgroups(spec) == [
+        ("segment-0", 2, None),
+        ("leader", 1, "segment-0"),
+        ("workers", 2**30 - 1, "segment-0"),
+        ("segment-1", 2**30 - 1, None),
+    ]
+    assert spec.subgroup_of("l-0-7") == "workers"
+    many = lws(big, policy={"subGroupSize": 2})
+    with pytest.raises(base.GroupingError) as raised:
+        group(ctx(many, lws_pod(0, many)))
+    assert str(raised.value).endswith(
+        "field spec.leaderWorkerTemplate.size=2147483647, segment size=2: these counts make"
+        " 1073741823 subgroups: more than 100000, the most podmuster writes in one PodGroup"
+    )
