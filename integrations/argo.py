@@ -16,6 +16,7 @@ follow the call back into it, and reports a warning naming the template.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,18 +30,24 @@ _LEAF_KINDS = ("container", "script", "containerSet", "resource")
 _MAX_DEPTH = 20
 
 
-def _fan_out(wf: base.RawObject, step: Mapping[str, Any]) -> int:
+def _fan_out(wf: base.RawObject, step: Mapping[str, Any], at: str) -> int:
+    """How often the step (at field path ``at``) runs: its ``withItems``, its
+    ``withSequence.count`` (a count like any replica count; a parameter such as
+    ``{{inputs.parameters.n}}`` is decided at run time and read as one), else once."""
     items = step.get("withItems")
     if isinstance(items, list):
         return len(items)
     sequence = step.get("withSequence")
     if isinstance(sequence, Mapping) and fields.parse_int(sequence.get("count")) is not None:
-        return fields.parse_int(sequence.get("count")) or 0
+        return templates.count(wf, sequence.get("count"), f"{at}.withSequence.count", text=True)
     return 1
 
 
-def _calls(wf: base.RawObject, template: Mapping[str, Any], at: str) -> list[Mapping[str, Any]]:
-    """The steps (flattened) or DAG tasks a template (at field path ``at``) calls.
+def _calls(
+    wf: base.RawObject, template: Mapping[str, Any], at: str
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The steps (flattened) or DAG tasks a template (at field path ``at``) calls, each
+    with its own field path.
 
     Each must be a map: anything else is an error naming its place in the template.
     """
@@ -61,14 +68,40 @@ def _calls(wf: base.RawObject, template: Mapping[str, Any], at: str) -> list[Map
     for path, call in found:
         if not isinstance(call, Mapping):
             raise base.GroupingError(fields.describe(wf), path, f"expected a map, got {call!r}")
-    return [call for _, call in found]
+    return found
+
+
+_Templates = Mapping[str, tuple[str, Mapping[str, Any]]]
+"""A Workflow's templates by name, each with its field path."""
+
+
+def _leaf_count(wf: base.RawObject, by_name: _Templates, entry: str) -> int:
+    """The pod-running nodes :func:`leaf_nodes` walks to from ``entry``, multiplied out
+    from the fan-outs without listing them (nested sequences multiply)."""
+
+    @functools.cache
+    def count(template_name: str, path: tuple[str, ...]) -> int:
+        at, template = by_name.get(template_name, ("", None))
+        if template_name in path or template is None or len(path) > _MAX_DEPTH:
+            return 0  # not followed, or an error the walk names
+        if any(kind in template for kind in _LEAF_KINDS):
+            return 1
+        inner = (*path, template_name)
+        return sum(
+            _fan_out(wf, call, where) * count(str(call.get("template")), inner)
+            for where, call in _calls(wf, template, at)
+        )
+
+    return count(entry, ())
 
 
 def leaf_nodes(
     wf: base.RawObject, warn: templates.Warn = templates.ignore_warning
 ) -> list[tuple[str, Mapping[str, Any]]]:
     """``(node name, template)`` for every pod-running node reachable from the entrypoint;
-    a call back into a template being walked is not followed (reported to ``warn``)."""
+    a call back into a template being walked is not followed (reported to ``warn``).
+    Within :func:`templates.pod_budget`, more nodes than the workload may have pods is
+    refused before they are listed."""
     by_name = {
         str(t.get("name")): (f"spec.templates[{i}]", t)
         for i, t in enumerate(fields.get_list(wf, "spec.templates"))
@@ -92,9 +125,10 @@ def leaf_nodes(
         if any(kind in template for kind in _LEAF_KINDS):
             result.append((node, template))
             return
-        for call in _calls(wf, template, at):
-            for item in range(_fan_out(wf, call)):
-                suffix_ = f"({item})" if _fan_out(wf, call) > 1 else ""
+        for where, call in _calls(wf, template, at):
+            fan_out = _fan_out(wf, call, where)
+            for item in range(fan_out):
+                suffix_ = f"({item})" if fan_out > 1 else ""
                 walk(
                     str(call.get("template")),
                     f"{node}.{call.get('name')}{suffix_}",
@@ -103,6 +137,7 @@ def leaf_nodes(
                 )
 
     if entry is not None:
+        templates.expect_pods(_leaf_count(wf, by_name, str(entry)))
         walk(str(entry), fields.name(wf), 0, ())
     for name in recursive:
         warn(
@@ -129,11 +164,11 @@ def _pod_for(
     fields.get_mapping(wf, "spec.podMetadata")  # a map, or the error names it
     own_meta = templates.checked_template(wf, template, at).get("metadata") or {}
     labels = {
-        **fields.get_mapping(wf, "spec.podMetadata.labels"),
+        **fields.get_string_map(wf, "spec.podMetadata.labels"),
         **dict(own_meta.get("labels") or {}),
     }
     notes = {
-        **fields.get_mapping(wf, "spec.podMetadata.annotations"),
+        **fields.get_string_map(wf, "spec.podMetadata.annotations"),
         **dict(own_meta.get("annotations") or {}),
     }
     step = "container" if template.get("container") else "script"

@@ -8,7 +8,7 @@ object and the field path, never a ``KeyError`` or a silent default.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from crds import metadata as object_metadata
 from crds.errors import InputError, describe_object
@@ -117,6 +117,24 @@ def get_mapping(
     return value
 
 
+def get_string_map(
+    obj: base.RawObject,
+    path: str,
+    *,
+    within: Mapping[str, Any] | None = None,
+    prefix: str = "",
+) -> Mapping[str, str]:
+    """Labels or annotations at ``path`` of ``within`` (default: ``obj``; empty when
+    absent), read by :func:`crds.metadata.checked_map` as the object's own are: not a
+    map of strings is an error naming ``obj`` and ``prefix`` + ``path``, or the key
+    whose value is no string (``spec.template.metadata.labels[tier]``)."""
+    field = f"{prefix}{path}"
+    try:
+        return object_metadata.checked_map(get(obj if within is None else within, path), field)
+    except InputError as exc:
+        raise base.GroupingError(describe(obj), exc.field or field, exc.message) from None
+
+
 def get_list(obj: base.RawObject, path: str) -> Sequence[Any]:
     """A list at ``path`` (empty when absent); any other type is an error."""
     value = get(obj, path)
@@ -172,6 +190,40 @@ def get_int(
     if value is None:
         return default
     return as_int(value, obj=obj, path=f"{prefix}{path}", minimum=minimum)
+
+
+def int32_total(obj: base.RawObject, total: int, read: str) -> int:
+    """``total``, a PodGroup count (``minMember``) an adapter multiplies or adds up from
+    counts of ``obj`` (``read`` names them); above int32 it is an error naming them: the
+    API server refuses such a PodGroup (KAI's int32 arithmetic would wrap it around)."""
+    if total > INT32_MAX:
+        raise base.GroupingError(
+            describe(obj),
+            read,
+            f"these counts, multiplied and added up, make {total}: more than {INT32_MAX},"
+            " the most a PodGroup's minMember holds",
+        )
+    return total
+
+
+MAX_SUBGROUPS: Final = 100_000
+"""The most subgroups an adapter writes in one PodGroup. One per JobSet Job replica or
+per PyTorchJob or LeaderWorkerSet segment, int32 counts could ask for billions (grouping would hang
+and exhaust the memory), and a PodGroup of 100,000 subgroups is already megabytes, more
+than the API server stores in one object."""
+
+
+def subgroup_count(obj: base.RawObject, count: int, read: str) -> int:
+    """``count``, the subgroups an adapter is about to make from counts of ``obj``
+    (``read`` names them); more than :data:`MAX_SUBGROUPS` is an error naming them."""
+    if count > MAX_SUBGROUPS:
+        raise base.GroupingError(
+            describe(obj),
+            read,
+            f"these counts make {count} subgroups: more than {MAX_SUBGROUPS}, the most"
+            " podmuster writes in one PodGroup",
+        )
+    return count
 
 
 def parse_int(text: str | None) -> int | None:

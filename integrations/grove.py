@@ -217,7 +217,9 @@ def group_podgang(ctx: base.GroupingContext, gang: base.RawObject) -> base.PodGr
             chosen.required_level or fallback.required_level,
             chosen.preferred_level or fallback.preferred_level,
         ),
-        min_member=sum(leaf.min_member for leaf in leaves),
+        min_member=fields.int32_total(
+            gang, sum(leaf.min_member for leaf in leaves), "spec.podgroups[*].minReplicas"
+        ),
         subgroups=(*parents, *leaves),
     )
 

@@ -57,6 +57,33 @@ def _cliques(pcs: base.RawObject) -> dict[str, tuple[int, Mapping[str, Any]]]:
     return result
 
 
+def _clique_replicas(pcs: base.RawObject, clique: tuple[int, Mapping[str, Any]]) -> int:
+    """A PodClique's pods: its ``replicas`` (default 1)."""
+    index, body = clique
+    path = f"spec.template.cliques[{index}].spec.replicas"
+    return templates.count(pcs, fields.get_mapping(body, "spec").get("replicas") or None, path)
+
+
+def _pods_per_replica(
+    pcs: base.RawObject,
+    cliques: Mapping[str, tuple[int, Mapping[str, Any]]],
+    configs: Sequence[Any],
+    in_groups: set[str],
+) -> int:
+    """The pods of one PodCliqueSet replica: its standalone cliques' and, per scaling
+    group, ``replicas`` times its cliques' (the shape :func:`_scaling_group` checks)."""
+    total = sum(_clique_replicas(pcs, c) for name, c in cliques.items() if name not in in_groups)
+    for index, config in enumerate(configs):
+        if not isinstance(config, Mapping):
+            continue
+        names = config.get("cliqueNames") or []
+        members = [cliques[m] for m in names if isinstance(m, str) and m in cliques]
+        at = f"spec.template.podCliqueScalingGroups[{index}].replicas"
+        replicas = templates.count(pcs, config.get("replicas"), at)
+        total += replicas * sum(_clique_replicas(pcs, member) for member in members)
+    return total
+
+
 def _clique_pods(
     pcs: base.RawObject,
     owner: base.RawObject,
@@ -69,11 +96,11 @@ def _clique_pods(
     index, body = clique
     path = f"spec.template.cliques[{index}].spec."
     spec = fields.get_mapping(body, "spec")
-    replicas = templates.count(pcs, spec.get("replicas") or None, f"{path}replicas")
+    replicas = _clique_replicas(pcs, clique)
     minimum = fields.get_int(pcs, "minAvailable", replicas, within=spec, prefix=path, minimum=1)
     at = f"spec.template.cliques[{index}]."
-    labels = {**fields.get_mapping(pcs, "labels", within=body, prefix=at), PODCLIQUE_LABEL: fqn}
-    annotations = dict(fields.get_mapping(pcs, "annotations", within=body, prefix=at))
+    labels = {**fields.get_string_map(pcs, "labels", within=body, prefix=at), PODCLIQUE_LABEL: fqn}
+    annotations = dict(fields.get_string_map(pcs, "annotations", within=body, prefix=at))
     shared = {
         grove.PODGANG_LABEL: gang.name,
         PART_OF_LABEL: fields.name(pcs),
@@ -202,6 +229,8 @@ def synthesize_podcliqueset(
         )
     result: list[dict[str, Any]] = []
     replicas = templates.count(pcs, fields.get(pcs, "spec.replicas"), "spec.replicas", default=0)
+    if replicas:
+        templates.expect_pods(replicas * _pods_per_replica(pcs, cliques, configs, in_groups))
     for replica in range(replicas):
         base_gang = _Gang(f"{fields.name(pcs)}-{replica}")
         scaled: list[_Gang] = []

@@ -40,6 +40,7 @@ from crds.names import BATCH_MIN_MEMBER_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
 from integrations import base, default, fields, resolution, templates
+from integrations.k8s import controllers
 
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -77,11 +78,20 @@ def _name_of(js: base.RawObject, index: int, rj: Mapping[str, Any]) -> str:
     return name
 
 
+_NOTES = "template.metadata.annotations"
+
+
+def _template_annotations(
+    js: base.RawObject, index: int, rj: Mapping[str, Any]
+) -> Mapping[str, str]:
+    """The Job template's annotations of ``spec.replicatedJobs[index]`` (a map of strings)."""
+    return fields.get_string_map(js, _NOTES, within=rj, prefix=f"spec.replicatedJobs[{index}].")
+
+
 def _leaf_min(js: base.RawObject, index: int, rj: Mapping[str, Any], kai: bool) -> int:
     """Pods one Job replica must have: the template's override, else its pod count."""
     prefix = f"spec.replicatedJobs[{index}]."
-    template_annotations = fields.get_mapping(rj, "template.metadata.annotations")
-    override = batch_min_member(js, template_annotations, f"{prefix}template.metadata.annotations")
+    override = batch_min_member(js, _template_annotations(js, index, rj), f"{prefix}{_NOTES}")
     if override is not None:
         return override
     parallelism = fields.get_int(js, "template.spec.parallelism", 1, within=rj, prefix=prefix)
@@ -92,9 +102,11 @@ def _leaf_min(js: base.RawObject, index: int, rj: Mapping[str, Any], kai: bool) 
     return parallelism
 
 
-def _leaf_topology(rj: Mapping[str, Any]) -> base.TopologyConstraint | None:
+def _leaf_topology(
+    js: base.RawObject, index: int, rj: Mapping[str, Any]
+) -> base.TopologyConstraint | None:
     """The template's topology annotations; none without a name and a level."""
-    found = resolution.topology_of(fields.get_mapping(rj, "template.metadata.annotations"))
+    found = resolution.topology_of(_template_annotations(js, index, rj))
     if not found.topology or not (found.required_level or found.preferred_level):
         return None
     return found
@@ -117,14 +129,21 @@ def subgroups(
     js: base.RawObject, pod_leaf: str, pod_name: str, kai: bool
 ) -> list[base.SubGroupSpec]:
     """The parent-per-replicatedJob, leaf-per-replica tree; ``pod_leaf`` lists the pod."""
+    counts = {
+        f"spec.replicatedJobs[{index}].replicas": fields.get_int(
+            js, "replicas", 1, within=rj, prefix=f"spec.replicatedJobs[{index}]."
+        )
+        or 0
+        for index, rj in replicated_jobs(js)
+    }
+    read = ", ".join(f"{path}={number}" for path, number in counts.items())
+    fields.subgroup_count(js, len(counts) + sum(counts.values()), read)
     result: list[base.SubGroupSpec] = []
     for index, rj in replicated_jobs(js):
         rj_name = _name_of(js, index, rj)
-        path = f"spec.replicatedJobs[{index}]."
-        replicas = fields.get_int(js, "replicas", 1, within=rj, prefix=path)
-        assert replicas is not None
+        replicas = counts[f"spec.replicatedJobs[{index}].replicas"]
         leaf_min = _leaf_min(js, index, rj, kai)
-        topology = _leaf_topology(rj)
+        topology = _leaf_topology(js, index, rj)
         result.append(base.SubGroupSpec(rj_name, min_sub_group=replicas))
         for job_index in range(replicas):
             leaf = leaf_name(rj_name, job_index)
@@ -217,16 +236,20 @@ class JobSetGrouper:
 
 def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """Jobs ``<js>-<replicatedJob>-<i>`` (JobSet labels on Job and pod template), then pods."""
-    result: list[dict[str, Any]] = []
+    jobs = []
     for index, rj in replicated_jobs(js):
-        rj_name = str(rj.get("name", ""))
-        path = f"spec.replicatedJobs[{index}].replicas"
-        replicas = templates.count(js, rj.get("replicas"), path)
+        replicas = templates.count(js, rj.get("replicas"), f"spec.replicatedJobs[{index}].replicas")
         at = f"spec.replicatedJobs[{index}].template"
         job_template = templates.checked_template(js, rj.get("template"), at)
+        job_spec = fields.get_mapping(job_template, "spec")
         pod_template = templates.checked_template(
-            js, fields.get_mapping(job_template, "spec").get("template"), f"{at}.spec.template"
+            js, job_spec.get("template"), f"{at}.spec.template"
         )
+        pods = controllers.parallel_pods(js, job_spec, f"{at}.spec.")
+        jobs.append((str(rj.get("name", "")), replicas, pods, job_template, pod_template))
+    templates.expect_pods(sum(replicas * pods for _, replicas, pods, _, _ in jobs))
+    result: list[dict[str, Any]] = []
+    for rj_name, replicas, _, job_template, pod_template in jobs:
         for job_index in range(replicas):
             labels = {
                 JOBSET_NAME_LABEL: fields.name(js),

@@ -50,7 +50,7 @@ def segment_size(lws: base.RawObject) -> int | None:
     policy_size = fields.get_int(lws, f"{_TEMPLATE}.subGroupPolicy.subGroupSize")
     if policy_size is not None:
         return policy_size
-    template = fields.get_mapping(lws, _WORKER_ANNOTATIONS)
+    template = fields.get_string_map(lws, _WORKER_ANNOTATIONS)
     for source, path in (
         (fields.annotations_of(lws), "metadata.annotations"),
         (template, _WORKER_ANNOTATIONS),
@@ -74,6 +74,22 @@ def _segment_of(worker: int, gang: int, size: int, excluded: bool) -> int:
     return worker // size
 
 
+def _segment_members(lws: base.RawObject, gang: int, size: int, excluded: bool) -> dict[int, int]:
+    """The pods of each segment, as :func:`_segment_of` places workers ``0 .. gang - 1``
+    (the leader not among them when ``excluded``), from the counts alone: a group of
+    two billion pods is not walked pod by pod, and its segments are capped."""
+    shifted = excluded or (gang - 1) % size == 0
+    workers = gang - 1 if shifted else gang  # those cut into segments of ``size``
+    read = f"{_TEMPLATE}.size={gang}, segment size={size}"
+    fields.subgroup_count(lws, -(-workers // size), read)
+    members = dict.fromkeys(range(workers // size), size)
+    if workers % size:
+        members[workers // size] = workers % size
+    if shifted and not excluded:
+        members[0] = members.get(0, 0) + 1  # the leader, in the first segment
+    return members
+
+
 def segmented(
     ctx: base.GroupingContext, gang: int, size: int, worker: int | None
 ) -> tuple[base.SubGroupSpec, ...]:
@@ -92,12 +108,9 @@ def segmented(
             f"{_TEMPLATE}.subGroupPolicy.subGroupSize",
             f"LeaderExcluded needs size-1 ({gang - 1}) divisible by {size}",
         )
-    members: dict[int, int] = {}
-    for index in range(1 if excluded else 0, gang):
-        segment = _segment_of(index, gang, size, excluded)
-        members[segment] = members.get(segment, 0) + 1
+    members = _segment_members(lws, gang, size, excluded)
     topology = resolution.segment_topology(
-        ctx.pod, fields.get_mapping(lws, _WORKER_ANNOTATIONS), lws
+        ctx.pod, fields.get_string_map(lws, _WORKER_ANNOTATIONS), lws
     )
     pod = (fields.name(ctx.pod),)
     mine = None if worker is None else _segment_of(worker, gang, size, excluded)
@@ -175,6 +188,7 @@ def synthesize_groups(lws: base.RawObject, expand: templates.Expand) -> list[dic
     name = fields.name(lws)
     replicas = templates.count(lws, fields.get(lws, "spec.replicas"), "spec.replicas")
     size = templates.count(lws, fields.get(lws, f"{_TEMPLATE}.size"), f"{_TEMPLATE}.size")
+    templates.expect_pods(replicas * max(size, 1))  # a leader each, size - 1 workers
     worker_at, leader_at = f"{_TEMPLATE}.workerTemplate", f"{_TEMPLATE}.leaderTemplate"
     worker_template = templates.checked_template(lws, fields.get(lws, worker_at), worker_at)
     leader_template = (

@@ -76,8 +76,10 @@ def _template(app: base.RawObject, role: str) -> dict[str, Any]:
     if spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
     meta = {
-        "labels": dict(fields.get_mapping(app, f"spec.{role}.labels")),
-        "annotations": dict(fields.get_mapping(app, f"spec.{role}.annotations")),
+        "labels": dict(fields.get_string_map(app, "labels", within=spec, prefix=f"spec.{role}.")),
+        "annotations": dict(
+            fields.get_string_map(app, "annotations", within=spec, prefix=f"spec.{role}.")
+        ),
     }
     return {"metadata": meta, "spec": pod_spec}
 
@@ -91,11 +93,12 @@ def synthesize_application(app: base.RawObject, expand: templates.Expand) -> lis
         "sparkoperator.k8s.io/app-name": name,
         "sparkoperator.k8s.io/launched-by-spark-operator": "true",
     }
-    driver = templates.make_pod(
-        _template(app, "driver"), f"{name}-driver", app, labels={**common, ROLE: "driver"}
-    )
     instances = templates.count(
         app, fields.get(app, "spec.executor.instances"), "spec.executor.instances"
+    )
+    templates.expect_pods(1 + instances)
+    driver = templates.make_pod(
+        _template(app, "driver"), f"{name}-driver", app, labels={**common, ROLE: "driver"}
     )
     stem = f"{name}-{templates.suffix(f'{uid}/executors', 16)}"
     executors = [

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from crds import metadata as object_metadata
 from integrations import base, fields
 
 _UID_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-4f63-9b7a-5c2e8d0a1b94")
@@ -139,21 +140,20 @@ def make_object(
 
 def checked_template(owner: base.RawObject, raw: Any, path: str) -> Mapping[str, Any]:
     """The template (of a pod or a Job) at field ``path`` of ``owner`` (unset is empty),
-    checked where the synthesis reads it: the template, its ``metadata``, ``labels``,
-    ``annotations`` and ``spec`` must be maps, or the error names the field."""
+    checked where the synthesis reads it: the template, its ``metadata`` and ``spec``
+    must be maps, its ``labels`` and ``annotations`` maps of strings (read as an
+    object's own, :func:`fields.get_string_map`), or the error names the field."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise base.GroupingError(fields.describe(owner), path, f"expected an object, got {raw!r}")
-    meta = raw.get("metadata")
-    parts = [("metadata", meta), ("spec", raw.get("spec"))]
-    if isinstance(meta, Mapping):
-        parts += [(f"metadata.{key}", meta.get(key)) for key in ("labels", "annotations")]
-    for field, value in parts:
+    for field, value in (("metadata", raw.get("metadata")), ("spec", raw.get("spec"))):
         if value is not None and not isinstance(value, Mapping):
             raise base.GroupingError(
                 fields.describe(owner), f"{path}.{field}", f"expected an object, got {value!r}"
             )
+    for key in object_metadata.METADATA_MAPS:
+        fields.get_string_map(owner, f"metadata.{key}", within=raw, prefix=f"{path}.")
     return raw
 
 
@@ -198,7 +198,8 @@ MAX_SYNTHESIZED: Final = 100_000
 (KubeRay ``replicas`` times ``numOfHosts``, JobSet ``replicas`` times Job ``parallelism``,
 LWS ``replicas`` times ``size``) and add up over its groups: more is a typo (``replicas:
 2147483647``), and building them would exhaust the memory. One count alone above it is
-refused at once."""
+refused at once, and so is a total the hook knows from its counts before it builds a pod
+(:func:`expect_pods`)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -232,10 +233,23 @@ def _spend_pod(owner: base.RawObject) -> None:
     if budget is None:
         return
     budget.left -= 1
-    if budget.left >= 0:
-        return
+    if budget.left < 0:
+        raise _over_budget(budget)
+
+
+def expect_pods(pods: int) -> None:
+    """Before building ``pods`` pods from the counts just read (a product of counts, a
+    sum over groups): within :func:`pod_budget`, more than the workload has left is
+    refused at once, with the error the pod past the budget would raise, so a workload
+    of a billion pods fails before building the first 100,000."""
+    budget = _BUDGET.get()
+    if budget is not None and pods > budget.left:
+        raise _over_budget(budget)
+
+
+def _over_budget(budget: _PodBudget) -> base.GroupingError:
     read = ", ".join(f"{path}={number}" for path, number in budget.counts.items())
-    raise base.GroupingError(
+    return base.GroupingError(
         budget.workload,
         read,
         f"these counts, multiplied and added up over the groups, make more than the "
@@ -243,13 +257,16 @@ def _spend_pod(owner: base.RawObject) -> None:
     )
 
 
-def count(obj: base.RawObject, value: Any, path: str, default: int = 1) -> int:
+def count(
+    obj: base.RawObject, value: Any, path: str, default: int = 1, *, text: bool = False
+) -> int:
     """A replica count for synthesis; negative, non-integer or larger than
-    :data:`MAX_SYNTHESIZED` values are errors naming ``path``. Within :func:`pod_budget`
-    a count above 1 is remembered, to be named if the workload's pods exceed it."""
+    :data:`MAX_SYNTHESIZED` values are errors naming ``path`` (a decimal string is a
+    count with ``text``). Within :func:`pod_budget` a count above 1 is remembered, to be
+    named if the workload's pods exceed it."""
     if value is None:
         return default
-    number = fields.as_int(value, obj=obj, path=path)
+    number = fields.as_int(value, obj=obj, path=path, text=text)
     if number > MAX_SYNTHESIZED:
         raise base.GroupingError(
             fields.describe(obj),

@@ -46,11 +46,14 @@ def find_runtime(job: base.RawObject, lookup: base.ObjectLookup) -> base.RawObje
     return runtime
 
 
-def trainer_job(replicated_jobs: list[Any]) -> dict[str, Any] | None:
-    """The trainer's replicatedJob: by the ancestor label, else by name (``node`` first)."""
+def trainer_job(runtime: base.RawObject, replicated_jobs: list[Any]) -> dict[str, Any] | None:
+    """The trainer's replicatedJob of ``runtime``: by the ancestor label (its Job
+    template's labels, a map of strings), else by name (``node`` first)."""
     jobs = [rj for rj in replicated_jobs if isinstance(rj, dict)]
-    for rj in jobs:
-        if fields.labels(rj.get("template") or {}).get(ANCESTOR_LABEL) == TRAINER_ANCESTOR:
+    for index, rj in enumerate(replicated_jobs):
+        at = f"spec.template.spec.replicatedJobs[{index}]."
+        labels = fields.get_string_map(runtime, "template.metadata.labels", within=rj, prefix=at)
+        if isinstance(rj, dict) and labels.get(ANCESTOR_LABEL) == TRAINER_ANCESTOR:
             return rj
     for name in NODE_JOB_NAMES:
         for rj in jobs:
@@ -103,7 +106,7 @@ def make_hook(
     def hook(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
         runtime = find_runtime(job, lookup)
         spec = copy.deepcopy(dict(fields.get_mapping(runtime, "spec.template.spec")))
-        rj = trainer_job(spec.get("replicatedJobs") or [])
+        rj = trainer_job(runtime, spec.get("replicatedJobs") or [])
         if rj is not None:
             _shape_node_job(job, runtime, rj, warn)
         else:

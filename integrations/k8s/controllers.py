@@ -7,6 +7,7 @@ controllers use, so that the owner walk and the adapters see what they see live.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from integrations import base, fields, templates
@@ -16,12 +17,19 @@ CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
+def parallel_pods(owner: base.RawObject, spec: Mapping[str, Any], at: str) -> int:
+    """The pods a Job of ``spec`` (field ``at`` of ``owner``, e.g. a JobSet's Job
+    template) runs at once: ``min(parallelism, completions)``, parallelism defaulting to 1."""
+    parallelism = templates.count(owner, spec.get("parallelism"), f"{at}parallelism")
+    completions = spec.get("completions")
+    if completions is not None:
+        parallelism = min(parallelism, templates.count(owner, completions, f"{at}completions"))
+    return parallelism
+
+
 def job_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """``min(parallelism, completions)`` pods (parallelism defaults to 1)."""
-    parallelism = templates.count(job, fields.get(job, "spec.parallelism"), "spec.parallelism")
-    completions = fields.get(job, "spec.completions")
-    if completions is not None:
-        parallelism = min(parallelism, templates.count(job, completions, "spec.completions"))
+    parallelism = parallel_pods(job, fields.get_mapping(job, "spec"), "spec.")
     indexed = fields.get(job, "spec.completionMode") == "Indexed"
     name, uid = fields.name(job), fields.uid(job)
     template = templates.checked_template(job, fields.get(job, "spec.template"), "spec.template")
@@ -39,14 +47,17 @@ def job_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, An
 
 def cronjob_children(cronjob: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """One run: a Job from ``jobTemplate`` (its metadata included), then its pods."""
+    at = "spec.jobTemplate"
+    template = templates.checked_template(cronjob, fields.get(cronjob, at), at)
+    meta = template.get("metadata") or {}
     job = templates.make_object(
         "batch/v1",
         "Job",
         f"{fields.name(cronjob)}-{templates.digits(fields.uid(cronjob))}",
         cronjob,
-        labels=fields.get_mapping(cronjob, "spec.jobTemplate.metadata.labels"),
-        annotations=fields.get_mapping(cronjob, "spec.jobTemplate.metadata.annotations"),
-        spec=fields.get_mapping(cronjob, "spec.jobTemplate.spec"),
+        labels=meta.get("labels"),
+        annotations=meta.get("annotations"),
+        spec=template.get("spec") or {},
     )
     return [job, *expand(job)]
 

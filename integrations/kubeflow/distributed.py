@@ -44,17 +44,15 @@ def sum_of_replicas(job: base.RawObject, specs_field: str, required: tuple[str, 
             raise base.GroupingError(
                 fields.describe(job), f"spec.{specs_field}.{replica_type}", "is required"
             )
-    total = 0
+    counts: dict[str, int] = {}
     for replica_type in specs:
         replicas = replicas_of(job, specs_field, replica_type)
+        path = f"spec.{specs_field}.{replica_type}.replicas"
         if not replicas:
-            raise base.GroupingError(
-                fields.describe(job),
-                f"spec.{specs_field}.{replica_type}.replicas",
-                "must be set and greater than 0",
-            )
-        total += replicas
-    return total
+            raise base.GroupingError(fields.describe(job), path, "must be set and greater than 0")
+        counts[path] = replicas
+    read = ", ".join(f"{path}={number}" for path, number in counts.items())
+    return fields.int32_total(job, sum(counts.values()), read)
 
 
 def min_available(job: base.RawObject, specs_field: str, required: tuple[str, ...]) -> int:

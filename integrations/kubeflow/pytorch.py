@@ -33,7 +33,7 @@ def min_member(job: base.RawObject) -> int:
 def _segment_size(ctx: base.GroupingContext) -> int | None:
     """From the pod's annotation, else the Worker template's; must be a positive integer."""
     job = ctx.top_owner
-    template = fields.get_mapping(job, WORKER_TEMPLATE_ANNOTATIONS)
+    template = fields.get_string_map(job, WORKER_TEMPLATE_ANNOTATIONS)
     for obj, source, path in (
         (ctx.pod, fields.annotations_of(ctx.pod), "metadata.annotations"),
         (job, template, WORKER_TEMPLATE_ANNOTATIONS),
@@ -54,9 +54,10 @@ def _worker_segments(
 ) -> tuple[base.SubGroupSpec, ...]:
     job = ctx.top_owner
     workers = distributed.replicas_of(job, SPECS, "Worker") or 1
-    count = math.ceil(workers / size)
+    read = f"spec.{SPECS}.Worker.replicas={workers}, segment size={size}"
+    count = fields.subgroup_count(job, math.ceil(workers / size), read)
     topology = resolution.segment_topology(
-        ctx.pod, fields.get_mapping(job, WORKER_TEMPLATE_ANNOTATIONS), job
+        ctx.pod, fields.get_string_map(job, WORKER_TEMPLATE_ANNOTATIONS), job
     )
     pod_segment = None
     if _replica_type(ctx.pod) == "worker":

@@ -54,7 +54,7 @@ def _wait_for_workers(job: base.RawObject) -> bool:
 def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """``<job>-<type>-<i>`` pods for every replica spec of a training-operator job."""
     specs_field = SPEC_FIELDS[str(job.get("kind"))]
-    pods = []
+    replica_specs = []
     for replica_type, spec in fields.get_mapping(job, f"spec.{specs_field}").items():
         if not isinstance(spec, Mapping):
             continue
@@ -62,7 +62,12 @@ def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[st
             continue
         at = f"spec.{specs_field}.{replica_type}.template"
         template = templates.checked_template(job, spec.get("template"), at)
-        for index in range(_replica_count(job, specs_field, replica_type)):
+        count = _replica_count(job, specs_field, replica_type)
+        replica_specs.append((str(replica_type), template, count))
+    templates.expect_pods(sum(count for _, _, count in replica_specs))
+    pods = []
+    for replica_type, template, count in replica_specs:
+        for index in range(count):
             name = f"{fields.name(job)}-{replica_type.lower()}-{index}"
             labels = _replica_labels(job, replica_type, index)
             pods.append(templates.make_pod(template, name, job, labels=labels))
@@ -71,13 +76,18 @@ def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[st
 
 def mpi_v2_children(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """Worker pods ``<job>-worker-<i>`` and a launcher Job ``<job>-launcher`` with its pod."""
-    result = []
+    replica_specs = []
     for replica_type, spec in fields.get_mapping(job, f"spec.{mpi.SPECS}").items():
         if not isinstance(spec, Mapping):
             continue
         at = f"spec.{mpi.SPECS}.{replica_type}.template"
         template = templates.checked_template(job, spec.get("template"), at)
         count = _replica_count(job, mpi.SPECS, replica_type)
+        replica_specs.append((str(replica_type), template, count))
+    # the launcher Job runs one pod, whatever its replicas say
+    templates.expect_pods(sum(min(c, 1) if t == "Launcher" else c for t, _, c in replica_specs))
+    result = []
+    for replica_type, template, count in replica_specs:
         if replica_type == "Launcher":
             if _wait_for_workers(job) or count == 0:
                 continue

@@ -31,10 +31,8 @@ def template_topology(
     obj: base.RawObject, template: Mapping[str, Any], path: str
 ) -> base.TopologyConstraint | None:
     """A subgroup constraint from a pod template's ``kai.scheduler/topology*`` annotations."""
-    raw = template.get("metadata", {})
-    notes = raw.get("annotations", {}) if isinstance(raw, Mapping) else {}
-    if not isinstance(notes, Mapping):
-        return None
+    at = f"{path}.template."
+    notes = fields.get_string_map(obj, "metadata.annotations", within=template, prefix=at)
     constraint = resolution.topology_of(notes)
     if not constraint.topology:
         if constraint.required_level or constraint.preferred_level:
@@ -83,10 +81,14 @@ def worker_groups(
         if (replicas == 0 and min_replicas == 0) or _is_suspended(group, kai_bug):
             continue
         template = group.get("template") or {}
+        count = (
+            f"{path}.minReplicas={min_replicas}" if min_replicas else f"{path}.replicas={replicas}"
+        )
+        read = f"{count}, {path}.numOfHosts={hosts}"
         result.append(
             WorkerGroup(
                 name=name,
-                minimum=(min_replicas or replicas) * (hosts or 1),
+                minimum=fields.int32_total(obj, (min_replicas or replicas) * (hosts or 1), read),
                 topology=template_topology(obj, template, path),
             )
         )
@@ -124,4 +126,4 @@ def subgroups(
                 pod_names=pod_names if pod_group == group.name else (),
             )
         )
-    return total, tuple(result)
+    return fields.int32_total(obj, total, f"{spec_path}.workerGroupSpecs"), tuple(result)

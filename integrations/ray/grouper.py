@@ -47,11 +47,12 @@ EMBEDDED_SPEC = {"RayJob": "spec.rayClusterSpec", "RayService": "spec.rayCluster
 CLUSTER_SELECTOR = "spec.clusterSelector"
 
 
-def cluster_selector(obj: base.RawObject) -> Mapping[str, Any]:
-    """A RayJob's ``spec.clusterSelector`` (empty: the RayJob makes its own cluster)."""
+def cluster_selector(obj: base.RawObject) -> Mapping[str, str]:
+    """A RayJob's ``spec.clusterSelector``, labels of the RayCluster it runs on (a map of
+    strings; empty: the RayJob makes its own cluster)."""
     if obj.get("kind") != "RayJob":
         return {}
-    return fields.get_mapping(obj, CLUSTER_SELECTOR)
+    return fields.get_string_map(obj, CLUSTER_SELECTOR)
 
 
 def fallback_priority(obj: base.RawObject, kai_bug: bool) -> str:

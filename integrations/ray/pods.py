@@ -52,9 +52,21 @@ def _worker_count(cluster: base.RawObject, group: Mapping[str, Any], path: str) 
 
 
 def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
+    """The head and ``replicas x numOfHosts`` workers per unsuspended worker group; all
+    counts are read (and their total checked) before the first pod is built."""
     name, uid = fields.name(cluster), fields.uid(cluster)
     head = "spec.headGroupSpec.template"
     head_template = templates.checked_template(cluster, fields.get(cluster, head), head)
+    groups = []
+    for index, group in enumerate(fields.get_list(cluster, "spec.workerGroupSpecs")):
+        path = f"spec.workerGroupSpecs[{index}]"
+        if not isinstance(group, Mapping) or group.get("suspend") or group.get("suspended"):
+            continue
+        group_name = str(group.get("groupName") or f"worker-group-{index}")
+        hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
+        template = templates.checked_template(cluster, group.get("template"), f"{path}.template")
+        groups.append((group_name, hosts, _worker_count(cluster, group, path), template))
+    templates.expect_pods(1 + sum(hosts * workers for _, hosts, workers, _ in groups))
     pods = [
         templates.make_pod(
             head_template,
@@ -63,14 +75,8 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
             labels=_pod_labels(cluster, clusters.HEAD_GROUP, "head"),
         )
     ]
-    for index, group in enumerate(fields.get_list(cluster, "spec.workerGroupSpecs")):
-        path = f"spec.workerGroupSpecs[{index}]"
-        if not isinstance(group, Mapping) or group.get("suspend") or group.get("suspended"):
-            continue
-        group_name = str(group.get("groupName") or f"worker-group-{index}")
-        hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
-        template = templates.checked_template(cluster, group.get("template"), f"{path}.template")
-        for replica in range(_worker_count(cluster, group, path)):
+    for group_name, hosts, workers, template in groups:
+        for replica in range(workers):
             replica_name = (
                 f"{name}-{group_name}-{templates.suffix(f'{uid}/{group_name}/{replica}')}"
             )

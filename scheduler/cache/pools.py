@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from crds import metadata as object_metadata
+from crds.errors import InputError
 from crds.names import NODE_POOL_LABEL
 
 POOLED_KINDS: Final = frozenset({"Node", "Queue", "PodGroup", "BindRequest"})
@@ -35,12 +37,19 @@ class NodePool:
     label: str = NODE_POOL_LABEL
 
     def holds(self, obj: Mapping[str, Any]) -> bool:
-        """Whether ``obj`` belongs to this instance (pods always do)."""
+        """Whether ``obj`` belongs to this instance (pods always do).
+
+        An object whose labels cannot be read (not a map of strings, or ``metadata`` not
+        a map) is held by every instance, whatever its pool: the cache's reader then
+        reports it as the error it is, naming the object and the field, and leaves it
+        out. Taken as unlabelled, such a node vanished from its pool's scheduler without
+        a word and was the default pool's."""
         if str(obj.get("kind") or "") not in POOLED_KINDS:
             return True
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        if not isinstance(labels, Mapping):
-            return self.name is None
+        try:
+            labels = object_metadata.metadata_map(obj, "labels")
+        except InputError:
+            return True
         value = labels.get(self.label)
         if self.name is None:
             return value is None

@@ -194,6 +194,36 @@ def not_a_string_map(draw: st.DrawFn, index: int, field: str) -> Mutation:
     return Mutation(index, "replace", ("metadata", field), draw(st.sampled_from(NOT_STRING_MAPS)))
 
 
+def value_at(doc: Any, path: FieldPath) -> Any:
+    """The value at ``path`` of ``doc``."""
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def template_map_targets(docs: list[dict[str, Any]]) -> list[tuple[int, FieldPath, str]]:
+    """``(document index, path of a template, "labels" or "annotations")`` for every pod or
+    Job template (a map with a ``spec`` under a key ``template``) of every document."""
+    return [
+        (index, path, field)
+        for index, doc in enumerate(docs)
+        for path in field_paths(doc)
+        if path[-1] == "template"
+        and isinstance(value_at(doc, path), dict)
+        and "spec" in value_at(doc, path)
+        for field in METADATA_MAPS
+    ]
+
+
+@st.composite
+def template_not_a_string_map(
+    draw: st.DrawFn, index: int, template: FieldPath, field: str
+) -> Mutation:
+    """The template's ``metadata`` replaced by one whose ``<field>`` is no map of strings."""
+    bad = {field: draw(st.sampled_from(NOT_STRING_MAPS))}
+    return Mutation(index, "replace", (*template, "metadata"), bad)
+
+
 def names_object_and_field(err: str, source: str, doc: dict[str, Any], field: str) -> bool:
     """Whether an error line of ``err`` names ``doc`` (``Kind namespace/name``) and its
     ``metadata.<field>`` (the map itself, or the key whose value is not a string)."""

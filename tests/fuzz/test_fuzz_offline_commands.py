@@ -32,12 +32,15 @@ import yaml
 from fuzz_mutations import (
     FIXTURES,
     Mutation,
+    dotted,
     identity,
     load,
     metadata_map_targets,
     mutations,
     names_object_and_field,
     not_a_string_map,
+    template_map_targets,
+    template_not_a_string_map,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -261,4 +264,39 @@ def test_simulate_names_the_labels_that_are_not_a_map(
 ) -> None:
     out, mutation = _broken_map(_fresh(workdir), WORKLOADS, target, data, False, [])
     lost = _lost(set(_simulated_before()), _simulated_workloads(out), mutation, WORKLOADS)
+    assert not lost, f"{mutation}: lost {lost}"
+
+
+# --- the same in pod and Job templates --------------------------------------------------
+# Read by the same reader as the object's own (crds/metadata.py): the line names the
+# workload and the template's field (a RayJob's through the RayCluster it creates).
+
+TEMPLATE_TARGETS = template_map_targets(WORKLOADS)
+
+
+@pytest.mark.parametrize(
+    "target",
+    TEMPLATE_TARGETS,
+    ids=lambda t: f"{identity(WORKLOADS[t[0]])[0]}-{dotted(t[1])}-{t[2]}",
+)
+@settings(
+    max_examples=max(1, FEW // 5), suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_group_names_the_template_labels_that_are_not_a_map(
+    workdir: Path, target: tuple[int, tuple[str | int, ...], str], data: st.DataObject
+) -> None:
+    index, template, field = target
+    mutation = data.draw(template_not_a_string_map(index, template, field))
+    path = _write(_fresh(workdir), mutation.apply(WORKLOADS), as_json=False)
+    code, out, err = _run(["group", "-o", "json", str(path)])
+    _check_stderr(err, code, path, mutation, WORKLOADS)
+    assert code == 2, err
+    kind, namespace, name = identity(WORKLOADS[index])
+    line = f"podmuster: {path}: {kind} {namespace}/{name}: "
+    named = f"template.metadata.{field}"
+    assert any(
+        ln.startswith(line) and (f"{named}: " in ln or f"{named}[" in ln) for ln in err.splitlines()
+    ), err
+    lost = _lost(set(_grouped_before()), _pod_group_names(out), mutation, WORKLOADS)
     assert not lost, f"{mutation}: lost {lost}"

@@ -1,10 +1,38 @@
-"""Keyword builders for adapter tests: objects with uids, pods owned by them, contexts."""
+"""Keyword builders for adapter tests: objects with uids, pods owned by them, contexts,
+and the family workloads of fixtures/adapter-families.yaml with one field changed."""
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from integrations import base, registry
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""tests/integrations/fixtures (also conftest.FIXTURES; importable under any conftest)."""
+
+
+def families() -> dict[str, dict[str, Any]]:
+    """fixtures/adapter-families.yaml by kind: one small, valid workload per family."""
+    with (FIXTURES / "adapter-families.yaml").open() as handle:
+        return {doc["kind"]: doc for doc in yaml.safe_load_all(handle) if doc}
+
+
+def with_field(doc: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
+    """A deep copy of ``doc`` with ``field`` (``a.b[0].c``) set to ``value``."""
+    doc = copy.deepcopy(doc)
+    keys: list[str | int] = []
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        keys += [name, int(index.rstrip("]"))] if index else [name]
+    parent: Any = doc
+    for key in keys[:-1]:
+        parent = parent[key] if isinstance(key, int) else parent.setdefault(key, {})
+    parent[keys[-1]] = value
+    return doc
 
 
 def obj(
@@ -42,6 +70,14 @@ def obj(
 def pod(name: str = "p", **kwargs: Any) -> dict[str, Any]:
     kwargs.setdefault("spec", {"containers": [{"name": "c"}]})
     return obj("v1", "Pod", name, **kwargs)
+
+
+def with_its_pod(doc: dict[str, Any], labels: dict[str, str]) -> list[dict[str, Any]]:
+    """``doc`` (given a uid) and a pod ``p-0`` it owns, labelled ``labels``: a workload met
+    with its pods, as in a cluster dump or live, so it is grouped, not synthesized."""
+    doc = copy.deepcopy(doc)
+    doc["metadata"]["uid"] = f"u-{doc['metadata']['name']}"
+    return [doc, pod("p-0", namespace=doc["metadata"]["namespace"], labels=labels, owner=doc)]
 
 
 class Lookup:

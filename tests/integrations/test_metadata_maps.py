@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES, load_all
+from adapter_builders import FIXTURES, families, with_field, with_its_pod
 
 from integrations.grouping import group_workloads
 from podmuster.cli import main
 
-FAMILIES = {doc["kind"]: doc for doc in load_all(FIXTURES / "adapter-families.yaml")}
+FAMILIES = families()
 AS_LIST = ["kai.scheduler/queue=team-a"]
 AS_TEXT = "kai.scheduler/queue: team-a"
 
@@ -56,16 +56,7 @@ ROWS: list[tuple[str, str, Any]] = [
 
 def broken(kind: str, field: str, value: Any) -> dict[str, Any]:
     """The family's workload with ``field`` (``a.b[0].c``) set to ``value``."""
-    doc = copy.deepcopy(FAMILIES[kind])
-    keys: list[str | int] = []
-    for part in field.split("."):
-        name, _, index = part.partition("[")
-        keys += [name, int(index.rstrip("]"))] if index else [name]
-    parent: Any = doc
-    for key in keys[:-1]:
-        parent = parent[key] if isinstance(key, int) else parent.setdefault(key, {})
-    parent[keys[-1]] = value
-    return doc
+    return with_field(FAMILIES[kind], field, value)
 
 
 def bystander() -> dict[str, Any]:
@@ -87,13 +78,43 @@ def test_not_a_map_is_one_error_naming_object_and_field(kind: str, field: str, v
     doc = broken(kind, field, value)
     result = group_workloads([doc, bystander()])
     assert [e.object for e in result.errors] == [where(doc)], result.errors
-    # the object's own labels and annotations are maps of strings (crds.metadata); a
-    # template's are read as any nested object
-    expected = "a map of strings" if field.startswith("metadata.") else "an object"
-    assert f"{where(doc)} field {field}: expected {expected}, got {value!r}" in (
-        result.errors[0].message
+    # a template's labels and annotations are read as the object's own (crds.metadata)
+    assert result.errors[0].message == (
+        f"{where(doc)} field {field}: expected a map of strings, got {value!r}"
     )
     assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
+
+
+EXTRA_ROWS: list[tuple[str, str]] = [
+    ("RayCluster", "spec.headGroupSpec.template.metadata.annotations"),
+    ("JobSet", "spec.replicatedJobs[0].template.spec.template.metadata.labels"),
+    ("PodCliqueSet", "spec.template.cliques[0].annotations"),
+    ("SparkApplication", "spec.executor.annotations"),
+    ("Workflow", "spec.podMetadata.labels"),
+]
+"""More template label fields of the families, beside those of :data:`ROWS`."""
+
+
+@pytest.mark.parametrize(("kind", "field"), [(kind, field) for kind, field, _ in ROWS] + EXTRA_ROWS)
+def test_a_value_that_is_no_string_is_one_error_naming_its_key(kind: str, field: str) -> None:
+    """``tier: 1`` in a pod template's labels is an error at ``...labels[tier]``, the
+    same line as in the object's own labels: the API server refuses both, and a number
+    copied onto a pod would make a pod no cluster can hold."""
+    doc = broken(kind, field, {"tier": 1})
+    result = group_workloads([doc, bystander()])
+    assert [e.message for e in result.errors] == [
+        f"{where(doc)} field {field}[tier]: expected a string, got 1"
+    ]
+    assert any(g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups)
+
+
+@pytest.mark.parametrize(("kind", "field"), EXTRA_ROWS)
+def test_more_template_fields_not_a_map(kind: str, field: str) -> None:
+    doc = broken(kind, field, AS_LIST)
+    result = group_workloads([doc, bystander()])
+    assert [e.message for e in result.errors] == [
+        f"{where(doc)} field {field}: expected a map of strings, got {AS_LIST!r}"
+    ]
 
 
 def test_a_pod_given_with_its_workload() -> None:
@@ -146,3 +167,81 @@ def test_metadata_not_a_map_is_an_error_not_a_made_up_name(metadata: Any) -> Non
         ("Job", f"Job field metadata: expected a map, got {metadata!r}")
     ]
     assert [g["metadata"]["name"].startswith("pg-bystander-") for g in result.pod_groups] == [True]
+
+
+GIVEN_POD_LABELS = {
+    "RayCluster": {"ray.io/cluster": "tune", "ray.io/group": "headgroup"},
+    "PyTorchJob": {"training.kubeflow.org/replica-type": "worker"},
+    "LeaderWorkerSet": {
+        "leaderworkerset.sigs.k8s.io/name": "vllm",
+        "leaderworkerset.sigs.k8s.io/worker-index": "1",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value", "error"),
+    [
+        (
+            "RayCluster",
+            "spec.workerGroupSpecs[0].template.metadata.annotations",
+            AS_LIST,
+            f": expected a map of strings, got {AS_LIST!r}",
+        ),
+        (
+            "PyTorchJob",
+            "spec.pytorchReplicaSpecs.Worker.template.metadata.annotations",
+            {"tier": 1},
+            "[tier]: expected a string, got 1",
+        ),
+        (
+            "LeaderWorkerSet",
+            "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
+            {"tier": 1},
+            "[tier]: expected a string, got 1",
+        ),
+    ],
+)
+def test_a_template_read_while_grouping_a_given_pod(
+    kind: str, field: str, value: Any, error: str
+) -> None:
+    """A workload given with its pod is not synthesized: its grouper reads the template's
+    annotations itself (a RayCluster's topology, a PyTorchJob's or LWS's segment size),
+    where a list was read as none and a number passed as a string."""
+    doc, owned = with_its_pod(broken(kind, field, value), GIVEN_POD_LABELS[kind])
+    result = group_workloads([doc, owned, bystander()])
+    assert [e.message for e in result.errors] == [f"{where(doc)} field {field}{error}"]
+    assert len(result.pod_groups) == 1  # the bystander's
+
+
+def test_a_rayjob_cluster_selector_is_a_map_of_strings() -> None:
+    """``spec.clusterSelector`` names the RayCluster's labels: a number there is an error
+    at its key, not a selector no label can match."""
+    rayjob = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "sweep", "namespace": "research"},
+        "spec": {"entrypoint": "python sweep.py", "clusterSelector": {"ray.io/cluster": 7}},
+    }
+    result = group_workloads([rayjob, bystander()])
+    assert [e.message for e in result.errors] == [
+        "RayJob research/sweep field spec.clusterSelector[ray.io/cluster]: expected a string, got 7"
+    ]
+
+
+def test_a_training_runtimes_job_template_labels() -> None:
+    """The trainer's replicatedJob is told by its Job template's labels: not a map of
+    strings, the error names the runtime and the field (it named an unnamed ``object``)."""
+    docs = list(yaml.safe_load_all((FIXTURES / "trainjob-runtimes.yaml").read_text()))
+    runtime = docs[0]
+    field = "spec.template.spec.replicatedJobs[0].template.metadata.labels"
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["metadata"] = {
+        "labels": AS_LIST
+    }
+    result = group_workloads(docs)
+    assert [e.message for e in result.errors] == [
+        f"ClusterTrainingRuntime mpi-pretrain field {field}: expected a map of strings,"
+        f" got {AS_LIST!r}"
+    ]
+    assert [e.object for e in result.errors] == ["TrainJob nlp/bert-pretrain"]
+    assert result.pod_groups  # the other TrainJob's

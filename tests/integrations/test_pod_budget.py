@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES
+from adapter_builders import FIXTURES, families, with_field
 
 from integrations import templates
 from integrations.grouping import group_workloads
@@ -27,7 +27,7 @@ TOO_MANY = {
     ),
     "JobSet research/sweep": (
         "spec.replicatedJobs[0].replicas=90000",
-        "Job spec.parallelism=90000",
+        "spec.replicatedJobs[0].template.spec.parallelism=90000",
     ),
     "LeaderWorkerSet inference/serving": (
         "spec.replicas=70000",
@@ -100,3 +100,147 @@ def test_cli_reports_each_and_serves_the_rest(capsys: pytest.CaptureFixture[str]
     assert {g["metadata"]["namespace"] for g in groups} == {"inference"}
     assert len(groups) == 4
     assert all(g["metadata"]["name"].startswith("pg-small-serving-") for g in groups)
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the pods synthesized (``templates.make_pod`` calls) from now on."""
+    names: list[str] = []
+    make_pod = templates.make_pod
+
+    def counted(template: Any, name: str, owner: Any, **kwargs: Any) -> dict[str, Any]:
+        names.append(name)
+        return make_pod(template, name, owner, **kwargs)
+
+    monkeypatch.setattr(templates, "make_pod", counted)
+    return names
+
+
+def test_too_many_pods_are_refused_before_the_first_is_built(
+    fixture: Callable[[str], list[dict[str, Any]]], built: list[str]
+) -> None:
+    """A total known from the counts is refused up front: the four workloads of billions
+    of pods cost no pod each (they built 100,000 first, about 1.7 s each), the fine one
+    its 32."""
+    result = group_workloads(fixture("multiplied-counts.yaml"))
+    assert set(e.object for e in result.errors) == set(TOO_MANY)
+    assert len(built) == 4 * 8
+    assert all(name.startswith("small-serving-") for name in built)
+
+
+NESTED_SEQUENCES = [
+    {
+        "name": "sweep",
+        "steps": [[{"name": "trial", "template": "seeds", "withSequence": {"count": "11"}}]],
+    },
+    {
+        "name": "seeds",
+        "steps": [[{"name": "seed", "template": "main", "withSequence": {"count": 10}}]],
+    },
+    {"name": "main", "container": {"image": "busybox"}},
+]
+
+OVER_100: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+    (
+        "LeaderWorkerSet",
+        {"spec.replicas": 11, "spec.leaderWorkerTemplate.size": 10},
+        ("spec.replicas=11", "spec.leaderWorkerTemplate.size=10"),
+    ),
+    (
+        "JobSet",
+        {
+            "spec.replicatedJobs[0].replicas": 11,
+            "spec.replicatedJobs[0].template.spec.parallelism": 10,
+            "spec.replicatedJobs[0].template.spec.completions": 10,
+        },
+        (
+            "spec.replicatedJobs[0].replicas=11",
+            "spec.replicatedJobs[0].template.spec.parallelism=10",
+        ),
+    ),
+    (
+        "RayCluster",
+        {"spec.workerGroupSpecs[0].replicas": 11, "spec.workerGroupSpecs[0].numOfHosts": 10},
+        ("spec.workerGroupSpecs[0].replicas=11", "spec.workerGroupSpecs[0].numOfHosts=10"),
+    ),
+    ("RayCluster", {"spec.workerGroupSpecs[0].replicas": 100}, ("replicas=100",)),  # + head
+    (
+        "PyTorchJob",
+        {"spec.pytorchReplicaSpecs.Worker.replicas": 100},  # + the master
+        ("spec.pytorchReplicaSpecs.Worker.replicas=100",),
+    ),
+    (
+        "PodCliqueSet",
+        {"spec.replicas": 11, "spec.template.cliques[0].spec.replicas": 10},
+        ("spec.replicas=11", "spec.template.cliques[0].spec.replicas=10"),
+    ),
+    (
+        "PodCliqueSet",
+        {
+            "spec.template.cliques[0].spec.replicas": 10,
+            "spec.template.podCliqueScalingGroups": [
+                {"name": "prefill-sg", "replicas": 11, "cliqueNames": ["prefill"]}
+            ],
+        },
+        ("spec.template.podCliqueScalingGroups[0].replicas=11", "cliques[0].spec.replicas=10"),
+    ),
+    ("SparkApplication", {"spec.executor.instances": 100}, ("instances=100",)),  # + driver
+    (
+        "Workflow",
+        {"spec.entrypoint": "sweep", "spec.templates": NESTED_SEQUENCES},
+        (
+            "spec.templates[0].steps[0][0].withSequence.count=11",
+            "spec.templates[1].steps[0][0].withSequence.count=10",
+        ),
+    ),
+]
+"""(kind, fields set on its family's workload, the counts its error names): each count
+within a cap of 100 pods, their product or sum (with a head, master or driver) above it."""
+
+
+@pytest.mark.parametrize(("kind", "changes", "named"), OVER_100)
+def test_each_kind_refuses_its_total_before_building(
+    monkeypatch: pytest.MonkeyPatch,
+    built: list[str],
+    kind: str,
+    changes: dict[str, Any],
+    named: tuple[str, ...],
+) -> None:
+    monkeypatch.setattr(templates, "MAX_SYNTHESIZED", 100)
+    doc = families()[kind]
+    for field, value in changes.items():
+        doc = with_field(doc, field, value)
+    job = families()["Job"]
+    result = group_workloads([doc, job])
+    (error,) = result.errors
+    assert error.object == f"{kind} {doc['metadata']['namespace']}/{doc['metadata']['name']}"
+    assert all(count in error.message for count in named), error.message
+    assert "more than the 100 pods podmuster synthesizes offline" in error.message
+    assert built == [p["metadata"]["name"] for p in result.pods]  # the Job's, none of doc's
+    assert len(built) == 2
+
+
+@pytest.mark.parametrize(
+    ("count", "error"),
+    [
+        ("2147483647", "2147483647 is more than the 100000 pods"),
+        (-1, "must be >= 0, got -1"),
+        ("{{inputs.parameters.n}}", None),  # decided at run time: one pass, as before
+        ("3", None),
+    ],
+)
+def test_an_argo_sequence_count_is_a_replica_count(count: Any, error: str | None) -> None:
+    calls = [[{"name": "seed", "template": "main", "withSequence": {"count": count}}]]
+    steps = [{"name": "sweep", "steps": calls}, NESTED_SEQUENCES[-1]]
+    doc = families()["Workflow"]
+    doc = with_field(with_field(doc, "spec.templates", steps), "spec.entrypoint", "sweep")
+    result = group_workloads([doc])
+    if error is None:
+        assert not result.errors
+        assert len(result.pods) == (3 if count == "3" else 1)
+        return
+    (found,) = result.errors
+    assert found.message == (
+        f"Workflow data/pipeline field spec.templates[0].steps[0][0].withSequence.count: {error}"
+        + ("" if count == -1 else " podmuster synthesizes offline")
+    )

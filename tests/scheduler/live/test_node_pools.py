@@ -56,8 +56,12 @@ def _obj(kind: str, labels: Any) -> dict[str, Any]:
         (NodePool(), "Node", None, True),
         (NodePool(), "Node", {NODE_POOL_LABEL: "a"}, False),
         (NodePool(), "PodGroup", {NODE_POOL_LABEL: ""}, False),  # the key is present
+        # labels that cannot be read: held by every pool, so its cache reports the node
         (NodePool(), "Node", "not a map", True),
-        (NodePool("a"), "Node", "not a map", False),
+        (NodePool("a"), "Node", "not a map", True),
+        (NodePool("a"), "Node", [f"{NODE_POOL_LABEL}=a"], True),
+        (NodePool("a"), "Node", {NODE_POOL_LABEL: 1}, True),
+        (NodePool(), "Queue", {NODE_POOL_LABEL: 1}, True),
         (NodePool("a", "pool"), "Node", {"pool": "a"}, True),
         (NodePool("a", "pool"), "Node", {NODE_POOL_LABEL: "a"}, False),
         (NodePool("a"), "PriorityClass", {}, True),
@@ -65,6 +69,11 @@ def _obj(kind: str, labels: Any) -> dict[str, Any]:
 )
 def test_which_objects_a_pool_holds(pool: NodePool, kind: str, labels: Any, held: bool) -> None:
     assert pool.holds(_obj(kind, labels)) is held
+
+
+@pytest.mark.parametrize("metadata", [["name", "x"], "x"])
+def test_metadata_not_a_map_is_held_not_a_crash(metadata: Any) -> None:
+    assert NodePool("a").holds({"kind": "Node", "metadata": metadata}) is True
 
 
 def test_lease_names_and_selectors_differ_per_pool() -> None:
@@ -113,6 +122,31 @@ def test_informers_keep_only_their_pool_and_drop_what_leaves_it() -> None:
     informers.observe("MODIFIED", moved)  # relabelled into pool b: gone for pool a
     assert set(informers.objects["Node"]) == set()
     assert informers.cache.snapshot(0).snapshot.nodes.names == []
+
+
+@pytest.mark.parametrize("pool", [NodePool("a"), NodePool()])
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"name": "bad", "labels": [f"{NODE_POOL_LABEL}=a"]}, "metadata.labels"),
+        ({"name": "bad", "labels": {NODE_POOL_LABEL: 1}}, f"metadata.labels[{NODE_POOL_LABEL}]"),
+    ],
+)
+def test_a_node_whose_labels_cannot_be_read_is_reported_by_every_pool(
+    pool: NodePool, metadata: dict[str, Any], field: str
+) -> None:
+    """Pool ``a`` dropped such a node without a word (the default pool took it as its
+    own): every instance now reports it, naming the node and the field, and schedules
+    on the others."""
+    bad = {**st.node("bad"), "metadata": metadata}
+    objects = st.stamp(st.flatten([_labelled(st.node("n"), pool.name), bad]))
+    informers = Informers(FakeKube(), ClusterCache(strict=False), pool=pool)
+    for obj in objects:
+        informers.observe("ADDED", obj)
+    assert [(obj["metadata"]["name"], error.field) for obj, error in informers.invalid] == [
+        ("bad", field)
+    ]
+    assert informers.cache.snapshot(0).snapshot.nodes.names == ["n"]
 
 
 def test_the_default_pool_lists_only_unlabelled_objects() -> None:
