@@ -145,23 +145,27 @@ class Takeover:
         holders = ", ".join(f"{h.name} {h.scheduler} @{h.bound_at}" for h in self.holders)
         return f"seen at {self.seen_at}; holders {holders}"
 
-    def raced(self, checked_at: int) -> bool:
-        """The race of docs/semantics.md §5.10 "Limits": without kube-scheduler's pods
-        bound on the node after the pod's check (revision ``checked_at``) and before its
-        bind, the node's pods fit. podmuster's own pods stay counted whenever they were
-        bound: a check counts the binds in flight beside it (and a sibling bound in
-        between that checked later counted this pod), so only the other scheduler's
-        binds after the read are beyond the check."""
-        if self.bound_at is None:
-            return False
-        unseen = sum(
-            h.cpu
+    def unseen(self, checked_at: int) -> list[Holder]:
+        """kube-scheduler's pods bound on the node after the pod's check (revision
+        ``checked_at``) and before its bind: the binds the check could not see."""
+        return [
+            h
             for h in self.holders
             if h.scheduler == "default-scheduler"
             and h.bound_at is not None
+            and self.bound_at is not None
             and checked_at < h.bound_at < self.bound_at
-        )
-        return self.used - unseen <= NODE_CPU
+        ]
+
+    def raced(self, checked_at: int) -> bool:
+        """The race of docs/semantics.md §5.10 "Limits": without :meth:`unseen`, the
+        node's pods fit. podmuster's own pods stay counted whenever they were bound: a
+        check counts the binds in flight beside it (and a sibling bound in between that
+        checked later counted this pod), so only the other scheduler's binds after the
+        read are beyond the check."""
+        if self.bound_at is None:
+            return False
+        return self.used - sum(h.cpu for h in self.unseen(checked_at)) <= NODE_CPU
 
 
 def checked_at(procs: Iterable[ManagedProcess], namespace: str) -> dict[str, int | None]:
@@ -281,7 +285,9 @@ class Watcher:
         for takeover in takeovers:
             at = checked.get(takeover.pod)
             if at is not None and takeover.raced(at):
-                self.raced.append(f"{takeover} (checked at {at}, bound at {takeover.bound_at})")
+                unseen = ", ".join(f"{h.name} @{h.bound_at}" for h in takeover.unseen(at))
+                said = f"checked at {at}, bound at {takeover.bound_at}, unseen {unseen}"
+                self.raced.append(f"{takeover} ({said})")
                 continue
             logged = "no bound line" if takeover.pod not in checked else f"checked at {at}"
             said = f"{logged}, bound at {takeover.bound_at}, {takeover.detail()}"
