@@ -183,11 +183,7 @@ class KubeHttp:
         fields: Mapping[str, str] | None = None,
     ) -> list[Object]:
         ref = ObjectRef(api_version, kind, namespace, "")
-        params = {
-            name: ",".join(f"{k}={v}" for k, v in sorted(wanted.items()))
-            for name, wanted in (("labelSelector", labels), ("fieldSelector", fields))
-            if wanted
-        }
+        params = _selectors(labels, fields)
         listing = await self._request(
             "GET", await self.path(api_version, kind, namespace), ref, params=params or None
         )
@@ -223,22 +219,25 @@ class KubeHttp:
         kind: str,
         namespace: str = "",
         on_page: PageHandler | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
     ) -> Listing:
         ref = ObjectRef(api_version, kind, namespace, "")
         path = await self.path(api_version, kind, namespace)
         items: list[Object] = []
         version = ""
+        first = {"limit": str(PAGE), **_selectors(None, fields)}
         # The next page is requested before this one is handed to ``on_page``: the
         # server prepares it while the caller parses this one.
-        fetch = asyncio.ensure_future(self._request("GET", path, ref, params={"limit": str(PAGE)}))
+        fetch = asyncio.ensure_future(self._request("GET", path, ref, params=first))
         try:
             while True:
                 page = await fetch
                 meta = page.get("metadata") or {}
                 version = version or str(meta.get("resourceVersion") or "")
                 token = str(meta.get("continue") or "")
-                if token:
-                    params = {"limit": str(PAGE), "continue": token}
+                if token:  # the same query with the token (its revision, its place)
+                    params = {**first, "continue": token}
                     fetch = asyncio.ensure_future(self._request("GET", path, ref, params=params))
                     await asyncio.sleep(0)  # one turn of the loop sends it
                 page_items = [
@@ -355,3 +354,14 @@ class KubeHttp:
         except keepalive.KeepAliveError as exc:
             raise errors.TransientError(ref, str(exc)) from exc
         return status, reason, raw
+
+
+def _selectors(
+    labels: Mapping[str, str] | None, fields: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The ``labelSelector`` and ``fieldSelector`` query parameters (equality only)."""
+    return {
+        name: ",".join(f"{k}={v}" for k, v in sorted(wanted.items()))
+        for name, wanted in (("labelSelector", labels), ("fieldSelector", fields))
+        if wanted
+    }

@@ -111,11 +111,15 @@ class KubeWatcher(Protocol):
         kind: str,
         namespace: str = "",
         on_page: PageHandler | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
     ) -> Listing:
         """Every object of a kind (paged by the server) and the list's resourceVersion;
         :class:`~kubeapi.errors.GoneError` if a page's continue token expired.
         ``on_page`` gets each page's objects as it arrives (the next page may be in
-        flight meanwhile), so a caller can work on them before the list is complete."""
+        flight meanwhile), so a caller can work on them before the list is complete.
+        With ``fields`` (as :meth:`KubeReader.list`), only the objects whose fields equal
+        them: a consistent read of part of a kind, with the revision it was made at."""
         ...
 
     def watch(

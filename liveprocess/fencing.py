@@ -60,8 +60,10 @@ class FencedWrites:
         kind: str,
         namespace: str = "",
         on_page: PageHandler | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
     ) -> Listing:
-        return await self.api.list_all(api_version, kind, namespace, on_page)
+        return await self.api.list_all(api_version, kind, namespace, on_page, fields=fields)
 
     def watch(
         self,

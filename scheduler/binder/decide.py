@@ -58,12 +58,15 @@ class Action:
     ``fail``: record a permanent failure with ``reason``.
     ``wait``: a retry is due at ``at`` (seconds, the caller's clock).
     ``retry``: an attempt failed with ``reason`` and may be retried (reconciler only).
+    ``checked_at``: on a ``succeed`` after the reconciler's own bind, the revision of the
+    node's pods its room check read (None: no read).
     """
 
     kind: Kind
     node: str = ""
     reason: str = ""
     at: float = 0.0
+    checked_at: str | None = None
 
 
 def _status(request: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -245,13 +245,14 @@ class Binder:
         node = await self._read("v1", "Node", "", action.node)
         if node is None:
             return Action("retry", action.node, f"node {action.node} not found")
+        checked_at: str | None = None  # the revision of the node's pods the check read
         if "Pod" in self._synced:
             # bind-time admission (scheduler.cache.room): a room taken since the
             # decision fails the request for good, and the scheduler decides again.
             # The list of the node's pods is the check's source, so it runs before the
             # Pod watch has synced too (an e2e run under load bound onto a full node
             # while the watch was still listing).
-            await node_pods.refresh(self.room, self.api, action.node)
+            checked_at = await node_pods.refresh(self.room, self.api, action.node)
             refused = self.room.shortfall(node, pod)
             if refused:
                 return Action("fail", action.node, refused)
@@ -275,7 +276,7 @@ class Binder:
         except ApiError as exc:
             self.room.pod_changed(None, pod)
             return Action("retry", action.node, f"binding pod {pod_name}: {exc.message}")
-        return Action("succeed", action.node)
+        return Action("succeed", action.node, checked_at=checked_at)
 
     async def _record(self, key: Key, request: Object, action: Action) -> float | None:
         """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action."""
@@ -285,7 +286,8 @@ class Binder:
             self.metrics.binder_results.labels(result="succeeded").inc()
             started = self.first_seen.get(key, now)
             self.metrics.bind_latency.observe((now - started) * 1000.0)
-            log.info("bound", extra={"bindrequest": "/".join(key), "node": action.node})
+            where = {"bindrequest": "/".join(key), "node": action.node}
+            log.info("bound", extra={**where, "checked_at": action.checked_at})
             self._forget(key)
             return None
         retryable = action.kind == "retry"

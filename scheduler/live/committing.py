@@ -19,7 +19,9 @@ session close do (§1.2 step 4):
   Just before the call the node's room is checked against what its pods hold now
   (:mod:`scheduler.cache.room`, fed with every Pod change as it arrives, while the
   cache holds them back): a room another scheduler took since the snapshot leaves the
-  pod unbound (``refused``), and the next cycle decides again;
+  pod unbound (``refused``), and the next cycle decides again. The bind's log line
+  (``bound``, info, as the BindRequest path's ``bind request created``) carries the
+  revision of the node's pods the check read (``checked_at``);
 * an eviction → the pod is deleted (uid precondition), a Normal ``Evict`` Event on
   the pod, and one on its PodGroup carrying KAI's annotations (``num-evicted-pods``,
   ``evictor-action-type``, ``evictor-pod-group-name``/``-namespace``);
@@ -337,9 +339,10 @@ class Committer:
         # The node's pods are listed inside the write limit, right before the bind: listed
         # before waiting for a slot, another scheduler's binds made during the wait would
         # be missed (an e2e run under load over-committed a node that way).
+        checked_at: str | None = None  # the revision of the node's pods the check read
         async with self._limit:
             if self.room is not None:
-                await node_pods.refresh(self.room, self.api, node)
+                checked_at = await node_pods.refresh(self.room, self.api, node)
                 node_obj = self.informers.objects["Node"].get(node) or {}
                 refused = self.room.shortfall(node_obj, pod)
                 if refused:
@@ -365,7 +368,8 @@ class Committer:
         # its node now, and the watch event (a newer version) replaces this copy.
         self.informers.observe("MODIFIED", bound)
         report.bound += 1
-        log.debug("bound", extra={"pod": f"{namespace}/{name}", "node": node})
+        where = {"pod": f"{namespace}/{name}", "node": node}
+        log.info("bound", extra={**where, "checked_at": checked_at})
 
     def _pod_seen(self, event_type: str, obj: Mapping[str, Any]) -> None:
         if self.room is not None and obj.get("kind") == "Pod":

@@ -222,8 +222,10 @@ class FakeKube:
         kind: str,
         namespace: str = "",
         on_page: PageHandler | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
     ) -> Listing:
-        items = await self.list(api_version, kind, namespace)
+        items = await self.list(api_version, kind, namespace, fields=fields)
         if on_page is not None:
             on_page(items)
         return Listing(items, str(self.version))

@@ -55,6 +55,24 @@ def test_list_all_follows_continue_tokens_and_keeps_the_first_version() -> None:
     assert seen == [{"limit": "500"}, {"limit": "500", "continue": "next"}]
 
 
+def test_list_all_with_fields_selects_on_every_page_and_keeps_the_first_version() -> None:
+    """A field-selected list (one node's pods): the selector goes with each page, since a
+    continue token is valid only for the query it came from."""
+    seen: list[dict[str, str]] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        seen.append(dict(request.query))
+        token = {"continue": "next"} if "continue" not in request.query else {}
+        meta = {"resourceVersion": "9", **token}
+        return web.json_response({"metadata": meta, "items": [{"metadata": {"name": "a"}}]})
+
+    listing = run(route, lambda c: c.list_all("v1", "Pod", fields={"spec.nodeName": "n1"}))
+    assert listing.resource_version == "9"
+    assert len(listing.items) == 2
+    selected = {"limit": "500", "fieldSelector": "spec.nodeName=n1"}
+    assert seen == [selected, {**selected, "continue": "next"}]
+
+
 def test_list_all_hands_each_page_over_once_the_next_one_is_sent() -> None:
     sent: list[str] = []  # the continue token of each request, when its headers went out
     handed: list[tuple[list[str], list[str]]] = []  # (page's names, requests sent by then)

@@ -7,11 +7,13 @@ Node n1 has 4 CPUs and room for 3 pods; the pod ``p`` to bind requests 2 CPUs.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
 from crds import rules
+from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
 from scheduler.cache.room import NodeRoom, held_on
 from scheduler.component.watching import Store
@@ -321,3 +323,43 @@ def test_the_first_pod_of_another_scheduler_is_read_before_binding() -> None:
     node, status = _outcome(kube)
     assert node == ""
     assert "cpu 2 requested, 1 free" in status["reason"]
+
+
+def _checked_at(caplog: pytest.LogCaptureFixture) -> list[object]:
+    """``checked_at`` of each of the binder's ``bound`` lines."""
+    return [
+        vars(r).get("checked_at", "absent")
+        for r in caplog.records
+        if r.name == "podmuster.binder" and r.msg == "bound"
+    ]
+
+
+def test_the_bound_line_names_the_revision_the_check_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``checked_at`` is the resourceVersion of the list of n1's pods made before the bind:
+    a bind of another scheduler's after it is one the check could not see (§5.10, Limits)."""
+    kube = _world(a_pod("web", "2", node="n1", phase="Running"))
+    b = _watching(kube)
+    listed_at = str(kube.version)  # nothing is written between here and the list
+    with caplog.at_level(logging.INFO, logger="podmuster.binder"):
+        asyncio.run(b.reconcile("ns", "p"))
+    assert _outcome(kube)[0] == "n1"
+    assert _checked_at(caplog) == [listed_at]
+    bound = kube.stored("v1", "Pod", "ns", "p")
+    assert bound is not None
+    assert int(listed_at) < int(bound["metadata"]["resourceVersion"])  # the bind came after
+
+
+def test_a_failed_read_binds_on_the_watch_and_says_no_revision(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The list of n1's pods fails: the check runs on what the watch holds (room enough
+    here), and the bound line's ``checked_at`` is None (no consistent read vouches for it)."""
+    kube = _world(a_pod("web", "2", node="n1", phase="Running"))
+    b = _watching(kube)
+    kube.fail("list", TransientError("Pod", "unavailable", 503), kind="Pod")
+    with caplog.at_level(logging.INFO, logger="podmuster.binder"):
+        asyncio.run(b.reconcile("ns", "p"))
+    assert _outcome(kube)[0] == "n1"
+    assert _checked_at(caplog) == [None]

@@ -9,7 +9,9 @@ n1's after the cycle chose n1 (binpack, by name).
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import pytest
 from live_objects import api_with, until, with_informers
 
 from scheduler.config import SchedulerConfig
@@ -153,5 +155,27 @@ def test_a_bind_made_while_waiting_for_a_write_slot_is_read_before_binding() -> 
             committer._limit.release()
         report = await commit
         assert (report.bound, report.refused) == (0, 1)
+
+    with_informers(fake, scenario)
+
+
+def test_the_bound_line_names_the_revision_the_check_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The ``bound`` line (info) carries ``checked_at``, the resourceVersion of the list of
+    n1's pods the check read: a bind of another scheduler's after it is one the check
+    could not see (docs/semantics.md §5.10, Limits)."""
+    fake = api_with(_world())
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers, direct_bind=True)
+        decided = cycle(informers)
+        listed_at = str(fake.version)  # the bind's list is its first call
+        with caplog.at_level(logging.INFO, logger="podmuster.scheduler.commit"):
+            assert (await committer.commit(decided)).bound == 1
+        bound = [vars(r) for r in caplog.records if r.msg == "bound"]
+        assert [(b["pod"], b["node"], b["checked_at"]) for b in bound] == [
+            ("default/j-0", "n1", listed_at)
+        ]
 
     with_informers(fake, scenario)
