@@ -21,13 +21,19 @@ that a guess is never silent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from crds import meta
+import pydantic
+from pydantic.alias_generators import to_camel
+
+from crds import errors, meta
 from crds import podgroup as pg_api
 from crds.names import DEFAULT_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
+
+_M = TypeVar("_M", bound=pydantic.BaseModel)
 
 RawObject = Mapping[str, Any]
 """A Kubernetes object as decoded JSON/YAML."""
@@ -177,29 +183,57 @@ class PodGroupSpec:
         return None
 
     def to_model(self) -> pg_api.PodGroup:
-        """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes."""
+        """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes.
+
+        A value the model refuses is a :class:`GroupingError` naming the PodGroup and its
+        field (``spec.subGroups[1].minMember``): whatever an adapter read past its own
+        checks, one workload's invalid PodGroup is an error line, never a traceback."""
         preemptibility = cast("pg_api.Preemptibility | None", self.preemptibility or None)
         parents = {s.parent for s in self.subgroups if s.parent}
-        return pg_api.PodGroup(
-            metadata=meta.ObjectMeta(
+        sub_groups = [
+            self._validated(
+                f"spec.subGroups[{i}]", functools.partial(s.to_model, leaf=s.name not in parents)
+            )
+            for i, s in enumerate(self.subgroups)
+        ]
+        metadata = self._validated(
+            "metadata",
+            lambda: meta.ObjectMeta(
                 name=self.name,
                 namespace=self.namespace,
                 labels=dict(sorted(self.labels.items())) or None,
                 annotations=dict(sorted(self.annotations.items())) or None,
                 owner_references=[self.owner.to_model()],
             ),
-            spec=pg_api.PodGroupSpec(
+        )
+        spec = self._validated(
+            "spec",
+            lambda: pg_api.PodGroupSpec(
                 min_member=None if self.min_sub_group is not None else self.min_member,
                 min_sub_group=self.min_sub_group,
                 queue=self.queue or None,
                 priority_class_name=self.priority_class_name or None,
                 preemptibility=preemptibility,
                 topology_constraint=self.topology.to_model(),
-                sub_groups=[s.to_model(leaf=s.name not in parents) for s in self.subgroups] or None,
+                sub_groups=sub_groups or None,
                 preemption_delay=self.preemption_delay or None,
                 staleness_grace_period=self.staleness_grace_period or None,
             ),
         )
+        return pg_api.PodGroup(metadata=metadata, spec=spec)
+
+    def _validated(self, prefix: str, make: Callable[[], _M]) -> _M:
+        """``make()``; a refused value is a :class:`GroupingError` at ``prefix`` + its path."""
+        try:
+            return make()
+        except pydantic.ValidationError as exc:
+            path, problem = errors.first_problem(exc)  # attribute names: built by keyword
+            path = ".".join(to_camel(part) for part in path.split(".")) if path else ""
+            raise GroupingError(
+                f"PodGroup {self.namespace}/{self.name}",
+                f"{prefix}.{path}" if path else prefix,
+                f"{problem} (the PodGroup made for the workload is not valid)",
+            ) from exc
 
     def to_manifest(self) -> dict[str, Any]:
         """The PodGroup object exactly as KAI's podgrouper writes it (KAI's key order)."""

@@ -256,12 +256,12 @@ class _Run:
                 if self.left_alone(pod, chain, ref, assignments):
                     continue
                 spec = self.registry.group(self.context(pod, chain))
+                manifest = spec.to_manifest()
             except base.GroupingError as exc:
                 self.error(top, exc)
                 continue
             grouped_tops.add(fields.uid(top))
             key = (spec.namespace, spec.name)
-            manifest = spec.to_manifest()
             groups[key] = _merge(groups[key], manifest) if key in groups else manifest
             assignments.append(PodAssignment(ref, spec.name, spec.subgroup_of(fields.name(pod))))
         self.group_podless(grouped_tops, groups)
@@ -322,10 +322,10 @@ class _Run:
                 if external.requests_skip(obj):
                     continue
                 spec = self.registry.group(self.context(placeholder, (obj,)))
+                groups[(spec.namespace, spec.name)] = spec.to_manifest()
             except base.GroupingError as exc:
                 self.error(obj, exc)
                 continue
-            groups[(spec.namespace, spec.name)] = spec.to_manifest()
             self.warn(
                 base.GroupingWarning(
                     fields.describe(obj),
