@@ -192,6 +192,11 @@ def get_int(
     return as_int(value, obj=obj, path=f"{prefix}{path}", minimum=minimum)
 
 
+def counts_read(counts: Mapping[str, int]) -> str:
+    """Counts by field path as an error names them: ``spec.a.replicas=2, spec.b.replicas=3``."""
+    return ", ".join(f"{path}={number}" for path, number in counts.items())
+
+
 def int32_total(obj: base.RawObject, total: int, read: str) -> int:
     """``total``, a PodGroup count (``minMember``) an adapter multiplies or adds up from
     counts of ``obj`` (``read`` names them); above int32 it is an error naming them: the

@@ -136,8 +136,7 @@ def subgroups(
         or 0
         for index, rj in replicated_jobs(js)
     }
-    read = ", ".join(f"{path}={number}" for path, number in counts.items())
-    fields.subgroup_count(js, len(counts) + sum(counts.values()), read)
+    fields.subgroup_count(js, len(counts) + sum(counts.values()), fields.counts_read(counts))
     result: list[base.SubGroupSpec] = []
     for index, rj in replicated_jobs(js):
         rj_name = _name_of(js, index, rj)

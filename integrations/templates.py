@@ -167,7 +167,7 @@ def make_pod(
 ) -> dict[str, Any]:
     """A pod from a pod template (its labels, annotations and spec) plus extra metadata;
     within :func:`pod_budget`, one pod of the workload's budget."""
-    _spend_pod(owner)
+    _spend_pod()
     template_meta = template.get("metadata")
     template_meta = template_meta if isinstance(template_meta, Mapping) else {}
     pod_labels = {**dict(template_meta.get("labels") or {}), **dict(labels or {})}
@@ -228,7 +228,7 @@ def pod_budget(workload: base.RawObject) -> Iterator[None]:
         _BUDGET.reset(token)
 
 
-def _spend_pod(owner: base.RawObject) -> None:
+def _spend_pod() -> None:
     budget = _BUDGET.get()
     if budget is None:
         return
@@ -248,10 +248,9 @@ def expect_pods(pods: int) -> None:
 
 
 def _over_budget(budget: _PodBudget) -> base.GroupingError:
-    read = ", ".join(f"{path}={number}" for path, number in budget.counts.items())
     return base.GroupingError(
         budget.workload,
-        read,
+        fields.counts_read(budget.counts),
         f"these counts, multiplied and added up over the groups, make more than the "
         f"{MAX_SYNTHESIZED} pods podmuster synthesizes offline for one workload",
     )

@@ -51,8 +51,7 @@ def sum_of_replicas(job: base.RawObject, specs_field: str, required: tuple[str, 
         if not replicas:
             raise base.GroupingError(fields.describe(job), path, "must be set and greater than 0")
         counts[path] = replicas
-    read = ", ".join(f"{path}={number}" for path, number in counts.items())
-    return fields.int32_total(job, sum(counts.values()), read)
+    return fields.int32_total(job, sum(counts.values()), fields.counts_read(counts))
 
 
 def min_available(job: base.RawObject, specs_field: str, required: tuple[str, ...]) -> int:
