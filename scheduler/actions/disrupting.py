@@ -224,17 +224,24 @@ def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> st
     members do not hold or are giving back. Moves conserve that total, so a job
     asking more can never fit (KAI's check, which counts the same parts).
     """
-    whole, parts, largest = _free_gpus(session)
+    memo = session.settled_memo(_FREE_GPUS)
+    whole, parts, largest = _free_gpus(session, memo)
     need = session.job_memo(_GPU_NEED, job, lambda: _gpus_needed(tasks, largest))
     if need == 0:
         return None
     if need <= whole + parts:
         return None
-    return (
+    sentences: dict[int, str] | None = memo.setdefault("short", {}) if memo is not None else None
+    if sentences is not None and need in sentences:
+        return sentences[need]  # the same sentence for every gang asking as much
+    sentence = (
         f"asks for {format_amount(GPU, need)} GPUs but the cluster has only"
         f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
         f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
     )
+    if sentences is not None:
+        sentences[need] = sentence
+    return sentence
 
 
 _GPU_NEED = "disrupting.gpu_need"  # ``tasks`` are the job's tasks to allocate: they follow it
@@ -253,12 +260,11 @@ def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
 _FREE_GPUS = "disrupting.free_gpus"
 
 
-def _free_gpus(session: Session) -> tuple[int, int, int]:
+def _free_gpus(session: Session, memo: dict[Any, Any] | None) -> tuple[int, int, int]:
     """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
-    largest device memory; kept while the session's committed state stays the same
-    (asked once per pending gang)."""
-    memo = session.settled_memo(_FREE_GPUS)
-    if memo:
+    largest device memory; kept in ``memo`` (the session's settled memo for them) while
+    the committed state stays the same (asked once per pending gang)."""
+    if memo is not None and "totals" in memo:
         return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
@@ -279,7 +285,7 @@ class PreemptAction:
         candidates = _disruptable_by_queue(session)
         lowest: dict[str, int | None] = {}  # leaf queue -> its candidates' lowest priority
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending():
+            if not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not job.preemptible:
@@ -328,7 +334,7 @@ class ReclaimAction:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending():
+            if not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not tasks:
@@ -392,7 +398,7 @@ class ConsolidationAction:
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending() or not job.preemptible:
+            if not job.preemptible or not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             session.considered.add(job.key)
