@@ -137,17 +137,28 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
     depth = session.config.queue_depth_per_action.get(action)
     jobs = []
     for job in popped_order(session, depth, lambda: eligible_jobs(session, action)):
-        end = preemption_delay_end(job)
-        if end is not None and session.snapshot.now < end:
-            _refuse(
-                session,
-                job,
-                f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
-                f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}",
-            )
-            continue
-        jobs.append(job)
+        if not _delayed(session, job):
+            jobs.append(job)
     return jobs
+
+
+def _delayed(session: Session, job: PodGroupInfo) -> bool:
+    """Refuse ``job`` (and say so) while its preemption delay has not passed."""
+    reason = _delay_reason(session, job)
+    if reason is not None:
+        _refuse(session, job, reason)
+    return reason is not None
+
+
+def _delay_reason(session: Session, job: PodGroupInfo) -> str | None:
+    """Why ``job`` may not disrupt anyone yet (its preemption delay), or None."""
+    end = preemption_delay_end(job)
+    if end is None or session.snapshot.now >= end:
+        return None
+    return (
+        f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
+        f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}"
+    )
 
 
 def preemption_delay_end(job: PodGroupInfo) -> float | None:
@@ -385,6 +396,8 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
+        if self._all_short(session):
+            return
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session, keyed=True)
         memo = session.memos[_Candidates.MEMO]
@@ -401,11 +414,7 @@ class ConsolidationAction:
             if not job.preemptible or not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
-            session.considered.add(job.key)
-            short = _gpus_short(session, job, tasks)
-            if short:
-                # moving pods frees nothing: the room must already exist, only scattered
-                session.add_reason(job, f"{self.name}: {short}")
+            if self._short(session, job, tasks):
                 continue
             key = signature(job, tasks)
             same = exact(job, tasks)
@@ -436,3 +445,48 @@ class ConsolidationAction:
                 max_chunks=max_chunks,
             ):
                 fits.clear()
+
+    def _short(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> bool:
+        """Refuse ``job`` (and say why) when it asks more GPUs than the cluster has free:
+        moving pods frees nothing, so the room must already exist, only scattered."""
+        session.considered.add(job.key)
+        short = _gpus_short(session, job, tasks)
+        if short:
+            session.add_reason(job, f"{self.name}: {short}")
+        return bool(short)
+
+    def _all_short(self, session: Session) -> bool:
+        """Whether every gang the action would pop is refused before any search (within
+        its preemption delay, or asking more GPUs than are free); if so, those refusals
+        are given, without forming the pop order or ranking every running job as a victim.
+
+        Exact: the refusals read only the gang and the committed state, so when no gang
+        reaches a search (which alone commits) the order they are given in decides
+        nothing. Otherwise nothing is said here: the ordered path gives every refusal, a
+        gang after a committed search seeing the new state. With a queue depth the order
+        decides which gangs are popped at all, so the ordered path is taken.
+        """
+        if not session.memoise or self.name in session.config.queue_depth_per_action:
+            return False
+        delayed: list[tuple[PodGroupInfo, str]] = []
+        short: list[tuple[PodGroupInfo, str]] = []
+        for job in eligible_jobs(session, self.name):
+            reason = _delay_reason(session, job)
+            if reason is not None:
+                delayed.append((job, reason))
+                continue
+            if not job.preemptible or not session.still_pending(job):
+                continue
+            sentence = _gpus_short(session, job, gang.tasks_to_allocate(session, job))
+            if not sentence:
+                return False
+            short.append((job, sentence))
+        for job, reason in delayed:
+            _refuse(session, job, reason)
+        said: dict[str, str] = {}  # one reason string per sentence
+        for job, sentence in short:
+            reason = said.get(sentence)
+            if reason is None:
+                reason = said[sentence] = f"{self.name}: {sentence}"
+            _refuse(session, job, reason)
+        return True

@@ -80,8 +80,9 @@ class Session:
 
     memoise = True
     """The pending-work memos (allocate's failed shapes, pop orders, tasks to allocate,
-    queue order keys, fit-failure sentences) are used; off only in tests that hold
-    every decision and reason to a run without them."""
+    queue order keys, fit-failure sentences) and shortcuts (consolidation's refusals
+    without a pop order) are used; off only in tests that hold every decision and
+    reason to a run without them."""
 
     def __init__(self, snapshot: ClusterSnapshot, config: SchedulerConfig) -> None:
         self.snapshot = snapshot
