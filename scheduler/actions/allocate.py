@@ -22,22 +22,51 @@ from scheduler.framework.topology_placement import place_tasks
 
 
 def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
-    """Jobs an action may try: usable queue, ready gang, something pending."""
+    """Jobs an action may try: usable queue, ready gang, something pending.
+
+    Each job's verdict is kept for the session's later calls (each action asks, some
+    twice) until one of its pods changes status: the verdict reads only the job, its
+    pods' statuses and the snapshot, and the reasons for a refusal were given with it
+    (a reason is kept once, so giving them again would change nothing).
+    """
+    if not session.memoise:
+        return [job for job in session.jobs_with_pending() if _eligible(session, job)]
+    log = session.status_log
+    memo: tuple[int, dict[str, bool]] | None = session.memos.get(_ELIGIBLE)
+    if memo is None:
+        verdicts: dict[str, bool] = {}
+    else:
+        verdicts = memo[1]
+        for key in log[memo[0] :]:
+            verdicts.pop(key, None)
     jobs = []
     for job in session.jobs_with_pending():
-        problems = session.snapshot.job_problems.get(job.key)
-        if problems:
-            for problem in problems:
-                session.add_reason(job, problem)
-            session.considered.add(job.key)
-            continue
-        not_ready = gang.ready_problem(session, job)
-        if not_ready:
-            session.add_reason(job, not_ready)
-            session.considered.add(job.key)
-            continue
-        jobs.append(job)
+        ok = verdicts.get(job.key)
+        if ok is None:
+            ok = verdicts[job.key] = _eligible(session, job)
+        if ok:
+            jobs.append(job)
+    session.memos[_ELIGIBLE] = (len(log), verdicts)
     return jobs
+
+
+_ELIGIBLE = "allocate.eligible"
+
+
+def _eligible(session: Session, job: PodGroupInfo) -> bool:
+    """Whether ``job``'s queue is usable and its gang ready; if not, say why."""
+    problems = session.snapshot.job_problems.get(job.key)
+    if problems:
+        for problem in problems:
+            session.add_reason(job, problem)
+        session.considered.add(job.key)
+        return False
+    not_ready = gang.ready_problem(session, job)
+    if not_ready:
+        session.add_reason(job, not_ready)
+        session.considered.add(job.key)
+        return False
+    return True
 
 
 class AllocateAction:

@@ -225,9 +225,10 @@ def _moved(job: PodGroupInfo) -> bool:
     return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
 
 
-def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
-    """Why moving pods cannot make room for ``tasks``: the GPUs they need at least exceed
-    what the cluster has free at most, free parts of shared devices included; else None.
+def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
+    """Why moving pods cannot make room for the job's tasks to allocate: the GPUs they
+    need at least exceed what the cluster has free at most, free parts of shared
+    devices included; else None.
 
     Need: whole GPUs, and each shared request's portion on its devices (a memory
     request: its portion on the largest device memory; MIG slices are not counted).
@@ -237,7 +238,9 @@ def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> st
     """
     memo = session.settled_memo(_FREE_GPUS)
     whole, parts, largest = _free_gpus(session, memo)
-    need = session.job_memo(_GPU_NEED, job, lambda: _gpus_needed(tasks, largest))
+    need = session.job_memo(
+        _GPU_NEED, job, lambda: _gpus_needed(gang.tasks_to_allocate(session, job), largest)
+    )
     if need == 0:
         return None
     if need <= whole + parts:
@@ -255,7 +258,7 @@ def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> st
     return sentence
 
 
-_GPU_NEED = "disrupting.gpu_need"  # ``tasks`` are the job's tasks to allocate: they follow it
+_GPU_NEED = "disrupting.gpu_need"  # of the job's tasks to allocate: they follow its pods
 
 
 def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
@@ -295,15 +298,15 @@ class PreemptAction:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
         lowest: dict[str, int | None] = {}  # leaf queue -> its candidates' lowest priority
+        none_lower: dict[str, str] = {}  # leaf queue -> the refusal for want of victims
         for job in _pending_in_order(session, self.name):
             if not session.still_pending(job):
                 continue
-            tasks = gang.tasks_to_allocate(session, job)
             if not job.preemptible:
                 # Only the deserved-quota part decides here (KAI's check before solving):
                 # victims are preemptible and never lower it, while evicting them does
                 # lower the queue's usage against its limit (checked in simulation).
-                problem = session.job_capacity_problem(job, tasks)
+                problem = session.job_capacity_problem(job, gang.tasks_to_allocate(session, job))
                 if problem and problem.startswith(NON_PREEMPTIBLE_OVER_QUOTA):
                     _refuse(session, job, problem)
                     continue
@@ -324,13 +327,15 @@ class PreemptAction:
                 else []
             )
             if not victims:
-                _refuse(
-                    session,
-                    job,
-                    f"{self.name}: no running lower-priority preemptible job in queue {job.queue}"
-                    " may be evicted",
-                )
+                reason = none_lower.get(job.queue)
+                if reason is None:
+                    reason = none_lower[job.queue] = (
+                        f"{self.name}: no running lower-priority preemptible job in queue"
+                        f" {job.queue} may be evicted"
+                    )
+                _refuse(session, job, reason)
                 continue
+            tasks = gang.tasks_to_allocate(session, job)
             key = (job.queue, signature(job, tasks))
             chunks = victim_chunks(session, {job.queue: reverse_job_order(session, victims)})
             _try(session, job, tasks, key, failed, self.name, chunks)
@@ -413,9 +418,9 @@ class ConsolidationAction:
         for job in _pending_in_order(session, self.name):
             if not job.preemptible or not session.still_pending(job):
                 continue
-            tasks = gang.tasks_to_allocate(session, job)
-            if self._short(session, job, tasks):
+            if self._short(session, job):
                 continue
+            tasks = gang.tasks_to_allocate(session, job)
             key = signature(job, tasks)
             same = exact(job, tasks)
             if same not in fits:  # equal jobs fit equally until a commit changes the cluster
@@ -446,11 +451,11 @@ class ConsolidationAction:
             ):
                 fits.clear()
 
-    def _short(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> bool:
+    def _short(self, session: Session, job: PodGroupInfo) -> bool:
         """Refuse ``job`` (and say why) when it asks more GPUs than the cluster has free:
         moving pods frees nothing, so the room must already exist, only scattered."""
         session.considered.add(job.key)
-        short = _gpus_short(session, job, tasks)
+        short = _gpus_short(session, job)
         if short:
             session.add_reason(job, f"{self.name}: {short}")
         return bool(short)
@@ -477,7 +482,7 @@ class ConsolidationAction:
                 continue
             if not job.preemptible or not session.still_pending(job):
                 continue
-            sentence = _gpus_short(session, job, gang.tasks_to_allocate(session, job))
+            sentence = _gpus_short(session, job)
             if not sentence:
                 return False
             short.append((job, sentence))

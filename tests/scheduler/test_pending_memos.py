@@ -71,7 +71,7 @@ def _per_job_gates(session: Session) -> dict[str, Any]:
     queues = list(session.snapshot.queues.queues)
     gate = {j.key: session.reclaim_problem(j, tasks[j.key]) for j in jobs}
     return {
-        "short": {j.key: _gpus_short(session, j, tasks[j.key]) for j in jobs},
+        "short": {j.key: _gpus_short(session, j) for j in jobs},
         "gate": gate,
         # asked after the gate, as reclaim does (the gate copies the queues' accounting)
         "gives": {
