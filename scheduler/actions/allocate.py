@@ -51,6 +51,21 @@ def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
 
 
 _ELIGIBLE = "allocate.eligible"
+_SHAPE = "allocate.shape"
+
+
+def _shape(session: Session, job: PodGroupInfo) -> Shape | None:
+    """The allocation shape of the job's first task choice: read only from the job and
+    its pods (statuses included), so carried from cycle to cycle like that choice."""
+    hit = session.carried_hit(_SHAPE, job)
+    if hit is not None:
+        return hit[1]  # type: ignore[no-any-return]
+    return session.carried_memo(_SHAPE, job, lambda: _first_shape(session, job))
+
+
+def _first_shape(session: Session, job: PodGroupInfo) -> Shape | None:
+    """:func:`allocation_shape` of the job's first task choice, formed afresh."""
+    return allocation_shape(job, gang.tasks_to_allocate(session, job))
 
 
 def _eligible(session: Session, job: PodGroupInfo) -> bool:
@@ -91,9 +106,9 @@ class AllocateAction:
             session.considered.add(job.key)
             shape = None
             if use_shapes and failed:  # no failure since the last commit: no shape to match
-                tasks = gang.tasks_to_allocate(session, job)
-                shape = allocation_shape(job, tasks)
+                shape = _shape(session, job)
                 if shape is not None and shape in failed:
+                    tasks = gang.tasks_to_allocate(session, job)
                     session.add_reason(job, same_failure(*failed[shape], tasks))
                     continue
             problem = self.allocate_job(session, job)
@@ -103,10 +118,9 @@ class AllocateAction:
                     queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
             elif use_shapes and problem:
                 # the tasks as they were: a failed placement left every status as it found it
-                tasks = gang.tasks_to_allocate(session, job)
-                shape = allocation_shape(job, tasks) if shape is None else shape
+                shape = _shape(session, job) if shape is None else shape
                 if shape is not None:
-                    failed[shape] = (problem, tasks)
+                    failed[shape] = (problem, gang.tasks_to_allocate(session, job))
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
         """Place the job's first task choice that fits: None, or the first choice's problem.

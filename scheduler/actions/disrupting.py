@@ -238,8 +238,14 @@ def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
     """
     memo = session.settled_memo(_FREE_GPUS)
     whole, parts, largest = _free_gpus(session, memo)
-    need = session.job_memo(
-        _GPU_NEED, job, lambda: _gpus_needed(gang.tasks_to_allocate(session, job), largest)
+    name = f"{_GPU_NEED}@{largest}"  # carried from cycle to cycle while the devices stay
+    hit = session.carried_hit(name, job)
+    need: int = (
+        hit[1]
+        if hit is not None
+        else session.carried_memo(
+            name, job, lambda: _gpus_needed(gang.tasks_to_allocate(session, job), largest)
+        )
     )
     if need == 0:
         return None
@@ -258,7 +264,7 @@ def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
     return sentence
 
 
-_GPU_NEED = "disrupting.gpu_need"  # of the job's tasks to allocate: they follow its pods
+_GPU_NEED = "disrupting.gpu_need"  # of the first task choice, on the largest device memory
 
 
 def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
