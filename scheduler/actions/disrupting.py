@@ -13,7 +13,7 @@ docs/semantics.md §5.2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import Any
 
@@ -353,47 +353,78 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
-        failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
+        if _refusals_only(session, self.name, lambda job: self._refusal(session, job, candidates)):
+            return
+        failed = FailedJobs()
         for job in _pending_in_order(session, self.name):
             if not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not tasks:
                 continue
-            gate = session.reclaim_problem(job, tasks)
+            gate = self._gate(session, job, tasks)
             if gate:
-                _refuse(session, job, f"{self.name}: {gate}")
+                _refuse(session, job, gate)
                 continue
             key = (job.queue, signature(job, tasks))
             skip = failed.skip_reason(key, tasks)
             if skip is not None:
                 _refuse(session, job, skip)
                 continue
-            by_queue: dict[str, list[PodGroupInfo]] = {}
-            for queue_name, jobs in candidates.items():
-                if queue_name == job.queue or not session.may_take_from_queue(
-                    self.name, job, queue_name
-                ):
-                    continue
-                kept = [
-                    other
-                    for other in jobs
-                    if is_disruptable(other) and session.may_be_victim(self.name, job, other)
-                ]
-                if kept:
-                    by_queue[queue_name] = kept
+            by_queue = self._victims(session, job, candidates)
             if not by_queue:
-                _refuse(
-                    session,
-                    job,
-                    f"{self.name}: no other queue holds preemptible work it may give up to queue"
-                    f" {job.queue} (none is above its fair share, or above deserved while queue"
-                    f" {job.queue} is within deserved)",
-                )
+                _refuse(session, job, self._no_victims(job))
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
             _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))
+
+    def _refusal(
+        self, session: Session, job: PodGroupInfo, candidates: dict[str, list[PodGroupInfo]]
+    ) -> str | None:
+        """For :func:`_refusals_only`: why ``job`` is refused before any search ("" when it
+        is passed over in silence), or None when it would reach one."""
+        if not session.still_pending(job):
+            return ""
+        tasks = gang.tasks_to_allocate(session, job)
+        if not tasks:
+            return ""
+        gate = self._gate(session, job, tasks)
+        if gate:
+            return gate
+        return None if self._victims(session, job, candidates) else self._no_victims(job)
+
+    def _gate(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
+        """The queue's rules for reclaiming at all (within fair share; a non-preemptible
+        job within deserved), as the refusal to give."""
+        gate = session.reclaim_problem(job, tasks)
+        return f"{self.name}: {gate}" if gate else None
+
+    def _victims(
+        self, session: Session, job: PodGroupInfo, candidates: dict[str, list[PodGroupInfo]]
+    ) -> dict[str, list[PodGroupInfo]]:
+        """The other queues' jobs ``job`` may take from, by queue (queues with none left out)."""
+        by_queue: dict[str, list[PodGroupInfo]] = {}
+        for queue_name, jobs in candidates.items():
+            if queue_name == job.queue or not session.may_take_from_queue(
+                self.name, job, queue_name
+            ):
+                continue
+            kept = [
+                other
+                for other in jobs
+                if is_disruptable(other) and session.may_be_victim(self.name, job, other)
+            ]
+            if kept:
+                by_queue[queue_name] = kept
+        return by_queue
+
+    def _no_victims(self, job: PodGroupInfo) -> str:
+        return (
+            f"{self.name}: no other queue holds preemptible work it may give up to queue"
+            f" {job.queue} (none is above its fair share, or above deserved while queue"
+            f" {job.queue} is within deserved)"
+        )
 
 
 class ConsolidationAction:
@@ -407,7 +438,7 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
-        if self._all_short(session):
+        if _refusals_only(session, self.name, lambda job: self._refusal(session, job)):
             return
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session, keyed=True)
@@ -422,9 +453,12 @@ class ConsolidationAction:
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
-            if not job.preemptible or not session.still_pending(job):
+            refusal = self._refusal(session, job)
+            if refusal == "":
                 continue
-            if self._short(session, job):
+            session.considered.add(job.key)
+            if refusal:
+                session.add_reason(job, refusal)
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             key = signature(job, tasks)
@@ -457,47 +491,41 @@ class ConsolidationAction:
             ):
                 fits.clear()
 
-    def _short(self, session: Session, job: PodGroupInfo) -> bool:
-        """Refuse ``job`` (and say why) when it asks more GPUs than the cluster has free:
-        moving pods frees nothing, so the room must already exist, only scattered."""
-        session.considered.add(job.key)
+    def _refusal(self, session: Session, job: PodGroupInfo) -> str | None:
+        """For :func:`_refusals_only`: why ``job`` is refused before any search ("" when it
+        is passed over in silence), or None when it would reach one."""
+        if not job.preemptible or not session.still_pending(job):
+            return ""
         short = _gpus_short(session, job)
-        if short:
-            session.add_reason(job, f"{self.name}: {short}")
-        return bool(short)
+        return f"{self.name}: {short}" if short else None
 
-    def _all_short(self, session: Session) -> bool:
-        """Whether every gang the action would pop is refused before any search (within
-        its preemption delay, or asking more GPUs than are free); if so, those refusals
-        are given, without forming the pop order or ranking every running job as a victim.
 
-        Exact: the refusals read only the gang and the committed state, so when no gang
-        reaches a search (which alone commits) the order they are given in decides
-        nothing. Otherwise nothing is said here: the ordered path gives every refusal, a
-        gang after a committed search seeing the new state. With a queue depth the order
-        decides which gangs are popped at all, so the ordered path is taken.
-        """
-        if not session.memoise or self.name in session.config.queue_depth_per_action:
-            return False
-        delayed: list[tuple[PodGroupInfo, str]] = []
-        short: list[tuple[PodGroupInfo, str]] = []
-        for job in eligible_jobs(session, self.name):
-            reason = _delay_reason(session, job)
-            if reason is not None:
-                delayed.append((job, reason))
-                continue
-            if not job.preemptible or not session.still_pending(job):
-                continue
-            sentence = _gpus_short(session, job)
-            if not sentence:
-                return False
-            short.append((job, sentence))
-        for job, reason in delayed:
-            _refuse(session, job, reason)
-        said: dict[str, str] = {}  # one reason string per sentence
-        for job, sentence in short:
-            reason = said.get(sentence)
+def _refusals_only(
+    session: Session, action: str, refusal: Callable[[PodGroupInfo], str | None]
+) -> bool:
+    """Whether every gang ``action`` would pop is refused before any search: if so, give
+    those refusals (and the preemption-delay ones) without forming the pop order.
+
+    ``refusal(job)``: the action's own checks before its search, at the committed state;
+    a reason, "" for a gang it passes over in silence, None for one that would reach a
+    search. Exact: the checks read only the gang and the committed state, and only a
+    search commits, so when no gang reaches one the order the refusals are given in
+    decides nothing. Otherwise nothing is said here: the ordered path gives every
+    refusal, a gang after a committed search seeing the new state. With a queue depth
+    the order decides which gangs are popped at all, so the ordered path is taken; with
+    memos off too (the reference the tests hold this to).
+    """
+    if not session.memoise or action in session.config.queue_depth_per_action:
+        return False
+    refused: list[tuple[PodGroupInfo, str]] = []
+    for job in eligible_jobs(session, action):
+        reason = _delay_reason(session, job)
+        if reason is None:
+            reason = refusal(job)
             if reason is None:
-                reason = said[sentence] = f"{self.name}: {sentence}"
-            _refuse(session, job, reason)
-        return True
+                return False
+        if reason:
+            refused.append((job, reason))
+    for job, reason in refused:
+        _refuse(session, job, reason)
+    return True
