@@ -354,8 +354,6 @@ class ReclaimAction:
 
     def execute(self, session: Session) -> None:
         candidates = _disruptable_by_queue(session)
-        if _refusals_only(session, self.name, lambda job: self._refusal(session, job, candidates)):
-            return
         failed = FailedJobs()
         for job in _pending_in_order(session, self.name):
             if not session.still_pending(job):
@@ -378,21 +376,6 @@ class ReclaimAction:
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
             _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))
-
-    def _refusal(
-        self, session: Session, job: PodGroupInfo, candidates: dict[str, list[PodGroupInfo]]
-    ) -> str | None:
-        """For :func:`_refusals_only`: why ``job`` is refused before any search ("" when it
-        is passed over in silence), or None when it would reach one."""
-        if not session.still_pending(job):
-            return ""
-        tasks = gang.tasks_to_allocate(session, job)
-        if not tasks:
-            return ""
-        gate = self._gate(session, job, tasks)
-        if gate:
-            return gate
-        return None if self._victims(session, job, candidates) else self._no_victims(job)
 
     def _gate(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
         """The queue's rules for reclaiming at all (within fair share; a non-preemptible

@@ -320,9 +320,9 @@ DELAY = [
         pending=["b"],
         reasons={"b": ["PreemptionDelayNotElapsed"]},
     ),
-    # When no gang would reach a search, the refusals are given without a pop order
-    # (consolidation: big asks 4 GPUs, 2 are free; reclaim: qb has no share to reclaim
-    # into): the delay is still the reason said, checked before the action's own rules.
+    # When no gang would reach a search, consolidation gives its refusals without a pop
+    # order (big asks 4 GPUs, 2 are free): the delay is still the reason said, checked
+    # before the action's own rules; and reclaim's gate (qb has no share) comes after it.
     Disruption(
         "delay-said-when-consolidation-refuses-all",
         [
