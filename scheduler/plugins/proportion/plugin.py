@@ -240,7 +240,16 @@ class ProportionPlugin:
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             if not session.memoise:
                 return pick_best(candidates)
-            signature = tuple([(name, job_triple(job)) for name, job in candidates])
+            # job_triple's look-up inline (a pop asks this of every queue's head)
+            signature = tuple(
+                [
+                    (
+                        name,
+                        no_triple if job is None else job_triples.get(job.key) or job_triple(job),
+                    )
+                    for name, job in candidates
+                ]
+            )
             winner = best_cache.get(signature)
             if winner is None:
                 winner = best_cache[signature] = pick_best(candidates)
