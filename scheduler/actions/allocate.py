@@ -22,22 +22,66 @@ from scheduler.framework.topology_placement import place_tasks
 
 
 def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
-    """Jobs an action may try: usable queue, ready gang, something pending."""
+    """Jobs an action may try: usable queue, ready gang, something pending.
+
+    Each job's verdict is kept for the session's later calls (each action asks, some
+    twice) until one of its pods changes status: the verdict reads only the job, its
+    pods' statuses and the snapshot, and the reasons for a refusal were given with it
+    (a reason is kept once, so giving them again would change nothing).
+    """
+    if not session.memoise:
+        return [job for job in session.jobs_with_pending() if _eligible(session, job)]
+    log = session.status_log
+    memo: tuple[int, dict[str, bool]] | None = session.memos.get(_ELIGIBLE)
+    if memo is None:
+        verdicts: dict[str, bool] = {}
+    else:
+        verdicts = memo[1]
+        for key in log[memo[0] :]:
+            verdicts.pop(key, None)
     jobs = []
     for job in session.jobs_with_pending():
-        problems = session.snapshot.job_problems.get(job.key)
-        if problems:
-            for problem in problems:
-                session.add_reason(job, problem)
-            session.considered.add(job.key)
-            continue
-        not_ready = gang.ready_problem(session, job)
-        if not_ready:
-            session.add_reason(job, not_ready)
-            session.considered.add(job.key)
-            continue
-        jobs.append(job)
+        ok = verdicts.get(job.key)
+        if ok is None:
+            ok = verdicts[job.key] = _eligible(session, job)
+        if ok:
+            jobs.append(job)
+    session.memos[_ELIGIBLE] = (len(log), verdicts)
     return jobs
+
+
+_ELIGIBLE = "allocate.eligible"
+_SHAPE = "allocate.shape"
+
+
+def _shape(session: Session, job: PodGroupInfo) -> Shape | None:
+    """The allocation shape of the job's first task choice: read only from the job and
+    its pods (statuses included), so carried from cycle to cycle like that choice."""
+    hit = session.carried_hit(_SHAPE, job)
+    if hit is not None:
+        return hit[1]  # type: ignore[no-any-return]
+    return session.carried_memo(_SHAPE, job, lambda: _first_shape(session, job))
+
+
+def _first_shape(session: Session, job: PodGroupInfo) -> Shape | None:
+    """:func:`allocation_shape` of the job's first task choice, formed afresh."""
+    return allocation_shape(job, gang.tasks_to_allocate(session, job))
+
+
+def _eligible(session: Session, job: PodGroupInfo) -> bool:
+    """Whether ``job``'s queue is usable and its gang ready; if not, say why."""
+    problems = session.snapshot.job_problems.get(job.key)
+    if problems:
+        for problem in problems:
+            session.add_reason(job, problem)
+        session.considered.add(job.key)
+        return False
+    not_ready = gang.ready_problem(session, job)
+    if not_ready:
+        session.add_reason(job, not_ready)
+        session.considered.add(job.key)
+        return False
+    return True
 
 
 class AllocateAction:
@@ -62,9 +106,9 @@ class AllocateAction:
             session.considered.add(job.key)
             shape = None
             if use_shapes and failed:  # no failure since the last commit: no shape to match
-                tasks = gang.tasks_to_allocate(session, job)
-                shape = allocation_shape(job, tasks)
+                shape = _shape(session, job)
                 if shape is not None and shape in failed:
+                    tasks = gang.tasks_to_allocate(session, job)
                     session.add_reason(job, same_failure(*failed[shape], tasks))
                     continue
             problem = self.allocate_job(session, job)
@@ -74,10 +118,9 @@ class AllocateAction:
                     queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
             elif use_shapes and problem:
                 # the tasks as they were: a failed placement left every status as it found it
-                tasks = gang.tasks_to_allocate(session, job)
-                shape = allocation_shape(job, tasks) if shape is None else shape
+                shape = _shape(session, job) if shape is None else shape
                 if shape is not None:
-                    failed[shape] = (problem, tasks)
+                    failed[shape] = (problem, gang.tasks_to_allocate(session, job))
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
         """Place the job's first task choice that fits: None, or the first choice's problem.

@@ -13,7 +13,7 @@ docs/semantics.md §5.2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import Any
 
@@ -137,17 +137,28 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
     depth = session.config.queue_depth_per_action.get(action)
     jobs = []
     for job in popped_order(session, depth, lambda: eligible_jobs(session, action)):
-        end = preemption_delay_end(job)
-        if end is not None and session.snapshot.now < end:
-            _refuse(
-                session,
-                job,
-                f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
-                f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}",
-            )
-            continue
-        jobs.append(job)
+        if not _delayed(session, job):
+            jobs.append(job)
     return jobs
+
+
+def _delayed(session: Session, job: PodGroupInfo) -> bool:
+    """Refuse ``job`` (and say so) while its preemption delay has not passed."""
+    reason = _delay_reason(session, job)
+    if reason is not None:
+        _refuse(session, job, reason)
+    return reason is not None
+
+
+def _delay_reason(session: Session, job: PodGroupInfo) -> str | None:
+    """Why ``job`` may not disrupt anyone yet (its preemption delay), or None."""
+    end = preemption_delay_end(job)
+    if end is None or session.snapshot.now >= end:
+        return None
+    return (
+        f"{REASON_PREEMPTION_DELAY_NOT_ELAPSED}: within its preemption delay"
+        f" ({job.preemption_delay:g}s), it may not evict others before {rfc3339(end)}"
+    )
 
 
 def preemption_delay_end(job: PodGroupInfo) -> float | None:
@@ -214,9 +225,10 @@ def _moved(job: PodGroupInfo) -> bool:
     return any(pod.status == PodStatus.PIPELINED for pod in job.iter_pods())
 
 
-def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
-    """Why moving pods cannot make room for ``tasks``: the GPUs they need at least exceed
-    what the cluster has free at most, free parts of shared devices included; else None.
+def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
+    """Why moving pods cannot make room for the job's tasks to allocate: the GPUs they
+    need at least exceed what the cluster has free at most, free parts of shared
+    devices included; else None.
 
     Need: whole GPUs, and each shared request's portion on its devices (a memory
     request: its portion on the largest device memory; MIG slices are not counted).
@@ -224,20 +236,35 @@ def _gpus_short(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> st
     members do not hold or are giving back. Moves conserve that total, so a job
     asking more can never fit (KAI's check, which counts the same parts).
     """
-    whole, parts, largest = _free_gpus(session)
-    need = session.job_memo(_GPU_NEED, job, lambda: _gpus_needed(tasks, largest))
+    memo = session.settled_memo(_FREE_GPUS)
+    whole, parts, largest = _free_gpus(session, memo)
+    name = f"{_GPU_NEED}@{largest}"  # carried from cycle to cycle while the devices stay
+    hit = session.carried_hit(name, job)
+    need: int = (
+        hit[1]
+        if hit is not None
+        else session.carried_memo(
+            name, job, lambda: _gpus_needed(gang.tasks_to_allocate(session, job), largest)
+        )
+    )
     if need == 0:
         return None
     if need <= whole + parts:
         return None
-    return (
+    sentences: dict[int, str] | None = memo.setdefault("short", {}) if memo is not None else None
+    if sentences is not None and need in sentences:
+        return sentences[need]  # the same sentence for every gang asking as much
+    sentence = (
         f"asks for {format_amount(GPU, need)} GPUs but the cluster has only"
         f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
         f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
     )
+    if sentences is not None:
+        sentences[need] = sentence
+    return sentence
 
 
-_GPU_NEED = "disrupting.gpu_need"  # ``tasks`` are the job's tasks to allocate: they follow it
+_GPU_NEED = "disrupting.gpu_need"  # of the first task choice, on the largest device memory
 
 
 def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
@@ -253,12 +280,11 @@ def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
 _FREE_GPUS = "disrupting.free_gpus"
 
 
-def _free_gpus(session: Session) -> tuple[int, int, int]:
+def _free_gpus(session: Session, memo: dict[Any, Any] | None) -> tuple[int, int, int]:
     """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
-    largest device memory; kept while the session's committed state stays the same
-    (asked once per pending gang)."""
-    memo = session.settled_memo(_FREE_GPUS)
-    if memo:
+    largest device memory; kept in ``memo`` (the session's settled memo for them) while
+    the committed state stays the same (asked once per pending gang)."""
+    if memo is not None and "totals" in memo:
         return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
@@ -278,15 +304,15 @@ class PreemptAction:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
         lowest: dict[str, int | None] = {}  # leaf queue -> its candidates' lowest priority
+        none_lower: dict[str, str] = {}  # leaf queue -> the refusal for want of victims
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending():
+            if not session.still_pending(job):
                 continue
-            tasks = gang.tasks_to_allocate(session, job)
             if not job.preemptible:
                 # Only the deserved-quota part decides here (KAI's check before solving):
                 # victims are preemptible and never lower it, while evicting them does
                 # lower the queue's usage against its limit (checked in simulation).
-                problem = session.job_capacity_problem(job, tasks)
+                problem = session.job_capacity_problem(job, gang.tasks_to_allocate(session, job))
                 if problem and problem.startswith(NON_PREEMPTIBLE_OVER_QUOTA):
                     _refuse(session, job, problem)
                     continue
@@ -307,13 +333,15 @@ class PreemptAction:
                 else []
             )
             if not victims:
-                _refuse(
-                    session,
-                    job,
-                    f"{self.name}: no running lower-priority preemptible job in queue {job.queue}"
-                    " may be evicted",
-                )
+                reason = none_lower.get(job.queue)
+                if reason is None:
+                    reason = none_lower[job.queue] = (
+                        f"{self.name}: no running lower-priority preemptible job in queue"
+                        f" {job.queue} may be evicted"
+                    )
+                _refuse(session, job, reason)
                 continue
+            tasks = gang.tasks_to_allocate(session, job)
             key = (job.queue, signature(job, tasks))
             chunks = victim_chunks(session, {job.queue: reverse_job_order(session, victims)})
             _try(session, job, tasks, key, failed, self.name, chunks)
@@ -325,47 +353,61 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
-        failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
+        failed = FailedJobs()
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending():
+            if not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not tasks:
                 continue
-            gate = session.reclaim_problem(job, tasks)
+            gate = self._gate(session, job, tasks)
             if gate:
-                _refuse(session, job, f"{self.name}: {gate}")
+                _refuse(session, job, gate)
                 continue
             key = (job.queue, signature(job, tasks))
             skip = failed.skip_reason(key, tasks)
             if skip is not None:
                 _refuse(session, job, skip)
                 continue
-            by_queue: dict[str, list[PodGroupInfo]] = {}
-            for queue_name, jobs in candidates.items():
-                if queue_name == job.queue or not session.may_take_from_queue(
-                    self.name, job, queue_name
-                ):
-                    continue
-                kept = [
-                    other
-                    for other in jobs
-                    if is_disruptable(other) and session.may_be_victim(self.name, job, other)
-                ]
-                if kept:
-                    by_queue[queue_name] = kept
+            by_queue = self._victims(session, job, candidates)
             if not by_queue:
-                _refuse(
-                    session,
-                    job,
-                    f"{self.name}: no other queue holds preemptible work it may give up to queue"
-                    f" {job.queue} (none is above its fair share, or above deserved while queue"
-                    f" {job.queue} is within deserved)",
-                )
+                _refuse(session, job, self._no_victims(job))
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
             _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))
+
+    def _gate(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
+        """The queue's rules for reclaiming at all (within fair share; a non-preemptible
+        job within deserved), as the refusal to give."""
+        gate = session.reclaim_problem(job, tasks)
+        return f"{self.name}: {gate}" if gate else None
+
+    def _victims(
+        self, session: Session, job: PodGroupInfo, candidates: dict[str, list[PodGroupInfo]]
+    ) -> dict[str, list[PodGroupInfo]]:
+        """The other queues' jobs ``job`` may take from, by queue (queues with none left out)."""
+        by_queue: dict[str, list[PodGroupInfo]] = {}
+        for queue_name, jobs in candidates.items():
+            if queue_name == job.queue or not session.may_take_from_queue(
+                self.name, job, queue_name
+            ):
+                continue
+            kept = [
+                other
+                for other in jobs
+                if is_disruptable(other) and session.may_be_victim(self.name, job, other)
+            ]
+            if kept:
+                by_queue[queue_name] = kept
+        return by_queue
+
+    def _no_victims(self, job: PodGroupInfo) -> str:
+        return (
+            f"{self.name}: no other queue holds preemptible work it may give up to queue"
+            f" {job.queue} (none is above its fair share, or above deserved while queue"
+            f" {job.queue} is within deserved)"
+        )
 
 
 class ConsolidationAction:
@@ -379,6 +421,8 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
+        if _refusals_only(session, self.name, lambda job: self._refusal(session, job)):
+            return
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session, keyed=True)
         memo = session.memos[_Candidates.MEMO]
@@ -392,15 +436,14 @@ class ConsolidationAction:
         max_chunks = session.config.max_victim_chunks if limit < 0 else limit + 1
         fits: dict[tuple[object, ...], bool] = {}
         for job in _pending_in_order(session, self.name):
-            if not job.has_pending() or not job.preemptible:
+            refusal = self._refusal(session, job)
+            if refusal == "":
+                continue
+            session.considered.add(job.key)
+            if refusal:
+                session.add_reason(job, refusal)
                 continue
             tasks = gang.tasks_to_allocate(session, job)
-            session.considered.add(job.key)
-            short = _gpus_short(session, job, tasks)
-            if short:
-                # moving pods frees nothing: the room must already exist, only scattered
-                session.add_reason(job, f"{self.name}: {short}")
-                continue
             key = signature(job, tasks)
             same = exact(job, tasks)
             if same not in fits:  # equal jobs fit equally until a commit changes the cluster
@@ -430,3 +473,42 @@ class ConsolidationAction:
                 max_chunks=max_chunks,
             ):
                 fits.clear()
+
+    def _refusal(self, session: Session, job: PodGroupInfo) -> str | None:
+        """For :func:`_refusals_only`: why ``job`` is refused before any search ("" when it
+        is passed over in silence), or None when it would reach one."""
+        if not job.preemptible or not session.still_pending(job):
+            return ""
+        short = _gpus_short(session, job)
+        return f"{self.name}: {short}" if short else None
+
+
+def _refusals_only(
+    session: Session, action: str, refusal: Callable[[PodGroupInfo], str | None]
+) -> bool:
+    """Whether every gang ``action`` would pop is refused before any search: if so, give
+    those refusals (and the preemption-delay ones) without forming the pop order.
+
+    ``refusal(job)``: the action's own checks before its search, at the committed state;
+    a reason, "" for a gang it passes over in silence, None for one that would reach a
+    search. Exact: the checks read only the gang and the committed state, and only a
+    search commits, so when no gang reaches one the order the refusals are given in
+    decides nothing. Otherwise nothing is said here: the ordered path gives every
+    refusal, a gang after a committed search seeing the new state. With a queue depth
+    the order decides which gangs are popped at all, so the ordered path is taken; with
+    memos off too (the reference the tests hold this to).
+    """
+    if not session.memoise or action in session.config.queue_depth_per_action:
+        return False
+    refused: list[tuple[PodGroupInfo, str]] = []
+    for job in eligible_jobs(session, action):
+        reason = _delay_reason(session, job)
+        if reason is None:
+            reason = refusal(job)
+            if reason is None:
+                return False
+        if reason:
+            refused.append((job, reason))
+    for job, reason in refused:
+        _refuse(session, job, reason)
+    return True

@@ -80,8 +80,9 @@ class Session:
 
     memoise = True
     """The pending-work memos (allocate's failed shapes, pop orders, tasks to allocate,
-    queue order keys, fit-failure sentences) are used; off only in tests that hold
-    every decision and reason to a run without them."""
+    queue order keys, fit-failure sentences) and shortcuts (consolidation's refusals
+    without a pop order) are used; off only in tests that hold every decision and
+    reason to a run without them."""
 
     def __init__(self, snapshot: ClusterSnapshot, config: SchedulerConfig) -> None:
         self.snapshot = snapshot
@@ -350,6 +351,15 @@ class Session:
         job.carried[name] = (self.config, value)
         return value
 
+    def carried_hit(self, name: str, job: PodGroupInfo) -> tuple[object, Any] | None:
+        """The carried answer :meth:`carried_memo` would return without computing, as
+        ``(config, answer)``, or None: for the callers asked thousands of times a cycle,
+        which skip forming the ``compute`` closure when the answer is there."""
+        if not self.memoise or self.job_versions.get(job.key, 0):
+            return None
+        hit = job.carried.get(name)
+        return hit if hit is not None and hit[0] is self.config else None
+
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
 
@@ -365,7 +375,14 @@ class Session:
                 jobs[key] for key in sorted(keys, key=lambda k: (jobs[k].creation, k))
             ]
             return list(self._pending_jobs)
-        return [job for job in self._pending_jobs if job.has_pending()]
+        return [job for job in self._pending_jobs if self.still_pending(job)]
+
+    def still_pending(self, job: PodGroupInfo) -> bool:
+        """Whether ``job``, which had a pending pod in the snapshot (one of
+        :meth:`jobs_with_pending`), still has one: without a look at its pods while
+        none of them changed status in this session (asked of every pending job by
+        each action)."""
+        return not self.job_versions.get(job.key, 0) or job.has_pending()
 
     def partial_job_key(
         self, job: PodGroupInfo, active: Mapping[str, list[PodInfo]]

@@ -21,10 +21,22 @@ NODES = ("n0", "n1", "n2")
 
 
 @st.composite
-def small_worlds(draw: st.DrawFn, *, gpus: bool = False) -> list[Any]:
+def small_worlds(draw: st.DrawFn, *, gpus: bool = False, quotas: bool = False) -> list[Any]:
     """Two queues, three 8-GPU nodes and up to eight gangs, some running; with ``gpus``
-    each pod asks 1-6 GPUs, so placements fill nodes and fit failures follow the state."""
-    objects: list[Any] = [queue("qa", gpu_quota=-1), queue("qb", gpu_quota=-1)]
+    each pod asks 1-6 GPUs, so placements fill nodes and fit failures follow the state;
+    with ``quotas`` each queue has a GPU quota of 0-16 and a weight (else no quota), so
+    fair shares, over-quota checks and reclaim's rules follow the allocations."""
+    if quotas:
+        objects: list[Any] = [
+            queue(
+                name,
+                gpu_quota=draw(st.sampled_from([0, 4, 8, 12, 16])),
+                gpu_weight=draw(st.sampled_from([0, 1, 2])),
+            )
+            for name in ("qa", "qb")
+        ]
+    else:
+        objects = [queue("qa", gpu_quota=-1), queue("qb", gpu_quota=-1)]
     objects += [node(name, gpus=8, cpu="64") for name in NODES]
     for j in range(draw(st.integers(1, 8))):
         size = draw(st.integers(1, 4))

@@ -13,6 +13,7 @@ and ungrouped pods.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -21,13 +22,17 @@ from hypothesis import strategies as st
 
 from crds.documents import SourcedObject
 from crds.names import STALE_ANNOTATION
+from scheduler.actions import allocate, disrupting
 from scheduler.actions.stale_gangs import is_stale
+from scheduler.api.podgroups import PodGroupInfo
+from scheduler.api.pods import PodInfo
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache, SnapshotResult
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session, run_cycle
 from scheduler.framework import gang
 from scheduler.framework.session import JOB_KEY
+from scheduler.framework.shapes import allocation_shape
 from tests.kits.worlds import bind_request, node, pod, pod_group, queue
 
 Obj = dict[str, Any]
@@ -100,7 +105,7 @@ _pods = st.builds(
     st.sampled_from(STATES),
     st.sampled_from(NODES),
     st.sampled_from([True, True, True, False]),  # mostly ours
-    st.sampled_from([0, 1]),
+    st.sampled_from([0, 1, 6]),  # 6: some gangs fit nowhere, so cycles carry failure shapes
 )
 
 
@@ -306,14 +311,23 @@ def _check_carried(snapshot: ClusterSnapshot) -> None:
     """Every answer a job record carries from earlier cycles is the one a fresh
     computation gives at this snapshot's statuses (Session.carried_memo)."""
     session = open_session(snapshot, CONFIG)
-    fresh = {
-        gang.FIRST_CHOICE: lambda job: next(gang.task_choices(session, job), []),
+
+    def first(job: PodGroupInfo) -> list[PodInfo]:
+        return next(gang.task_choices(session, job), [])
+
+    fresh: dict[str, Callable[[PodGroupInfo], object]] = {
+        gang.FIRST_CHOICE: first,
         gang.READY: gang.readiness_problem,
         JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
+        allocate._SHAPE: lambda job: allocation_shape(job, first(job)),
     }
     for job in snapshot.jobs.values():
         for name, (config, value) in job.carried.items():
             assert config is CONFIG
+            if name.startswith(f"{disrupting._GPU_NEED}@"):  # the need on that device memory
+                largest = int(name.rpartition("@")[2])
+                assert value == disrupting._gpus_needed(first(job), largest), (job.key, name)
+                continue
             assert value == fresh[name](job), (job.key, name)
 
 

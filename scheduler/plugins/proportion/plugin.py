@@ -240,7 +240,16 @@ class ProportionPlugin:
         def best(candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
             if not session.memoise:
                 return pick_best(candidates)
-            signature = tuple([(name, job_triple(job)) for name, job in candidates])
+            # job_triple's look-up inline (a pop asks this of every queue's head)
+            signature = tuple(
+                [
+                    (
+                        name,
+                        no_triple if job is None else job_triples.get(job.key) or job_triple(job),
+                    )
+                    for name, job in candidates
+                ]
+            )
             winner = best_cache.get(signature)
             if winner is None:
                 winner = best_cache[signature] = pick_best(candidates)
@@ -343,7 +352,19 @@ class ProportionPlugin:
                 for name, state in states.items():
                     start[name] = list(state.used)
                 copied[0] = moves[0]
-            return reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
+                gates.clear()
+                gives.clear()
+            if not session.memoise:
+                return reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
+            # the gate reads the queue path's accounting (fixed until the next move), the
+            # request and preemptibility: asked of every pending reclaimer each cycle
+            wanted = tasks_request(tasks)
+            key = (job.queue, job.preemptible, wanted[0], wanted[1], wanted[2])
+            if key not in gates:
+                gates[key] = reclaimable.reclaim_gate(states, job, tasks, paths[job.queue])
+            return gates[key]
+
+        gates: dict[tuple[str, bool, float, float, float], str | None] = {}
 
         session.add_reclaim_gate(reclaim_gate)
 
@@ -353,9 +374,20 @@ class ProportionPlugin:
             pair = (preemptor.queue, queue)
             if pair not in lca:
                 lca[pair] = tree.lca_children(*pair)
-            return reclaimable.could_give(states, start, lca[pair], job_request(preemptor))
+            if not session.memoise:
+                return reclaimable.could_give(states, start, lca[pair], job_request(preemptor))
+            # reads the two queues' accounting at the copy the gate made and the request:
+            # kept until the next copy (every pending reclaimer asks it of every queue)
+            key = (pair, job_triple(preemptor))
+            given = gives.get(key)
+            if given is None:
+                given = gives[key] = reclaimable.could_give(
+                    states, start, lca[pair], job_request(preemptor)
+                )
+            return given
 
         lca: dict[tuple[str, str], tuple[str, str] | None] = {}  # the tree is fixed
+        gives: dict[tuple[tuple[str, str], tuple[float, float, float]], bool] = {}
 
         session.add_scenario_validator(reclaim_validator)
         session.add_victim_queue_filter(reclaim_queue_filter)

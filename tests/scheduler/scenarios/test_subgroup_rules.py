@@ -320,6 +320,34 @@ DELAY = [
         pending=["b"],
         reasons={"b": ["PreemptionDelayNotElapsed"]},
     ),
+    # When no gang would reach a search, consolidation gives its refusals without a pop
+    # order (big asks 4 GPUs, 2 are free): the delay is still the reason said, checked
+    # before the action's own rules; and reclaim's gate (qb has no share) comes after it.
+    Disruption(
+        "delay-said-when-consolidation-refuses-all",
+        [
+            node("n0", gpus=4),
+            queue("q", gpu_quota=8),
+            *job("a", "q", 1, gpus=2, states=["Running"], nodes=["n0"]),
+            *created(with_spec(job("big", "q", 1, gpus=4), preemptionDelay="5m"), 60),
+        ],
+        ("consolidation",),
+        settings={"max_consolidation_preemptees": -1},
+        reasons={"big": ["PreemptionDelayNotElapsed"]},
+    ),
+    Disruption(
+        "delay-said-when-reclaim-refuses-all",
+        [
+            queue("qa", gpu_quota=2),
+            queue("qb", gpu_quota=0),
+            node("n0", gpus=1),
+            *job("a", "qa", 1, gpus=1, states=["Running"], nodes=["n0"]),
+            *created(with_spec(job("b", "qb", 1, gpus=1), preemptionDelay="5m"), 60),
+        ],
+        ("allocate", "reclaim"),
+        pending=["b"],
+        reasons={"b": ["PreemptionDelayNotElapsed"]},
+    ),
 ]
 
 
