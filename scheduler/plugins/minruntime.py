@@ -63,7 +63,15 @@ def is_protected(
     if victim.last_start is None:
         return False
     runtime = min_runtime(session.snapshot.queues, action, preemptor, victim, session.config)
-    return session.snapshot.now < victim.last_start + runtime
+    return _within(session.snapshot.now, victim.last_start, runtime)
+
+
+def _within(now: float, last_start: float, runtime: float) -> bool:
+    """A victim that last started at ``last_start`` is still within ``runtime`` at ``now``."""
+    return now < last_start + runtime
+
+
+_ELASTIC = "minruntime.elastic"
 
 
 def _is_elastic(job: PodGroupInfo) -> bool:
@@ -80,12 +88,25 @@ class MinRuntimePlugin:
         self.config = config
 
     def on_session_open(self, session: Session) -> None:
+        # (action, preemptor's queue, victim's queue) -> the runtime: what min_runtime reads
+        runtimes: dict[tuple[str, str, str], float] = {}
+        tree, now = session.snapshot.queues, session.snapshot.now
+
         def victim_filter(action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> bool:
             # Cheapest test first: a job that never started is never protected, and
-            # counting an elastic victim's pods is the expensive part.
-            if action == "consolidation" or victim.last_start is None or _is_elastic(victim):
+            # counting an elastic victim's pods is the expensive part (kept per victim
+            # until one of its pods changes status: asked for every preemptor).
+            if action == "consolidation" or victim.last_start is None:
                 return True
-            return not is_protected(session, action, preemptor, victim)
+            if session.job_memo(_ELASTIC, victim, lambda: _is_elastic(victim)):
+                return True
+            key = (action, preemptor.queue, victim.queue)
+            runtime = runtimes.get(key)
+            if runtime is None:
+                runtime = runtimes[key] = min_runtime(
+                    tree, action, preemptor, victim, session.config
+                )
+            return not _within(now, victim.last_start, runtime)
 
         def validator(scenario: ep.Scenario) -> str | None:
             if scenario.action == "consolidation":
