@@ -12,6 +12,7 @@ import json
 import pytest
 
 from benchmarks import contended_segment
+from scheduler.cycle import ACTIONS
 
 SMALL = ["--jobs", "30", "--gpus", "16"]
 
@@ -34,3 +35,13 @@ def test_a_segment_past_the_end_of_the_trace(capsys: pytest.CaptureFixture[str])
     report = json.loads(capsys.readouterr().out)
     assert "incomplete" in report
     assert "ms_per_cycle" not in report
+
+
+def test_per_action_times_and_the_actions_restored(capsys: pytest.CaptureFixture[str]) -> None:
+    before = {name: action.execute for name, action in ACTIONS.items()}
+    argv = [*SMALL, "--start", "3", "--count", "4", "--per-action"]
+    assert contended_segment.main(argv) == 0
+    split = json.loads(capsys.readouterr().out)["ms_per_cycle_by_action"]
+    assert {"allocate", "rest of the cycle"} <= set(split)
+    assert all(value >= 0 for name, value in split.items() if name != "rest of the cycle")
+    assert {name: action.execute for name, action in ACTIONS.items()} == before
