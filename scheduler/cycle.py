@@ -223,26 +223,31 @@ def _report(session: Session, result: CycleResult, *, explain: bool) -> None:
     stuck = [p for p in snapshot.pods if p.stuck_releasing and p.node >= 0] if explain else []
     cancelled_jobs = _note_cancelled(session, outcome.cancelled)
     considered = session.considered | {k for k in evicted_jobs | cancelled_jobs if k is not None}
+    jobs, job_notes, job_reasons = snapshot.jobs, snapshot.job_notes, session.job_reasons
+    placed_now = evicted_jobs | pipelined_jobs | bound_jobs
+    pod_groups = result.pod_groups
     for key in sorted(considered):
-        job = snapshot.jobs[key]
-        if key in evicted_jobs:
+        job = jobs[key]
+        if key not in placed_now:  # most of a backlog's groups: no pod placed or evicted
+            outcome_name = "pending"
+        elif key in evicted_jobs:
             outcome_name = "evicted"
         elif key in pipelined_jobs:
             outcome_name = "pipelined"
-        elif key in bound_jobs:
-            outcome_name = "scheduled"
         else:
-            outcome_name = "pending"
-        still_pending = key in cancelled_jobs or any(
-            p.status == PodStatus.PENDING for p in job.iter_pods()
+            outcome_name = "scheduled"
+        # a group left pending is asked for its pods only when explaining
+        still_pending = (outcome_name != "pending" or explain) and (
+            key in cancelled_jobs or job.has_pending()
         )
         # notes (an unknown priority class) go with the reasons of a group left pending;
         # a group that was placed shows them only when explaining
-        notes = tuple(snapshot.job_notes.get(key, ()))
+        notes = job_notes.get(key)
         if still_pending or outcome_name == "pending":
-            reasons = (*notes, *session.job_reasons.get(key, ()))
+            said = job_reasons.get(key, ())
+            reasons = (*notes, *said) if notes else tuple(said)
         else:
-            reasons = notes if explain else ()
+            reasons = tuple(notes) if explain and notes else ()
         if explain and still_pending:
             state = session.plugin_state.get("proportion", {}).get(job.queue)
             if state is not None:
@@ -251,14 +256,14 @@ def _report(session: Session, result: CycleResult, *, explain: bool) -> None:
             if note is not None:
                 reasons = (*reasons, note)
         hint = hints.get(key) if outcome_name == "pending" else None
-        result.pod_groups.append(PodGroupOutcome(key, job.queue, outcome_name, reasons, hint))
+        pod_groups.append(PodGroupOutcome(key, job.queue, outcome_name, reasons, hint))
     admitted = admission.decide(session, everywhere=config.admission_gate_all_queues)
     result.ungated = admitted.lifted
-    for key, why in admitted.held.items():
-        if key not in considered:
-            job = snapshot.jobs[key]
-            result.pod_groups.append(PodGroupOutcome(key, job.queue, "held", (why,)))
-    result.pod_groups.sort(key=lambda o: o.pod_group)
+    held = [key for key in admitted.held if key not in considered]
+    for key in held:
+        pod_groups.append(PodGroupOutcome(key, jobs[key].queue, "held", (admitted.held[key],)))
+    if held:  # the considered groups went in in key order
+        pod_groups.sort(key=attrgetter("pod_group"))
     result.queues = _queue_summaries(session)
     for key in _first_starts(session, outcome.binds, bound_jobs - pipelined_jobs - evicted_jobs):
         session.annotations.setdefault(key, {})[LAST_START_ANNOTATION] = rfc3339(snapshot.now)

@@ -45,10 +45,12 @@ Work is bounded: at most :data:`MAX_JOBS_PER_CYCLE` gangs per cycle, oldest firs
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -435,10 +437,7 @@ def scale_up_hints(
     out: dict[str, ScaleUpHint | None] = {}
     shapes: list[_Shape] | None = None
     computed = 0
-    ordered = sorted(jobs, key=lambda j: (not j.scale_up_hint, j.creation, j.key))
-    for job in ordered[: limit * 4]:
-        if computed >= limit:
-            break
+    for job in itertools.islice(_hinted_first(jobs), limit * 4):
         out[job.key] = None
         if session.snapshot.job_problems.get(job.key) or gang.ready_problem(session, job):
             continue
@@ -451,7 +450,21 @@ def scale_up_hints(
             shapes = _shapes(session)
         out[job.key] = scale_up_hint(session, job, shapes)
         computed += 1
+        if computed >= limit:
+            break  # before the next gang is asked for (the unhinted ones are sorted then)
     return out
+
+
+def _hinted_first(jobs: Iterable[PodGroupInfo]) -> Iterator[PodGroupInfo]:
+    """``jobs`` with a hint first, then the others, each part oldest first (then by key).
+
+    Each cycle examines the gangs that carry a hint, seldom more: the others (most of a
+    backlog) are sorted only when the examination reaches them.
+    """
+    candidates = list(jobs)
+    by_age = attrgetter("creation", "key")
+    yield from sorted((job for job in candidates if job.scale_up_hint), key=by_age)
+    yield from sorted((job for job in candidates if not job.scale_up_hint), key=by_age)
 
 
 def annotation_changes(

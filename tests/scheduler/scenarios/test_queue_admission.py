@@ -230,3 +230,24 @@ def test_admission(case: Case) -> None:
         (reason,) = held[f"default/{group}"]
         for part in parts:
             assert part in reason, (group, reason)
+
+
+def test_held_groups_take_their_place_in_key_order() -> None:
+    """The cycle's outcomes come one per group in key order, held ones among the groups
+    the actions considered (here a pending gang on either side of the held one)."""
+    result = run_objects(
+        [
+            queue("q", gpu_limit=2, admission_gate=True),
+            node("n0", gpus=8),
+            running("r", "q", gpus=1),
+            job("c", "q", 2, gpus=1),
+            gated("b", "q", gpus=1),
+            job("a", "q", 2, gpus=1),
+        ]
+    )
+    outcomes = [(o.pod_group, o.outcome) for o in result.pod_groups]
+    assert outcomes == [
+        ("default/a", "pending"),
+        ("default/b", "held"),
+        ("default/c", "pending"),
+    ]

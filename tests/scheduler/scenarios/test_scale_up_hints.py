@@ -516,6 +516,29 @@ def test_hints_are_bounded_per_cycle() -> None:
     assert hints[0].pod_group == "default/g00"  # oldest first
 
 
+def test_hinted_gangs_first_then_the_oldest() -> None:
+    """Gangs carrying a hint are examined first, however young; when one of them no longer
+    lacks room (its queue is at its limit: the hint comes off), the oldest gang without
+    a hint takes its turn within the bound, and the next one waits for a later cycle."""
+    carrying = [job(f"h{i:02d}", "q", 2, gpus=1) for i in range(MAX_JOBS_PER_CYCLE - 1)]
+    capped = job("capped", "full", 2, gpus=1)
+    for objects in (*carrying, capped):
+        hinted(objects[0], WANT_ONE_NODE)
+    result = run_objects(
+        [queue("q"), queue("full", gpu_limit=1), gpu_node("n0"), busy("busy", "n0")]
+        + [job(f"old{i}", "q", 2, gpus=1) for i in range(2)]
+        + [item for objects in (*carrying, capped) for item in objects]
+    )
+    hints = outcome_hints(result)
+    assert all(hints[f"h{i:02d}"] is not None for i in range(MAX_JOBS_PER_CYCLE - 1))
+    assert hints["old0"] is not None
+    assert hints["old1"] is None
+    writes = hint_writes(result)
+    assert writes["capped"] is None
+    assert "old0" in writes
+    assert "old1" not in writes
+
+
 def test_explain_output_and_message() -> None:
     result = run_objects(
         [queue("q"), gpu_node("n0"), gpu_node("n1"), busy("busy", "n0"), job("g", "q", 16, gpus=1)]
