@@ -475,8 +475,10 @@ class ConsolidationAction:
                 fits.clear()
 
     def _refusal(self, session: Session, job: PodGroupInfo) -> str | None:
-        """For :func:`_refusals_only`: why ``job`` is refused before any search ("" when it
-        is passed over in silence), or None when it would reach one."""
+        """For :func:`_refusals_only` and the ordered path: why ``job`` is refused before
+        any search ("" when it is passed over in silence), or None when it would reach one.
+        A gang asking more GPUs than are free is refused: moving pods frees nothing, so
+        the room must already exist, only scattered."""
         if not job.preemptible or not session.still_pending(job):
             return ""
         short = _gpus_short(session, job)
