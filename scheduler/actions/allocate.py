@@ -57,10 +57,7 @@ _SHAPE = "allocate.shape"
 def _shape(session: Session, job: PodGroupInfo) -> Shape | None:
     """The allocation shape of the job's first task choice: read only from the job and
     its pods (statuses included), so carried from cycle to cycle like that choice."""
-    hit = session.carried_hit(_SHAPE, job)
-    if hit is not None:
-        return hit[1]  # type: ignore[no-any-return]
-    return session.carried_memo(_SHAPE, job, lambda: _first_shape(session, job))
+    return session.carried_memo(_SHAPE, job, _first_shape, session, job)
 
 
 def _first_shape(session: Session, job: PodGroupInfo) -> Shape | None:

@@ -13,7 +13,7 @@ docs/semantics.md §5.2).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any
 
@@ -238,14 +238,9 @@ def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
     """
     memo = session.settled_memo(_FREE_GPUS)
     whole, parts, largest = _free_gpus(session, memo)
-    name = f"{_GPU_NEED}@{largest}"  # carried from cycle to cycle while the devices stay
-    hit = session.carried_hit(name, job)
-    need: int = (
-        hit[1]
-        if hit is not None
-        else session.carried_memo(
-            name, job, lambda: _gpus_needed(gang.tasks_to_allocate(session, job), largest)
-        )
+    # carried from cycle to cycle while the devices stay
+    need = session.carried_memo(
+        f"{_GPU_NEED}@{largest}", job, _job_gpus_needed, session, job, largest
     )
     if need == 0:
         return None
@@ -265,6 +260,11 @@ def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
 
 
 _GPU_NEED = "disrupting.gpu_need"  # of the first task choice, on the largest device memory
+
+
+def _job_gpus_needed(session: Session, job: PodGroupInfo, largest: int) -> int:
+    """:func:`_gpus_needed` of the job's tasks to allocate."""
+    return _gpus_needed(gang.tasks_to_allocate(session, job), largest)
 
 
 def _gpus_needed(tasks: list[PodInfo], largest: int) -> int:
@@ -353,61 +353,47 @@ class ReclaimAction:
     name = "reclaim"
 
     def execute(self, session: Session) -> None:
-        candidates = _disruptable_by_queue(session)
         failed = FailedJobs()
+        candidates = _disruptable_by_queue(session)
         for job in _pending_in_order(session, self.name):
             if not session.still_pending(job):
                 continue
             tasks = gang.tasks_to_allocate(session, job)
             if not tasks:
                 continue
-            gate = self._gate(session, job, tasks)
+            gate = session.reclaim_problem(job, tasks)
             if gate:
-                _refuse(session, job, gate)
+                _refuse(session, job, f"{self.name}: {gate}")
                 continue
             key = (job.queue, signature(job, tasks))
             skip = failed.skip_reason(key, tasks)
             if skip is not None:
                 _refuse(session, job, skip)
                 continue
-            by_queue = self._victims(session, job, candidates)
+            by_queue: dict[str, list[PodGroupInfo]] = {}
+            for queue_name, jobs in candidates.items():
+                if queue_name == job.queue or not session.may_take_from_queue(
+                    self.name, job, queue_name
+                ):
+                    continue
+                kept = [
+                    other
+                    for other in jobs
+                    if is_disruptable(other) and session.may_be_victim(self.name, job, other)
+                ]
+                if kept:
+                    by_queue[queue_name] = kept
             if not by_queue:
-                _refuse(session, job, self._no_victims(job))
+                _refuse(
+                    session,
+                    job,
+                    f"{self.name}: no other queue holds preemptible work it may give up to queue"
+                    f" {job.queue} (none is above its fair share, or above deserved while queue"
+                    f" {job.queue} is within deserved)",
+                )
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
             _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))
-
-    def _gate(self, session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
-        """The queue's rules for reclaiming at all (within fair share; a non-preemptible
-        job within deserved), as the refusal to give."""
-        gate = session.reclaim_problem(job, tasks)
-        return f"{self.name}: {gate}" if gate else None
-
-    def _victims(
-        self, session: Session, job: PodGroupInfo, candidates: dict[str, list[PodGroupInfo]]
-    ) -> dict[str, list[PodGroupInfo]]:
-        """The other queues' jobs ``job`` may take from, by queue (queues with none left out)."""
-        by_queue: dict[str, list[PodGroupInfo]] = {}
-        for queue_name, jobs in candidates.items():
-            if queue_name == job.queue or not session.may_take_from_queue(
-                self.name, job, queue_name
-            ):
-                continue
-            kept = [
-                other
-                for other in jobs
-                if is_disruptable(other) and session.may_be_victim(self.name, job, other)
-            ]
-            if kept:
-                by_queue[queue_name] = kept
-        return by_queue
-
-    def _no_victims(self, job: PodGroupInfo) -> str:
-        return (
-            f"{self.name}: no other queue holds preemptible work it may give up to queue"
-            f" {job.queue} (none is above its fair share, or above deserved while queue"
-            f" {job.queue} is within deserved)"
-        )
 
 
 class ConsolidationAction:
@@ -421,7 +407,7 @@ class ConsolidationAction:
             return
         if session.config.gpu_placement == "spread" or session.config.cpu_placement == "spread":
             return  # defragmenting against a spread strategy would undo it (KAI's operator default)
-        if _refusals_only(session, self.name, lambda job: self._refusal(session, job)):
+        if self._refuses_all(session):
             return
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session, keyed=True)
@@ -475,7 +461,7 @@ class ConsolidationAction:
                 fits.clear()
 
     def _refusal(self, session: Session, job: PodGroupInfo) -> str | None:
-        """For :func:`_refusals_only` and the ordered path: why ``job`` is refused before
+        """For :meth:`_refuses_all` and the ordered path: why ``job`` is refused before
         any search ("" when it is passed over in silence), or None when it would reach one.
         A gang asking more GPUs than are free is refused: moving pods frees nothing, so
         the room must already exist, only scattered."""
@@ -484,33 +470,30 @@ class ConsolidationAction:
         short = _gpus_short(session, job)
         return f"{self.name}: {short}" if short else None
 
+    def _refuses_all(self, session: Session) -> bool:
+        """Whether every gang the action would pop is refused before any search: if so,
+        give those refusals (and the preemption-delay ones) without forming the pop order
+        or ranking every running job as a victim.
 
-def _refusals_only(
-    session: Session, action: str, refusal: Callable[[PodGroupInfo], str | None]
-) -> bool:
-    """Whether every gang ``action`` would pop is refused before any search: if so, give
-    those refusals (and the preemption-delay ones) without forming the pop order.
-
-    ``refusal(job)``: the action's own checks before its search, at the committed state;
-    a reason, "" for a gang it passes over in silence, None for one that would reach a
-    search. Exact: the checks read only the gang and the committed state, and only a
-    search commits, so when no gang reaches one the order the refusals are given in
-    decides nothing. Otherwise nothing is said here: the ordered path gives every
-    refusal, a gang after a committed search seeing the new state. With a queue depth
-    the order decides which gangs are popped at all, so the ordered path is taken; with
-    memos off too (the reference the tests hold this to).
-    """
-    if not session.memoise or action in session.config.queue_depth_per_action:
-        return False
-    refused: list[tuple[PodGroupInfo, str]] = []
-    for job in eligible_jobs(session, action):
-        reason = _delay_reason(session, job)
-        if reason is None:
-            reason = refusal(job)
+        Exact: :meth:`_refusal` reads only the gang and the committed state, and only a
+        search commits, so when no gang reaches one the order the refusals are given in
+        decides nothing. Otherwise nothing is said here: the ordered path gives every
+        refusal, a gang after a committed search seeing the new state. With a queue depth
+        the order decides which gangs are popped at all, so the ordered path is taken;
+        with memos off too (the reference the tests hold this to). (Reclaim, tried the
+        same way, gained nothing: its pop order is nearly always preempt's already.)
+        """
+        if not session.memoise or self.name in session.config.queue_depth_per_action:
+            return False
+        refused: list[tuple[PodGroupInfo, str]] = []
+        for job in eligible_jobs(session, self.name):
+            reason = _delay_reason(session, job)
             if reason is None:
-                return False
-        if reason:
-            refused.append((job, reason))
-    for job, reason in refused:
-        _refuse(session, job, reason)
-    return True
+                reason = self._refusal(session, job)
+                if reason is None:
+                    return False
+            if reason:
+                refused.append((job, reason))
+        for job, reason in refused:
+            _refuse(session, job, reason)
+        return True

@@ -32,12 +32,12 @@ def tasks_to_allocate(session: Session, job: PodGroupInfo) -> list[PodInfo]:
     session the answer depends only on the statuses of the job's pods, so it is
     remembered until one of them changes (:attr:`Session.job_versions`).
     """
-    hit = session.carried_hit(FIRST_CHOICE, job)  # ~3,000 times a late cycle
-    if hit is not None:
-        return list(hit[1])
-    return list(
-        session.carried_memo(FIRST_CHOICE, job, lambda: next(task_choices(session, job), []))
-    )
+    return list(session.carried_memo(FIRST_CHOICE, job, _first_choice, session, job))
+
+
+def _first_choice(session: Session, job: PodGroupInfo) -> list[PodInfo]:
+    """The preferred task set of :func:`task_choices`, formed afresh (none: empty)."""
+    return next(task_choices(session, job), [])
 
 
 READY = "gang.ready"
@@ -46,10 +46,7 @@ READY = "gang.ready"
 def ready_problem(session: Session, job: PodGroupInfo) -> str | None:
     """:func:`readiness_problem`, remembered like :func:`tasks_to_allocate` (each action
     that forms a pending order asks it of every pending job)."""
-    hit = session.carried_hit(READY, job)
-    if hit is not None:
-        return hit[1]  # type: ignore[no-any-return]
-    return session.carried_memo(READY, job, lambda: readiness_problem(job))
+    return session.carried_memo(READY, job, readiness_problem, job)
 
 
 def choices_to_try(session: Session, job: PodGroupInfo) -> Iterator[list[PodInfo]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from scheduler.framework import gpu_placement
 from scheduler.framework.statement import Statement
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _FIT_FAILURES = "session.fit_failures"
 
 
@@ -245,9 +246,7 @@ class Session:
         """
         key = self._job_keys.get(job.key)
         if key is None:
-            key = self.carried_memo(
-                JOB_KEY, job, lambda: self._job_key_fn(job, job.creation, job.uid)
-            )
+            key = self.carried_memo(JOB_KEY, job, self._job_key_fn, job, job.creation, job.uid)
             self._job_keys[job.key] = key
         return key
 
@@ -333,32 +332,30 @@ class Session:
         memo[job.key] = (version, value)
         return value
 
-    def carried_memo(self, name: str, job: PodGroupInfo, compute: Callable[[], _T]) -> _T:
-        """:meth:`job_memo` for answers that read only the job, its pods' statuses and
-        fields fixed for the pod's record (labels, creation, pod set), and the config:
-        while none of the job's pods changed status in this session, the answer formed at
-        the snapshot's statuses is kept on the job record from cycle to cycle
-        (:attr:`PodGroupInfo.carried`, emptied by the cache when a snapshot changes one of
-        its pods' statuses; a changed PodGroup or pod is a new record)."""
-        if not self.memoise:
-            return compute()
-        if self.job_versions.get(job.key, 0):
-            return self.job_memo(name, job, compute)
-        hit = job.carried.get(name)
-        if hit is not None and hit[0] is self.config:
-            return hit[1]  # type: ignore[no-any-return]
-        value = compute()
-        job.carried[name] = (self.config, value)
-        return value
-
-    def carried_hit(self, name: str, job: PodGroupInfo) -> tuple[object, Any] | None:
-        """The carried answer :meth:`carried_memo` would return without computing, as
-        ``(config, answer)``, or None: for the callers asked thousands of times a cycle,
-        which skip forming the ``compute`` closure when the answer is there."""
-        if not self.memoise or self.job_versions.get(job.key, 0):
-            return None
-        hit = job.carried.get(name)
-        return hit if hit is not None and hit[0] is self.config else None
+    def carried_memo(
+        self,
+        name: str,
+        job: PodGroupInfo,
+        compute: Callable[_P, _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        """``compute(*args, **kwargs)`` as :meth:`job_memo` keeps it, for answers that read
+        only the job, its pods' statuses and fields fixed for the pod's record (labels,
+        creation, pod set), and the config: while none of the job's pods changed status in
+        this session, the answer formed at the snapshot's statuses is kept on the job
+        record from cycle to cycle (:attr:`PodGroupInfo.carried`, emptied by the cache when
+        a snapshot changes one of its pods' statuses; a changed PodGroup or pod is a new
+        record). The function and its arguments are passed, not a closure: the callers
+        ask thousands of times a cycle, and a kept answer then costs no closure."""
+        if self.memoise and not self.job_versions.get(job.key, 0):
+            hit = job.carried.get(name)
+            if hit is not None and hit[0] is self.config:
+                return hit[1]  # type: ignore[no-any-return]
+            value = compute(*args, **kwargs)
+            job.carried[name] = (self.config, value)
+            return value
+        return self.job_memo(name, job, lambda: compute(*args, **kwargs))
 
     def jobs_with_pending(self) -> list[PodGroupInfo]:
         """The jobs with a pending pod, oldest first (then by key).
