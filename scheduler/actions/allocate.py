@@ -7,7 +7,10 @@ for one), and keeps them only if all fit (gang);
 a gang that would start on capacity still being released is pipelined whole
 (the Statement's commit converts it). A gang shaped like one that failed
 since the last commit takes that failure's reason without a second search
-(:mod:`scheduler.framework.shapes`).
+(:mod:`scheduler.framework.shapes`). After a placement, once a run of jobs has
+been refused, allocate looks whether every job left would be refused by its
+shape (each shape tried once, rolled back); if so it refuses them all without
+popping them: with nothing left to place, their order decides nothing.
 """
 
 from __future__ import annotations
@@ -94,7 +97,16 @@ class AllocateAction:
         use_shapes = session.memoise and shapes_apply(session)
         # shape -> why it failed and the pods it failed for, since the last commit
         failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
+        committed = False  # something was placed in this execution
+        quiet = 0  # jobs refused since the last commit
+        looks_left = _LOOKS_AHEAD
         while True:
+            if committed and quiet >= _QUIET and looks_left and use_shapes:
+                looks_left -= 1
+                quiet = 0
+                if self._rest_refused(session, queue, failed):
+                    self._refuse_rest(session, queue, failed)
+                    return
             job = queue.pop()
             if job is None:
                 remember_order(session, depth, settled, popped)
@@ -107,17 +119,60 @@ class AllocateAction:
                 if shape is not None and shape in failed:
                     tasks = gang.tasks_to_allocate(session, job)
                     session.add_reason(job, same_failure(*failed[shape], tasks))
+                    quiet += 1
                     continue
             problem = self.allocate_job(session, job)
             if problem is None:
                 failed.clear()  # the session changed: earlier failures prove nothing now
+                committed, quiet = True, 0
                 if job.has_pending():
                     queue.push(job)  # elastic extras: one more pod per pop, fairness re-evaluated
-            elif use_shapes and problem:
+                continue
+            quiet += 1
+            if use_shapes and problem:
                 # the tasks as they were: a failed placement left every status as it found it
                 shape = _shape(session, job) if shape is None else shape
                 if shape is not None:
                     failed[shape] = (problem, gang.tasks_to_allocate(session, job))
+
+    def _rest_refused(
+        self, session: Session, queue: JobQueue, failed: dict[Shape, tuple[str, list[PodInfo]]]
+    ) -> bool:
+        """Whether every job left in ``queue`` would be refused, each shape tried once now.
+
+        A shape not yet in ``failed`` is tried for one of its jobs, out of pop order and
+        without committing or saying anything; its failure goes into ``failed``, where
+        the ordered path would have put it on meeting the shape's first job: the
+        session is the same until something is placed, and a same-shaped gang fails
+        with the same reason (:mod:`scheduler.framework.shapes`). False as soon as a
+        job without a shape is left, or one that would place, or one with nothing to
+        try: the ordered path goes on.
+        """
+        for job in queue.remaining():
+            shape = _shape(session, job)
+            if shape is None:
+                return False
+            if shape in failed:
+                continue
+            problem = self._first_problem(session, job, commit=False)
+            if not problem:
+                return False
+            failed[shape] = (problem, gang.tasks_to_allocate(session, job))
+        return True
+
+    @staticmethod
+    def _refuse_rest(
+        session: Session, queue: JobQueue, failed: dict[Shape, tuple[str, list[PodInfo]]]
+    ) -> None:
+        """Refuse every job left in ``queue`` with its shape's failure (:meth:`_rest_refused`
+        held): nothing can be placed any more, so the order they are refused in decides
+        nothing and they are not popped."""
+        for job in queue.remaining():
+            session.considered.add(job.key)
+            shape = _shape(session, job)
+            assert shape is not None
+            tasks = gang.tasks_to_allocate(session, job)
+            session.add_reason(job, same_failure(*failed[shape], tasks))
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
         """Place the job's first task choice that fits: None, or the first choice's problem.
@@ -126,25 +181,40 @@ class AllocateAction:
         subgroups optional (:func:`gang.task_choices`). A job with no choice
         returns the empty problem (nothing is said).
         """
+        problem = self._first_problem(session, job, commit=True)
+        if problem:
+            session.add_reason(job, problem)
+        return problem
+
+    @classmethod
+    def _first_problem(cls, session: Session, job: PodGroupInfo, *, commit: bool) -> str | None:
+        """None when a task choice fits (placed if ``commit``, else rolled back), else the
+        first choice's problem ("" for a job with no choice)."""
         first_problem: str | None = None
         for tasks in gang.choices_to_try(session, job):
-            problem = self._place(session, job, tasks)
+            problem = cls._place(session, job, tasks, commit=commit)
             if problem is None:
                 return None
             first_problem = first_problem or problem
-        if first_problem:
-            session.add_reason(job, first_problem)
         return first_problem or ""
 
     @staticmethod
-    def _place(session: Session, job: PodGroupInfo, tasks: list[PodInfo]) -> str | None:
+    def _place(
+        session: Session, job: PodGroupInfo, tasks: list[PodInfo], *, commit: bool
+    ) -> str | None:
         problem = session.job_capacity_problem(job, tasks)
         if problem:
             return problem
         statement = session.statement()
         problem = place_tasks(session, statement, job, tasks)
-        if problem is not None:
+        if problem is not None or not commit:
             statement.discard()
             return problem
         statement.commit()  # pipelines the whole gang if part of it must wait
         return None
+
+
+# Jobs refused in a row after a commit before allocate looks whether all the rest would be
+# refused too, and how often it looks in one execution (each look reads every job left).
+_QUIET = 16
+_LOOKS_AHEAD = 2

@@ -133,6 +133,10 @@ class JobQueue:
         self._counts[queue] -= 1
         return job
 
+    def remaining(self) -> list[PodGroupInfo]:
+        """The jobs not popped yet, in no particular order (the queue is left as it is)."""
+        return [entry[2] for heap in self._heaps.values() for entry in heap]
+
     def drain(self) -> list[PodGroupInfo]:
         """Every job, in the order repeated :meth:`pop` calls give them (nothing pushed or
         committed in between). In a flat tree each leaf's order is sorted once and only

@@ -3,6 +3,8 @@
 The answer must be the one the search would give (same outcome, same reason);
 a placement in between, or anything beyond the shape that placement depends on
 (inter-pod affinity anywhere, a topology constraint), makes allocate search again.
+Once every job left would be refused by its shape, the rest is refused without
+being popped: the same outcomes and reasons as the ordered path (memos off).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from typing import Any
 import pytest
 
 from scheduler.actions import allocate
+from scheduler.actions.ordering import JobQueue
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import CycleResult, open_session, run_cycle
+from scheduler.framework.session import Session
 from scheduler.framework.shapes import allocation_shape, shapes_apply
 from tests.kits.affinity import affinity, term
 from tests.kits.worlds import ALLOCATE_ONLY, NOW, Item, job, node, queue, sourced
@@ -103,3 +107,64 @@ def test_shape_covers_queue_preemptibility_and_requests() -> None:
     assert shape("a") == shape("b")
     assert len({shape(n) for n in ("a", "other-queue", "bigger", "build")}) == 4
     assert shape("topo") is None
+
+
+def _popped(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The jobs allocate pops, in order, from now on."""
+    popped: list[str] = []
+    real = JobQueue.pop
+
+    def counting(self: JobQueue) -> Any:
+        found = real(self)
+        if found is not None:
+            popped.append(found.name)
+        return found
+
+    monkeypatch.setattr(JobQueue, "pop", counting)
+    return popped
+
+
+def _reference(objects: list[Item], monkeypatch: pytest.MonkeyPatch) -> CycleResult:
+    """The cycle with memos off: every job popped in order and searched."""
+    with monkeypatch.context() as patched:
+        patched.setattr(Session, "memoise", False)
+        return run_cycle(_snapshot(objects), ALLOCATE_ONLY)
+
+
+def _waiting(count: int) -> list[Item]:
+    """Jobs that can never fit on the 2-GPU node, in two shapes."""
+    return [job(f"w{i:02d}", "q", gpus=4 if i % 2 else 3) for i in range(count)]
+
+
+def test_after_a_placement_the_refused_rest_is_not_popped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = _world(job("first", "q", gpus=1), *_waiting(40))
+    reference = _reference(world, monkeypatch)
+    popped = _popped(monkeypatch)
+    result = run_cycle(_snapshot(world), ALLOCATE_ONLY)
+    assert [b.pod for b in result.binds] == ["default/first-0"]
+    assert popped[0] == "first"
+    assert len(popped) < 41  # the rest was refused without being popped
+    assert _reasons(result)["w39"] == no_room("w39")  # named as its own search would
+    assert result.pod_groups == reference.pod_groups
+    assert result.binds == reference.binds
+
+
+def test_a_job_that_would_place_keeps_the_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # after first's placement, the look ahead finds late (1 GPU) would place: the jobs are
+    # popped in order up to it, it is placed, and the look comes again after it
+    world = _world(job("first", "q", gpus=1), *_waiting(30), job("late", "q", gpus=1))
+    world += _waiting(60)[30:]
+    reference = _reference(world, monkeypatch)
+    popped = _popped(monkeypatch)
+    result = run_cycle(_snapshot(world), ALLOCATE_ONLY)
+    assert [b.pod for b in result.binds] == ["default/first-0", "default/late-0"]
+    assert popped[: popped.index("late") + 1] == [
+        "first",
+        *(f"w{i:02d}" for i in range(30)),
+        "late",
+    ]
+    assert len(popped) < 62
+    assert result.pod_groups == reference.pod_groups
+    assert result.binds == reference.binds
