@@ -104,8 +104,9 @@ class AllocateAction:
             if committed and quiet >= _QUIET and looks_left and use_shapes:
                 looks_left -= 1
                 quiet = 0
-                if self._rest_refused(session, queue, failed):
-                    self._refuse_rest(session, queue, failed)
+                rest = self._rest_refused(session, queue, failed)
+                if rest is not None:
+                    self._refuse_rest(session, rest, failed)
                     return
             job = queue.pop()
             if job is None:
@@ -137,40 +138,41 @@ class AllocateAction:
 
     def _rest_refused(
         self, session: Session, queue: JobQueue, failed: dict[Shape, tuple[str, list[PodInfo]]]
-    ) -> bool:
-        """Whether every job left in ``queue`` would be refused, each shape tried once now.
+    ) -> list[tuple[PodGroupInfo, Shape]] | None:
+        """Every job left in ``queue`` with its shape, if each would be refused; else None.
 
         A shape not yet in ``failed`` is tried for one of its jobs, out of pop order and
         without committing or saying anything; its failure goes into ``failed``, where
         the ordered path would have put it on meeting the shape's first job: the
         session is the same until something is placed, and a same-shaped gang fails
-        with the same reason (:mod:`scheduler.framework.shapes`). False as soon as a
+        with the same reason (:mod:`scheduler.framework.shapes`). None as soon as a
         job without a shape is left, or one that would place, or one with nothing to
         try: the ordered path goes on.
         """
+        rest: list[tuple[PodGroupInfo, Shape]] = []
         for job in queue.remaining():
             shape = _shape(session, job)
             if shape is None:
-                return False
-            if shape in failed:
-                continue
-            problem = self._first_problem(session, job, commit=False)
-            if not problem:
-                return False
-            failed[shape] = (problem, gang.tasks_to_allocate(session, job))
-        return True
+                return None
+            if shape not in failed:
+                problem = self._first_problem(session, job, commit=False)
+                if not problem:
+                    return None
+                failed[shape] = (problem, gang.tasks_to_allocate(session, job))
+            rest.append((job, shape))
+        return rest
 
     @staticmethod
     def _refuse_rest(
-        session: Session, queue: JobQueue, failed: dict[Shape, tuple[str, list[PodInfo]]]
+        session: Session,
+        rest: list[tuple[PodGroupInfo, Shape]],
+        failed: dict[Shape, tuple[str, list[PodInfo]]],
     ) -> None:
-        """Refuse every job left in ``queue`` with its shape's failure (:meth:`_rest_refused`
-        held): nothing can be placed any more, so the order they are refused in decides
-        nothing and they are not popped."""
-        for job in queue.remaining():
+        """Refuse the jobs :meth:`_rest_refused` gave with their shapes' failures: nothing
+        can be placed any more, so the order they are refused in decides nothing and they
+        are not popped."""
+        for job, shape in rest:
             session.considered.add(job.key)
-            shape = _shape(session, job)
-            assert shape is not None
             tasks = gang.tasks_to_allocate(session, job)
             session.add_reason(job, same_failure(*failed[shape], tasks))
 

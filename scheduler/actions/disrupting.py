@@ -481,7 +481,8 @@ class ConsolidationAction:
         refusal, a gang after a committed search seeing the new state. With a queue depth
         the order decides which gangs are popped at all, so the ordered path is taken;
         with memos off too (the reference the tests hold this to). (Reclaim, tried the
-        same way, gained nothing: its pop order is nearly always preempt's already.)
+        same way, cost more than it saved: some gang nearly always reaches its search, and
+        the pass over every gang then comes on top of the ordered one.)
         """
         if not session.memoise or self.name in session.config.queue_depth_per_action:
             return False
