@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from scheduler.api.podgroups import PodGroupInfo
+from scheduler.framework.extension_points import QueueKeys
 from scheduler.framework.session import Session
 
 
@@ -155,6 +156,9 @@ class JobQueue:
         live = [root for root in self._tree.roots if streams.get(root)]
         best = self._session.best_queue
         out: list[PodGroupInfo] = []
+        keys = self._session.queue_keys
+        if keys is not None and self._session.memoise and len(live) > 1:
+            _merge(streams, at, live, keys, best, out)
         while len(live) > 1:
             queue = best([(name, streams[name][at[name]]) for name in live])
             stream, index = streams[queue], at[queue]
@@ -166,6 +170,59 @@ class JobQueue:
         for name in live:
             out.extend(streams[name][at[name] :])
         return out
+
+
+def _merge(
+    streams: dict[str, list[PodGroupInfo]],
+    at: dict[str, int],
+    live: list[str],
+    keys: QueueKeys,
+    best: Callable[[list[tuple[str, PodGroupInfo | None]]], str],
+    out: list[PodGroupInfo],
+) -> None:
+    """:meth:`JobQueue.drain`'s loop over a flat tree, with the leaves' heads in a heap by
+    the session's queue sort keys: the head with the smallest key goes next, and the
+    best-queue function is asked (with every live head, in root order, as the plain
+    loop asks it) only when the next key may tie with it.
+
+    Appends to ``out`` and advances ``at`` and ``live`` as the plain loop would; stops
+    early, leaving the rest to that loop, when a key cannot be sorted (None) or one
+    stream is left.
+    """
+    key_of, may_tie = keys.key, keys.may_tie
+    rank = {name: index for index, name in enumerate(live)}
+    heap: list[tuple[Any, int, str]] = []
+    for name in live:
+        key = key_of(name, streams[name][0])
+        if key is None:
+            return
+        heap.append((key, rank[name], name))
+    heapq.heapify(heap)
+    while len(heap) > 1:
+        top = heap[0]
+        second = heap[1] if len(heap) == 2 or heap[1] < heap[2] else heap[2]
+        if may_tie(top[0], second[0]):
+            queue = best([(name, streams[name][at[name]]) for name in live])
+            where = next(i for i, entry in enumerate(heap) if entry[2] == queue)
+        else:
+            queue, where = top[2], 0
+        stream, index = streams[queue], at[queue] + 1
+        out.append(stream[index - 1])
+        at[queue] = index
+        if index == len(stream):
+            live.remove(queue)
+            heap[where] = heap[-1]
+            heap.pop()
+            heapq.heapify(heap)
+            continue
+        key = key_of(queue, stream[index])
+        if key is None:
+            return
+        if where == 0:
+            heapq.heapreplace(heap, (key, rank[queue], queue))
+        else:
+            heap[where] = (key, rank[queue], queue)
+            heapq.heapify(heap)
 
 
 _ORDER = "ordering.popped"

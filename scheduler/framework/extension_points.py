@@ -102,6 +102,23 @@ JobOrderFn = Callable[[PodGroupInfo], Any]
 TaskOrderFn = Callable[[PodInfo], Any]
 QueueOrderFn = Callable[[str, str, PodGroupInfo | None, PodGroupInfo | None], int]
 BestQueueFn = Callable[[list[tuple[str, PodGroupInfo | None]]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKeys:
+    """Sort keys that stand in for the best-queue choice while nothing is committed.
+
+    ``key(queue, its best job)`` is a sort key, or None when it cannot be sorted; when
+    the smallest of the candidates' keys and the next one are not ``may_tie``, the
+    best-queue function picks the smallest's queue. A pass that pops every job (a drain)
+    then merges the leaves' streams by key and asks the best-queue function only at
+    possible ties.
+    """
+
+    key: Callable[[str, PodGroupInfo | None], Any]
+    may_tie: Callable[[Any, Any], bool]
+
+
 JobCapacityFn = Callable[[PodGroupInfo, Sequence[PodInfo]], str | None]
 EventFn = Callable[[PodInfo], None]
 

@@ -102,6 +102,7 @@ class Session:
         self.queue_order_fns: list[ep.QueueOrderFn] = []
         self.job_capacity_fns: list[ep.JobCapacityFn] = []
         self.best_queue_fn: ep.BestQueueFn | None = None
+        self.queue_keys: ep.QueueKeys | None = None  # with best_queue_fn (set_best_queue)
         self.victim_filters: list[ep.VictimFilterFn] = []
         self.victim_queue_filters: list[ep.VictimQueueFilterFn] = []
         self.victim_order_fn: ep.VictimOrderFn | None = None
@@ -160,9 +161,11 @@ class Session:
     def add_queue_order(self, fn: ep.QueueOrderFn) -> None:
         self.queue_order_fns.append(fn)
 
-    def set_best_queue(self, fn: ep.BestQueueFn) -> None:
-        """A fast equivalent of picking the first queue by ``compare_queues`` (one per session)."""
+    def set_best_queue(self, fn: ep.BestQueueFn, keys: ep.QueueKeys | None = None) -> None:
+        """A fast equivalent of picking the first queue by ``compare_queues`` (one per
+        session), and optionally sort keys that decide it outside possible ties."""
         self.best_queue_fn = fn
+        self.queue_keys = keys
 
     def best_queue(self, candidates: list[tuple[str, PodGroupInfo | None]]) -> str:
         """The candidate queue that goes first; its best job is given with each name."""

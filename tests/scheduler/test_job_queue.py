@@ -90,3 +90,62 @@ def test_flat_is_told_apart_from_departments() -> None:
     for objects, expected in ((flat, True), (nested, False)):
         session = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
         assert JobQueue(session, [])._flat is expected
+
+
+def _counting_best(session: Session) -> list[int]:
+    """Count the session's best-queue calls from now on (the drain's merge asks it only
+    at possible ties)."""
+    calls = [0]
+    chosen = session.best_queue_fn
+    assert chosen is not None
+
+    def counted(candidates: list[tuple[str, Any]]) -> str:
+        calls[0] += 1
+        return chosen(candidates)
+
+    session.best_queue_fn = counted
+    return calls
+
+
+def _flat_world(quotas: tuple[int, int, int], gangs: int) -> Session:
+    objects: list[Any] = [
+        queue(leaf, gpu_quota=quota, gpu_weight=1) for leaf, quota in zip(FLAT, quotas, strict=True)
+    ]
+    objects += [node(f"n{i}", gpus=8, cpu="64") for i in range(2)]
+    objects += [
+        job(f"j{index:02d}", FLAT[index % 3], 1, gpus=1 + index % 2, states=["Pending"])
+        for index in range(gangs)
+    ]
+    return open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
+
+
+def test_drain_merges_by_key_and_asks_the_best_queue_only_at_possible_ties() -> None:
+    """Queues with different quotas never tie: the drain pops all twelve gangs by their
+    sort keys without one best-queue call, in the order popping gives. Queues alike
+    (same quota, same requests) tie at every step, and the best-queue function decides."""
+    apart = _flat_world((1, 3, 7), 12)
+    expected = _general(apart, None)
+    calls = _counting_best(apart)
+    drained = [j.key for j in JobQueue(apart, eligible_jobs(apart, "allocate")).drain()]
+    assert drained == expected
+    assert calls[0] == 0
+
+    alike = _flat_world((2, 2, 2), 12)
+    expected = _general(alike, None)
+    calls = _counting_best(alike)
+    drained = [j.key for j in JobQueue(alike, eligible_jobs(alike, "allocate")).drain()]
+    assert drained == expected
+    assert calls[0] > 0
+
+
+@settings(deadline=None, max_examples=80)
+@given(worlds())
+def test_drain_merged_equals_the_drain_without_memos(objects: list[Any]) -> None:
+    """The merge by sort keys (memos on) drains the order the best-queue function alone
+    gives (memos off: every step asks it)."""
+    merged = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
+    plain = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
+    plain.memoise = False
+    assert [j.key for j in JobQueue(merged, eligible_jobs(merged, "allocate")).drain()] == [
+        j.key for j in JobQueue(plain, eligible_jobs(plain, "allocate")).drain()
+    ]

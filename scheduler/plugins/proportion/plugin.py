@@ -156,22 +156,12 @@ class ProportionPlugin:
             for name, q in tree.queues.items()
         }
         session.plugin_state[STATE_KEY] = states
-        job_requests: dict[str, list[float]] = {}
         paths = {name: tree.path_to_root(name) for name in tree.queues}
         total = [float(v) for v in snapshot.total]
 
-        no_job = [0.0, 0.0, 0.0]
-
-        def job_request(job: PodGroupInfo | None) -> list[float]:
-            if job is None:
-                return no_job
-            cached = job_requests.get(job.key)
-            if cached is None:
-                cached = tasks_request(gang.tasks_to_allocate(session, job))
-                job_requests[job.key] = cached
-            return cached
-
-        # the same request as a hashable triple, for the best-queue memo's signatures
+        # each job's request as a hashable triple: kept on the job from cycle to cycle
+        # while its pods keep their statuses (request_triple), and here for the session
+        # until the job's accounting moves (shift)
         job_triples: dict[str, tuple[float, float, float]] = {}
         no_triple = (0.0, 0.0, 0.0)
 
@@ -180,9 +170,11 @@ class ProportionPlugin:
                 return no_triple
             cached = job_triples.get(job.key)
             if cached is None:
-                wanted = job_request(job)
-                cached = job_triples[job.key] = (wanted[0], wanted[1], wanted[2])
+                cached = job_triples[job.key] = request_triple(session, job)
             return cached
+
+        job_request = job_triple
+        no_job = [0.0, 0.0, 0.0]
 
         def order(a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None) -> int:
             return queue_order.compare(
@@ -201,7 +193,6 @@ class ProportionPlugin:
             chain = chains.get(job.queue) if job is not None else None
             if job is None or chain is None:
                 return
-            job_requests.pop(job.key, None)
             job_triples.pop(job.key, None)
             moves[0] += 1
             amount = pod.quota if sign > 0 else [-value for value in pod.quota]
@@ -392,9 +383,31 @@ class ProportionPlugin:
         session.add_scenario_validator(reclaim_validator)
         session.add_victim_queue_filter(reclaim_queue_filter)
         session.add_queue_order(order)
-        session.set_best_queue(best)
+
+        def sort_key(
+            name: str, job: PodGroupInfo | None
+        ) -> tuple[bool, bool, int, bool, float, float] | None:
+            key = cached_key(name, job)
+            return key if key[4] == key[4] and key[5] == key[5] else None  # no NaN share
+
+        session.set_best_queue(best, ep.QueueKeys(sort_key, queue_order.may_tie))
         session.add_job_capacity_check(capacity)
         session.add_event_handlers(lambda pod: shift(pod, 1.0), lambda pod: shift(pod, -1.0))
+
+
+_REQUEST = "proportion.request"
+
+
+def request_triple(session: Session, job: PodGroupInfo) -> tuple[float, float, float]:
+    """:func:`tasks_request` of the job's tasks to allocate, kept on the job while its pods
+    keep their statuses (:meth:`Session.carried_memo`): the queue order asks it of every
+    pending job each cycle, and the backlog's jobs are the same from cycle to cycle."""
+    return session.carried_memo(_REQUEST, job, _request_triple, session, job)
+
+
+def _request_triple(session: Session, job: PodGroupInfo) -> tuple[float, float, float]:
+    gpu, cpu, memory = tasks_request(gang.tasks_to_allocate(session, job))
+    return (gpu, cpu, memory)
 
 
 def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:

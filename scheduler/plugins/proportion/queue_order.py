@@ -120,6 +120,26 @@ def same_tier(
     )
 
 
+def may_tie(
+    a: tuple[bool, bool, int, bool, float, float], b: tuple[bool, bool, int, bool, float, float]
+) -> bool:
+    """Whether ``b``, the next key after ``a`` in sort order, may leave a queue in
+    :func:`same_tier` with ``a``: rules 1-4 equal and rule 5 within 1e-12 (rule 6 not
+    read). Keys holding a share that is not a number are not sorted by callers.
+
+    Why rule 6 is not read: a key ``c`` after ``b`` in the same tier as ``a`` has rules
+    1-4 equal to ``a``'s, so ``b``'s are too (sorted between them), and its rule 5 lies
+    between ``a``'s and ``c``'s, within 1e-12 of ``a``'s. So when this is False for the
+    first two keys, the first is alone in its tier and goes first."""
+    return (
+        a[0] == b[0]
+        and a[1] == b[1]
+        and a[2] == b[2]
+        and a[3] == b[3]
+        and abs(a[4] - b[4]) <= 1e-12
+    )
+
+
 def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: Triple) -> int:
     """Negative when ``a`` goes first, positive when ``b`` does, 0 when tied on all rules."""
     over_a, over_b = is_over_utilized(a), is_over_utilized(b)

@@ -25,7 +25,7 @@ Amounts = list[float]
 _R = range(3)
 
 
-def _add(a: Amounts, b: Amounts, sign: float = 1.0) -> Amounts:
+def _add(a: Amounts, b: Sequence[float], sign: float = 1.0) -> Amounts:
     return [a[r] + sign * b[r] for r in _R]
 
 
@@ -155,7 +155,7 @@ def could_give(
     states: dict[str, QueueState],
     start: dict[str, Amounts],
     pair: tuple[str, str] | None,
-    wanted: Amounts,
+    wanted: Sequence[float],
 ) -> bool:
     """Whether any bundle from the victim queue could pass the §5.5 strategies at all.
 
