@@ -110,14 +110,7 @@ def same_tier(
     a: tuple[bool, bool, int, bool, float, float], b: tuple[bool, bool, int, bool, float, float]
 ) -> bool:
     """True when rules 1-6 cannot tell the two keys apart."""
-    return (
-        a[0] == b[0]
-        and a[1] == b[1]
-        and a[2] == b[2]
-        and a[3] == b[3]
-        and abs(a[4] - b[4]) <= 1e-12
-        and abs(a[5] - b[5]) <= 1e-12
-    )
+    return may_tie(a, b) and abs(a[5] - b[5]) <= 1e-12
 
 
 def may_tie(
