@@ -20,7 +20,7 @@ from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.framework import gang
 from scheduler.framework.session import Session
-from scheduler.framework.shapes import Shape, allocation_shape, same_failure, shapes_apply
+from scheduler.framework.shapes import Failure, Shape, allocation_shape, shapes_apply
 from scheduler.framework.topology_placement import place_tasks
 
 
@@ -96,7 +96,7 @@ class AllocateAction:
         popped: list[PodGroupInfo] = []
         use_shapes = session.memoise and shapes_apply(session)
         # shape -> why it failed and the pods it failed for, since the last commit
-        failed: dict[Shape, tuple[str, list[PodInfo]]] = {}
+        failed: dict[Shape, Failure] = {}
         committed = False  # something was placed in this execution
         quiet = 0  # jobs refused since the last commit
         looks_left = _LOOKS_AHEAD
@@ -119,7 +119,7 @@ class AllocateAction:
                 shape = _shape(session, job)
                 if shape is not None and shape in failed:
                     tasks = gang.tasks_to_allocate(session, job)
-                    session.add_reason(job, same_failure(*failed[shape], tasks))
+                    session.add_reason(job, failed[shape].said_for(tasks))
                     quiet += 1
                     continue
             problem = self.allocate_job(session, job)
@@ -134,10 +134,10 @@ class AllocateAction:
                 # the tasks as they were: a failed placement left every status as it found it
                 shape = _shape(session, job) if shape is None else shape
                 if shape is not None:
-                    failed[shape] = (problem, gang.tasks_to_allocate(session, job))
+                    failed[shape] = Failure(problem, gang.tasks_to_allocate(session, job))
 
     def _rest_refused(
-        self, session: Session, queue: JobQueue, failed: dict[Shape, tuple[str, list[PodInfo]]]
+        self, session: Session, queue: JobQueue, failed: dict[Shape, Failure]
     ) -> list[tuple[PodGroupInfo, Shape]] | None:
         """Every job left in ``queue`` with its shape, if each would be refused; else None.
 
@@ -158,7 +158,7 @@ class AllocateAction:
                 problem = self._first_problem(session, job, commit=False)
                 if not problem:
                     return None
-                failed[shape] = (problem, gang.tasks_to_allocate(session, job))
+                failed[shape] = Failure(problem, gang.tasks_to_allocate(session, job))
             rest.append((job, shape))
         return rest
 
@@ -166,7 +166,7 @@ class AllocateAction:
     def _refuse_rest(
         session: Session,
         rest: list[tuple[PodGroupInfo, Shape]],
-        failed: dict[Shape, tuple[str, list[PodInfo]]],
+        failed: dict[Shape, Failure],
     ) -> None:
         """Refuse the jobs :meth:`_rest_refused` gave with their shapes' failures: nothing
         can be placed any more, so the order they are refused in decides nothing and they
@@ -174,7 +174,7 @@ class AllocateAction:
         for job, shape in rest:
             session.considered.add(job.key)
             tasks = gang.tasks_to_allocate(session, job)
-            session.add_reason(job, same_failure(*failed[shape], tasks))
+            session.add_reason(job, failed[shape].said_for(tasks))
 
     def allocate_job(self, session: Session, job: PodGroupInfo) -> str | None:
         """Place the job's first task choice that fits: None, or the first choice's problem.

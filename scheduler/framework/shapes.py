@@ -48,14 +48,33 @@ def allocation_shape(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> Shape | Non
     return tuple(parts)
 
 
-def same_failure(reason: str, failed: Sequence[PodInfo], tasks: Sequence[PodInfo]) -> str:
-    """``reason`` (given for ``failed``) as the search would give it for same-shaped ``tasks``.
+class Failure:
+    """Why a gang of some shape failed, to be said for each same-shaped gang after it.
 
-    Placement fails at the same position in both gangs; a reason naming the pod
-    there (``pod <namespace>/<name>: ...``) names this gang's pod instead.
+    Placement fails at the same position in every gang of a shape; a reason naming the
+    pod there (``pod <namespace>/<name>: ...``) names each gang's own pod instead. The
+    position is found once, when the failure is recorded: a backlog refuses hundreds of
+    same-shaped gangs with it every cycle.
     """
-    for mine, theirs in zip(tasks, failed, strict=True):
-        named = f"pod {theirs.key}: "
-        if named in reason:
-            return reason.replace(named, f"pod {mine.key}: ", 1)
-    return reason
+
+    __slots__ = ("_at", "_named", "_size", "reason")
+
+    def __init__(self, reason: str, tasks: Sequence[PodInfo]) -> None:
+        """``tasks``: the failed gang's, in the order placement met them."""
+        self.reason = reason
+        self._size = len(tasks)
+        self._at: int | None = None
+        self._named = ""
+        for at, task in enumerate(tasks):
+            named = f"pod {task.key}: "
+            if named in reason:
+                self._at, self._named = at, named
+                break
+
+    def said_for(self, tasks: Sequence[PodInfo]) -> str:
+        """The reason as the search would give it for same-shaped ``tasks``."""
+        if len(tasks) != self._size:
+            raise ValueError(f"a gang of {len(tasks)} tasks is not of a {self._size}-task shape")
+        if self._at is None:
+            return self.reason
+        return self.reason.replace(self._named, f"pod {tasks[self._at].key}: ", 1)
