@@ -23,37 +23,6 @@ from scheduler.framework.session import Session
 from scheduler.framework.shapes import Failure, Shape, allocation_shape, shapes_apply
 from scheduler.framework.topology_placement import place_tasks
 
-
-def eligible_jobs(session: Session, action: str) -> list[PodGroupInfo]:
-    """Jobs an action may try: usable queue, ready gang, something pending.
-
-    Each job's verdict is kept for the session's later calls (each action asks, some
-    twice) until one of its pods changes status: the verdict reads only the job, its
-    pods' statuses and the snapshot, and the reasons for a refusal were given with it
-    (a reason is kept once, so giving them again would change nothing).
-    """
-    if not session.memoise:
-        return [job for job in session.jobs_with_pending() if _eligible(session, job)]
-    log = session.status_log
-    memo: tuple[int, dict[str, bool]] | None = session.memos.get(_ELIGIBLE)
-    if memo is None:
-        verdicts: dict[str, bool] = {}
-    else:
-        verdicts = memo[1]
-        for key in log[memo[0] :]:
-            verdicts.pop(key, None)
-    jobs = []
-    for job in session.jobs_with_pending():
-        ok = verdicts.get(job.key)
-        if ok is None:
-            ok = verdicts[job.key] = _eligible(session, job)
-        if ok:
-            jobs.append(job)
-    session.memos[_ELIGIBLE] = (len(log), verdicts)
-    return jobs
-
-
-_ELIGIBLE = "allocate.eligible"
 _SHAPE = "allocate.shape"
 
 
@@ -68,22 +37,6 @@ def _first_shape(session: Session, job: PodGroupInfo) -> Shape | None:
     return allocation_shape(job, gang.tasks_to_allocate(session, job))
 
 
-def _eligible(session: Session, job: PodGroupInfo) -> bool:
-    """Whether ``job``'s queue is usable and its gang ready; if not, say why."""
-    problems = session.snapshot.job_problems.get(job.key)
-    if problems:
-        for problem in problems:
-            session.add_reason(job, problem)
-        session.considered.add(job.key)
-        return False
-    not_ready = gang.ready_problem(session, job)
-    if not_ready:
-        session.add_reason(job, not_ready)
-        session.considered.add(job.key)
-        return False
-    return True
-
-
 class AllocateAction:
     """Gang-allocate pending jobs in queue order; bind on idle, pipeline on releasing."""
 
@@ -92,10 +45,10 @@ class AllocateAction:
     def execute(self, session: Session) -> None:
         depth = session.config.queue_depth_per_action.get(self.name)
         settled = session.settled_version()
-        queue = JobQueue(session, eligible_jobs(session, self.name), depth)
+        queue = JobQueue.pending(session, depth)
         popped: list[PodGroupInfo] = []
         use_shapes = session.memoise and shapes_apply(session)
-        # shape -> why it failed and the pods it failed for, since the last commit
+        # shape -> why it failed, since the last commit
         failed: dict[Shape, Failure] = {}
         committed = False  # something was placed in this execution
         quiet = 0  # jobs refused since the last commit

@@ -19,6 +19,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scheduler.actions.pending import eligible_jobs, leaf_entries
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.framework.extension_points import QueueKeys
 from scheduler.framework.session import Session
@@ -54,6 +55,24 @@ class JobQueue:
             self._heaps[queue] = entries
             for name in self._path(queue):
                 self._counts[name] = self._counts.get(name, 0) + len(entries)
+
+    @classmethod
+    def pending(cls, session: Session, depth: int | None = None) -> JobQueue:
+        """A queue of every eligible pending job (:func:`pending.eligible_jobs`): with memos
+        on, from the session's sorted leaves (:func:`pending.leaf_entries`), which give the
+        same entries, hence the same pops, as keying and ranking the jobs afresh."""
+        if not session.memoise:
+            return cls(session, eligible_jobs(session), depth)
+        queue = cls(session, (), depth)
+        leaves, next_rank = leaf_entries(session)
+        queue._seq = itertools.count(next_rank)
+        for leaf, entries in leaves.items():
+            if depth is not None and len(entries) > depth:
+                del entries[depth:]  # sorted: the nsmallest of the general path, a heap already
+            queue._heaps[leaf] = entries
+            for name in queue._path(leaf):
+                queue._counts[name] = queue._counts.get(name, 0) + len(entries)
+        return queue
 
     def _path(self, queue: str) -> list[str]:
         path = self._paths.get(queue)
@@ -228,11 +247,9 @@ def _merge(
 _ORDER = "ordering.popped"
 
 
-def popped_order(
-    session: Session, depth: int | None, jobs: Callable[[], Iterable[PodGroupInfo]]
-) -> list[PodGroupInfo]:
-    """Every job a :class:`JobQueue` of ``jobs()`` pops, in order; reused while the
-    session committed nothing new.
+def popped_order(session: Session, depth: int | None) -> list[PodGroupInfo]:
+    """Every job :meth:`JobQueue.pending` pops, in order; reused while the session
+    committed nothing new.
 
     Popping a whole queue changes nothing in the session, and the order depends
     only on the session's committed state (allocations, evictions:
@@ -241,7 +258,7 @@ def popped_order(
     memo = session.settled_memo(_ORDER)
     if memo is not None and depth in memo:
         return list(memo[depth])
-    popped = JobQueue(session, jobs(), depth).drain()
+    popped = JobQueue.pending(session, depth).drain()
     if memo is not None:  # draining commits nothing: the state is the one the memo is for
         memo[depth] = popped
     return list(popped)

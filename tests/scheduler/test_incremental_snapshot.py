@@ -33,6 +33,7 @@ from scheduler.cycle import open_session, run_cycle
 from scheduler.framework import gang
 from scheduler.framework.session import JOB_KEY
 from scheduler.framework.shapes import allocation_shape
+from scheduler.plugins.proportion import plugin as proportion
 from tests.kits.worlds import bind_request, node, pod, pod_group, queue
 
 Obj = dict[str, Any]
@@ -320,6 +321,7 @@ def _check_carried(snapshot: ClusterSnapshot) -> None:
         gang.READY: gang.readiness_problem,
         JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
         allocate._SHAPE: lambda job: allocation_shape(job, first(job)),
+        proportion._REQUEST: lambda job: tuple(proportion.tasks_request(first(job))),
     }
     for job in snapshot.jobs.values():
         for name, (config, value) in job.carried.items():

@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import JobQueue
+from scheduler.actions.pending import eligible_jobs
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
@@ -61,7 +61,7 @@ def _general(session: Session, depth: int | None) -> list[str]:
     """The reference: jobs pushed one by one, popped level by level."""
     queue = JobQueue(session, [], depth)
     queue._flat = False
-    for one in eligible_jobs(session, "allocate"):
+    for one in eligible_jobs(session):
         queue.push(one)
     order = []
     while (popped := queue.pop()) is not None:
@@ -74,11 +74,11 @@ def _general(session: Session, depth: int | None) -> list[str]:
 def test_fast_paths_pop_the_general_order(objects: list[Any], depth: int | None) -> None:
     session = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
     expected = _general(session, depth)
-    popping = JobQueue(session, eligible_jobs(session, "allocate"), depth)
+    popping = JobQueue(session, eligible_jobs(session), depth)
     popped = []
     while (one := popping.pop()) is not None:
         popped.append(one.key)
-    drained = [j.key for j in JobQueue(session, eligible_jobs(session, "allocate"), depth).drain()]
+    drained = [j.key for j in JobQueue(session, eligible_jobs(session), depth).drain()]
     assert popped == expected
     assert drained == expected
 
@@ -126,14 +126,14 @@ def test_drain_merges_by_key_and_asks_the_best_queue_only_at_possible_ties() -> 
     apart = _flat_world((1, 3, 7), 12)
     expected = _general(apart, None)
     calls = _counting_best(apart)
-    drained = [j.key for j in JobQueue(apart, eligible_jobs(apart, "allocate")).drain()]
+    drained = [j.key for j in JobQueue(apart, eligible_jobs(apart)).drain()]
     assert drained == expected
     assert calls[0] == 0
 
     alike = _flat_world((2, 2, 2), 12)
     expected = _general(alike, None)
     calls = _counting_best(alike)
-    drained = [j.key for j in JobQueue(alike, eligible_jobs(alike, "allocate")).drain()]
+    drained = [j.key for j in JobQueue(alike, eligible_jobs(alike)).drain()]
     assert drained == expected
     assert calls[0] > 0
 
@@ -146,6 +146,6 @@ def test_drain_merged_equals_the_drain_without_memos(objects: list[Any]) -> None
     merged = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
     plain = open_session(build_snapshot(sourced(objects)).snapshot, SchedulerConfig())
     plain.memoise = False
-    assert [j.key for j in JobQueue(merged, eligible_jobs(merged, "allocate")).drain()] == [
-        j.key for j in JobQueue(plain, eligible_jobs(plain, "allocate")).drain()
+    assert [j.key for j in JobQueue(merged, eligible_jobs(merged)).drain()] == [
+        j.key for j in JobQueue(plain, eligible_jobs(plain)).drain()
     ]

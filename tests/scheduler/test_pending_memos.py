@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.disrupting import _FREE_GPUS, _free_gpus, _gpus_short
 from scheduler.actions.ordering import JobQueue, popped_order
+from scheduler.actions.pending import eligible_jobs
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
@@ -35,7 +35,7 @@ def _fresh(session: Session) -> dict[str, Any]:
     session.memoise = False
     try:
         jobs = session.snapshot.jobs.values()
-        queue = JobQueue(session, eligible_jobs(session, "allocate"))
+        queue = JobQueue(session, eligible_jobs(session))
         order = []
         while (popped := queue.pop()) is not None:
             order.append(popped.key)
@@ -56,7 +56,7 @@ def _memoised(session: Session) -> dict[str, Any]:
     return {
         "tasks": {j.key: gang.tasks_to_allocate(session, j) for j in jobs},
         "ready": {j.key: gang.ready_problem(session, j) for j in jobs},
-        "order": [j.key for j in popped_order(session, None, lambda: eligible_jobs(session, ""))],
+        "order": [j.key for j in popped_order(session, None)],
         "fit": {p.uid: session.fit_failure(p) for j in jobs for p in j.iter_pods()},
         "free": _free_gpus(session, session.settled_memo(_FREE_GPUS)),
         **_per_job_gates(session),
