@@ -81,6 +81,10 @@ def test_fast_paths_pop_the_general_order(objects: list[Any], depth: int | None)
     drained = [j.key for j in JobQueue(session, eligible_jobs(session), depth).drain()]
     assert popped == expected
     assert drained == expected
+    # from the session's sorted leaves (pending.leaf_entries), asked twice: built, then kept
+    for _ in range(2):
+        shared = JobQueue.pending(session, depth)
+        assert [one.key for one in iter(shared.pop, None)] == expected
 
 
 def test_flat_is_told_apart_from_departments() -> None:
