@@ -181,8 +181,20 @@ class ProportionPlugin:
                 states[a], states[b], job_request(job_a), job_request(job_b), total
             )
 
+        # (leaf, preemptible, request) -> the capacity problem, until any accounting moves
+        # (shift): the report asks it of every gang it considers for a scale-up hint, and a
+        # refusal's sentence formats the queue's numbers
+        refusals: dict[tuple[str, bool, float, float, float], str | None] = {}
+
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
-            return capacity_problem(states, paths[job.queue], job, tasks_request(tasks))
+            wanted = tasks_request(tasks)
+            if not session.memoise:
+                return capacity_problem(states, paths[job.queue], job, wanted)
+            key = (job.queue, job.preemptible, wanted[0], wanted[1], wanted[2])
+            if key in refusals:
+                return refusals[key]
+            problem = refusals[key] = capacity_problem(states, paths[job.queue], job, wanted)
+            return problem
 
         chains = {name: [(n, states[n]) for n in path] for name, path in paths.items()}
         moves = [0]  # allocations and deallocations so far: ``start`` is current while unchanged
@@ -194,6 +206,7 @@ class ProportionPlugin:
             if job is None or chain is None:
                 return
             job_triples.pop(job.key, None)
+            refusals.clear()
             moves[0] += 1
             amount = pod.quota if sign > 0 else [-value for value in pod.quota]
             non_preemptible = not job.preemptible
