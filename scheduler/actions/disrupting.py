@@ -21,8 +21,8 @@ import numpy as np
 
 from crds.meta import rfc3339
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
-from scheduler.actions.allocate import eligible_jobs
 from scheduler.actions.ordering import popped_order
+from scheduler.actions.pending import eligible_jobs
 from scheduler.actions.signatures import FailedJobs, exact, signature
 from scheduler.actions.solver import solve
 from scheduler.actions.victims import (
@@ -136,7 +136,7 @@ def _pending_in_order(session: Session, action: str) -> list[PodGroupInfo]:
     """
     depth = session.config.queue_depth_per_action.get(action)
     jobs = []
-    for job in popped_order(session, depth, lambda: eligible_jobs(session, action)):
+    for job in popped_order(session, depth):
         if not _delayed(session, job):
             jobs.append(job)
     return jobs
@@ -236,27 +236,41 @@ def _gpus_short(session: Session, job: PodGroupInfo) -> str | None:
     members do not hold or are giving back. Moves conserve that total, so a job
     asking more can never fit (KAI's check, which counts the same parts).
     """
-    memo = session.settled_memo(_FREE_GPUS)
-    whole, parts, largest = _free_gpus(session, memo)
-    # carried from cycle to cycle while the devices stay
-    need = session.carried_memo(
-        f"{_GPU_NEED}@{largest}", job, _job_gpus_needed, session, job, largest
-    )
-    if need == 0:
-        return None
-    if need <= whole + parts:
-        return None
-    sentences: dict[int, str] | None = memo.setdefault("short", {}) if memo is not None else None
-    if sentences is not None and need in sentences:
-        return sentences[need]  # the same sentence for every gang asking as much
-    sentence = (
-        f"asks for {format_amount(GPU, need)} GPUs but the cluster has only"
-        f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
-        f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
-    )
-    if sentences is not None:
-        sentences[need] = sentence
-    return sentence
+    return _FreeGpus(session).short(session, job)
+
+
+class _FreeGpus:
+    """The cluster's free GPUs as the session's committed state has them, for
+    :func:`_gpus_short`: formed once for a pass that commits nothing (consolidation's
+    :meth:`~ConsolidationAction._refuses_all` asks it of every pending gang)."""
+
+    def __init__(self, session: Session) -> None:
+        self.memo = session.settled_memo(_FREE_GPUS)
+        self.whole, self.parts, self.largest = _free_gpus(session, self.memo)
+        self.need_memo = f"{_GPU_NEED}@{self.largest}"  # carried while the devices stay
+
+    def short(self, session: Session, job: PodGroupInfo) -> str | None:
+        """:func:`_gpus_short` of ``job``."""
+        need = session.carried_memo(
+            self.need_memo, job, _job_gpus_needed, session, job, self.largest
+        )
+        whole, parts = self.whole, self.parts
+        if need == 0 or need <= whole + parts:
+            return None
+        memo = self.memo
+        sentences: dict[int, str] | None = (
+            memo.setdefault("short", {}) if memo is not None else None
+        )
+        if sentences is not None and need in sentences:
+            return sentences[need]  # the same sentence for every gang asking as much
+        sentence = (
+            f"asks for {format_amount(GPU, need)} GPUs but the cluster has only"
+            f" {format_amount(GPU, whole + parts)} free ({format_amount(GPU, whole)} on whole"
+            f" devices, {format_amount(GPU, parts)} on shared ones); moving pods frees none"
+        )
+        if sentences is not None:
+            sentences[need] = sentence
+        return sentence
 
 
 _GPU_NEED = "disrupting.gpu_need"  # of the first task choice, on the largest device memory
@@ -460,14 +474,17 @@ class ConsolidationAction:
             ):
                 fits.clear()
 
-    def _refusal(self, session: Session, job: PodGroupInfo) -> str | None:
+    def _refusal(
+        self, session: Session, job: PodGroupInfo, free: _FreeGpus | None = None
+    ) -> str | None:
         """For :meth:`_refuses_all` and the ordered path: why ``job`` is refused before
         any search ("" when it is passed over in silence), or None when it would reach one.
         A gang asking more GPUs than are free is refused: moving pods frees nothing, so
-        the room must already exist, only scattered."""
+        the room must already exist, only scattered. ``free``: the free GPUs formed for a
+        pass that commits nothing."""
         if not job.preemptible or not session.still_pending(job):
             return ""
-        short = _gpus_short(session, job)
+        short = (free or _FreeGpus(session)).short(session, job)
         return f"{self.name}: {short}" if short else None
 
     def _refuses_all(self, session: Session) -> bool:
@@ -487,10 +504,11 @@ class ConsolidationAction:
         if not session.memoise or self.name in session.config.queue_depth_per_action:
             return False
         refused: list[tuple[PodGroupInfo, str]] = []
-        for job in eligible_jobs(session, self.name):
+        free = _FreeGpus(session)  # nothing is committed in this pass
+        for job in eligible_jobs(session):
             reason = _delay_reason(session, job)
             if reason is None:
-                reason = self._refusal(session, job)
+                reason = self._refusal(session, job, free)
                 if reason is None:
                     return False
             if reason:
