@@ -5,7 +5,7 @@ every pending gang in a cycle. The answers are kept while the state they read
 is unchanged: per job until one of its pods changes status (tasks to
 allocate), per committed state (the pop order, fit-failure sentences, the
 cluster's free GPUs and the sentence for a gang asking more), per queue until its
-accounting moves (queue order keys, reclaim's gate and queue filter).
+accounting moves (queue order keys, reclaim's gate and queue filter, the capacity check).
 After any sequence of allocations, pipelines, evictions, rollbacks and
 commits, each memoised answer must equal the one computed afresh
 (``Session.memoise`` off) at that moment.
@@ -72,6 +72,8 @@ def _per_job_gates(session: Session) -> dict[str, Any]:
     gate = {j.key: session.reclaim_problem(j, tasks[j.key]) for j in jobs}
     return {
         "short": {j.key: _gpus_short(session, j) for j in jobs},
+        # the queue capacity check, kept per (leaf, preemptible, request) until a shift
+        "capacity": {j.key: session.job_capacity_problem(j, tasks[j.key]) for j in jobs},
         "gate": gate,
         # asked after the gate, as reclaim does (the gate copies the queues' accounting)
         "gives": {
