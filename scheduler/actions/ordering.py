@@ -5,7 +5,8 @@ queue tree the session's queue order picks the child whose best pending job
 should go next; within a leaf the job order (a sort key) decides. Leaves are
 heaps (built in one step), so a pop costs one comparison per sibling on the path
 plus a heap pop; in a flat tree (no departments) only the leaves' heads are
-compared, and a whole queue is drained from sorted leaves.
+compared, and a whole queue is drained from sorted leaves, merged by the session's
+queue sort keys where it has them (:class:`~scheduler.framework.extension_points.QueueKeys`).
 The disruptive actions pop every job before trying any; while the session's
 committed state stays the same that order is the same too, so it is computed
 once, or taken from allocate when allocate committed nothing
