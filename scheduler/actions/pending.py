@@ -31,17 +31,11 @@ def eligible_jobs(session: Session) -> list[PodGroupInfo]:
     pods' statuses and the snapshot, and the reasons for a refusal were given with it
     (a reason is kept once, so giving them again would change nothing).
     """
+    pending = session.jobs_with_pending()
     if not session.memoise:
-        return [job for job in session.jobs_with_pending() if _eligible(session, job)]
+        return [job for job in pending if _eligible(session, job)]
     verdicts = _verdicts(session)
-    jobs = []
-    for job in session.jobs_with_pending():
-        ok = verdicts.get(job.key)
-        if ok is None:
-            ok = verdicts[job.key] = _eligible(session, job)
-        if ok:
-            jobs.append(job)
-    return jobs
+    return [job for job in pending if _verdict(session, verdicts, job)]
 
 
 _ELIGIBLE = "pending.eligible"
@@ -59,6 +53,14 @@ def _verdicts(session: Session) -> dict[str, bool]:
             verdicts.pop(key, None)
     session.memos[_ELIGIBLE] = (len(log), verdicts)
     return verdicts
+
+
+def _verdict(session: Session, verdicts: dict[str, bool], job: PodGroupInfo) -> bool:
+    """The job's kept verdict, formed (and its reasons given) if there is none."""
+    ok = verdicts.get(job.key)
+    if ok is None:
+        ok = verdicts[job.key] = _eligible(session, job)
+    return ok
 
 
 def _eligible(session: Session, job: PodGroupInfo) -> bool:
@@ -89,7 +91,10 @@ class _Leaves:
         self.rank = {job.key: index for index, job in enumerate(pending)}
         self.by_leaf: dict[str, list[Entry]] = {}
         job_key = session.job_key
-        for job in eligible_jobs(session):
+        verdicts = _verdicts(session)
+        for job in pending:  # eligible_jobs' pass, over the list just taken
+            if not _verdict(session, verdicts, job):
+                continue
             entries = self.by_leaf.setdefault(job.queue, [])
             entries.append((job_key(job), self.rank[job.key], job))
         for entries in self.by_leaf.values():
@@ -118,12 +123,7 @@ class _Leaves:
                     if entry[1] == rank:
                         del entries[index]
                         break
-            if not session.still_pending(job):
-                continue
-            ok = verdicts.get(key)
-            if ok is None:
-                ok = verdicts[key] = _eligible(session, job)
-            if ok:
+            if session.still_pending(job) and _verdict(session, verdicts, job):
                 bisect.insort(
                     self.by_leaf.setdefault(job.queue, []), (session.job_key(job), rank, job)
                 )
