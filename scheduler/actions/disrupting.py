@@ -484,7 +484,7 @@ class ConsolidationAction:
         pass that commits nothing."""
         if not job.preemptible or not session.still_pending(job):
             return ""
-        short = (free or _FreeGpus(session)).short(session, job)
+        short = _gpus_short(session, job) if free is None else free.short(session, job)
         return f"{self.name}: {short}" if short else None
 
     def _refuses_all(self, session: Session) -> bool:

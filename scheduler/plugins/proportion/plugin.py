@@ -173,12 +173,11 @@ class ProportionPlugin:
                 cached = job_triples[job.key] = request_triple(session, job)
             return cached
 
-        job_request = job_triple
         no_job = [0.0, 0.0, 0.0]
 
         def order(a: str, b: str, job_a: PodGroupInfo | None, job_b: PodGroupInfo | None) -> int:
             return queue_order.compare(
-                states[a], states[b], job_request(job_a), job_request(job_b), total
+                states[a], states[b], job_triple(job_a), job_triple(job_b), total
             )
 
         # (leaf, preemptible, request) -> the capacity problem, until any accounting moves
@@ -227,7 +226,7 @@ class ProportionPlugin:
             name: str, job: PodGroupInfo | None
         ) -> tuple[bool, bool, int, bool, float, float]:
             if not session.memoise:
-                return queue_order.order_key(states[name], job_request(job), total)
+                return queue_order.order_key(states[name], job_triple(job), total)
             triple = job_triple(job)
             keys = key_cache.get(name)
             if keys is None:
@@ -271,8 +270,8 @@ class ProportionPlugin:
                     queue_order.compare(
                         states[item[1]],
                         states[winner[1]],
-                        job_request(item[2]),
-                        job_request(winner[2]),
+                        job_triple(item[2]),
+                        job_triple(winner[2]),
                         total,
                     )
                     < 0
@@ -379,14 +378,14 @@ class ProportionPlugin:
             if pair not in lca:
                 lca[pair] = tree.lca_children(*pair)
             if not session.memoise:
-                return reclaimable.could_give(states, start, lca[pair], job_request(preemptor))
+                return reclaimable.could_give(states, start, lca[pair], job_triple(preemptor))
             # reads the two queues' accounting at the copy the gate made and the request:
             # kept until the next copy (every pending reclaimer asks it of every queue)
             key = (pair, job_triple(preemptor))
             given = gives.get(key)
             if given is None:
                 given = gives[key] = reclaimable.could_give(
-                    states, start, lca[pair], job_request(preemptor)
+                    states, start, lca[pair], job_triple(preemptor)
                 )
             return given
 
