@@ -170,24 +170,40 @@ def run_cycle(
     The cyclic garbage collector is paused for the cycle, the report included: a
     cycle allocates many short-lived tuples and no reference cycles, and a full
     collection walking a 100,000-pod snapshot would otherwise cost about half a
-    second (the collector catches up when its caller next allocates).
+    second (the collector catches up when its caller next allocates). The session lives
+    in :func:`_run_actions`, so it is gone before the collector resumes: the collector's
+    first pass after the cycle then walks only what the cycle leaves behind, not the
+    session's thousands of objects, which it would otherwise keep for a later, older
+    generation's pass.
     """
     result = CycleResult()
     with gc_paused():
-        session = open_session(snapshot, config)
-        if early is not None:
-            early._watch(session)
-        for index, name in enumerate(config.actions):
-            action_type = ACTIONS[name]  # the configuration admits only these names
-            started = time.perf_counter()
-            action_type().execute(session)
-            result.action_ms[name] = (time.perf_counter() - started) * 1000.0
-            if early is not None and name == "allocate" and session.decisions.binds:
-                result.deferred = tuple(config.actions[index + 1 :])
-                break
-        _report(session, result, explain=explain)
-        session.close()
+        _run_actions(snapshot, config, result, explain, early)
     return result
+
+
+def _run_actions(
+    snapshot: ClusterSnapshot,
+    config: SchedulerConfig,
+    result: CycleResult,
+    explain: bool,
+    early: EarlyBinds | None,
+) -> None:
+    """:func:`run_cycle`'s session: opened, run through the actions and reported into
+    ``result``, and dropped on return."""
+    session = open_session(snapshot, config)
+    if early is not None:
+        early._watch(session)
+    for index, name in enumerate(config.actions):
+        action_type = ACTIONS[name]  # the configuration admits only these names
+        started = time.perf_counter()
+        action_type().execute(session)
+        result.action_ms[name] = (time.perf_counter() - started) * 1000.0
+        if early is not None and name == "allocate" and session.decisions.binds:
+            result.deferred = tuple(config.actions[index + 1 :])
+            break
+    _report(session, result, explain=explain)
+    session.close()
 
 
 def _report(session: Session, result: CycleResult, *, explain: bool) -> None:
