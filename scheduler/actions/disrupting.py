@@ -13,6 +13,7 @@ docs/semantics.md §5.2).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any
@@ -64,8 +65,10 @@ class _Candidates:
 
     Whether a job may be a victim (:func:`is_disruptable`) changes only with its
     pods' statuses, so a later action checks only the jobs named in the
-    session's status log since the last pass, and passes over every job again
-    only when one of them changed sides.
+    session's status log since the last pass. A job that changed sides is taken
+    out of its queue's list, or put in at its place in snapshot order, so the
+    lists stay what a pass over every job would give (a commit moves a few jobs:
+    its victims out, its preemptor in).
     """
 
     MEMO = "disrupting.candidates"
@@ -74,6 +77,7 @@ class _Candidates:
         self.by_queue, self.order_keys = _fresh_candidates(session, keyed)
         self.seen = self.keyed_at = len(session.status_log)
         self.keys: set[str] | None = None  # the candidates' keys, formed at the first check
+        self.position: dict[str, int] | None = None  # job -> its place in snapshot order
 
     def take_order_keys(self, session: Session) -> dict[str, list[JobKey]] | None:
         """The candidates' job order keys by queue, in ``by_queue``'s order, if formed by
@@ -90,14 +94,51 @@ class _Candidates:
             if self.keys is None:
                 self.keys = {job.key for jobs in self.by_queue.values() for job in jobs}
             jobs, known = session.snapshot.jobs, session.snapshot.queues.queues
+            moved: list[tuple[PodGroupInfo, bool]] = []
             for key in changed:
                 job = jobs.get(key)
-                now = job is not None and job.queue in known and is_disruptable(job)
+                if job is None:
+                    continue  # no job of that name: never a candidate
+                now = job.queue in known and is_disruptable(job)
                 if now != (key in self.keys):
-                    self.by_queue, self.order_keys = _fresh_candidates(session, keyed)
-                    self.keys, self.keyed_at = None, self.seen
-                    break
+                    moved.append((job, now))
+            if moved:
+                self._move(session, moved)
         return dict(self.by_queue)
+
+    def _move(self, session: Session, moved: list[tuple[PodGroupInfo, bool]]) -> None:
+        """Take each job that stopped being a candidate out of its queue's list and put
+        each new one in at its place in snapshot order; the queues come in the order of
+        their first candidate, as in a fresh pass. The lists are replaced, not changed in
+        place: an earlier action's copy stays as it was given."""
+        assert self.keys is not None
+        if self.position is None:
+            self.position = {key: index for index, key in enumerate(session.snapshot.jobs)}
+        position = self.position
+        lists: dict[str, list[PodGroupInfo]] = {}
+        for job, now in moved:
+            queue = job.queue
+            found = lists.get(queue)
+            if found is None:
+                found = lists[queue] = list(self.by_queue.get(queue, ()))
+            if now:
+                bisect.insort(found, job, key=lambda other: position[other.key])
+                self.keys.add(job.key)
+            else:
+                del found[next(i for i, other in enumerate(found) if other is job)]
+                self.keys.discard(job.key)
+        by_queue = {**self.by_queue, **lists}
+        self.by_queue = {
+            queue: found
+            for queue, found in sorted(by_queue.items(), key=lambda item: _first(position, item))
+            if found
+        }
+        self.order_keys = None  # formed for the lists as they were: the session's memo serves
+
+
+def _first(position: dict[str, int], item: tuple[str, list[PodGroupInfo]]) -> int:
+    """Where a queue's first candidate stands in snapshot order (an empty list goes last)."""
+    return position[item[1][0].key] if item[1] else len(position)
 
 
 def _fresh_candidates(
