@@ -410,6 +410,9 @@ class ReclaimAction:
     def execute(self, session: Session) -> None:
         failed = FailedJobs()
         candidates = _disruptable_by_queue(session)
+        # gate -> the refusal saying it: one string for every gang refused alike, which
+        # the report and the simulator then compare by identity
+        gates: dict[str, str] = {}
         for job in _pending_in_order(session, self.name):
             if not session.still_pending(job):
                 continue
@@ -418,7 +421,10 @@ class ReclaimAction:
                 continue
             gate = session.reclaim_problem(job, tasks)
             if gate:
-                _refuse(session, job, f"{self.name}: {gate}")
+                said = gates.get(gate)
+                if said is None:
+                    said = gates[gate] = f"{self.name}: {gate}"
+                _refuse(session, job, said)
                 continue
             key = (job.queue, signature(job, tasks))
             skip = failed.skip_reason(key, tasks)
@@ -455,6 +461,9 @@ class ConsolidationAction:
     """Move running preemptible pods so a pending gang fits; every moved pod must land again."""
 
     name = "consolidation"
+
+    def __init__(self) -> None:
+        self._said: dict[str, str] = {}  # a GPU shortfall sentence -> the refusal saying it
 
     def execute(self, session: Session) -> None:
         limit = session.config.max_consolidation_preemptees
@@ -526,7 +535,12 @@ class ConsolidationAction:
         if not job.preemptible or not session.still_pending(job):
             return ""
         short = _gpus_short(session, job) if free is None else free.short(session, job)
-        return f"{self.name}: {short}" if short else None
+        if not short:
+            return None
+        said = self._said.get(short)
+        if said is None:  # one string per sentence, as reclaim's gate refusals
+            said = self._said[short] = f"{self.name}: {short}"
+        return said
 
     def _refuses_all(self, session: Session) -> bool:
         """Whether every gang the action would pop is refused before any search: if so,
