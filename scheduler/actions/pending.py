@@ -8,6 +8,12 @@ of its pods changes status (a Statement tells the session's status log), and no
 job becomes pending. So the sorted leaves are formed once per session
 (:func:`leaf_entries`) and later askers re-place only the jobs named in the
 status log since.
+
+From cycle to cycle most waiting jobs keep their records and their keys, so a
+session starts from the order the last one found (``ClusterSnapshot.carry``):
+a job kept there stays at its place while it is still pending, its record is the
+snapshot's and it carries the very key it was sorted by; every other pending job is
+keyed and put in at its place.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.framework import gang
-from scheduler.framework.session import Session
+from scheduler.framework.session import JOB_KEY, Session
 
 Entry = tuple[Any, int, PodGroupInfo]
 """A job in a leaf: its job order key, its rank among the session's pending jobs, itself."""
@@ -88,18 +94,28 @@ class _Leaves:
 
     def __init__(self, session: Session) -> None:
         pending = session.jobs_with_pending()
-        self.rank = {job.key: index for index, job in enumerate(pending)}
-        self.by_leaf: dict[str, list[Entry]] = {}
-        job_key = session.job_key
+        self.rank = rank = {job.key: index for index, job in enumerate(pending)}
         verdicts = _verdicts(session)
+        self.by_leaf, kept = _carried_leaves(session, rank, verdicts)
+        added: dict[str, list[Entry]] = {}
+        job_key = session.job_key
         for job in pending:  # eligible_jobs' pass, over the list just taken
-            if not _verdict(session, verdicts, job):
+            if job.key in kept or not _verdict(session, verdicts, job):
                 continue
-            entries = self.by_leaf.setdefault(job.queue, [])
-            entries.append((job_key(job), self.rank[job.key], job))
-        for entries in self.by_leaf.values():
+            added.setdefault(job.queue, []).append((job_key(job), rank[job.key], job))
+        for leaf, entries in added.items():
             entries.sort()
+            into = self.by_leaf.get(leaf)
+            if into is None:
+                self.by_leaf[leaf] = entries
+            else:  # two sorted runs: the sort merges them
+                into.extend(entries)
+                into.sort()
         self.seen = len(session.status_log)
+        session.snapshot.carry[_LEAVES] = {
+            leaf: [(entry[0], entry[2]) for entry in entries]
+            for leaf, entries in self.by_leaf.items()
+        }
 
     def update(self, session: Session) -> None:
         """Re-place the jobs whose pods changed status since the last update: out of
@@ -127,6 +143,45 @@ class _Leaves:
                 bisect.insort(
                     self.by_leaf.setdefault(job.queue, []), (session.job_key(job), rank, job)
                 )
+
+
+def _carried_leaves(
+    session: Session, rank: dict[str, int], verdicts: dict[str, bool]
+) -> tuple[dict[str, list[Entry]], set[str]]:
+    """The leaves the last session left in ``ClusterSnapshot.carry``, less every job no
+    longer pending, with another record or a queue problem now, or whose carried order
+    key is not the very one it was sorted by; and the jobs kept.
+
+    A kept job is eligible, and its verdict is noted so: it was when it was sorted, and
+    its key still being that tuple means its carried answers were not emptied since
+    (:meth:`Session.carried_answer`), so its pods have the statuses its readiness was
+    found at. Still sorted: each key is unchanged, and ``rank`` orders any two jobs as
+    the last session's did (by creation, then key)."""
+    carried: dict[str, list[tuple[Any, PodGroupInfo]]] | None = session.snapshot.carry.get(_LEAVES)
+    leaves: dict[str, list[Entry]] = {}
+    kept: set[str] = set()
+    if carried is None:
+        return leaves, kept
+    snapshot = session.snapshot
+    jobs, problems, answer = snapshot.jobs, snapshot.job_problems, session.carried_answer
+    for leaf, carried_entries in carried.items():
+        entries: list[Entry] = []
+        for key, job in carried_entries:
+            name = job.key
+            at = rank.get(name)
+            if (
+                at is None
+                or jobs.get(name) is not job
+                or problems.get(name)
+                or answer(JOB_KEY, job) is not key
+            ):
+                continue  # placed afresh (with its verdict) if still pending
+            kept.add(name)
+            verdicts[name] = True
+            entries.append((key, at, job))
+        if entries:
+            leaves[leaf] = entries
+    return leaves, kept
 
 
 def leaf_entries(session: Session) -> tuple[dict[str, list[Entry]], int]:

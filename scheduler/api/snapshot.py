@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.api.dra import DraState
 from scheduler.api.nodes import NodeTable
@@ -56,3 +57,8 @@ class ClusterSnapshot:
     # only these, and those whose pods change status in the session): stamped, short of
     # their requirement with every pod active, or with a pod not active; None: ask all
     maybe_stale: set[str] | None = None
+    # What a cycle leaves for the next that spans jobs (the sorted pending leaves:
+    # scheduler.actions.pending), handed from snapshot to snapshot by the cache. Every
+    # entry is checked against this snapshot before it is used, so a snapshot built on
+    # its own starts with none and loses only time.
+    carry: dict[str, Any] = field(default_factory=dict)

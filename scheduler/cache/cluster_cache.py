@@ -149,6 +149,7 @@ class ClusterCache:
         # PodGroup keys stamped stale, or short of their requirement with every pod active:
         # with the jobs that have an inactive pod, the only ones that can be stale
         self._maybe_stale: set[str] = set()
+        self._carry: dict[str, Any] = {}  # ClusterSnapshot.carry, the same for every snapshot
         self._reorder = False  # a PodGroup came or went: _jobs follows _groups' order again
         self._relink_all = True  # a PriorityClass changed: every group's priority may have
 
@@ -462,6 +463,7 @@ class ClusterCache:
             namespace_labels=dict(self._namespaces),
             dra=dra,
             maybe_stale=maybe_stale,
+            carry=self._carry,
         )
         return SnapshotResult(
             snapshot, list(self.errors.values()), set(self.ignored_kinds), ungrouped

@@ -74,6 +74,7 @@ class Placement:
 
 
 JOB_KEY = "session.job_key"  # the carried job order key (carried_memo)
+NOT_CARRIED: Any = object()  # Session.carried_answer: no answer kept that still holds
 
 
 class Session:
@@ -252,6 +253,16 @@ class Session:
             key = self.carried_memo(JOB_KEY, job, self._job_key_fn, job, job.creation, job.uid)
             self._job_keys[job.key] = key
         return key
+
+    def carried_answer(self, name: str, job: PodGroupInfo) -> Any:
+        """The answer :meth:`carried_memo` keeps under ``name`` for ``job``, if it would
+        give it now (formed under this config, none of the job's pods changed status in
+        this session); else :data:`NOT_CARRIED`. For a pass over every pending job that
+        only needs to know whether earlier answers still stand, without forming any."""
+        if not self.memoise or self.job_versions.get(job.key, 0):
+            return NOT_CARRIED
+        hit = job.carried.get(name)
+        return hit[1] if hit is not None and hit[0] is self.config else NOT_CARRIED
 
     def close(self) -> None:
         """Drop the cycle's memos once its result is reported (the session is not used again).

@@ -9,18 +9,33 @@ level gives, with and without a queue depth, in flat and departmented trees.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crds.documents import SourcedObject
 from scheduler.actions.ordering import JobQueue
-from scheduler.actions.pending import eligible_jobs
+from scheduler.actions.pending import eligible_jobs, leaf_entries
+from scheduler.api.snapshot import ClusterSnapshot
+from scheduler.cache.cluster_cache import ClusterCache
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import SchedulerConfig
 from scheduler.cycle import open_session
+from scheduler.framework import gang
 from scheduler.framework.session import Session
-from tests.kits.worlds import job, node, queue, sourced
+from tests.kits.worlds import (
+    NAMESPACE,
+    bind_request,
+    job,
+    node,
+    pod,
+    pod_group,
+    queue,
+    sourced,
+)
 
 FLAT = ("qa", "qb", "qc")
 DEPARTMENTS = {"qa": "d1", "qb": "d1", "qc": "d2"}
@@ -153,3 +168,73 @@ def test_drain_merged_equals_the_drain_without_memos(objects: list[Any]) -> None
     assert [j.key for j in JobQueue(merged, eligible_jobs(merged)).drain()] == [
         j.key for j in JobQueue(plain, eligible_jobs(plain)).drain()
     ]
+
+
+CARRIED = SchedulerConfig()  # one config for every session: answers carried with it hold
+
+
+def _cache(*objects: Any) -> ClusterCache:
+    cache = ClusterCache()
+    cache.upsert_all(SourcedObject(body, "test", i) for i, body in enumerate(objects))
+    return cache
+
+
+def _leaf_order(snapshot: ClusterSnapshot, leaf: str, asked: str | None = None) -> list[str]:
+    """The pending leaf's jobs in order, as a session forms them; ``asked``: a job whose
+    order key and readiness the session asked first (a plugin or an earlier action may)."""
+    session = open_session(snapshot, CARRIED)
+    if asked is not None:
+        session.job_key(snapshot.jobs[asked])
+        gang.ready_problem(session, snapshot.jobs[asked])
+    return [entry[2].key for entry in leaf_entries(session)[0].get(leaf, [])]
+
+
+@pytest.mark.parametrize("asked_first", [False, True])
+def test_a_carried_leaf_order_re_places_a_job_whose_key_changed(asked_first: bool) -> None:
+    """A session starts from the leaf order the last cycle left (ClusterSnapshot.carry),
+    keeping a job at its place only while it carries the very key it was sorted by. A
+    BindRequest for one pod of an elastic gang keeps the gang's record but moves it from
+    below its minimum to at it, behind a gang still below its own: the carried order
+    must follow, as a fresh sort does, also when the session formed the job's key (and
+    readiness) again before forming the order."""
+    cache = _cache(
+        queue("qa", gpu_quota=4),
+        node("n0", gpus=4),
+        pod_group("a", "qa", min_member=1),
+        *pod("a-0", "a", gpus=1),
+        *pod("a-1", "a", gpus=1),
+        pod_group("b", "qa", min_member=1),
+        *pod("b-0", "b", gpus=1),
+    )
+    a, b = f"{NAMESPACE}/a", f"{NAMESPACE}/b"
+    first = cache.snapshot().snapshot
+    assert _leaf_order(first, "qa") == [a, b]  # both below their minimum
+    assert first.carry  # the order is left for the next cycle
+    cache.upsert(SourcedObject(bind_request("a-0", "n0"), "test", 0))
+    second = cache.snapshot().snapshot
+    assert second.jobs[a] is first.jobs[a]  # the same record
+    asked = a if asked_first else None
+    assert _leaf_order(second, "qa", asked) == [b, a]
+    assert _leaf_order(replace(second, carry={}), "qa") == [b, a]
+
+
+def test_a_carried_leaf_order_drops_a_job_whose_queue_went_wrong() -> None:
+    """A queue that gains a child is no leaf any more: its jobs get that problem while
+    their records stay, and the carried order must leave them out (with the reason),
+    as a fresh one does."""
+    cache = _cache(
+        queue("qa", gpu_quota=4),
+        node("n0", gpus=4),
+        pod_group("a", "qa", min_member=1),
+        *pod("a-0", "a", gpus=1),
+    )
+    a = f"{NAMESPACE}/a"
+    first = cache.snapshot().snapshot
+    assert _leaf_order(first, "qa") == [a]
+    cache.upsert(SourcedObject(queue("qa-child", "qa", gpu_quota=1), "test", 0))
+    second = cache.snapshot().snapshot
+    assert second.jobs[a] is first.jobs[a]  # the same record, with a problem now
+    assert second.job_problems.get(a)
+    session = open_session(second, CARRIED)
+    assert leaf_entries(session)[0] == {}
+    assert session.job_reasons[a] == second.job_problems[a]
