@@ -52,17 +52,19 @@ def _used(pod_set: PodSetInfo) -> int:
 
 
 def may_be_stale(session: Session) -> Iterable[str]:
-    """The jobs that may be stale or stamped: the snapshot's (every job when it does not say).
+    """The jobs that may be stale or stamped: the snapshot's, and those whose pods changed
+    status in the session (every job when the snapshot does not say).
 
-    A job outside the snapshot's set had every pod active (holding resources) when the
-    snapshot was taken, and with all its pods active it meets its requirement
-    (:meth:`PodGroupInfo.short_with_every_pod`). Within the session its pods stay active:
-    a Statement moves pods from pending to allocated or pipelined, or from active to
-    releasing (still active), and undoing restores what was. So :func:`is_stale` stays
-    false for it.
+    A job outside the snapshot's set is not stamped, and when the snapshot was taken
+    either every pod was active (holding resources), so it met its requirement
+    (:meth:`PodGroupInfo.short_with_every_pod`), or none was, so it held nothing
+    (:func:`is_stale` asks for an active pod). Unless one of its pods changes status in
+    the session, that still holds when the action asks.
     """
     maybe = session.snapshot.maybe_stale
-    return session.snapshot.jobs if maybe is None else maybe
+    if maybe is None:
+        return session.snapshot.jobs
+    return maybe | session.job_versions.keys()
 
 
 def _needs_care(job: PodGroupInfo | None) -> bool:

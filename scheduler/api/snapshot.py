@@ -55,7 +55,8 @@ class ClusterSnapshot:
     numa: dict[str, NumaNode] = field(default_factory=dict)
     # Pod group keys that may be stale as the cycle starts (stale-gang eviction asks
     # only these, and those whose pods change status in the session): stamped, short of
-    # their requirement with every pod active, or with a pod not active; None: ask all
+    # their requirement with every pod active, or with a pod active and one not (a group
+    # holding nothing is not stale); None: ask all
     maybe_stale: set[str] | None = None
     # What a cycle leaves for the next that spans jobs (the sorted pending leaves:
     # scheduler.actions.pending), handed from snapshot to snapshot by the cache. Every

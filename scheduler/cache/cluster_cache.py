@@ -361,6 +361,9 @@ class ClusterCache:
         with gc_paused():
             self._link_jobs(classes, default_priority, self._tree)
         maybe_stale = set(self._maybe_stale)
+        # jobs with a pod holding resources, and with one not: only those may be short now
+        holding: set[str] = set()
+        waiting: set[str] = set()
         jobs = self._jobs
         sharing: list[PodInfo] = []
         reservations: list[PodInfo] = []
@@ -381,8 +384,8 @@ class ClusterCache:
                 linked = jobs.get(pod.job) if pod.job is not None else None
                 if linked is not None:
                     linked.carried.clear()
-            if status not in ACTIVE_USED and pod.job is not None:
-                maybe_stale.add(pod.job)
+            if pod.job is not None:
+                (holding if status in ACTIVE_USED else waiting).add(pod.job)
             pod.node = index.get(node_name, -1) if node_name else -1
             since = pod.releasing_since
             pod.stuck_releasing = since is not None and now - since > stuck_after
@@ -462,7 +465,7 @@ class ClusterCache:
             ),
             namespace_labels=dict(self._namespaces),
             dra=dra,
-            maybe_stale=maybe_stale,
+            maybe_stale=maybe_stale | (holding & waiting),
             carry=self._carry,
         )
         return SnapshotResult(
