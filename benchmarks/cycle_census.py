@@ -44,11 +44,18 @@ class Group:
 @dataclass(slots=True)
 class Census:
     groups: dict[tuple[str, bool], Group] = field(default_factory=dict)
+    # gangs each cycle left pending, summed over the cycles: every action and the report
+    # visit each of them in each cycle, so the run's CPU divided by this is the cost of
+    # one gang's visit by a whole cycle
+    waiting: int = 0
+    most_waiting: int = 0
 
-    def add(self, woken_by: str, changed: bool, cpu_s: float) -> None:
+    def add(self, woken_by: str, changed: bool, cpu_s: float, waiting: int = 0) -> None:
         group = self.groups.setdefault((woken_by, changed), Group())
         group.cycles += 1
         group.cpu_s += cpu_s
+        self.waiting += waiting
+        self.most_waiting = max(self.most_waiting, waiting)
 
     def report(self) -> dict[str, Any]:
         cycles = sum(g.cycles for g in self.groups.values())
@@ -58,6 +65,11 @@ class Census:
         return {
             "cycles": cycles,
             "cpu_s": round(cpu, 2),
+            "pending_gang_cycles": self.waiting,
+            "most_pending_gangs": self.most_waiting,
+            "cpu_us_per_pending_gang_cycle": round(cpu / self.waiting * 1e6, 1)
+            if self.waiting
+            else None,
             "changed_nothing": {
                 "cycles": sum(g.cycles for g in idle),
                 "cpu_s": round(sum(g.cpu_s for g in idle), 2),
@@ -120,7 +132,9 @@ class _CountedSimulation(Simulation):
         if self.cycles == before or self._result is None:
             return  # nothing pending, or decisions in flight: no cycle ran
         woken_by = " + ".join(sorted(self._events_seen)) or "tick"
-        self.census.add(woken_by, changes_cluster(self._result), time.process_time() - started)
+        spent = time.process_time() - started
+        waiting = sum(1 for outcome in self._result.pod_groups if outcome.outcome == "pending")
+        self.census.add(woken_by, changes_cluster(self._result), spent, waiting)
         self._events_seen = set()
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks import contended, cycle_census
 from scheduler.config import SchedulerConfig
+from scheduler.cycle import CycleResult
 from simulator import cluster, csvtrace
 from simulator.events import Simulation
 
@@ -39,6 +40,24 @@ def test_the_census_counts_every_cycle_the_simulator_runs(tmp_path: Path) -> Non
     plain.run()
     report = cycle_census.count(csvtrace.load(trace, cluster.load(cluster_file)), SchedulerConfig())
     assert report["cycles"] == plain.cycles
+
+
+def test_the_census_sums_the_gangs_each_cycle_left_pending(tmp_path: Path) -> None:
+    trace, cluster_file, _ = contended.write(str(tmp_path), 30, 16, 18)
+    scenario = csvtrace.load(trace, cluster.load(cluster_file))
+    waiting: list[int] = []
+    simulation = Simulation(scenario, SchedulerConfig())
+    noted = simulation.recorder.cycle
+
+    def note(result: CycleResult) -> None:
+        waiting.append(sum(1 for o in result.pod_groups if o.outcome == "pending"))
+        noted(result)
+
+    simulation.recorder.cycle = note  # type: ignore[method-assign]
+    simulation.run()
+    report = cycle_census.count(csvtrace.load(trace, cluster.load(cluster_file)), SchedulerConfig())
+    assert report["pending_gang_cycles"] == sum(waiting) > 0
+    assert report["most_pending_gangs"] == max(waiting)
 
 
 def test_trace_and_cluster_go_together(capsys: pytest.CaptureFixture[str]) -> None:
