@@ -51,13 +51,13 @@ def _disruptable_by_queue(
     """Possible victims grouped by leaf queue, each in snapshot order, at an action's start.
 
     Kept for the session's later disruptive actions (:class:`_Candidates`). With
-    ``keyed`` (an action about to sort every candidate), a pass over every job also
-    forms each candidate's job order key while its pods are fresh in the CPU cache.
+    ``keyed`` (an action about to sort every candidate), the first pass over every job
+    also forms each candidate's job order key while its pods are fresh in the CPU cache.
     """
     memo = session.memos.get(_Candidates.MEMO)
     if not isinstance(memo, _Candidates):
         memo = session.memos[_Candidates.MEMO] = _Candidates(session, keyed)
-    return memo.current(session, keyed)
+    return memo.current(session)
 
 
 class _Candidates:
@@ -86,7 +86,7 @@ class _Candidates:
         keys, self.order_keys = self.order_keys, None
         return keys if len(session.status_log) == self.keyed_at else None
 
-    def current(self, session: Session, keyed: bool) -> dict[str, list[PodGroupInfo]]:
+    def current(self, session: Session) -> dict[str, list[PodGroupInfo]]:
         log = session.status_log
         if len(log) > self.seen:
             changed = set(log[self.seen :])

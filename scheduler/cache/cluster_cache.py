@@ -147,7 +147,7 @@ class ClusterCache:
         self._notes: dict[str, list[str]] = {}  # PodGroup key -> priority_note
         self._stale: set[str] = set()  # PodGroup keys to re-derive at the next snapshot
         # PodGroup keys stamped stale, or short of their requirement with every pod active:
-        # with the jobs that have an inactive pod, the only ones that can be stale
+        # with the jobs that have a pod active and one not, the only ones that can be stale
         self._maybe_stale: set[str] = set()
         self._carry: dict[str, Any] = {}  # ClusterSnapshot.carry, the same for every snapshot
         self._reorder = False  # a PodGroup came or went: _jobs follows _groups' order again
