@@ -127,18 +127,10 @@ class _Candidates:
             else:
                 del found[next(i for i, other in enumerate(found) if other is job)]
                 self.keys.discard(job.key)
-        by_queue = {**self.by_queue, **lists}
-        self.by_queue = {
-            queue: found
-            for queue, found in sorted(by_queue.items(), key=lambda item: _first(position, item))
-            if found
-        }
+        kept = [(queue, found) for queue, found in {**self.by_queue, **lists}.items() if found]
+        kept.sort(key=lambda item: position[item[1][0].key])  # by each's first candidate
+        self.by_queue = dict(kept)
         self.order_keys = None  # formed for the lists as they were: the session's memo serves
-
-
-def _first(position: dict[str, int], item: tuple[str, list[PodGroupInfo]]) -> int:
-    """Where a queue's first candidate stands in snapshot order (an empty list goes last)."""
-    return position[item[1][0].key] if item[1] else len(position)
 
 
 def _fresh_candidates(

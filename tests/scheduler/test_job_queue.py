@@ -235,7 +235,7 @@ CARRIED = SchedulerConfig()  # one config for every session: answers carried wit
 
 def _cache(*objects: Any) -> ClusterCache:
     cache = ClusterCache()
-    cache.upsert_all(SourcedObject(body, "test", i) for i, body in enumerate(objects))
+    cache.upsert_all(sourced(objects))
     return cache
 
 
