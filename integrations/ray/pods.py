@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crds.names import QUEUE_LABEL
+from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from integrations import base, fields, templates
 from integrations.ray import clusters, cronjob, grouper
 
@@ -40,6 +40,18 @@ def _pod_labels(cluster: base.RawObject, group: str, node_type: str) -> dict[str
     if queue is not None:
         labels[QUEUE_LABEL] = queue
     return labels
+
+
+def _stamped(cluster: base.RawObject, pod: dict[str, Any]) -> dict[str, Any]:
+    """``pod`` as KubeRay's kai-scheduler batch-scheduler plugin leaves it, for a cluster
+    that opts in to KAI with the queue label (the label KubeRay's KAI guide requires):
+    the plugin sets every pod's ``schedulerName`` to ``kai-scheduler``, whatever the
+    template says. A cluster without the label is left to the template's scheduler:
+    KubeRay runs the plugin only when the operator is started with it, which a manifest
+    does not show."""
+    if QUEUE_LABEL in fields.labels(cluster):
+        pod["spec"]["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    return pod
 
 
 def _worker_count(cluster: base.RawObject, group: Mapping[str, Any], path: str) -> int:
@@ -68,11 +80,14 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
         groups.append((group_name, hosts, _worker_count(cluster, group, path), template))
     templates.expect_pods(1 + sum(hosts * workers for _, hosts, workers, _ in groups))
     pods = [
-        templates.make_pod(
-            head_template,
-            f"{name}-head-{templates.suffix(f'{uid}/head')}",
+        _stamped(
             cluster,
-            labels=_pod_labels(cluster, clusters.HEAD_GROUP, "head"),
+            templates.make_pod(
+                head_template,
+                f"{name}-head-{templates.suffix(f'{uid}/head')}",
+                cluster,
+                labels=_pod_labels(cluster, clusters.HEAD_GROUP, "head"),
+            ),
         )
     ]
     for group_name, hosts, workers, template in groups:
@@ -88,7 +103,11 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
                     labels["ray.io/replica-host-index"] = str(host)
                 seed = f"{uid}/{group_name}/{replica}/{host}"
                 pod_name = f"{name}-{group_name}-worker-{templates.suffix(seed)}"
-                pods.append(templates.make_pod(template, pod_name, cluster, labels=labels))
+                pods.append(
+                    _stamped(
+                        cluster, templates.make_pod(template, pod_name, cluster, labels=labels)
+                    )
+                )
     return pods
 
 
