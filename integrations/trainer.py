@@ -31,6 +31,16 @@ NODE_JOB_NAMES = (NODE_JOB, "trainer-node")
 TRAINJOB_NAME_LABEL = "trainer.kubeflow.org/trainjob-name"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER_ANCESTOR = "trainer"
+RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
+"""The kinds a TrainJob's ``spec.runtimeRef`` names: its pods' templates live there."""
+
+
+def is_runtime(obj: base.RawObject) -> bool:
+    """Whether ``obj`` is a (Cluster)TrainingRuntime, which TrainJobs are expanded from."""
+    api_version = str(obj.get("apiVersion") or "")
+    return api_version.partition("/")[0] == TRAINER_API.partition("/")[0] and (
+        obj.get("kind") in RUNTIME_KINDS
+    )
 
 
 def find_runtime(job: base.RawObject, lookup: base.ObjectLookup) -> base.RawObject:

@@ -9,8 +9,10 @@ teams already have. Each workload carries two annotations::
 Its PodGroups and pods come from the podgrouper's adapters
 (``integrations.grouping.group_workloads``), exactly as ``podmuster group``
 makes them; each PodGroup is one simulated job with the workload's arrival and
-duration. Queue and PriorityClass objects in the directory join the cluster. A
-workload that cannot be read is recorded in ``Scenario.bad_objects`` and left out.
+duration. Queue and PriorityClass objects in the directory join the cluster;
+(Cluster)TrainingRuntimes are read by every TrainJob that names one, as the live
+trainer reads them from the cluster. A workload that cannot be read is recorded in
+``Scenario.bad_objects`` and left out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from crds.quantities import QuantityError, parse_quantity
 from integrations import upstream_workload
 from integrations.grouping import detail, group_workloads
 from integrations.objects import ObjectIndex
+from integrations.trainer import is_runtime
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
 from simulator.model import Scenario, SimJob
@@ -210,6 +213,8 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
     items = load_documents(manifest_files(directory), problems=cluster.bad_objects)
     jobs: list[SimJob] = []
     items, trees = _upstream_trees(items)
+    # what a TrainJob is expanded from: given with every workload, like the live cluster's
+    runtimes = [item.obj for item in items if is_runtime(item.obj)]
     for root, related in trees:
         try:  # arrival and duration on the root group; its pods are bare, not recreated
             jobs.extend(_jobs_of(root, scheduler_name, related, recreate=False))
@@ -221,10 +226,10 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
             getattr(cluster, _CLUSTER_KINDS[str(kind)]).append(item.obj)
             cluster.sources[item.describe()] = item.source
             continue
-        if (item.obj.get("metadata") or {}).get("ownerReferences"):
-            continue  # grouped with its owner
+        if (item.obj.get("metadata") or {}).get("ownerReferences") or is_runtime(item.obj):
+            continue  # grouped with its owner; a runtime is read by the TrainJobs naming it
         try:
-            jobs.extend(_jobs_of(item, scheduler_name))
+            jobs.extend(_jobs_of(item, scheduler_name, runtimes))
         except InputError as error:  # this workload is left out, the others are simulated
             cluster.bad_objects.append(error)
     jobs = _once(jobs, cluster.bad_objects)
