@@ -37,7 +37,10 @@ from simulator import objects
 from simulator.model import AutoscaledPool, Scenario
 
 _TOP = {"nodes", "nodePools", "queues", "objects", "scheduler", "period"}
-_NODE = {"name", "count", "gpus", "cpu", "memory", "pods", "labels"}
+_NODE = {"name", "count", "gpus", "cpu", "memory", "ephemeralStorage", "pods", "labels"}
+DEFAULT_EPHEMERAL_STORAGE: Final = "1Ti"
+"""A node shape's local disk unless given: every kubelet reports one, and a pod asking for
+``ephemeral-storage`` (as many real manifests do) would otherwise fit no simulated node."""
 _POOL = _NODE | {"autoscale"}
 _AUTOSCALE = {"min", "max", "scaleUpDelay", "scaleDownDelay"}
 _QUEUE = {"name", "parent", "gpuQuota", "gpuLimit", "overQuotaWeight", "priority"}
@@ -117,6 +120,12 @@ def _shape(reader: _Reader, raw: Mapping[str, Any], where: str, name: str) -> di
         gpus=reader.whole(raw.get("gpus", 0), where, "gpus"),
         labels={str(k): str(v) for k, v in labels.items()},
         pods=reader.whole(raw.get("pods", 110), where, "pods", minimum=1),
+        ephemeral_storage_mib=reader.quantity(
+            raw.get("ephemeralStorage", DEFAULT_EPHEMERAL_STORAGE),
+            where,
+            "ephemeralStorage",
+            "memory",
+        ),
     )
 
 

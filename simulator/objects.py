@@ -35,12 +35,15 @@ def node(
     gpus: int,
     labels: dict[str, str] | None = None,
     pods: int = 110,
+    ephemeral_storage_mib: int | None = None,
 ) -> dict[str, Any]:
     allocatable: dict[str, str] = {
         "cpu": f"{cpu_milli}m",
         "memory": f"{memory_mib}Mi",
         "pods": str(pods),
     }
+    if ephemeral_storage_mib is not None:
+        allocatable["ephemeral-storage"] = f"{ephemeral_storage_mib}Mi"
     if gpus:
         allocatable[GPU_RESOURCE] = str(gpus)
     return {

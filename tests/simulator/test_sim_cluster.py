@@ -12,7 +12,7 @@ from simulator import cluster, objects
 FULL = """
 nodes:
   - {name: big, gpus: 8, cpu: 96, memory: 1Ti, labels: {zone: a}}
-  - {name: small, count: 2, cpu: "500m", memory: 2}
+  - {name: small, count: 2, cpu: "500m", memory: 2, ephemeralStorage: 200Gi}
 nodePools:
   - {name: t4, count: 3, gpus: 2}
   - name: burst
@@ -39,10 +39,12 @@ def test_full_cluster(tmp_path: Path) -> None:
         "cpu": "96000m",
         "memory": "1048576Mi",
         "pods": "110",
+        "ephemeral-storage": "1048576Mi",  # the default, 1Ti: every kubelet reports a disk
         "nvidia.com/gpu": "8",
     }
     assert scenario.nodes[1]["status"]["allocatable"]["cpu"] == "500m"
     assert scenario.nodes[1]["status"]["allocatable"]["memory"] == "2048Mi"
+    assert scenario.nodes[1]["status"]["allocatable"]["ephemeral-storage"] == "204800Mi"
     assert scenario.nodes[3]["metadata"]["labels"] == {objects.POOL_LABEL: "t4"}
     (pool,) = scenario.pools
     assert (pool.min_nodes, pool.max_nodes, pool.scale_up_delay, pool.scale_down_delay) == (
@@ -67,6 +69,7 @@ def test_full_cluster(tmp_path: Path) -> None:
         ("nodes: [{gpus: 1}]", "nodes[0]: name: is required"),
         ("nodes: [{name: a, gpus: -1}]", "nodes[0]: gpus: expected a whole number >= 0"),
         ("nodes: [{name: a, memory: lots}]", "nodes[0]: memory:"),
+        ("nodes: [{name: a, ephemeralStorage: lots}]", "nodes[0]: ephemeralStorage:"),
         (
             "nodePools: [{name: p, count: 2, autoscale: {min: 0, max: 2}}]",
             "nodePools[0]: count: an autoscaled pool has min and max, not count",

@@ -105,3 +105,37 @@ def test_kuberay_kai_plugin_stamps_the_scheduler_only_on_a_labelled_cluster(
     assert head[0]["spec"]["schedulerName"] == "kai-scheduler"
     (plain,) = yaml.safe_load_all((fixtures / "framework-workloads" / "ray-plain.yaml").read_text())
     assert [pod["spec"].get("schedulerName") for pod in _pods([plain])] == [None]
+
+
+JOB_WITH_SCRATCH = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: preprocess
+  namespace: ml
+  labels: {kai.scheduler/queue: team-a}
+  annotations: {simulate.podmuster.io/duration: 2m}
+spec:
+  template:
+    spec:
+      schedulerName: kai-scheduler
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: python:3.12
+          resources:
+            requests: {cpu: "2", memory: 4Gi, ephemeral-storage: 50Gi}
+"""
+
+
+def test_a_pod_asking_for_local_disk_fits_a_node_of_the_cluster_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once 'Insufficient ephemeral-storage' on every node: the cluster YAML's nodes had no
+    disk, which every real node reports (default 1Ti)."""
+    workloads = tmp_path / "workloads"
+    workloads.mkdir()
+    (workloads / "job.yaml").write_text(JOB_WITH_SCRATCH)
+    code, document, err = _simulate(capsys, tmp_path, workloads)
+    assert (code, err) == (0, [])
+    assert (document["jobs"], document["completed"]) == (1, 1)
