@@ -94,9 +94,12 @@ def _is_number(raw: str) -> bool:
 
 
 def read_rows(path: str, required: Sequence[str]) -> Iterator[Row]:
-    """The rows of a CSV file with a header line holding at least ``required``."""
+    """The rows of a CSV file with a header line holding at least ``required``.
+
+    A byte-order mark before the header (spreadsheets write one with "CSV UTF-8") is
+    not part of the first column's name."""
     try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=path) from None
     with handle:

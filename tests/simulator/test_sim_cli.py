@@ -303,3 +303,21 @@ def test_an_evicted_bare_pod_is_gone(
     assert document["reclaims"] == 1
     assert document["completed"] == 2
     assert document["queues"]["team-a"]["completed"] == 1
+
+
+def test_a_csv_saved_by_a_spreadsheet_reads_as_the_plain_file(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once "missing column 'submit_time'": "CSV UTF-8" from a spreadsheet starts with a
+    byte-order mark (and ends its lines with CR LF), which became part of the first name."""
+    plain = fixtures / "three-jobs.csv"
+    saved = tmp_path / "three-jobs.csv"
+    saved.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\n", b"\r\n"))
+    cluster = str(fixtures / "cluster.yaml")
+    timings = {"engine_seconds", "snapshot_seconds", "wall_seconds"}
+    documents = [_json(capsys, "--trace", str(p), "--cluster", cluster) for p in (plain, saved)]
+    for document in documents:
+        for key in timings:
+            document.pop(key, None)
+    assert documents[0] == documents[1]
+    assert documents[1]["jobs"] == 3
