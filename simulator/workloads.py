@@ -136,6 +136,14 @@ def _jobs_of(
                 "spec.schedulerName",
                 f"its pods must use schedulerName {scheduler_name!r} to be simulated",
             )
+        if spec.get("nodeName"):  # e.g. a pod exported from a running cluster
+            raise object_error(
+                item.source,
+                item.obj,
+                "spec.nodeName",
+                f"is {spec['nodeName']!r}: Kubernetes runs such a pod on that node without a"
+                " scheduler; remove it to simulate how the pod is scheduled",
+            )
         members.setdefault(f"{meta['namespace']}/{assignment.pod_group}", []).append(pod)
     if recreate is None:
         recreate = item.obj.get("kind") != "Pod"

@@ -177,3 +177,20 @@ def test_a_bare_pod_the_engine_refuses_is_named_once(
         " expected a list, got 'gpu'"
     ]
     assert document["jobs"] == 2
+
+
+def test_a_pod_exported_with_its_node_is_one_line_not_a_job_that_never_ran(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod taken from a running cluster keeps ``spec.nodeName``, which bypasses every
+    scheduler: it once became a job that never started, with "no cycle explained it"."""
+    spec = {"schedulerName": "kai-scheduler", "nodeName": "gpu-7", "containers": []}
+    workloads = _with_bare_pod(fixtures, tmp_path, spec)
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    assert err == [
+        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec.nodeName: is 'gpu-7':"
+        " Kubernetes runs such a pod on that node without a scheduler; remove it to simulate"
+        " how the pod is scheduled"
+    ]
+    assert (document["jobs"], document["completed"]) == (2, 2)
