@@ -48,7 +48,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--trace", help="trace: a directory (alibaba-2023) or a CSV file")
     parser.add_argument("--trace-format", choices=FORMATS, help="default: from --trace")
-    parser.add_argument("--pods", help="alibaba-2023: another pod list of the same layout")
+    parser.add_argument(
+        "--pods",
+        help="alibaba-2023: another pod list: a file, or one in the trace directory by name"
+        " or variant (gpushare40)",
+    )
     parser.add_argument("--cluster", help="cluster YAML: nodes, pools, queues, scheduler")
     parser.add_argument("--workloads", help="directory of workload manifests")
     parser.add_argument(

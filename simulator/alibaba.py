@@ -55,7 +55,9 @@ def load(directory: str, pods_file: str | None = None) -> Scenario:
     )
     if node_file is None:
         raise InputError(f"no {' or '.join(NODE_FILES)} in the directory", source=directory)
-    pod_file = pods_file or os.path.join(directory, POD_FILE)
+    pod_file = (
+        os.path.join(directory, POD_FILE) if pods_file is None else _pod_list(directory, pods_file)
+    )
     nodes = read_nodes(node_file)
     jobs, skipped = read_pods(pod_file)
     queues = sorted({job.queue for job in jobs})
@@ -70,6 +72,30 @@ def load(directory: str, pods_file: str | None = None) -> Scenario:
 
 def _exists(directory: str, name: str) -> bool:
     return os.path.isfile(os.path.join(directory, name))
+
+
+POD_LIST_PREFIX = "openb_pod_list_"
+
+
+def _pod_list(directory: str, given: str) -> str:
+    """The pod list ``--pods`` names: a file as given, else one of the trace directory's
+    by file name (``openb_pod_list_gpushare40.csv``) or by its variant (``gpushare40``)."""
+    candidates = [given, os.path.join(directory, given)]
+    candidates.append(os.path.join(directory, f"{POD_LIST_PREFIX}{given}.csv"))
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return candidate
+    lists = sorted(
+        name[len(POD_LIST_PREFIX) : -len(".csv")]
+        for name in os.listdir(directory)
+        if name.startswith(POD_LIST_PREFIX) and name.endswith(".csv")
+    )
+    named = ", ".join(lists) or "none"
+    raise InputError(
+        f"no such pod list, as a file or in {directory} (its pod lists: {named})",
+        source=given,
+        field="--pods",
+    )
 
 
 def read_nodes(path: str) -> list[dict[str, object]]:

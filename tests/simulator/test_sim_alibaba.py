@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from crds.errors import InputError
 from crds.gpusharing import FRACTION
 from podmuster.cli import main
 from simulator import alibaba, objects
@@ -79,3 +80,24 @@ def test_a_slice_of_the_real_trace(
         for timing in ("engine_seconds", "snapshot_seconds", "wall_seconds"):
             document.pop(timing)
     assert first == second
+
+
+def test_pods_names_a_list_of_the_trace_directory(fixtures: Path, tmp_path: Path) -> None:
+    """The documented ``--pods gpushare40`` once read a file ``gpushare40`` in the working
+    directory: a variant or a file name now finds the list in the trace directory."""
+    trace = tmp_path / "openb"
+    trace.mkdir()
+    for name in ("openb_node_list_gpu_node.csv", "openb_pod_list_default.csv"):
+        (trace / name).write_bytes((fixtures / "openb" / name).read_bytes())
+    rows = (fixtures / "openb" / "openb_pod_list_default.csv").read_text().splitlines()
+    (trace / "openb_pod_list_gpushare40.csv").write_text("\n".join(rows[:3]) + "\n")
+    variant = trace / "openb_pod_list_gpushare40.csv"
+    for given in ("gpushare40", "openb_pod_list_gpushare40.csv", str(variant)):
+        scenario = alibaba.load(str(trace), given)
+        assert (scenario.source, len(scenario.jobs)) == (str(variant), 2), given
+    with pytest.raises(InputError) as caught:
+        alibaba.load(str(trace), "multigpu50")
+    assert str(caught.value) == (
+        f"multigpu50: --pods: no such pod list, as a file or in {trace}"
+        " (its pod lists: default, gpushare40)"
+    )
