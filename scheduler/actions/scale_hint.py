@@ -65,11 +65,13 @@ from scheduler.actions.scale_hint_domains import (
     domain_scope,
     shortfalls,
 )
+from scheduler.api.nodes import NodeTable
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import CPU, GPU, GPU_UNIT, MEMORY, PODS, Vector
 from scheduler.framework import extension_points as ep
 from scheduler.framework import gang
+from scheduler.framework.node_memo import per_table
 from scheduler.framework.session import Session
 
 __all__ = [
@@ -181,12 +183,23 @@ class _Shape:
 
 
 def _shapes(session: Session) -> list[_Shape]:
-    """Existing nodes grouped by (allocatable, pool labels), in first-node order."""
+    """Existing nodes grouped by (allocatable, pool labels), in first-node order: formed
+    once per node table (a loop over every node, asked in every cycle that gives a hint)."""
     nodes = session.snapshot.nodes
+    return per_table(nodes, _SHAPES, lambda: _node_shapes(nodes))
+
+
+_SHAPES = "scale-hint.shapes"
+
+
+def _node_shapes(nodes: NodeTable) -> list[_Shape]:
+    """:func:`_shapes` of ``nodes``, formed afresh; each capacity read-only (shared from
+    cycle to cycle while the table stays)."""
     grouped: dict[tuple[bytes, tuple[tuple[str, str], ...]], _Shape] = {}
     allocatable = nodes.allocatable
     for i, meta in enumerate(nodes.meta):
         column = np.ascontiguousarray(allocatable[:, i])
+        column.flags.writeable = False
         labels = tuple((k, meta.labels[k]) for k in POOL_LABELS if k in meta.labels)
         key = (column.tobytes(), labels)
         shape = grouped.get(key)

@@ -96,6 +96,28 @@ def toleration_mask(meta: Sequence[NodeMeta], tolerations: Sequence[Mapping[str,
     return np.array([tolerates_node(node, tolerations) for node in meta], dtype=bool)
 
 
+_KEPT_MASKS = 4096
+"""Distinct pod rules whose masks a node table keeps (each a bool per node)."""
+
+
+def _masks(meta: Sequence[NodeMeta], pod: PodInfo, has_taints: bool) -> list[tuple[ep.Mask, str]]:
+    """The pod's node-selector, node-affinity and toleration masks with their reasons; each
+    mask read-only, since it is shared from cycle to cycle."""
+    parts: list[tuple[ep.Mask, str]] = []
+    if pod.node_selector:
+        mask = node_selector_mask(meta, pod.node_selector)
+        parts.append((mask, "node(s) didn't match Pod's node selector"))
+    if pod.node_affinity:
+        mask = node_affinity_mask(meta, pod.node_affinity)
+        parts.append((mask, "node(s) didn't match Pod's node affinity"))
+    if has_taints:
+        mask = toleration_mask(meta, pod.tolerations)
+        parts.append((mask, "node(s) had untolerated taint"))
+    for mask, _ in parts:
+        mask.flags.writeable = False
+    return parts
+
+
 class PredicatesPlugin:
     """Registers the node-selector, node-affinity and taint filters."""
 
@@ -105,18 +127,24 @@ class PredicatesPlugin:
         nodes = session.snapshot.nodes
         meta = nodes.meta
         has_taints = per_table(nodes, "has-taints", lambda: any(node.taints for node in meta))
+        # the pod's three rules (as written) -> its masks: they read only the nodes' names,
+        # labels and taints, so they are kept with the node table from cycle to cycle (a
+        # pending pod's affinity is otherwise matched against every node in every cycle)
+        kept: dict[tuple[object, ...], list[tuple[ep.Mask, str]]] = per_table(
+            nodes, "predicates.masks", dict
+        )
 
         def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
-            parts: list[tuple[ep.Mask, str]] = []
-            if pod.node_selector:
-                mask = node_selector_mask(meta, pod.node_selector)
-                parts.append((mask, "node(s) didn't match Pod's node selector"))
-            if pod.node_affinity:
-                mask = node_affinity_mask(meta, pod.node_affinity)
-                parts.append((mask, "node(s) didn't match Pod's node affinity"))
-            if has_taints:
-                mask = toleration_mask(meta, pod.tolerations)
-                parts.append((mask, "node(s) had untolerated taint"))
-            return parts
+            key = (
+                tuple(sorted(pod.node_selector.items())),
+                repr(pod.node_affinity) if pod.node_affinity else "",
+                repr(pod.tolerations) if has_taints else "",
+            )
+            parts = kept.get(key)
+            if parts is None:
+                if len(kept) >= _KEPT_MASKS:
+                    kept.clear()  # bounded: pods pinned one by one would each add one
+                parts = kept[key] = _masks(meta, pod, has_taints)
+            return list(parts)
 
         session.add_node_filter(node_filter)
