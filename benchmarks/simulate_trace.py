@@ -15,7 +15,7 @@ so their time includes reading the files and writing the output. Each case
 reports wall and CPU time: other processes on the two cores stretch the wall
 time, not the CPU time.
 
-Run: ``python -m benchmarks.simulate_trace [--case NAME ...] [--trace DIR] [--pods FILE]
+Run: ``python -m benchmarks.simulate_trace [--case NAME ...] [--trace DIR] [--pods LIST]
 [--profile N] [--cpu-budget S]`` (``make bench-simulate`` runs every case).
 """
 
@@ -103,8 +103,9 @@ def alibaba_case(args: argparse.Namespace) -> dict[str, Any]:
         "total_s": round(total, 2),
         "cpu_s": round(time.process_time() - cpu_started, 2),
         "engine_share": round(figures["engine_seconds"] / total, 3),
-        "target_s": ALIBABA_TARGET_S,
-        "met": total <= ALIBABA_TARGET_S,
+        # the target is the default list's; another list is measured, not judged
+        "target_s": ALIBABA_TARGET_S if args.pods is None else None,
+        "met": total <= ALIBABA_TARGET_S if args.pods is None else None,
     }
 
 
@@ -174,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", action="append", choices=CASES, help="default: every case")
     parser.add_argument("--trace", default=os.path.normpath(DEFAULT_TRACE))
-    parser.add_argument("--pods", help="another pod list of the same layout")
+    parser.add_argument(
+        "--pods", help="another pod list: a file, or the trace directory's by name or variant"
+    )
     parser.add_argument("--seed", type=int, default=18, help="of the contended traces")
     parser.add_argument("--profile", type=int, metavar="N", help="print the top N functions")
     parser.add_argument(
@@ -193,7 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]
         print(json.dumps(report, indent=2), flush=True)
         reports.append(report)
-    return 0 if all(r.get("met", "skipped" in r) for r in reports) else 1
+    return 0 if all(_passed(report) for report in reports) else 1
+
+
+def _passed(report: dict[str, Any]) -> bool:
+    """Met its target, skipped, or measured without one (``met`` None: another pod list)."""
+    met = report.get("met", "skipped" in report)
+    return met is None or bool(met)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,15 @@ def test_report_of_a_small_trace(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"total_s", "cpu_s", "engine_s", "snapshot_s", "engine_share"} <= report.keys()
 
 
+def test_another_pod_list_is_measured_not_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    """The 20 s target is the default list's; ``--pods`` names a list of the directory."""
+    argv = ["--case", "alibaba", "--trace", str(FIXTURE), "--pods", "default"]
+    assert simulate_trace.main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["jobs_replayed"] == 4
+    assert (report["target_s"], report["met"]) == (None, None)
+
+
 def test_missing_trace_directory(tmp_path: Path) -> None:
     assert simulate_trace.main(["--case", "alibaba", "--trace", str(tmp_path / "absent")]) == 2
 
