@@ -39,6 +39,7 @@ def leave_out_bad_objects(scenario: Scenario, scheduler_name: str) -> None:
 
     scenario.priority_classes = [m for m in scenario.priority_classes if not bad(m, source)]
     scenario.queues = [m for m in scenario.queues if not bad(m, source)]
+    scenario.topologies = [m for m in scenario.topologies if not bad(m, source)]
     scenario.nodes = [m for m in scenario.nodes if not bad(m, source)]
     scenario.pools = [p for p in scenario.pools if not bad(p.template, source)]
     kept = []

@@ -14,7 +14,7 @@ workloads only; the cluster they run on is a short hand-written file
     queues:
       - {name: research, gpuQuota: 8, overQuotaWeight: 2}
       - {name: nlp, parent: research, gpuQuota: 4, gpuLimit: 16, priority: 100}
-    objects: []                # any Node / Queue / PriorityClass manifests, as they are
+    objects: []                # any Node / Queue / PriorityClass / Topology manifests
     scheduler: {placementStrategy: {gpu: spread}}   # the --config file's keys
     period: 1s                 # scheduling period
 
@@ -44,7 +44,7 @@ DEFAULT_EPHEMERAL_STORAGE: Final = "1Ti"
 _POOL = _NODE | {"autoscale"}
 _AUTOSCALE = {"min", "max", "scaleUpDelay", "scaleDownDelay"}
 _QUEUE = {"name", "parent", "gpuQuota", "gpuLimit", "overQuotaWeight", "priority"}
-_OBJECT_KINDS = {"Node", "Queue", "PriorityClass"}
+_OBJECT_KINDS = {"Node", "Queue", "PriorityClass", "Topology"}
 
 
 class _Reader:
@@ -241,6 +241,7 @@ def load(path: str) -> Scenario:
     nodes.extend(pool_nodes)
     queues = _queues(reader, data.get("queues") or [])
     priority_classes: list[dict[str, Any]] = []
+    topologies: list[dict[str, Any]] = []
     extra = data.get("objects") or []
     if not isinstance(extra, list):
         raise reader.error("objects", None, "expected a list of manifests")
@@ -257,7 +258,13 @@ def load(path: str) -> Scenario:
         except InputError as exc:
             named = f"{describe_object(obj)} (objects[{i}])"
             raise reader.error(named, exc.field, exc.message) from None
-        {"Node": nodes, "Queue": queues, "PriorityClass": priority_classes}[kind].append(dict(obj))
+        lists = {
+            "Node": nodes,
+            "Queue": queues,
+            "PriorityClass": priority_classes,
+            "Topology": topologies,
+        }
+        lists[kind].append(dict(obj))
     config: SchedulerConfig | None = None
     if data.get("scheduler") is not None:
         try:
@@ -276,9 +283,12 @@ def load(path: str) -> Scenario:
         queues=queues,
         jobs=[],
         priority_classes=priority_classes,
+        topologies=topologies,
         pools=pools,
         config=config,
         period=period,
         source=path,
-        sources={describe_object(m): path for m in [*nodes, *queues, *priority_classes]},
+        sources={
+            describe_object(m): path for m in [*nodes, *queues, *priority_classes, *topologies]
+        },
     )

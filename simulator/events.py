@@ -392,7 +392,7 @@ class Simulation:
         scenario = self.scenario
         source = scenario.source or "<cluster>"
         with gc_paused():
-            for manifest in [*scenario.priority_classes, *scenario.queues]:
+            for manifest in [*scenario.priority_classes, *scenario.queues, *scenario.topologies]:
                 self._upsert(manifest, source)
             for manifest in scenario.nodes:
                 self.add_node(manifest)

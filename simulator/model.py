@@ -58,6 +58,7 @@ class Scenario:
     queues: list[dict[str, Any]]
     jobs: list[SimJob]
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    topologies: list[dict[str, Any]] = field(default_factory=list)  # kai.scheduler Topology
     pools: list[AutoscaledPool] = field(default_factory=list)
     config: SchedulerConfig | None = None  # from the cluster YAML; --config wins
     period: float | None = None  # scheduling period from the cluster YAML; --period wins

@@ -9,7 +9,7 @@ teams already have. Each workload carries two annotations::
 Its PodGroups and pods come from the podgrouper's adapters
 (``integrations.grouping.group_workloads``), exactly as ``podmuster group``
 makes them; each PodGroup is one simulated job with the workload's arrival and
-duration. Queue and PriorityClass objects in the directory join the cluster;
+duration. Queue, PriorityClass and Topology objects in the directory join the cluster;
 (Cluster)TrainingRuntimes are read by every TrainJob that names one, as the live
 trainer reads them from the cluster. A workload that cannot be read is recorded in
 ``Scenario.bad_objects`` and left out.
@@ -40,7 +40,7 @@ from simulator.model import Scenario, SimJob
 
 ARRIVAL = "simulate.podmuster.io/arrival"
 DURATION = "simulate.podmuster.io/duration"
-_CLUSTER_KINDS = {"Queue": "queues", "PriorityClass": "priority_classes"}
+_CLUSTER_KINDS = {"Queue": "queues", "PriorityClass": "priority_classes", "Topology": "topologies"}
 _EXTENSIONS = (".yaml", ".yml", ".json")
 
 
