@@ -80,9 +80,8 @@ POD_LIST_PREFIX = "openb_pod_list_"
 def _pod_list(directory: str, given: str) -> str:
     """The pod list ``--pods`` names: a file as given, else one of the trace directory's
     by file name (``openb_pod_list_gpushare40.csv``) or by its variant (``gpushare40``)."""
-    candidates = [given, os.path.join(directory, given)]
-    candidates.append(os.path.join(directory, f"{POD_LIST_PREFIX}{given}.csv"))
-    for candidate in candidates:
+    variant = os.path.join(directory, f"{POD_LIST_PREFIX}{given}.csv")
+    for candidate in (given, os.path.join(directory, given), variant):
         if os.path.isfile(candidate):
             return candidate
     lists = sorted(
