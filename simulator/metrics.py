@@ -421,7 +421,7 @@ class Recorder:
         disruptions = self.job_disruptions.get(job.key, {})
         result: dict[str, Any] = {
             "name": job.key,
-            "workload": _workload(job.pod_group),
+            "workload": job.workload or _workload(job.pod_group),
             "queue": job.queue,
             "gpus": _round(job.gpus),
             "arrival_s": _round(job.arrival),

@@ -32,6 +32,7 @@ class SimJob:
     pod_gpus: list[float]  # GPUs per pod, fractions included, same order as pods
     recreate: bool = True
     origin: str = ""  # where it came from, for messages (file and row/object)
+    workload: str | None = None  # the manifest it came from, "Kind namespace/name"
 
     @property
     def gpus(self) -> float:

@@ -30,9 +30,10 @@ from crds.gpusharing import GPU_RESOURCE
 from crds.metadata import metadata_map
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
-from integrations import upstream_workload
+from integrations import fields, upstream_workload
 from integrations.grouping import detail, group_workloads
 from integrations.objects import ObjectIndex
+from integrations.templates import DEFAULT_NAMESPACE
 from integrations.trainer import is_runtime
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
@@ -106,9 +107,11 @@ def _jobs_of(
     related: Sequence[Mapping[str, Any]] = (),
     *,
     recreate: bool | None = None,
+    workload: str | None = None,
 ) -> list[SimJob]:
     """The jobs of workload ``item``, grouped with ``related`` objects (an upstream tree's
-    groups and pods); ``recreate``: whether evicted pods come back (default: not for a pod)."""
+    groups and pods); ``recreate``: whether evicted pods come back (default: not for a pod);
+    ``workload``: the name its jobs' results give (default: their PodGroup's owner)."""
     arrival = _seconds(item, ARRIVAL, 0.0)
     duration = _seconds(item, DURATION, None)
     result = group_workloads([item.obj, *related])
@@ -167,6 +170,7 @@ def _jobs_of(
                 pod_gpus=[pod_gpus(pod) for pod in group_pods],
                 recreate=recreate,
                 origin=f"{item.source}: {item.describe()}",
+                workload=workload,
             )
         )
     return jobs
@@ -197,6 +201,12 @@ def _upstream_trees(
     groups = [i.obj for i in upstream]
     trees = [(i, [*groups, *members[id(i.obj)]]) for i in upstream if id(i.obj) in members]
     return [i for i in items if id(i) not in taken], trees
+
+
+def _named(obj: Mapping[str, Any]) -> str:
+    """``Kind namespace/name`` of a workload as the user wrote it (a TrainJob, not the
+    JobSet the podgrouper sees as its PodGroup's owner); no namespace is ``default``."""
+    return f"{obj.get('kind')} {fields.namespace(obj) or DEFAULT_NAMESPACE}/{fields.name(obj)}"
 
 
 def _once(jobs: list[SimJob], bad_objects: list[InputError]) -> list[SimJob]:
@@ -237,7 +247,7 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
         if (item.obj.get("metadata") or {}).get("ownerReferences") or is_runtime(item.obj):
             continue  # grouped with its owner; a runtime is read by the TrainJobs naming it
         try:
-            jobs.extend(_jobs_of(item, scheduler_name, runtimes))
+            jobs.extend(_jobs_of(item, scheduler_name, runtimes, workload=_named(item.obj)))
         except InputError as error:  # this workload is left out, the others are simulated
             cluster.bad_objects.append(error)
     jobs = _once(jobs, cluster.bad_objects)

@@ -68,6 +68,12 @@ def test_kuberay_and_trainer_manifests_are_simulated_as_their_operators_run_them
     # the TrainJob's two nodes, from the runtime in runtime.yaml, each with its 1 GPU
     finetune = results["ml/pg-finetune"]
     assert (finetune["queue"], finetune["gpus"], finetune["end_s"]) == ("team-b", 2.0, 621.0)
+    # named as written: the TrainJob, not the JobSet its PodGroup's owner reference names
+    assert [results[k]["workload"] for k in sorted(results)] == [
+        "RayCluster ml/chat",
+        "TrainJob ml/finetune",
+        "RayJob ml/tune",
+    ]
 
 
 def test_a_trainjob_without_its_runtime_in_the_directory_is_refused_alone(
