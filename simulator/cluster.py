@@ -44,7 +44,6 @@ DEFAULT_EPHEMERAL_STORAGE: Final = "1Ti"
 _POOL = _NODE | {"autoscale"}
 _AUTOSCALE = {"min", "max", "scaleUpDelay", "scaleDownDelay"}
 _QUEUE = {"name", "parent", "gpuQuota", "gpuLimit", "overQuotaWeight", "priority"}
-_OBJECT_KINDS = {"Node", "Queue", "PriorityClass", "Topology"}
 
 
 class _Reader:
@@ -242,28 +241,28 @@ def load(path: str) -> Scenario:
     queues = _queues(reader, data.get("queues") or [])
     priority_classes: list[dict[str, Any]] = []
     topologies: list[dict[str, Any]] = []
+    lists = {  # the kinds objects: may hold, each to its list
+        "Node": nodes,
+        "Queue": queues,
+        "PriorityClass": priority_classes,
+        "Topology": topologies,
+    }
     extra = data.get("objects") or []
     if not isinstance(extra, list):
         raise reader.error("objects", None, "expected a list of manifests")
     for i, obj in enumerate(extra):
         kind = obj.get("kind") if isinstance(obj, Mapping) else None
-        if kind not in _OBJECT_KINDS:
+        if kind not in lists:
             raise reader.error(
                 f"objects[{i}]",
                 "kind",
-                f"expected one of {', '.join(sorted(_OBJECT_KINDS))}, got {kind!r}",
+                f"expected one of {', '.join(sorted(lists))}, got {kind!r}",
             )
         try:  # as every manifest read from a file (crds.documents)
             check_metadata_maps(obj)
         except InputError as exc:
             named = f"{describe_object(obj)} (objects[{i}])"
             raise reader.error(named, exc.field, exc.message) from None
-        lists = {
-            "Node": nodes,
-            "Queue": queues,
-            "PriorityClass": priority_classes,
-            "Topology": topologies,
-        }
         lists[kind].append(dict(obj))
     config: SchedulerConfig | None = None
     if data.get("scheduler") is not None:

@@ -30,10 +30,9 @@ from crds.gpusharing import GPU_RESOURCE
 from crds.metadata import metadata_map
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from crds.quantities import QuantityError, parse_quantity
-from integrations import fields, upstream_workload
+from integrations import fields, templates, upstream_workload
 from integrations.grouping import detail, group_workloads
 from integrations.objects import ObjectIndex
-from integrations.templates import DEFAULT_NAMESPACE
 from integrations.trainer import is_runtime
 from scheduler.config import ConfigError, parse_duration
 from simulator import objects
@@ -203,12 +202,6 @@ def _upstream_trees(
     return [i for i in items if id(i) not in taken], trees
 
 
-def _named(obj: Mapping[str, Any]) -> str:
-    """``Kind namespace/name`` of a workload as the user wrote it (a TrainJob, not the
-    JobSet the podgrouper sees as its PodGroup's owner); no namespace is ``default``."""
-    return f"{obj.get('kind')} {fields.namespace(obj) or DEFAULT_NAMESPACE}/{fields.name(obj)}"
-
-
 def _once(jobs: list[SimJob], bad_objects: list[InputError]) -> list[SimJob]:
     """The jobs, each PodGroup once: a workload given twice (or two making the same
     PodGroup) keeps the first; the later one is a bad object, one line, left out."""
@@ -247,7 +240,10 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
         if (item.obj.get("metadata") or {}).get("ownerReferences") or is_runtime(item.obj):
             continue  # grouped with its owner; a runtime is read by the TrainJobs naming it
         try:
-            jobs.extend(_jobs_of(item, scheduler_name, runtimes, workload=_named(item.obj)))
+            # named as written (a TrainJob, not the JobSet its PodGroup's owner is), with the
+            # namespace the grouping gives it
+            workload = fields.describe(templates.normalized(item.obj))
+            jobs.extend(_jobs_of(item, scheduler_name, runtimes, workload=workload))
         except InputError as error:  # this workload is left out, the others are simulated
             cluster.bad_objects.append(error)
     jobs = _once(jobs, cluster.bad_objects)

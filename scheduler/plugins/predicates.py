@@ -127,19 +127,14 @@ class PredicatesPlugin:
         nodes = session.snapshot.nodes
         meta = nodes.meta
         has_taints = per_table(nodes, "has-taints", lambda: any(node.taints for node in meta))
-        # the pod's three rules (as written) -> its masks: they read only the nodes' names,
-        # labels and taints, so they are kept with the node table from cycle to cycle (a
-        # pending pod's affinity is otherwise matched against every node in every cycle)
-        kept: dict[tuple[object, ...], list[tuple[ep.Mask, str]]] = per_table(
-            nodes, "predicates.masks", dict
-        )
+        # the pod's rules (its constraint key, as the session's mask cache keys them) -> its
+        # masks: they read only the nodes' names, labels and taints, so they are kept with
+        # the node table from cycle to cycle (a pending pod's affinity is otherwise matched
+        # against every node in every cycle)
+        kept: dict[object, list[tuple[ep.Mask, str]]] = per_table(nodes, "predicates.masks", dict)
 
         def node_filter(pod: PodInfo) -> list[tuple[ep.Mask, str]]:
-            key = (
-                tuple(sorted(pod.node_selector.items())),
-                repr(pod.node_affinity) if pod.node_affinity else "",
-                repr(pod.tolerations) if has_taints else "",
-            )
+            key = pod.constraint_key
             parts = kept.get(key)
             if parts is None:
                 if len(kept) >= _KEPT_MASKS:

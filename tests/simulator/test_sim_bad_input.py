@@ -151,46 +151,30 @@ def _with_bare_pod(fixtures: Path, tmp_path: Path, spec: Any) -> Path:
     return workloads
 
 
-def test_a_bare_pod_whose_spec_is_not_a_map_is_one_line(
-    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        # found by the fuzz tests: once a Python traceback
+        ("abc", "spec: expected a map, got 'abc'"),
+        # a bare pod is its own workload: its line named it twice (``Pod a/p: Pod a/p: ...``)
+        (
+            {"schedulerName": "kai-scheduler", "containers": [], "tolerations": "gpu"},
+            "spec.tolerations: expected a list, got 'gpu'",
+        ),
+        # a pod taken from a running cluster keeps ``spec.nodeName``, which bypasses every
+        # scheduler: it once became a job that never started, with "no cycle explained it"
+        (
+            {"schedulerName": "kai-scheduler", "nodeName": "gpu-7", "containers": []},
+            "spec.nodeName: is 'gpu-7': Kubernetes runs such a pod on that node without a"
+            " scheduler; remove it to simulate how the pod is scheduled",
+        ),
+    ],
+)
+def test_a_bad_bare_pod_is_one_line_naming_it_once(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: Any, said: str
 ) -> None:
-    """Found by the fuzz tests: once a Python traceback."""
-    workloads = _with_bare_pod(fixtures, tmp_path, "abc")
-    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
-    assert code == 2
-    assert err == [
-        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec: expected a map, got 'abc'"
-    ]
-    assert document["jobs"] == 2
-
-
-def test_a_bare_pod_the_engine_refuses_is_named_once(
-    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A bare pod is its own workload: its line named it twice (``Pod a/p: Pod a/p: ...``)."""
-    spec = {"schedulerName": "kai-scheduler", "containers": [], "tolerations": "gpu"}
     workloads = _with_bare_pod(fixtures, tmp_path, spec)
     code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
     assert code == 2
-    assert err == [
-        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec.tolerations:"
-        " expected a list, got 'gpu'"
-    ]
-    assert document["jobs"] == 2
-
-
-def test_a_pod_exported_with_its_node_is_one_line_not_a_job_that_never_ran(
-    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A pod taken from a running cluster keeps ``spec.nodeName``, which bypasses every
-    scheduler: it once became a job that never started, with "no cycle explained it"."""
-    spec = {"schedulerName": "kai-scheduler", "nodeName": "gpu-7", "containers": []}
-    workloads = _with_bare_pod(fixtures, tmp_path, spec)
-    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
-    assert code == 2
-    assert err == [
-        f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: spec.nodeName: is 'gpu-7':"
-        " Kubernetes runs such a pod on that node without a scheduler; remove it to simulate"
-        " how the pod is scheduled"
-    ]
+    assert err == [f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: {said}"]
     assert (document["jobs"], document["completed"]) == (2, 2)
