@@ -301,6 +301,8 @@ class Session:
         ):
             registered.clear()
         self.best_queue_fn = self.queue_keys = self.victim_order_fn = None
+        # the combined key functions hold their own copies of the order functions
+        self._job_key_fn = self._task_key_fn = ep.key_function(())
 
     def job_keys(self, jobs: Iterable[PodGroupInfo]) -> list[tuple[Any, ...]]:
         """:meth:`job_key` of each of ``jobs``, in one loop over the memo.

@@ -55,3 +55,42 @@ def test_the_session_is_freed_as_the_cycle_returns(monkeypatch: pytest.MonkeyPat
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _held(roots: list[Any]) -> list[Any]:
+    """What ``roots`` hold through containers and functions' closures (not through other
+    objects: the snapshot and the jobs outlive the session)."""
+    seen: dict[int, Any] = {}
+    stack = list(roots)
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen[id(item)] = item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif callable(item) and getattr(item, "__closure__", None):
+            stack.extend(cell.cell_contents for cell in item.__closure__)
+    return list(seen.values())
+
+
+def test_close_drops_every_registered_function() -> None:
+    """A registration list added to ``Session.__init__`` but not to ``Session.close`` would
+    keep the plugins' functions (which close over their state and often the session)
+    alive: after ``close`` none may be held by the session, directly, in a container or
+    in another function's closure (the combined order keys copy them)."""
+    snapshot = build_snapshot(sourced(_contended())).snapshot
+    session = cycle.open_session(snapshot, SchedulerConfig())
+    registered = {
+        id(item): item
+        for value in vars(session).values()
+        if isinstance(value, list)
+        for item in value
+        if callable(item)
+    }
+    assert len(registered) >= 10  # the plugins did register into the lists
+    session.close()
+    left = [item for item in _held(list(vars(session).values())) if id(item) in registered]
+    assert not left, f"the session still holds {left} after close()"
