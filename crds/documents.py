@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
-from crds import errors
+from crds import builtin, errors
 from crds import metadata as object_metadata
 
 if TYPE_CHECKING:
@@ -292,6 +292,9 @@ def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) 
         object_metadata.check_metadata_maps(obj)
     except errors.InputError as exc:
         raise error(exc.field or "metadata", exc.message) from None
+    problem = builtin.check(obj)  # Kubernetes' own kinds: their fields and types
+    if problem is not None:
+        raise error(errors.format_field_path(problem[0]), problem[1])
     if not metadata.get("uid"):
         metadata["uid"] = default_uid(obj["kind"], namespace, name)
     if not metadata.get("creationTimestamp"):
