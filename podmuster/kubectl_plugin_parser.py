@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-v", "--verbose", action="store_true", help="log the client's warnings (retries)"
     )
-    pools.add_arguments(common)
+    pools.add_arguments(common, pools.SHOW_POOL_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     explain = commands.add_parser(
         "explain", parents=[common], help="why a pod or PodGroup waits (the scheduler's reasons)"

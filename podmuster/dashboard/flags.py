@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="pods to show (default: the --config file's schedulerName, else kai-scheduler)",
     )
-    pools.add_arguments(parser)  # show the view of this node pool's scheduler
+    pools.add_arguments(parser, pools.SHOW_POOL_HELP)  # this node pool's scheduler's view
     parser.add_argument("--address", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="port to listen on (default 8090)")
     parser.add_argument(

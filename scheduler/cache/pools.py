@@ -86,14 +86,27 @@ def pool_name(value: str) -> str:
     return value
 
 
-def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--node-pool`` and ``--node-pool-label``."""
+SCHEDULE_POOL_HELP: Final = (
+    "schedule only this node pool: nodes, queues and pod groups labelled "
+    "--node-pool-label=NAME (default: the objects without that label)"
+)
+SHOW_POOL_HELP: Final = (
+    "show what this node pool's scheduler sees: nodes, queues and pod groups labelled "
+    "--node-pool-label=NAME (default: the objects without that label)"
+)
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    node_pool_help: str = SCHEDULE_POOL_HELP,
+) -> None:
+    """``--node-pool`` and ``--node-pool-label``; ``node_pool_help``: what the command does
+    with the pool (a scheduler schedules it, a viewer shows that scheduler's view)."""
     parser.add_argument(
         "--node-pool",
         type=pool_name,
         default=None,
-        help="schedule only this node pool: nodes, queues and pod groups labelled "
-        "--node-pool-label=NAME (default: the objects without that label)",
+        help=node_pool_help,
     )
     parser.add_argument(
         "--node-pool-label",
