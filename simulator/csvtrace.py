@@ -16,7 +16,7 @@ the smallest that still carries gangs, teams and priorities
   ``train``;
 * optional ``cpu`` (cores per pod, default 1), ``memory`` (per pod, a
   quantity such as ``16Gi`` or a number of GiB, default 4Gi), ``name``
-  (default ``job-<line>``).
+  (default ``job-<line>``). Any other column is an error.
 
 Jobs go to namespace ``sim``; a team missing from the cluster's queues is an
 error when the cluster lists queues, and gets its own queue when it lists none.
@@ -34,6 +34,11 @@ from simulator.rows import Row, read_rows
 
 NAMESPACE = "sim"
 REQUIRED = ("submit_time", "team", "gpus_per_pod", "duration")
+COLUMNS = (
+    "submit_time", "team", "gpus_per_pod", "pods_per_gang", "duration", "priority", "cpu",
+    "memory", "name",
+)  # fmt: skip
+"""Every column, in the documented order: any other is an error, not silently dropped."""
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -55,7 +60,7 @@ def read_jobs(path: str, queue_names: set[str] | None, priorities: set[str]) -> 
     """The jobs of a CSV trace; ``queue_names`` are the cluster's queues (None: any team)."""
     jobs: list[SimJob] = []
     seen: set[str] = set()
-    for row in read_rows(path, REQUIRED):
+    for row in read_rows(path, REQUIRED, COLUMNS):
         arrival = row.seconds("submit_time")
         team = row.text("team")
         if not team:

@@ -179,6 +179,18 @@ def test_progress_from_the_start_on_request(
             [],
             r"t\.csv: line 2: column priority: unknown PriorityClass 'urgent'",
         ),
+        (  # a misspelt optional column once ran a 4-pod gang as one pod, without a word
+            {"t.csv": "submit_time,team,gpus_per_pod,pod_per_gang,duration\n0,team-a,1,4,10\n"},
+            [],
+            r"t\.csv: line 1: column pod_per_gang: unknown column \(did you mean pods_per_gang\?\); "
+            r"known: submit_time, team, gpus_per_pod, pods_per_gang, duration, priority, cpu, "
+            r"memory, name$",
+        ),
+        (
+            {"t.csv": "submit_time,team,gpus_per_pod,duration,colour\n0,team-a,1,10,red\n"},
+            [],
+            r"t\.csv: line 1: column colour: unknown column; known: submit_time, ",
+        ),
     ],
 )
 def test_bad_csv_rows_are_one_line_errors(
