@@ -65,8 +65,9 @@ def read_jobs(path: str, queue_names: set[str] | None, priorities: set[str]) -> 
         team = row.text("team")
         if not team:
             raise row.error("team", "is required")
-        if queue_names is not None and team not in queue_names:
-            raise row.error("team", f"no queue {team!r} in the cluster's queues")
+        problem = None if queue_names is None else objects.missing_queue(team, queue_names)
+        if problem is not None:
+            raise row.error("team", problem)
         gpus = row.number("gpus_per_pod")
         if gpus > 1 and not gpus.is_integer():
             raise row.error("gpus_per_pod", f"more than one GPU must be whole GPUs, got {gpus:g}")

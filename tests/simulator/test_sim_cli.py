@@ -167,7 +167,7 @@ def test_progress_from_the_start_on_request(
         (
             {"t.csv": "submit_time,team,gpus_per_pod,duration\n0,nobody,1,10\n"},
             [],
-            r"t\.csv: line 2: column team: no queue 'nobody' in the cluster's queues",
+            r"t\.csv: line 2: column team: no queue 'nobody' in the cluster; known: team-a, team-b$",
         ),
         (
             {"t.csv": "submit_time,team,duration\n0,team-a,10\n"},
@@ -249,6 +249,37 @@ def test_bad_cluster_yaml(
     bad.write_text("nodePools:\n  - {name: a, count: 2, gpu: 8}\n")
     err = _error(capsys, "--trace", str(fixtures / "three-jobs.csv"), "--cluster", str(bad))
     assert "cluster.yaml: nodePools[0]: gpu: unknown key" in err
+
+
+QUEUE_OBJECT = (
+    "{apiVersion: scheduling.run.ai/v2, kind: Queue, metadata: {name: b}, spec: {parentQueue: %s}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("queues", "message"),
+    [
+        (  # once exit 0, and the queue's jobs waited forever (QueueDoesNotExist)
+            "queues: [{name: team-a, parent: nothere}, {name: team-b}]",
+            "Queue team-a (queues[0]): parent: no queue 'nothere' in the cluster; known: team-a, team-b",
+        ),
+        (
+            "queues: [{name: team-a, parent: team-b}, {name: team-b, parent: team-a}]",
+            "Queue team-a (queues[0]): parent: a parent cycle: team-a -> team-b -> team-a",
+        ),
+        (
+            f"queues: [{{name: team-a}}, {{name: team-b}}]\nobjects: [{QUEUE_OBJECT % 'nothere'}]",
+            "Queue b (objects[0]): spec.parentQueue: no queue 'nothere' in the cluster; known: b, ",
+        ),
+    ],
+)
+def test_a_queue_parent_names_a_queue_of_the_cluster(
+    tmp_path: Path, fixtures: Path, capsys: pytest.CaptureFixture[str], queues: str, message: str
+) -> None:
+    bad = tmp_path / "cluster.yaml"
+    bad.write_text(f"nodes: [{{name: n, gpus: 2}}]\n{queues}\n")
+    err = _error(capsys, "--trace", str(fixtures / "three-jobs.csv"), "--cluster", str(bad))
+    assert f"podmuster: {bad}: {message}" in err
 
 
 def test_workload_without_duration(
