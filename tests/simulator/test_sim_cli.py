@@ -364,3 +364,25 @@ def test_a_csv_saved_by_a_spreadsheet_reads_as_the_plain_file(
             document.pop(key, None)
     assert documents[0] == documents[1]
     assert documents[1]["jobs"] == 3
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "simulate.md"
+
+
+def _doc_block(heading: str, language: str) -> str:
+    """The first ``language`` code block under ``heading`` in docs/simulate.md."""
+    section = DOCS.read_text().split(f"\n{heading}\n", 1)[1]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_csv_trace_runs_on_the_documented_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copied from docs/simulate.md together, they once stopped at "no queue 'prod'", and
+    the job of the parent queue research never started."""
+    (tmp_path / "jobs.csv").write_text(_doc_block("## Input: the CSV trace (`csv`)", "csv"))
+    (tmp_path / "cluster.yaml").write_text(_doc_block("## The cluster YAML", "yaml"))
+    document = _json(
+        capsys, "--trace", str(tmp_path / "jobs.csv"), "--cluster", str(tmp_path / "cluster.yaml")
+    )
+    assert (document["jobs"], document["completed"]) == (2, 2)
