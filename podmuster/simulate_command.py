@@ -136,11 +136,22 @@ def _configs(args: argparse.Namespace) -> list[tuple[str, SchedulerConfig | None
     return configs or [("default", None)]
 
 
+def _cluster_config(
+    configs: list[tuple[str, SchedulerConfig | None]], scenario: Any, cluster_path: str | None
+) -> list[tuple[str, SchedulerConfig | None]]:
+    """A run without --config that runs the cluster YAML's ``scheduler:`` is named after
+    that file, not "default" (which would say it ran the defaults)."""
+    if scenario.config is None or not cluster_path:
+        return configs
+    return [(cluster_path if path == "default" else path, c) for path, c in configs]
+
+
 def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -> list[str]:
     """The name of each run: ``--label A=NAME`` / ``B=NAME``, else its file's name without suffix.
 
     Why: "A" and "B" mean nothing to a reader of the report; "today" and
-    "spread" do. Without a configuration file a run is "default".
+    "spread" do. A run of the cluster YAML's ``scheduler:`` is named after that file;
+    without either, a run is "default".
     """
     keys = ["A", "B"][: len(configs)]
     given: dict[str, str] = {}
@@ -174,10 +185,10 @@ def _period(raw: str | None, scenario_period: float | None) -> float:
     return value
 
 
-def _default_source(scenario: Any) -> str:
-    """Where a run without --config got its scheduler configuration."""
-    if scenario.config is not None:
-        return f"the scheduler: section of {scenario.source}"
+def _default_source(path: str) -> str:
+    """Where a run without --config got its scheduler configuration (``path``: its name)."""
+    if path != "default":
+        return f"the scheduler: section of {path}"
     return "the defaults (docs/configuration.md)"
 
 
@@ -243,9 +254,11 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
 
     configs = _configs(args)
     names = ["A", "B"] if len(configs) == 2 else ["run"]
-    labels = _labels(args.label, configs)
+    _labels(args.label, configs)  # a bad --label is reported before the input is read
     scheduler_name = (configs[0][1] or SchedulerConfig()).scheduler_name
     scenario = _scenario(args, scheduler_name)
+    configs = _cluster_config(configs, scenario, args.cluster)
+    labels = _labels(args.label, configs)
     leave_out_bad_objects(scenario, scheduler_name)
     bad_input = report_bad_objects(scenario.bad_objects)
     period = _period(args.period, scenario.period)
@@ -292,7 +305,7 @@ def _simulate(args: argparse.Namespace, flag: StopFlag) -> int:
             report.Run(
                 key=name,
                 label=run_label,
-                configuration=path if config is not None else _default_source(scenario),
+                configuration=path if config is not None else _default_source(path),
                 metrics=metrics,
             )
             for (path, config), name, run_label, (_, metrics) in zip(

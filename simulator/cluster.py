@@ -224,6 +224,34 @@ def _queues(reader: _Reader, items: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _check_parents(reader: _Reader, placed: list[tuple[dict[str, Any], str, str]]) -> None:
+    """Every queue's parent is a queue of the file, and no queue is its own ancestor.
+
+    ``placed`` is each Queue with where the file gives it and its parent's key. The
+    scheduler drops such a queue (QueueDoesNotExist), and its jobs would wait forever."""
+
+    def field(manifest: Mapping[str, Any], part: str, key: str) -> str:
+        inside = manifest.get(part)  # a malformed object is reported by the checks later
+        value = inside.get(key) if isinstance(inside, Mapping) else None
+        return value if isinstance(value, str) else ""
+
+    parents = {field(m, "metadata", "name"): field(m, "spec", "parentQueue") for m, _, _ in placed}
+    parents = {name: parent for name, parent in parents.items() if parent}
+    known = {field(manifest, "metadata", "name") for manifest, _, _ in placed} - {""}
+    for manifest, where, key in placed:
+        name = field(manifest, "metadata", "name")
+        if name not in parents:
+            continue
+        problem = objects.missing_queue(parents[name], known)
+        if problem is not None:
+            raise reader.error(where, key, problem)
+        chain = [name]
+        while chain[-1] in parents:
+            chain.append(parents[chain[-1]])
+            if chain[-1] in chain[:-1]:
+                raise reader.error(where, key, f"a parent cycle: {' -> '.join(chain)}")
+
+
 def load(path: str) -> Scenario:
     """The cluster part of a scenario (no jobs yet) from a cluster YAML file."""
     reader = _Reader(path)
@@ -239,6 +267,9 @@ def load(path: str) -> Scenario:
     pool_nodes, pools = _pools(reader, data.get("nodePools") or [])
     nodes.extend(pool_nodes)
     queues = _queues(reader, data.get("queues") or [])
+    placed = [
+        (q, f"Queue {q['metadata']['name']} (queues[{i}])", "parent") for i, q in enumerate(queues)
+    ]
     priority_classes: list[dict[str, Any]] = []
     topologies: list[dict[str, Any]] = []
     lists = {  # the kinds objects: may hold, each to its list
@@ -264,6 +295,11 @@ def load(path: str) -> Scenario:
             named = f"{describe_object(obj)} (objects[{i}])"
             raise reader.error(named, exc.field, exc.message) from None
         lists[kind].append(dict(obj))
+        if kind == "Queue":
+            placed.append(
+                (lists[kind][-1], f"{describe_object(obj)} (objects[{i}])", "spec.parentQueue")
+            )
+    _check_parents(reader, placed)
     config: SchedulerConfig | None = None
     if data.get("scheduler") is not None:
         try:

@@ -16,7 +16,7 @@ the smallest that still carries gangs, teams and priorities
   ``train``;
 * optional ``cpu`` (cores per pod, default 1), ``memory`` (per pod, a
   quantity such as ``16Gi`` or a number of GiB, default 4Gi), ``name``
-  (default ``job-<line>``).
+  (default ``job-<line>``). Any other column is an error.
 
 Jobs go to namespace ``sim``; a team missing from the cluster's queues is an
 error when the cluster lists queues, and gets its own queue when it lists none.
@@ -34,6 +34,11 @@ from simulator.rows import Row, read_rows
 
 NAMESPACE = "sim"
 REQUIRED = ("submit_time", "team", "gpus_per_pod", "duration")
+COLUMNS = (
+    "submit_time", "team", "gpus_per_pod", "pods_per_gang", "duration", "priority", "cpu",
+    "memory", "name",
+)  # fmt: skip
+"""Every column, in the documented order: any other is an error, not silently dropped."""
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -55,13 +60,14 @@ def read_jobs(path: str, queue_names: set[str] | None, priorities: set[str]) -> 
     """The jobs of a CSV trace; ``queue_names`` are the cluster's queues (None: any team)."""
     jobs: list[SimJob] = []
     seen: set[str] = set()
-    for row in read_rows(path, REQUIRED):
+    for row in read_rows(path, REQUIRED, COLUMNS):
         arrival = row.seconds("submit_time")
         team = row.text("team")
         if not team:
             raise row.error("team", "is required")
-        if queue_names is not None and team not in queue_names:
-            raise row.error("team", f"no queue {team!r} in the cluster's queues")
+        problem = None if queue_names is None else objects.missing_queue(team, queue_names)
+        if problem is not None:
+            raise row.error("team", problem)
         gpus = row.number("gpus_per_pod")
         if gpus > 1 and not gpus.is_integer():
             raise row.error("gpus_per_pod", f"more than one GPU must be whole GPUs, got {gpus:g}")

@@ -8,6 +8,7 @@ the engine.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -152,6 +153,14 @@ def queue(
     )
     spec = QueueSpec(parent_queue=parent or None, priority=priority, resources=resources)
     return Queue(metadata=ObjectMeta(name=name), spec=spec).to_manifest()
+
+
+def missing_queue(name: str, known: Collection[str]) -> str | None:
+    """Why ``name`` (a team, a queue's parent, a sweep's queue) names no queue of ``known``,
+    or None when it names one. Every file that names a queue says so in these words."""
+    if name in known:
+        return None
+    return f"no queue {name!r} in the cluster; known: {', '.join(sorted(known)) or 'none'}"
 
 
 def node_gpus(manifest: dict[str, Any]) -> float:

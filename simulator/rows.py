@@ -9,6 +9,7 @@ be the same for every CSV format the simulator reads.
 from __future__ import annotations
 
 import csv
+import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -93,8 +94,26 @@ def _is_number(raw: str) -> bool:
     return True
 
 
-def read_rows(path: str, required: Sequence[str]) -> Iterator[Row]:
-    """The rows of a CSV file with a header line holding at least ``required``.
+def _check_known(path: str, header: Sequence[str], known: Sequence[str]) -> None:
+    """Every named column of ``header`` is one of ``known``: a misspelt optional column
+    (``pod_per_gang``) would otherwise be dropped and its default used without a word."""
+    for name in header:
+        if name and name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise InputError(
+                f"unknown column{hint}; known: {', '.join(known)}",
+                source=path,
+                obj="line 1",
+                field=f"column {name}",
+            )
+
+
+def read_rows(
+    path: str, required: Sequence[str], known: Sequence[str] | None = None
+) -> Iterator[Row]:
+    """The rows of a CSV file with a header line holding at least ``required``, and
+    nothing but ``known`` when given (a blank column name is allowed).
 
     A byte-order mark before the header (spreadsheets write one with "CSV UTF-8") is
     not part of the first column's name."""
@@ -112,6 +131,8 @@ def read_rows(path: str, required: Sequence[str]) -> Iterator[Row]:
                 source=path,
                 obj="line 1",
             )
+        if known is not None:
+            _check_known(path, header, known)
         reader.fieldnames = header
         for values in reader:
             if not any((v or "").strip() for v in values.values() if isinstance(v, str)):

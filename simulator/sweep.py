@@ -37,6 +37,7 @@ import yaml
 
 from crds.errors import InputError
 from scheduler.config import ConfigError, SchedulerConfig, load_config
+from simulator import objects
 
 _TOP = {"name", "input", "base", "axes"}
 _INPUT = {"trace", "traceFormat", "pods", "cluster", "workloads", "period", "arrivalScale"}
@@ -312,14 +313,11 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
 
 def check_queues(sweep: Sweep, queues: list[dict[str, Any]]) -> None:
     """Every queue the sweep changes exists in the scenario; else the file and field are named."""
-    known = sorted(str(q["metadata"]["name"]) for q in queues)
+    known = {str(q["metadata"]["name"]) for q in queues}
     for override in sweep.queue_overrides:
-        if override.queue not in known:
-            raise InputError(
-                f"no queue {override.queue!r} in the cluster; known: {', '.join(known) or 'none'}",
-                source=sweep.path,
-                field=override.field,
-            )
+        problem = objects.missing_queue(override.queue, known)
+        if problem is not None:
+            raise InputError(problem, source=sweep.path, field=override.field)
 
 
 def apply_queues(queues: list[dict[str, Any]], point: Point) -> list[dict[str, Any]]:

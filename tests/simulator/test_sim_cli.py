@@ -167,7 +167,7 @@ def test_progress_from_the_start_on_request(
         (
             {"t.csv": "submit_time,team,gpus_per_pod,duration\n0,nobody,1,10\n"},
             [],
-            r"t\.csv: line 2: column team: no queue 'nobody' in the cluster's queues",
+            r"t\.csv: line 2: column team: no queue 'nobody' in the cluster; known: team-a, team-b$",
         ),
         (
             {"t.csv": "submit_time,team,duration\n0,team-a,10\n"},
@@ -178,6 +178,18 @@ def test_progress_from_the_start_on_request(
             {"t.csv": "submit_time,team,gpus_per_pod,duration,priority\n0,team-a,1,10,urgent\n"},
             [],
             r"t\.csv: line 2: column priority: unknown PriorityClass 'urgent'",
+        ),
+        (  # a misspelt optional column once ran a 4-pod gang as one pod, without a word
+            {"t.csv": "submit_time,team,gpus_per_pod,pod_per_gang,duration\n0,team-a,1,4,10\n"},
+            [],
+            r"t\.csv: line 1: column pod_per_gang: unknown column \(did you mean pods_per_gang\?\); "
+            r"known: submit_time, team, gpus_per_pod, pods_per_gang, duration, priority, cpu, "
+            r"memory, name$",
+        ),
+        (
+            {"t.csv": "submit_time,team,gpus_per_pod,duration,colour\n0,team-a,1,10,red\n"},
+            [],
+            r"t\.csv: line 1: column colour: unknown column; known: submit_time, ",
         ),
     ],
 )
@@ -237,6 +249,37 @@ def test_bad_cluster_yaml(
     bad.write_text("nodePools:\n  - {name: a, count: 2, gpu: 8}\n")
     err = _error(capsys, "--trace", str(fixtures / "three-jobs.csv"), "--cluster", str(bad))
     assert "cluster.yaml: nodePools[0]: gpu: unknown key" in err
+
+
+QUEUE_OBJECT = (
+    "{apiVersion: scheduling.run.ai/v2, kind: Queue, metadata: {name: b}, spec: {parentQueue: %s}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("queues", "message"),
+    [
+        (  # once exit 0, and the queue's jobs waited forever (QueueDoesNotExist)
+            "queues: [{name: team-a, parent: nothere}, {name: team-b}]",
+            "Queue team-a (queues[0]): parent: no queue 'nothere' in the cluster; known: team-a, team-b",
+        ),
+        (
+            "queues: [{name: team-a, parent: team-b}, {name: team-b, parent: team-a}]",
+            "Queue team-a (queues[0]): parent: a parent cycle: team-a -> team-b -> team-a",
+        ),
+        (
+            f"queues: [{{name: team-a}}, {{name: team-b}}]\nobjects: [{QUEUE_OBJECT % 'nothere'}]",
+            "Queue b (objects[0]): spec.parentQueue: no queue 'nothere' in the cluster; known: b, ",
+        ),
+    ],
+)
+def test_a_queue_parent_names_a_queue_of_the_cluster(
+    tmp_path: Path, fixtures: Path, capsys: pytest.CaptureFixture[str], queues: str, message: str
+) -> None:
+    bad = tmp_path / "cluster.yaml"
+    bad.write_text(f"nodes: [{{name: n, gpus: 2}}]\n{queues}\n")
+    err = _error(capsys, "--trace", str(fixtures / "three-jobs.csv"), "--cluster", str(bad))
+    assert f"podmuster: {bad}: {message}" in err
 
 
 def test_workload_without_duration(
@@ -321,3 +364,25 @@ def test_a_csv_saved_by_a_spreadsheet_reads_as_the_plain_file(
             document.pop(key, None)
     assert documents[0] == documents[1]
     assert documents[1]["jobs"] == 3
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "simulate.md"
+
+
+def _doc_block(heading: str, language: str) -> str:
+    """The first ``language`` code block under ``heading`` in docs/simulate.md."""
+    section = DOCS.read_text().split(f"\n{heading}\n", 1)[1]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_csv_trace_runs_on_the_documented_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copied from docs/simulate.md together, they once stopped at "no queue 'prod'", and
+    the job of the parent queue research never started."""
+    (tmp_path / "jobs.csv").write_text(_doc_block("## Input: the CSV trace (`csv`)", "csv"))
+    (tmp_path / "cluster.yaml").write_text(_doc_block("## The cluster YAML", "yaml"))
+    document = _json(
+        capsys, "--trace", str(tmp_path / "jobs.csv"), "--cluster", str(tmp_path / "cluster.yaml")
+    )
+    assert (document["jobs"], document["completed"]) == (2, 2)

@@ -114,6 +114,21 @@ def test_the_runs_json_records_the_cluster_and_the_label(
     assert "cluster" not in document["compare"]["diff"]  # the same cluster in both runs
 
 
+def test_a_run_of_the_clusters_scheduler_section_is_named_after_the_cluster_file(
+    capsys: pytest.CaptureFixture[str], report_input: list[str], tmp_path: Path
+) -> None:
+    """Once "A: default" in the table and the JSON, though A ran the cluster's spread."""
+    cluster = tmp_path / "spread-cluster.yaml"
+    text = (FIXTURES / "report-cluster.yaml").read_text()
+    cluster.write_text(text + "scheduler: {placementStrategy: {gpu: spread}}\n")
+    argv = [*report_input, "--cluster", str(cluster), "--compare", str(FIXTURES / "spread.yaml")]
+    assert main([*argv, "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["label"], document["compare"]["b"]["label"]) == ("spread-cluster", "spread")
+    assert main(argv) == 0
+    assert "A: spread-cluster.yaml" in capsys.readouterr().out.splitlines()[0]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
