@@ -83,6 +83,10 @@ def test_full_cluster(tmp_path: Path) -> None:
             "nodes: [{name: a}]\nscheduler: {placementStrategy: {gpu: tight}}",
             "scheduler: placementStrategy.gpu",
         ),
+        (
+            "nodes: [{name: a}]\nscheduler: {minRuntime: {preemptMinRuntme: 1s}}",
+            "scheduler: minRuntime.preemptMinRuntme: unknown key",
+        ),
         ("nodes: [{name: a}]\nperiod: soon", "cluster: period: expected a duration"),
         ("nodes: [{name: a}]\nobjects: [{kind: Pod}]", "objects[0]: kind: expected one of"),
         ("queues: []", "cluster: nodes: the cluster has no nodes and no node pools"),

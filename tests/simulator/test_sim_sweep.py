@@ -151,6 +151,10 @@ BAD = [
         "axes: [{name: a, values: [{name: x, config: {placementStrategy: {gpu: pack}}}]}]",
         "sweep.yaml: axes[0].values[0]: configuration: placementStrategy.gpu: must be one of binpack, spread, got 'pack'",
     ),
+    (  # the same checks as --config: a misspelt plugin argument is named, not dropped
+        "axes: [{name: a, values: [{name: x, config: {plugins: {proportion: {arguments: {kValu: 1}}}}}]}]",
+        "sweep.yaml: axes[0].values[0]: configuration: plugins.proportion.arguments.kValu: unknown key; known: kValue, reclaimerSaturationMultiplier, relcaimerSaturationMultiplier",
+    ),
     (
         "axes: [{name: a, values: [{name: x, queues: {q: {gpuQuota: -2}}}]}]",
         "sweep.yaml: axes[0].values[0].queues.q.gpuQuota: expected a number >= 0, got -2",
