@@ -23,7 +23,13 @@ from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache import pools
 from scheduler.cache.snapshotting import build_snapshot
-from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
+from scheduler.config import (
+    ConfigError,
+    SchedulerConfig,
+    load_config,
+    read_file,
+    validate_actions,
+)
 from scheduler.cycle import Bind, CycleResult, PodGroupOutcome
 from scheduler.rounds import Round, play
 from scheduler.usage.given import parse_given_usage
@@ -63,16 +69,7 @@ def add_parser(subparsers: Any) -> None:
 
 def read_config(path: str) -> SchedulerConfig:
     """A scheduler configuration file; ``ConfigError`` names the key (the caller the file)."""
-    import yaml  # only with --config: a JSON snapshot alone never loads PyYAML
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}") from None
-    return load_config(data)
+    return load_config(read_file(path))
 
 
 def read_usage(path: str) -> dict[str, tuple[float, float, float]]:

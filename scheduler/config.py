@@ -155,6 +155,22 @@ _KNOWN_KEYS = {
 }
 
 
+def read_file(path: str) -> Any:
+    """The parsed YAML of a configuration file; ``ConfigError`` in one line (the caller names
+    the file) when it cannot be read or is not YAML."""
+    import yaml  # only with --config: a JSON snapshot alone never loads PyYAML
+
+    from crds.documents import yaml_error
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(yaml_error(exc))) from None
+
+
 def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
     """A SchedulerConfig from a parsed YAML mapping (SchedulingShard-like keys)."""
     if not isinstance(data, Mapping):

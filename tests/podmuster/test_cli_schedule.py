@@ -125,6 +125,17 @@ def test_bad_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     ]
 
 
+def test_a_config_file_that_is_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(tmp_path, "a: [\n", "config.yaml")
+    assert main(["schedule", "--config", config, _write(tmp_path, SNAPSHOT)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"podmuster: {config}: line 2 column 1: invalid YAML: expected the node content,"
+        " but found '<stream end>'"
+    ]
+
+
 def test_bad_actions_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schedule", "--actions", "allocate,shuffle", _write(tmp_path, SNAPSHOT)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
