@@ -10,7 +10,7 @@ KAI's order, bin-packing for GPU and CPU tasks.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,8 +63,9 @@ class SchedulerConfig:
     numa: bool = False
     numa_ignore: tuple[str, ...] = ()
 
-    def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
-        return replace(self, actions=validate_actions(actions, "actions"))
+    def with_actions(self, actions: str | Sequence[str], key: str = "actions") -> SchedulerConfig:
+        """This configuration running ``actions``; ``ConfigError`` names ``key`` when bad."""
+        return replace(self, actions=validate_actions(actions, key))
 
 
 def validate_actions(actions: Any, key: str) -> tuple[str, ...]:

@@ -136,11 +136,21 @@ def test_a_config_file_that_is_not_yaml_is_one_line(
     ]
 
 
-def test_bad_actions_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["schedule", "--actions", "allocate,shuffle", _write(tmp_path, SNAPSHOT)]) == 2
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        ("allocate,shuffle", "unknown action 'shuffle'; known: allocate, consolidation, "),
+        ("", "expected a non-empty list of actions"),  # not all five without a word
+        (" , ", "expected a non-empty list of actions"),
+    ],
+)
+def test_bad_actions_flag_names_only_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], actions: str, message: str
+) -> None:
+    assert main(["schedule", "--actions", actions, _write(tmp_path, SNAPSHOT)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert "unknown action 'shuffle'" in err[0]
+    assert err[0].startswith(f"podmuster: --actions: {message}")
 
 
 def test_spread_config_changes_placement(
