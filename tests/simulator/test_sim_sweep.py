@@ -179,6 +179,19 @@ BAD = [
         "input: {arrivalScale: 0}\naxes: [{name: a, values: [{name: x}]}]",
         "sweep.yaml: input.arrivalScale: expected a positive number, got 0",
     ),
+    (  # the file's field, not the --period flag the user never gave
+        "input: {period: 10q}\naxes: [{name: a, values: [{name: x}]}]",
+        "sweep.yaml: input.period: expected a positive duration such as 1s, got '10q'",
+    ),
+    (
+        "input: {period: 0}\naxes: [{name: a, values: [{name: x}]}]",
+        "sweep.yaml: input.period: expected a positive duration such as 1s, got 0",
+    ),
+    (  # the sweep file named once, with the position
+        "name: x\n```\naxes: []\n",
+        "sweep.yaml: line 2 column 1: invalid YAML: found character '`' that cannot start any token",
+    ),
+    ("- a\n", "sweep.yaml: expected a mapping at the top level"),
     (
         "input: {trace: jobs.csv, clustr: c.yaml}\naxes: [{name: a, values: [{name: x}]}]",
         "sweep.yaml: input.clustr: unknown key; known: arrivalScale, cluster, period, pods, trace, traceFormat, workloads",
