@@ -171,13 +171,20 @@ def _parse_yaml(text: str, label: str) -> list[Any]:
 
     try:
         return list(yaml.load_all(text, Loader=_loader()))
-    except yaml.MarkedYAMLError as exc:
+    except yaml.YAMLError as exc:
+        raise yaml_error(exc, label) from exc
+
+
+def yaml_error(exc: yaml.YAMLError, source: str | None = None) -> errors.InputError:
+    """PyYAML's several-line message as one line: the problem and, when known, where."""
+    import yaml
+
+    if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else None
         problem = exc.problem or exc.context or "syntax error"
-        raise errors.InputError(f"invalid YAML: {problem}", source=label, field=where) from exc
-    except yaml.YAMLError as exc:
-        raise errors.InputError(f"invalid YAML: {exc}", source=label) from exc
+        return errors.InputError(f"invalid YAML: {problem}", source=source, field=where)
+    return errors.InputError(f"invalid YAML: {exc}", source=source)
 
 
 def parse_text(text: str, label: str) -> list[Any]:

@@ -23,7 +23,7 @@ from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache import pools
 from scheduler.cache.snapshotting import build_snapshot
-from scheduler.config import ConfigError, SchedulerConfig, load_config, validate_actions
+from scheduler.config import ConfigError, SchedulerConfig, load_config, read_file
 from scheduler.cycle import Bind, CycleResult, PodGroupOutcome
 from scheduler.rounds import Round, play
 from scheduler.usage.given import parse_given_usage
@@ -63,16 +63,7 @@ def add_parser(subparsers: Any) -> None:
 
 def read_config(path: str) -> SchedulerConfig:
     """A scheduler configuration file; ``ConfigError`` names the key (the caller the file)."""
-    import yaml  # only with --config: a JSON snapshot alone never loads PyYAML
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}") from None
-    return load_config(data)
+    return load_config(read_file(path))
 
 
 def read_usage(path: str) -> dict[str, tuple[float, float, float]]:
@@ -90,11 +81,15 @@ def read_usage(path: str) -> dict[str, tuple[float, float, float]]:
 
 
 def _config(args: argparse.Namespace) -> SchedulerConfig:
+    """The configuration to run; ``ConfigError`` names the file or the flag at fault."""
     config = SchedulerConfig()
     if args.config:
-        config = read_config(args.config)
-    if args.actions:
-        config = config.with_actions(validate_actions(args.actions, "--actions"))
+        try:
+            config = read_config(args.config)
+        except ConfigError as exc:
+            raise ConfigError(f"{args.config}: {exc}") from None
+    if args.actions is not None:  # "" too: an empty list is an error, not the default
+        config = config.with_actions(args.actions, "--actions")
     if args.scheduler_name:
         from dataclasses import replace
 
@@ -233,11 +228,10 @@ def render_rounds(rounds: list[Round], final: ClusterSnapshot, explain: bool) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    config_path = args.config or "--config"
     try:
         config = _config(args)
     except ConfigError as exc:
-        print(f"podmuster: {config_path}: {exc}", file=sys.stderr)
+        print(f"podmuster: {exc}", file=sys.stderr)
         return 2
     try:
         usage = read_usage(args.usage) if args.usage else None

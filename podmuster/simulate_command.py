@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from crds.errors import InputError
 from podmuster import output
 from podmuster.schedule_command import read_config, report_bad_objects
-from scheduler.config import ConfigError, SchedulerConfig, parse_duration
+from scheduler.config import ConfigError, SchedulerConfig
 
 if TYPE_CHECKING:
     from simulator.metrics import RunMetrics
@@ -176,13 +176,12 @@ def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -
 def _period(raw: str | None, scenario_period: float | None) -> float:
     if raw is None:
         return scenario_period or 1.0
+    from simulator.model import period_seconds
+
     try:
-        value = parse_duration(float(raw) if raw.replace(".", "", 1).isdigit() else raw, "--period")
-    except ConfigError:
-        value = 0.0
-    if value <= 0:
-        raise InputError(f"expected a positive duration such as 1s, got {raw!r}", field="--period")
-    return value
+        return period_seconds(raw)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--period") from None
 
 
 def _default_source(path: str) -> str:

@@ -10,7 +10,7 @@ KAI's order, bin-packing for GPU and CPU tasks.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,8 +63,9 @@ class SchedulerConfig:
     numa: bool = False
     numa_ignore: tuple[str, ...] = ()
 
-    def with_actions(self, actions: tuple[str, ...]) -> SchedulerConfig:
-        return replace(self, actions=validate_actions(actions, "actions"))
+    def with_actions(self, actions: str | Sequence[str], key: str = "actions") -> SchedulerConfig:
+        """This configuration running ``actions``; ``ConfigError`` names ``key`` when bad."""
+        return replace(self, actions=validate_actions(actions, key))
 
 
 def validate_actions(actions: Any, key: str) -> tuple[str, ...]:
@@ -102,6 +103,40 @@ def parse_duration(raw: Any, key: str) -> float:
         raise ConfigError(f"{key}: {exc}") from None
 
 
+# KAI's plugins (SchedulingShard spec.plugins) and the arguments podmuster reads of each
+_PLUGIN_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
+    "proportion": ("kValue", "reclaimerSaturationMultiplier", "relcaimerSaturationMultiplier"),
+    "numa": ("ignoreList",),
+    **dict.fromkeys(
+        (
+            "predicates",
+            "priority",
+            "nodeavailability",
+            "resourcetype",
+            "podaffinity",
+            "elastic",
+            "kubeflow",
+            "ray",
+            "subgrouporder",
+            "taskorder",
+            "nominatednode",
+            "dynamicresources",
+            "minruntime",
+            "topology",
+            "snapshot",
+            "gpupack",
+            "gpuspread",
+            "nodeplacement",
+            "gpusharingorder",
+        ),
+        (),
+    ),
+}
+_MIN_RUNTIME = {
+    "preemptMinRuntime": "default_preempt_min_runtime_s",
+    "reclaimMinRuntime": "default_reclaim_min_runtime_s",
+}
+
 _KNOWN_KEYS = {
     "actions",
     "placementStrategy",
@@ -119,6 +154,22 @@ _KNOWN_KEYS = {
     "queueAdmissionGate",
     "usageDBConfig",
 }
+
+
+def read_file(path: str) -> Any:
+    """The parsed YAML of a configuration file; ``ConfigError`` in one line (the caller names
+    the file) when it cannot be read or is not YAML."""
+    import yaml  # only with --config: a JSON snapshot alone never loads PyYAML
+
+    from crds.documents import yaml_error
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(yaml_error(exc))) from None
 
 
 def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
@@ -144,18 +195,7 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         values["gpu_placement"] = _strategy(placement["gpu"], "placementStrategy.gpu")
     if "cpu" in placement:
         values["cpu_placement"] = _strategy(placement["cpu"], "placementStrategy.cpu")
-    plugins = data.get("plugins") or {}
-    if not isinstance(plugins, Mapping):
-        raise ConfigError("plugins: expected a mapping of plugin name to settings")
-    proportion = (plugins.get("proportion") or {}).get("arguments") or {}
-    if "kValue" in proportion:
-        values["k_value"] = max(
-            0.0, _number(proportion["kValue"], "plugins.proportion.arguments.kValue")
-        )
-    for name in ("reclaimerSaturationMultiplier", "relcaimerSaturationMultiplier"):
-        if name in proportion:
-            multiplier = _number(proportion[name], f"plugins.proportion.arguments.{name}")
-            values["reclaimer_saturation_multiplier"] = max(1.0, multiplier)
+    values.update(_plugins(data.get("plugins")))
     depth = data.get("queueDepthPerAction") or {}
     if not isinstance(depth, Mapping):
         raise ConfigError("queueDepthPerAction: expected a mapping of action to depth")
@@ -204,17 +244,13 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
         if seconds <= 0:
             raise ConfigError("stuckInReleasingThreshold: expected a positive duration")
         values["stuck_in_releasing_s"] = seconds
-    min_runtime = data.get("minRuntime") or {}
-    if not isinstance(min_runtime, Mapping):
-        raise ConfigError("minRuntime: expected a mapping")
-    if "preemptMinRuntime" in min_runtime:
-        values["default_preempt_min_runtime_s"] = max(
-            0.0, parse_duration(min_runtime["preemptMinRuntime"], "minRuntime.preemptMinRuntime")
-        )
-    if "reclaimMinRuntime" in min_runtime:
-        values["default_reclaim_min_runtime_s"] = max(
-            0.0, parse_duration(min_runtime["reclaimMinRuntime"], "minRuntime.reclaimMinRuntime")
-        )
+    min_runtime = _mapping(data.get("minRuntime"), "minRuntime", _MIN_RUNTIME)
+    for key, attr in _MIN_RUNTIME.items():
+        if key in min_runtime:
+            seconds = parse_duration(min_runtime[key], f"minRuntime.{key}")
+            if seconds < 0:
+                raise ConfigError(f"minRuntime.{key}: must not be negative, got {seconds:g}s")
+            values[attr] = seconds
     if "schedulerName" in data:
         values["scheduler_name"] = str(data["schedulerName"])
     if "queueAdmissionGate" in data:
@@ -227,28 +263,76 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
             values["usage_db"] = parse_usage_db_config(data["usageDBConfig"], os.environ)
         except UsageConfigError as exc:
             raise ConfigError(str(exc)) from None
-    values.update(_numa(plugins.get("numa")))
     return replace(config, **values)
 
 
-def _numa(raw: Any) -> dict[str, Any]:
-    """``plugins.numa``: ``enabled`` and ``arguments.ignoreList`` (comma-separated names)."""
+def _mapping(raw: Any, key: str, known: Iterable[str]) -> Mapping[str, Any]:
+    """``raw`` (None: empty) as a mapping whose keys are all ``known``; else the key is named."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise ConfigError("plugins.numa: expected a mapping with enabled and arguments")
+        raise ConfigError(f"{key}: expected a mapping, got {raw!r}")
+    names = sorted(known)
+    for name in raw:
+        if name not in names:
+            raise ConfigError(f"{key}.{name}: unknown key; known: {', '.join(names) or 'none'}")
+    return raw
+
+
+def _plugins(raw: Any) -> dict[str, Any]:
+    """``plugins``: KAI's map of plugin name to ``enabled``, ``priority`` and ``arguments``.
+
+    Every KAI plugin name is accepted, but only what podmuster acts on may be set: the
+    proportion and numa arguments, and numa's ``enabled`` (the other plugins always run,
+    in KAI's order). Anything else is an error naming its key, not a setting dropped.
+    """
+    plugins = _mapping(raw, "plugins", _PLUGIN_ARGUMENTS)
     values: dict[str, Any] = {}
-    if "enabled" in raw:
-        if not isinstance(raw["enabled"], bool):
-            raise ConfigError(
-                f"plugins.numa.enabled: expected true or false, got {raw['enabled']!r}"
-            )
-        values["numa"] = raw["enabled"]
-    arguments = raw.get("arguments") or {}
-    if not isinstance(arguments, Mapping):
-        raise ConfigError("plugins.numa.arguments: expected a mapping")
+    for name, settings in plugins.items():
+        key = f"plugins.{name}"
+        settings = _mapping(settings, key, ("enabled", "priority", "arguments"))
+        enabled = settings.get("enabled")
+        if enabled is not None and not isinstance(enabled, bool):
+            raise ConfigError(f"{key}.enabled: expected true or false, got {enabled!r}")
+        if name == "numa":
+            if enabled is not None:
+                values["numa"] = enabled
+        elif enabled is False:
+            raise ConfigError(f"{key}.enabled: podmuster always runs {name}; only numa is optional")
+        if "priority" in settings:
+            raise ConfigError(f"{key}.priority: podmuster runs the plugins in KAI's default order")
+        arguments = _mapping(settings.get("arguments"), f"{key}.arguments", _PLUGIN_ARGUMENTS[name])
+        values.update(_ARGUMENTS[name](arguments) if name in _ARGUMENTS else {})
+    return values
+
+
+def _proportion(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``plugins.proportion.arguments``: kValue (>= 0) and the reclaimer's multiplier (>= 1)."""
+    values: dict[str, Any] = {}
+    key = "plugins.proportion.arguments"
+    if "kValue" in arguments:
+        k_value = _number(arguments["kValue"], f"{key}.kValue")
+        if k_value < 0:
+            raise ConfigError(f"{key}.kValue: must be >= 0, got {k_value:g}")
+        values["k_value"] = k_value
+    for name in ("reclaimerSaturationMultiplier", "relcaimerSaturationMultiplier"):
+        if name in arguments:
+            multiplier = _number(arguments[name], f"{key}.{name}")
+            if multiplier < 1:
+                raise ConfigError(f"{key}.{name}: must be >= 1, got {multiplier:g}")
+            values["reclaimer_saturation_multiplier"] = multiplier
+    return values
+
+
+def _numa(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``plugins.numa.arguments.ignoreList``: comma-separated resource names."""
     ignore = arguments.get("ignoreList", "")
     if not isinstance(ignore, str):
         raise ConfigError(f"plugins.numa.arguments.ignoreList: expected a string, got {ignore!r}")
-    values["numa_ignore"] = tuple(n.strip() for n in ignore.split(",") if n.strip())
-    return values
+    return {"numa_ignore": tuple(n.strip() for n in ignore.split(",") if n.strip())}
+
+
+_ARGUMENTS: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "proportion": _proportion,
+    "numa": _numa,
+}

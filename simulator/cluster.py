@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import yaml
 
+from crds.documents import yaml_error
 from crds.errors import InputError, describe_object
 from crds.metadata import check_metadata_maps
 from crds.quantities import QuantityError, parse_quantity
@@ -261,7 +262,7 @@ def load(path: str) -> Scenario:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=path) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {exc}", source=path) from None
+        raise yaml_error(exc, path) from None
     data = reader.mapping(data, "cluster", _TOP)
     nodes = _nodes(reader, data.get("nodes") or [], "nodes")
     pool_nodes, pools = _pools(reader, data.get("nodePools") or [])

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crds.errors import InputError
-from scheduler.config import SchedulerConfig
+from scheduler.config import ConfigError, SchedulerConfig, parse_duration
 
 
 @dataclass(slots=True)
@@ -49,6 +49,20 @@ class AutoscaledPool:
     max_nodes: int
     scale_up_delay: float
     scale_down_delay: float
+
+
+def period_seconds(raw: str | float) -> float:
+    """A scheduling period given as ``--period`` or a sweep's ``input.period``: seconds, as a
+    number or a Go duration (``1s``, ``500ms``); ``ValueError`` unless it is positive."""
+    text = raw.strip() if isinstance(raw, str) else raw
+    try:
+        numeric = isinstance(text, str) and text.replace(".", "", 1).isdigit()
+        value = parse_duration(float(text) if numeric else text, "period")
+    except ConfigError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"expected a positive duration such as 1s, got {raw!r}")
+    return value
 
 
 @dataclass(slots=True)

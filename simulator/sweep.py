@@ -35,9 +35,11 @@ from typing import Any
 
 import yaml
 
+from crds.documents import yaml_error
 from crds.errors import InputError
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from simulator import objects
+from simulator.model import period_seconds
 
 _TOP = {"name", "input", "base", "axes"}
 _INPUT = {"trace", "traceFormat", "pods", "cluster", "workloads", "period", "arrivalScale"}
@@ -112,15 +114,16 @@ class _Reader:
         return os.path.normpath(os.path.join(os.path.dirname(self.path) or ".", raw))
 
     def yaml_file(self, path: str, where: str | None) -> Mapping[str, Any]:
+        named = "" if path == self.path else f"{path}: "  # the sweep file is named once
         try:
             with open(path, encoding="utf-8") as handle:
                 data = yaml.safe_load(handle) or {}
         except OSError as exc:
             raise self.error(where, f"cannot read {path}: {exc.strerror}") from None
         except yaml.YAMLError as exc:
-            raise self.error(where, f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
+            raise self.error(where, f"{named}{yaml_error(exc)}") from None
         if not isinstance(data, Mapping):
-            raise self.error(where, f"{path}: expected a mapping at the top level")
+            raise self.error(where, f"{named}expected a mapping at the top level")
         return data
 
 
@@ -269,6 +272,11 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
         elif not isinstance(value, str | int | float) or isinstance(value, bool):
             raise reader.error(f"input.{key}", f"expected a string, got {value!r}")
         else:
+            if key == "period":  # checked here, where the file and the field are known
+                try:
+                    period_seconds(value)
+                except ValueError as exc:
+                    raise reader.error("input.period", str(exc)) from None
             given[key] = str(value)
     base_path = None
     base: Mapping[str, Any] | None

@@ -12,8 +12,6 @@ import asyncio
 import dataclasses
 import sys
 
-import yaml
-
 from kubeapi import ratelimit
 from kubeapi.credentials import CredentialsError
 from kubeapi.credentials import load as load_credentials
@@ -21,7 +19,7 @@ from kubeapi.http import KubeHttp
 from liveprocess import flags, logs, serving
 from scheduler.cache import pools
 from scheduler.component import process
-from scheduler.config import ConfigError, SchedulerConfig, load_config
+from scheduler.config import ConfigError, SchedulerConfig, load_config, read_file
 from scheduler.live import loop
 from scheduler.metrics import METRICS
 from scheduler.usage.params import UsageDBConfig
@@ -37,11 +35,7 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
     config, data = SchedulerConfig(), None
     if args.config:
         try:
-            with open(args.config, encoding="utf-8") as handle:
-                data = yaml.safe_load(handle) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{args.config}: cannot read: {exc}") from exc
-        try:
+            data = read_file(args.config)
             config = load_config(data)
         except ConfigError as exc:
             raise ConfigError(f"{args.config}: {exc}") from exc

@@ -125,11 +125,32 @@ def test_bad_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     ]
 
 
-def test_bad_actions_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["schedule", "--actions", "allocate,shuffle", _write(tmp_path, SNAPSHOT)]) == 2
+def test_a_config_file_that_is_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(tmp_path, "a: [\n", "config.yaml")
+    assert main(["schedule", "--config", config, _write(tmp_path, SNAPSHOT)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"podmuster: {config}: line 2 column 1: invalid YAML: expected the node content,"
+        " but found '<stream end>'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        ("allocate,shuffle", "unknown action 'shuffle'; known: allocate, consolidation, "),
+        ("", "expected a non-empty list of actions"),  # not all five without a word
+        (" , ", "expected a non-empty list of actions"),
+    ],
+)
+def test_bad_actions_flag_names_only_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], actions: str, message: str
+) -> None:
+    assert main(["schedule", "--actions", actions, _write(tmp_path, SNAPSHOT)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert "unknown action 'shuffle'" in err[0]
+    assert err[0].startswith(f"podmuster: --actions: {message}")
 
 
 def test_spread_config_changes_placement(

@@ -83,6 +83,11 @@ def test_full_cluster(tmp_path: Path) -> None:
             "nodes: [{name: a}]\nscheduler: {placementStrategy: {gpu: tight}}",
             "scheduler: placementStrategy.gpu",
         ),
+        (
+            "nodes: [{name: a}]\nscheduler: {minRuntime: {preemptMinRuntme: 1s}}",
+            "scheduler: minRuntime.preemptMinRuntme: unknown key",
+        ),
+        ("nodes: [{name: a}\n", "line 2 column 1: invalid YAML: expected ',' or ']'"),
         ("nodes: [{name: a}]\nperiod: soon", "cluster: period: expected a duration"),
         ("nodes: [{name: a}]\nobjects: [{kind: Pod}]", "objects[0]: kind: expected one of"),
         ("queues: []", "cluster: nodes: the cluster has no nodes and no node pools"),

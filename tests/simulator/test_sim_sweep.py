@@ -151,6 +151,10 @@ BAD = [
         "axes: [{name: a, values: [{name: x, config: {placementStrategy: {gpu: pack}}}]}]",
         "sweep.yaml: axes[0].values[0]: configuration: placementStrategy.gpu: must be one of binpack, spread, got 'pack'",
     ),
+    (  # the same checks as --config: a misspelt plugin argument is named, not dropped
+        "axes: [{name: a, values: [{name: x, config: {plugins: {proportion: {arguments: {kValu: 1}}}}}]}]",
+        "sweep.yaml: axes[0].values[0]: configuration: plugins.proportion.arguments.kValu: unknown key; known: kValue, reclaimerSaturationMultiplier, relcaimerSaturationMultiplier",
+    ),
     (
         "axes: [{name: a, values: [{name: x, queues: {q: {gpuQuota: -2}}}]}]",
         "sweep.yaml: axes[0].values[0].queues.q.gpuQuota: expected a number >= 0, got -2",
@@ -175,6 +179,19 @@ BAD = [
         "input: {arrivalScale: 0}\naxes: [{name: a, values: [{name: x}]}]",
         "sweep.yaml: input.arrivalScale: expected a positive number, got 0",
     ),
+    (  # the file's field, not the --period flag the user never gave
+        "input: {period: 10q}\naxes: [{name: a, values: [{name: x}]}]",
+        "sweep.yaml: input.period: expected a positive duration such as 1s, got '10q'",
+    ),
+    (
+        "input: {period: 0}\naxes: [{name: a, values: [{name: x}]}]",
+        "sweep.yaml: input.period: expected a positive duration such as 1s, got 0",
+    ),
+    (  # the sweep file named once, with the position
+        "name: x\n```\naxes: []\n",
+        "sweep.yaml: line 2 column 1: invalid YAML: found character '`' that cannot start any token",
+    ),
+    ("- a\n", "sweep.yaml: expected a mapping at the top level"),
     (
         "input: {trace: jobs.csv, clustr: c.yaml}\naxes: [{name: a, values: [{name: x}]}]",
         "sweep.yaml: input.clustr: unknown key; known: arrivalScale, cluster, period, pods, trace, traceFormat, workloads",

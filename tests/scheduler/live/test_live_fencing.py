@@ -18,7 +18,7 @@ from liveprocess.fencing import FencedWrites, NotLeaderError
 from liveprocess.leader import LEASE_API, LeaderElector
 from liveprocess.serving import Readiness, app
 from podmuster.cli import build_parser
-from scheduler.config import SchedulerConfig
+from scheduler.config import ConfigError, SchedulerConfig
 from scheduler.cycle import CycleResult
 from scheduler.live import loop
 from scheduler.live.main import config_from
@@ -188,6 +188,15 @@ def test_the_config_files_scheduler_name_holds_unless_the_flag_is_given(tmp_path
     given = config_args(tmp_path, "schedulerName: mine\n", "--scheduler-name=flag")
     assert config_from(given).scheduler_name == "flag"
     assert config_from(config_args(tmp_path, "{}\n")).scheduler_name == "kai-scheduler"
+
+
+def test_a_config_file_that_is_not_yaml_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    args = config_args(tmp_path, "actions: allocate\n bad: [\n")
+    with pytest.raises(ConfigError) as caught:
+        config_from(args)
+    assert str(caught.value) == (
+        f"{args.config}: line 2 column 5: invalid YAML: mapping values are not allowed here"
+    )
 
 
 def test_run_all_takes_the_config_files_scheduler_name_for_every_component(
