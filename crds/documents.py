@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
-from crds import builtin, errors
+from crds import builtin, errors, names
 from crds import metadata as object_metadata
 
 if TYPE_CHECKING:
@@ -239,6 +239,18 @@ def _iter_objects(
                 raise error
             problems.append(error)
             continue
+        if doc.get("kind") == "List" and not isinstance(doc.get("items"), list):
+            if doc.get("items") is None:
+                continue  # an empty List: a nil list prints as null, or not at all
+            error = errors.InputError(
+                f"expected a list, got {type(doc['items']).__name__}",
+                source=label,
+                field=f"{_place(where, position)}: items",
+            )
+            if problems is None:
+                raise error
+            problems.append(error)
+            continue
         if "items" in doc and _is_list(doc):
             place = _place(where, position)
             item_kind = doc["kind"][: -len("List")] if doc["kind"] != "List" else None
@@ -342,6 +354,23 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _check_once(
+    obj: dict[str, Any], label: str, place: str, seen: dict[tuple[str, str, str, str], str]
+) -> None:
+    """Refuse a second object of the same group, kind, namespace and name: a cluster holds
+    one, and two copies (two dumps concatenated, one pod Running in one and Pending in the
+    other) would be counted twice. The first is kept, so the result does not depend on
+    which copy a reader happens to take."""
+    metadata = obj["metadata"]
+    key = (names.group_kind(obj)[0], obj["kind"], metadata.get("namespace") or "", metadata["name"])
+    first = seen.get(key)
+    if first is not None:
+        raise errors.object_error(
+            label, obj, None, f"given twice (first in {first}); the first is kept"
+        )
+    seen[key] = f"{label} ({place})"
+
+
 def load_documents(
     sources: Sequence[str | Path],
     *,
@@ -358,12 +387,14 @@ def load_documents(
     stop the others being read (docs/cli.md "Bad input").
     """
     out: list[SourcedObject] = []
+    seen: dict[tuple[str, str, str, str], str] = {}  # (group, kind, namespace, name) -> where
     for source in sources:
         label, text = _read(source, stdin)
         with gc_paused():
             for place, obj in _iter_objects(parse_text(text, label), label, "", problems):
                 try:
                     _check_and_default(obj, label, len(out), place)
+                    _check_once(obj, label, place, seen)
                 except errors.InputError as error:
                     if problems is None:
                         raise

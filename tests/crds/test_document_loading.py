@@ -260,3 +260,43 @@ def test_with_problems_a_bad_object_is_left_out_and_the_rest_read(tmp_path: Path
         "f.yaml: Pod (document 4: items[0]): metadata.name: missing or not a string",
         "f.yaml: document 4: items[1]: expected an object (mapping), got int",
     ]
+
+
+def test_an_object_given_twice_is_one_line_and_the_first_copy_is_kept(tmp_path: Path) -> None:
+    """Two dumps concatenated: the pod Running in the first and Pending in the second was
+    counted twice (bound again onto the node its Running copy filled), and which copy won
+    depended on the order of the files."""
+    running = POD.format(name="p") + "status: {phase: Running}\n"
+    pending = POD.format(name="p") + "status: {phase: Pending}\n"
+    other_namespace = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-b}\n"
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: p}\n"
+    first = write(tmp_path, "first.yaml", running)
+    second = write(tmp_path, "second.yaml", f"{pending}---\n{other_namespace}---\n{node}")
+    problems: list[errors.InputError] = []
+    loaded = load_documents([first, second], problems=problems)
+    assert [(item.kind, item.namespace, item.obj["status"]["phase"]) for item in loaded[:1]] == [
+        ("Pod", "team-a", "Running")
+    ]
+    assert [(item.kind, item.namespace) for item in loaded[1:]] == [
+        ("Pod", "team-b"),
+        ("Node", None),
+    ]
+    assert [str(p) for p in problems] == [
+        f"{second}: Pod team-a/p: given twice (first in {first} (document 1)); the first is kept"
+    ]
+    with pytest.raises(errors.InputError, match="given twice"):
+        load_documents([first, first])
+
+
+@pytest.mark.parametrize("items", ["", "items: null\n"])
+def test_an_empty_list_may_leave_out_its_items(tmp_path: Path, items: str) -> None:
+    """A nil list prints as ``items: null`` (or not at all): an empty List, not a nameless object."""
+    text = f"apiVersion: v1\nkind: List\nmetadata: {{resourceVersion: ''}}\n{items}"
+    assert load_documents([write(tmp_path, "empty.yaml", text)]) == []
+
+
+def test_list_items_of_the_wrong_type_name_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.yaml", "apiVersion: v1\nkind: List\nitems: pods\n")
+    with pytest.raises(errors.InputError) as caught:
+        load_documents([path])
+    assert str(caught.value) == f"{path}: document 1: items: expected a list, got str"
