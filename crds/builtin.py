@@ -25,6 +25,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
+from crds.errors import shown
+
 __all__ = ["check", "kinds"]
 
 _TABLE: Final = Path(__file__).resolve().parent / "builtin_schemas.json"
@@ -142,10 +144,10 @@ def _problem(value: Any, kind: Any) -> tuple[str, list[str | int]] | None:
         accepted, called = _SCALARS[kind]
         if type(value) in accepted or (isinstance(value, accepted) and type(value) is not bool):
             return None
-        return f"expected {called}, got {_shown(value)}", []
+        return f"expected {called}, got {shown(value)}", []
     if isinstance(kind, _Object):
         if not isinstance(value, dict):
-            return f"expected a map, got {_shown(value)}", []
+            return f"expected a map, got {shown(value)}", []
         if not value.keys() <= kind.allowed:
             return _UNKNOWN, [min(str(key) for key in value.keys() - kind.allowed)]
         fields, fast = kind.fields, kind.fast
@@ -160,7 +162,7 @@ def _problem(value: Any, kind: Any) -> tuple[str, list[str | int]] | None:
         return None
     if isinstance(kind, _List):
         if not isinstance(value, list):
-            return f"expected a list, got {_shown(value)}", []
+            return f"expected a list, got {shown(value)}", []
         item = kind.item
         for index, sub in enumerate(value):
             found = _problem(sub, item)
@@ -171,18 +173,10 @@ def _problem(value: Any, kind: Any) -> tuple[str, list[str | int]] | None:
     inner = kind.value
     if not isinstance(value, dict):
         called = "a map of strings" if inner == "s" else "a map"
-        return f"expected {called}, got {_shown(value)}", []
+        return f"expected {called}, got {shown(value)}", []
     for key, sub in value.items():
         found = _problem(sub, inner)
         if found is not None:
             found[1].append(str(key))
             return found
     return None
-
-
-def _shown(value: Any) -> str:
-    """A value as the error line shows it: YAML's words for booleans, short, on one line."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from crds import names
 
@@ -40,6 +40,7 @@ __all__ = [
     "format_field_path",
     "from_validation_error",
     "object_error",
+    "shown",
 ]
 
 
@@ -153,11 +154,21 @@ def first_problem(error: pydantic.ValidationError) -> tuple[str, str]:
     first = problems[0]
     path = _field_path(first["loc"])
     # a value that fits no member of a union (int | float) fails once per member
-    messages = [_message(p) for p in problems if _field_path(p["loc"]) == path]
-    message = "; ".join(dict.fromkeys(messages))
-    if first["type"] != "missing":
-        message = f"{message}, got {_shown(first.get('input'))}"
+    here = [p for p in problems if _field_path(p["loc"]) == path]
+    if any(p["type"] in _NUMBER for p in here):  # "a number" says what "an integer" would
+        here = [p for p in here if p["type"] not in _INTEGER] or here
+    message = "; ".join(dict.fromkeys(_message(p) for p in here))
+    if first["type"] != "missing" and not _names_value(first, message):
+        message = f"{message}, got {shown(first.get('input'))}"
     return path, message
+
+
+_NUMBER: Final = frozenset({"float_type", "float_parsing"})
+_INTEGER: Final = frozenset({"int_type", "int_parsing", "int_from_float"})
+_MAP_TYPES: Final = frozenset(
+    {"model_type", "model_attributes_type", "dataclass_type", "dict_type"}
+)
+"""Pydantic's "valid dictionary or instance of <Class>": a map, in YAML's and JSON's words."""
 
 
 _UNION_MEMBER = re.compile(r"^(int|float|str|bool|(function-\w+|list|dict|literal)\[.*\])$")
@@ -174,10 +185,26 @@ def _message(problem: Any) -> str:
     cause = (problem.get("ctx") or {}).get("error")
     if problem["type"] == "extra_forbidden":
         return "unknown field"
+    if problem["type"] in _MAP_TYPES:
+        return "expected a map"
     return str(cause) if isinstance(cause, Exception) else str(problem["msg"])
 
 
-def _shown(value: Any) -> str:
-    """A value as the error line shows it: short, on one line."""
+def _names_value(problem: Any, message: str) -> bool:
+    """Whether ``message``, our own validator's (``invalid duration 'soon'``), already shows
+    the value; pydantic's own wording never does (its numbers are bounds, not the value)."""
+    if not isinstance((problem.get("ctx") or {}).get("error"), Exception):
+        return False
+    text = re.escape(shown(problem.get("input")))
+    return re.search(rf"(?<![\w.]){text}(?![\w.])", message) is not None
+
+
+def shown(value: Any) -> str:
+    """A value as an error line shows it: YAML's words for booleans and null, strings
+    quoted, short, on one line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -108,11 +108,18 @@ def _check_int32(number: int) -> int:
 def rfc3339_seconds(text: str) -> float:
     """Seconds since the epoch of an RFC 3339 timestamp (``ValueError`` if it is none).
 
+    A time without a zone offset (``2026-01-01T00:00:00``) or a bare date
+    (``2026-01-01``, midnight) is read as UTC, never in the machine's local time
+    zone: the same input gives the same clock on every machine.
+
     Not memoized: parsing takes about half a microsecond, and at scale (one
     timestamp per object, most of them distinct) a bounded cache misses on nearly
     every call and costs more than the parse it would save.
     """
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
 
 
 def rfc3339(seconds: float) -> str:

@@ -28,7 +28,7 @@ from liveprocess import flags, logs, serving
 from liveprocess.fencing import FencedWrites
 from liveprocess.leader import LeaderElector, identity
 from podgrouper import cli as podgrouper_cli
-from scheduler.binder.flags import reservation_settings, volume_timeout
+from scheduler.binder.flags import reservation_settings, volume_timeout, workers
 from scheduler.binder.reconciler import Binder
 from scheduler.cache.pools import NodePool
 from scheduler.component import process
@@ -57,8 +57,6 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.schedule_period <= 0:
             raise ConfigError("--schedule-period: must be > 0")
-        if args.binder_workers < 1:
-            raise ConfigError("--binder-workers: must be >= 1")
         if args.debounce < 0:
             raise ConfigError("--debounce: must be >= 0")
         config = config_from(args)
@@ -66,6 +64,7 @@ def main(args: argparse.Namespace) -> int:
         args = argparse.Namespace(**{**vars(args), "scheduler_name": config.scheduler_name})
         scaling = settings_from(args) if args.cluster_autoscaling else None
         try:
+            workers(args.binder_workers, "--binder-workers")
             reservation_settings(args)  # validated now; used by _run_components
             volume_timeout(args)
         except ValueError as exc:

@@ -23,6 +23,8 @@ from crds.names import (
     QUEUE_LABEL,
 )
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from scheduler.cache.parsing import FieldError
+from scheduler.cache.reading import creation_of
 
 _Parts = tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]
 
@@ -36,8 +38,9 @@ def _map(raw: Any) -> Mapping[str, Any] | None:
 
 def _parts(body: Mapping[str, Any]) -> _Parts | None:
     """A pod's ``(spec, metadata, status, labels)``; None when one is malformed (not a map,
-    or labels or annotations that are not strings): the pod reader reports that field and
-    leaves the pod out, so no PodGroup is made for it."""
+    labels or annotations that are not strings, a creationTimestamp that is no RFC 3339
+    time): the pod reader reports that field and leaves the pod out, so no PodGroup is
+    made for it (it would get a line of its own, for an object in no file)."""
     spec, meta, status = (_map(body.get(key)) for key in ("spec", "metadata", "status"))
     if spec is None or meta is None or status is None:
         return None
@@ -45,6 +48,10 @@ def _parts(body: Mapping[str, Any]) -> _Parts | None:
         values = _map(meta.get(key))
         if values is None or not all(type(v) is str for v in values.values()):
             return None
+    try:
+        creation_of(body)  # as the pod reader reads it
+    except FieldError:
+        return None
     return spec, meta, status, meta.get("labels") or {}
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from crds.documents import load_documents
 from crds.errors import InputError
+from crds.meta import rfc3339_seconds
 from podmuster import output
 from podmuster.implicit_groups import add_implicit_pod_groups
 from scheduler.api.pods import PodStatus
@@ -101,7 +102,7 @@ def _now(raw: str | None) -> float:
     if raw is None:
         return datetime.now(tz=UTC).timestamp()
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        return rfc3339_seconds(raw)
     except ValueError:
         raise InputError(f"invalid RFC 3339 time {raw!r}", field="--now") from None
 

@@ -80,6 +80,14 @@ def add_volume_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGro
     )
 
 
+def workers(count: int, flag: str = "--workers") -> int:
+    """The binder's concurrent BindRequests, as given by ``flag`` (ValueError: below 1,
+    a binder that would bind nothing)."""
+    if count < 1:
+        raise ValueError(f"{flag}: must be >= 1")
+    return count
+
+
 def volume_timeout(args: argparse.Namespace) -> float:
     """``--volume-bind-timeout`` (ValueError: not > 0)."""
     timeout = float(getattr(args, "volume_bind_timeout", 600.0))
@@ -127,6 +135,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_binder(args: argparse.Namespace) -> int:
     try:
+        count = workers(args.workers)
         settings = reservation_settings(args)
         timeout = volume_timeout(args)
     except ValueError as exc:
@@ -138,6 +147,6 @@ def run_binder(args: argparse.Namespace) -> int:
     from scheduler.component import runtime
 
     async def body(api: KubeController) -> None:
-        await Binder(api, workers=args.workers, reservations=settings, volume_timeout=timeout).run()
+        await Binder(api, workers=count, reservations=settings, volume_timeout=timeout).run()
 
     return runtime.run("binder", body, args)

@@ -162,6 +162,27 @@ def test_pod_placement_fields_of_the_wrong_shape(
     assert {b["pod"] for b in out["binds"]} == {"ns/good-0"}
 
 
+@pytest.mark.parametrize(
+    ("stamp", "message"),
+    [
+        ("yesterday", "invalid RFC 3339 timestamp 'yesterday'"),
+        (5, "expected an RFC 3339 date-time string, got 5"),
+    ],
+)
+def test_a_bare_pod_with_a_bad_creation_timestamp_gets_one_line(
+    stamp: Any, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod with no PodGroup: the one the CLI makes for it (as the podgrouper would) is in
+    no file, so the pod's line is the only one; before, that PodGroup got a second."""
+    pod = copy.deepcopy(SNAPSHOT[3])
+    pod["metadata"] = {"name": "p", "namespace": "ns", "creationTimestamp": stamp}
+    code, out, err, path = _schedule(tmp_path, capsys, [*SNAPSHOT, pod])
+    assert code == 2
+    assert err == [f"podmuster: {path}: Pod ns/p: metadata.creationTimestamp: {message}"]
+    assert {b["pod"] for b in out["binds"]} == {"ns/good-0"}
+    assert [g["podGroup"] for g in out["podGroups"]] == ["ns/good"]
+
+
 def test_node_taints_of_the_wrong_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     node = {**copy.deepcopy(SNAPSHOT[0]), "metadata": {"name": "n1"}, "spec": {"taints": "gpu"}}
     code, out, err, path = _schedule(tmp_path, capsys, [*SNAPSHOT, node])

@@ -89,8 +89,7 @@ def test_explain_adds_queue_numbers(tmp_path: Path, capsys: pytest.CaptureFixtur
         ),
         (
             SNAPSHOT.replace("quota: 1, limit: -1", "quota: lots, limit: -1"),
-            ": Queue team: spec.resources.gpu.quota: Input should be a valid integer; "
-            "Input should be a valid number, got 'lots'",
+            ": Queue team: spec.resources.gpu.quota: Input should be a valid number, got 'lots'",
             [],
         ),
     ],

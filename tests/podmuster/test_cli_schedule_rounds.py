@@ -4,7 +4,8 @@ Covers: the document shape (``rounds`` of per-cycle documents, then ``pods``);
 a preemption played out (evict + pipeline, then bind, final states); a
 consolidation victim running again on another node; a pod allocated and then
 preempted in the same cycle neither bound nor deleted; nothing changes once
-converged; the clock advancing one second per round from ``--now``; JSON
+converged; the clock advancing one second per round from ``--now``, a
+``--now`` without a zone read as UTC whatever ``TZ`` says; JSON
 output; no ``--rounds`` keeps the one-cycle document; bad values exit 2 with
 one line naming the flag.
 """
@@ -12,6 +13,7 @@ one line naming the flag.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +172,23 @@ def test_clock_advances_one_second_per_round(
         "2025-01-01T00:00:01Z",
         "2025-01-01T00:00:02Z",
     ]
+
+
+@pytest.mark.parametrize("now", ["2025-01-01T00:00:00", "2025-01-01"])
+def test_a_clock_without_a_zone_is_utc_whatever_the_machines_time_zone(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    now: str,
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+05:30, no daylight saving
+    time.tzset()
+    try:
+        out = _schedule(tmp_path, capsys, PREEMPT, "--rounds", "1", "--now", now)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert [r["time"] for r in out["rounds"]] == ["2025-01-01T00:00:00Z"]
 
 
 def test_json_output_with_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

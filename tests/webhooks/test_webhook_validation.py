@@ -76,17 +76,33 @@ def test_a_subgroup_that_is_its_own_parent() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        (-1, "Input should be greater than or equal to 0"),
-        (1.5, "Input should be a valid integer"),
-        ("2", "Input should be a valid integer"),
-        (True, "Input should be a valid integer"),
+        (-1, "Input should be greater than or equal to 0, got -1"),
+        (1.5, "Input should be a valid integer, got 1.5"),
+        ("2", "Input should be a valid integer, got '2'"),
+        (True, "Input should be a valid integer, got true"),  # YAML's word, not Python's
+        (3_000_000_000, "3000000000 does not fit in a 32-bit integer"),  # the value once
     ],
 )
 def test_min_member_must_be_a_positive_integer(value: Any, message: str) -> None:
     problems = messages(validate_podgroup(podgroup(minMember=value)))
-    assert problems == [f"PodGroup ml/train: spec.minMember: {message}, got {value!r}"]
+    assert problems == [f"PodGroup ml/train: spec.minMember: {message}"]
     problems = messages(validate_podgroup(podgroup([{"name": "a", "minMember": value}])))
     assert problems[0].startswith("PodGroup ml/train: spec.subGroups[0].minMember:")
+
+
+def test_error_lines_use_yaml_words_and_show_the_value_once() -> None:
+    """No Python (None, True) or class names (PodGroupSpec); no value said twice."""
+    body = podgroup()
+    body["spec"] = None
+    assert messages(validate_podgroup(body)) == [
+        "PodGroup ml/train: spec: expected a map, got null"
+    ]
+    assert messages(validate_podgroup(podgroup(stalenessGracePeriod="soon"))) == [
+        "PodGroup ml/train: spec.stalenessGracePeriod: invalid duration 'soon'"
+    ]
+    assert messages(validate_podgroup(podgroup(queue=False))) == [
+        "PodGroup ml/train: spec.queue: Input should be a valid string, got false"
+    ]
 
 
 def test_malformed_subgroups() -> None:
@@ -169,13 +185,13 @@ def test_an_existing_loop_elsewhere_does_not_block_an_unrelated_queue() -> None:
             "memory",
             "quota",
             "16Gi",
-            "Input should be a valid integer; Input should be a valid number, got '16Gi'",
+            "Input should be a valid number, got '16Gi'",  # not once per member of int | float
         ),
         (
             "gpu",
             "limit",
             True,
-            "Input should be a valid integer; Input should be a valid number, got True",
+            "Input should be a valid number, got true",
         ),
     ],
 )
@@ -193,6 +209,5 @@ def test_a_partial_resource_list_is_accepted() -> None:
     resources = {"cpu": {"quota": 4000, "limit": 8000, "overQuotaWeight": 1}}
     assert validate_queue(queue("cpu-only", resources=resources), {}) == []
     assert messages(validate_queue(queue("q", resources={"gpu": 3}), {})) == [
-        "Queue q: spec.resources.gpu: Input should be a valid dictionary or instance of "
-        "QueueResource, got 3"
+        "Queue q: spec.resources.gpu: expected a map, got 3"
     ]

@@ -1,4 +1,5 @@
-"""``podmuster run binder``: the GPU reservation flags, parsed and checked before connecting."""
+"""``podmuster run binder``: the GPU reservation flags and ``--workers``, parsed and checked
+before connecting."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def test_every_flag_reaches_the_settings() -> None:
         ("--resource-reservation-allocation-timeout=0", "must be > 0"),
         ("--resource-reservation-grace=-1", "must be >= 0"),
         ("--resource-reservation-namespace=", "must not be empty"),
+        ("--workers=0", "must be >= 1"),  # a binder that would bind nothing
+        ("--workers=-2", "must be >= 1"),
     ],
 )
 def test_bad_flags_are_one_line_exit_2(
