@@ -9,12 +9,14 @@ KAI's order, bin-packing for GPU and CPU tasks.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crds import durations
+from crds.errors import shown
 from crds.names import DEFAULT_SCHEDULER_NAME
 from scheduler.usage.params import UsageConfigError, UsageDBConfig, parse_usage_db_config
 
@@ -86,9 +88,19 @@ def _strategy(raw: Any, key: str) -> str:
 
 
 def _number(raw: Any, key: str) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise ConfigError(f"{key}: expected a number, got {raw!r}")
-    return float(raw)
+    """A plugin argument's number. KAI keeps plugin arguments as strings (its
+    SchedulingShard's ``arguments`` is a map of strings: ``kValue: "1.5"``), so a string
+    holding a finite number is taken as that number; YAML's own numbers are too."""
+    if isinstance(raw, str):
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return value
+    elif not isinstance(raw, bool) and isinstance(raw, int | float):
+        return float(raw)
+    raise ConfigError(f"{key}: expected a number, got {shown(raw)}")
 
 
 def parse_duration(raw: Any, key: str) -> float:

@@ -35,6 +35,11 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
         "kValue",
     ),
     (
+        "kValue that is no number",
+        {"scheduler": {"config": {"plugins": {"proportion": {"arguments": {"kValue": "lots"}}}}}},
+        "kValue",
+    ),
+    (
         "duration",
         {"scheduler": {"config": {"defaultStalenessGracePeriod": "soon"}}},
         "defaultStalenessGracePeriod",
@@ -171,7 +176,12 @@ def test_good_alternatives_are_accepted(helm: Helm) -> None:
     helm.template(
         {
             "scheduler": {
-                "config": {"defaultStalenessGracePeriod": "1h30m", "maxConsolidationPreemptees": -1}
+                "config": {
+                    "defaultStalenessGracePeriod": "1h30m",
+                    "maxConsolidationPreemptees": -1,
+                    # KAI writes plugin arguments as strings
+                    "plugins": {"proportion": {"arguments": {"kValue": "1.5"}}},
+                }
             },
             "podDisruptionBudget": {"maxUnavailable": "50%"},
             "podgrouper": {

@@ -92,3 +92,23 @@ def test_every_documented_and_kai_plugin_key_is_read() -> None:
         300.0,
         0.0,
     )
+
+
+def test_plugin_arguments_may_be_strings_as_kai_writes_them() -> None:
+    """KAI's SchedulingShard keeps plugin arguments as a map of strings (``kValue: "1.5"``):
+    a string holding a number is that number; any other string is still an error."""
+    config = load_config(
+        {
+            "plugins": {
+                "proportion": {
+                    "arguments": {"kValue": "1.5", "reclaimerSaturationMultiplier": " 2 "}
+                }
+            }
+        }
+    )
+    assert (config.k_value, config.reclaimer_saturation_multiplier) == (1.5, 2.0)
+    for bad in ("lots", "nan", "inf", "", True):
+        with pytest.raises(ConfigError, match="kValue: expected a number"):
+            load_config({"plugins": {"proportion": {"arguments": {"kValue": bad}}}})
+    with pytest.raises(ConfigError, match="must be >= 0"):
+        load_config({"plugins": {"proportion": {"arguments": {"kValue": "-1"}}}})
