@@ -177,6 +177,8 @@ def _problem(value: Any, kind: Any) -> tuple[str, list[str | int]] | None:
     for key, sub in value.items():
         found = _problem(sub, inner)
         if found is not None:
-            found[1].append(str(key))
+            # a resource list's key reads as a field (requests.cpu), as the pod reader names
+            # it; any other map's key is bracketed (labels[a.b/c]), as the metadata checks do
+            found[1].append(str(key) if inner == "q" else f"[{key}]")
             return found
     return None

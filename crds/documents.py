@@ -366,7 +366,7 @@ def _check_once(
     first = seen.get(key)
     if first is not None:
         raise errors.object_error(
-            label, obj, None, f"given twice (first in {first}); the first is kept"
+            label, obj, "metadata.name", f"given twice (first in {first}); the first is kept"
         )
     seen[key] = f"{label} ({place})"
 

@@ -58,6 +58,8 @@ def format_field_path(path: Iterable[str | int]) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif part.startswith("["):  # a map key, already bracketed: metadata.labels[a.b/c]
+            out += part
         else:
             out += f".{part}" if out else part
     return out

@@ -73,7 +73,7 @@ def test_a_pod_as_kubectl_prints_it_passes() -> None:
         (["spec", "priority"], True, "spec.priority", "expected an integer, got true"),
         (["spec", "schedulingGates"], "x", "spec.schedulingGates", "expected a list, got 'x'"),
         (["spec", "nodeSelector"], ["a"], "spec.nodeSelector", "expected a map of strings"),
-        (["spec", "nodeSelector", "zone"], 1, "spec.nodeSelector.zone", "expected a string"),
+        (["spec", "nodeSelector", "zone"], 1, "spec.nodeSelector[zone]", "expected a string"),
         (["spec", "tolerations", 0], "gpu", "spec.tolerations[0]", "expected a map, got 'gpu'"),
         (
             ["spec", "containers", 0, "resources", "limits", "cpu"],

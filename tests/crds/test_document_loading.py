@@ -282,7 +282,7 @@ def test_an_object_given_twice_is_one_line_and_the_first_copy_is_kept(tmp_path: 
         ("Node", None),
     ]
     assert [str(p) for p in problems] == [
-        f"{second}: Pod team-a/p: given twice (first in {first} (document 1)); the first is kept"
+        f"{second}: Pod team-a/p: metadata.name: given twice (first in {first} (document 1)); the first is kept"
     ]
     with pytest.raises(errors.InputError, match="given twice"):
         load_documents([first, first])
