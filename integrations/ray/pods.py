@@ -92,8 +92,8 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     ]
     for group_name, hosts, workers, template in groups:
         for replica in range(workers):
-            replica_name = (
-                f"{name}-{group_name}-{templates.suffix(f'{uid}/{group_name}/{replica}')}"
+            replica_name = templates.generated_name(
+                f"{name}-{group_name}", f"{uid}/{group_name}/{replica}"
             )
             for host in range(hosts):
                 labels = _pod_labels(cluster, group_name, "worker")
@@ -102,7 +102,7 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
                     labels["ray.io/worker-group-replica-index"] = str(replica)
                     labels["ray.io/replica-host-index"] = str(host)
                 seed = f"{uid}/{group_name}/{replica}/{host}"
-                pod_name = f"{name}-{group_name}-worker-{templates.suffix(seed)}"
+                pod_name = templates.generated_name(f"{name}-{group_name}-worker", seed)
                 pods.append(
                     _stamped(
                         cluster, templates.make_pod(template, pod_name, cluster, labels=labels)
