@@ -72,7 +72,11 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     groups = []
     for index, group in enumerate(fields.get_list(cluster, "spec.workerGroupSpecs")):
         path = f"spec.workerGroupSpecs[{index}]"
-        if not isinstance(group, Mapping) or group.get("suspend") or group.get("suspended"):
+        if not isinstance(group, Mapping):
+            raise base.GroupingError(
+                fields.describe(cluster), path, f"expected an object, got {group!r}"
+            )
+        if group.get("suspend") or group.get("suspended"):
             continue
         group_name = str(group.get("groupName") or f"worker-group-{index}")
         hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
