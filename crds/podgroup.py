@@ -51,6 +51,7 @@ __all__ = [
     "SCHEDULER_READS_ANYWAY",
     "SCHEDULING_BACKOFF_NONE",
     "SCHEDULING_BACKOFF_ONCE",
+    "SUBGROUP_NAME_PATTERN",
     "WARNINGS_ON_CREATE",
     "WARNINGS_ON_UPDATE",
     "PodGroup",
@@ -65,6 +66,7 @@ __all__ = [
     "TopologyConstraint",
     "UnschedulableDetails",
     "UnschedulableReason",
+    "admission_problems",
     "min_definition_problems",
     "subgroup_problems",
 ]
@@ -88,6 +90,9 @@ REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
 REASON_PREEMPTION_DELAY_NOT_ELAPSED: Final = "PreemptionDelayNotElapsed"
 """The PodGroup may not evict others yet (``spec.preemptionDelay``, KAI v0.17)."""
 
+SUBGROUP_NAME_PATTERN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+"""A subgroup's ``name`` and ``parent``: a DNS label (RFC 1123), as KAI's CRD says."""
+
 MinMember = Annotated[Int32, Field(ge=0)]
 MinSubGroup = Annotated[Int32, Field(ge=0)]
 
@@ -106,13 +111,14 @@ class TopologyConstraint(KaiModel):
 class SubGroup(KaiModel):
     """A node of the subgroup tree: a pod set when it has no children."""
 
-    name: str = Field(min_length=1)
-    """Unique subgroup name; pods join a leaf subgroup with label kai.scheduler/subgroup-name."""
+    name: str = Field(min_length=1, pattern=SUBGROUP_NAME_PATTERN)
+    """Unique subgroup name (a DNS label); pods join a leaf subgroup with label
+    kai.scheduler/subgroup-name."""
     min_member: MinMember | None = None
     """Gang size of a leaf subgroup (0: no gang); exclusive with minSubGroup."""
     min_sub_group: MinSubGroup | None = None
     """Children that must be schedulable for this subgroup to be; exclusive with minMember."""
-    parent: str | None = None
+    parent: str | None = Field(default=None, pattern=SUBGROUP_NAME_PATTERN)
     """Name of the parent subgroup; unset means under the PodGroup root."""
     topology_constraint: TopologyConstraint | None = None
     """Placement constraint for this subgroup."""
@@ -293,6 +299,25 @@ def min_definition_problems(spec: PodGroupSpec) -> list[tuple[str, str, str]]:
             message = f"minSubGroup ({spec.min_sub_group}) exceeds the {roots} root subgroups"
             problems.append(("spec.minSubGroup", message, MIN_SUB_GROUP_OVER_CHILDREN))
     return problems
+
+
+def admission_problems(
+    spec: PodGroupSpec, *, update: bool = False
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(errors, warnings)``, each ``(field, message)``, of a PodGroup ``spec`` the model
+    accepted, by KAI v0.17's webhook rules on create (or ``update``): the subgroups form a
+    tree (:func:`subgroup_problems`; when they do not, that is all that is said), then
+    :func:`min_definition_problems`, of which :data:`WARNINGS_ON_CREATE` (or
+    :data:`WARNINGS_ON_UPDATE`) are only warnings."""
+    tree = subgroup_problems(spec)
+    if tree:
+        return tree, []
+    soft = WARNINGS_ON_UPDATE if update else WARNINGS_ON_CREATE
+    errors: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    for field, message, kind in min_definition_problems(spec):
+        (warnings if kind in soft else errors).append((field, message))
+    return errors, warnings
 
 
 def _cycle_from(start: str, parents: dict[str, str]) -> list[str]:

@@ -49,21 +49,25 @@ def _calls(
     """The steps (flattened) or DAG tasks a template (at field path ``at``) calls, each
     with its own field path.
 
-    Each must be a map: anything else is an error naming its place in the template.
+    ``steps`` must be a list of lists, ``dag`` a map and its ``tasks`` a list, and each
+    step or task a map: anything else is an error naming its place in the template
+    (Argo refuses such a Workflow; read as no calls, its pods would be lost unsaid).
     """
-    steps = template.get("steps")
-    if isinstance(steps, list):
+    if template.get("steps") is not None:
+        steps = fields.get_list(wf, "steps", within=template, prefix=f"{at}.")
+        for i, group in enumerate(steps):
+            if not isinstance(group, list):
+                raise base.GroupingError(
+                    fields.describe(wf), f"{at}.steps[{i}]", f"expected a list, got {group!r}"
+                )
         found = [
             (f"{at}.steps[{i}][{j}]", step)
             for i, group in enumerate(steps)
-            if isinstance(group, list)
             for j, step in enumerate(group)
         ]
     else:
-        dag = template.get("dag")
-        tasks = dag.get("tasks") if isinstance(dag, Mapping) else None
-        if not isinstance(tasks, list):
-            return []
+        fields.get_mapping(wf, "dag", within=template, prefix=f"{at}.")
+        tasks = fields.get_list(wf, "dag.tasks", within=template, prefix=f"{at}.")
         found = [(f"{at}.dag.tasks[{i}]", task) for i, task in enumerate(tasks)]
     for path, call in found:
         if not isinstance(call, Mapping):

@@ -185,9 +185,12 @@ class PodGroupSpec:
     def to_model(self) -> pg_api.PodGroup:
         """The PodGroup (:class:`crds.podgroup.PodGroup`, validated) this description writes.
 
-        A value the model refuses is a :class:`GroupingError` naming the PodGroup and its
-        field (``spec.subGroups[1].minMember``): whatever an adapter read past its own
-        checks, one workload's invalid PodGroup is an error line, never a traceback."""
+        A value the model refuses, or a PodGroup KAI's webhook refuses on create
+        (:func:`crds.podgroup.admission_problems`: two subgroups of one name, ``minSubGroup``
+        on a leaf, ...), is a :class:`GroupingError` naming the PodGroup and its field
+        (``spec.subGroups[1].minMember``): whatever an adapter read past its own checks,
+        one workload's invalid PodGroup is an error line, never a traceback, and never
+        printed as if KAI could write it."""
         preemptibility = cast("pg_api.Preemptibility | None", self.preemptibility or None)
         parents = {s.parent for s in self.subgroups if s.parent}
         sub_groups = [
@@ -220,7 +223,17 @@ class PodGroupSpec:
                 staleness_grace_period=self.staleness_grace_period or None,
             ),
         )
+        for field_path, problem in pg_api.admission_problems(spec)[0][:1]:
+            raise self._invalid(field_path, problem)
         return pg_api.PodGroup(metadata=metadata, spec=spec)
+
+    def _invalid(self, field_path: str, problem: str) -> GroupingError:
+        """The error of a PodGroup refused at ``field_path``."""
+        return GroupingError(
+            f"PodGroup {self.namespace}/{self.name}",
+            field_path,
+            f"{problem} (the PodGroup made for the workload is not valid)",
+        )
 
     def _validated(self, prefix: str, make: Callable[[], _M]) -> _M:
         """``make()``; a refused value is a :class:`GroupingError` at ``prefix`` + its path."""
@@ -229,11 +242,7 @@ class PodGroupSpec:
         except pydantic.ValidationError as exc:
             path, problem = errors.first_problem(exc)  # attribute names: built by keyword
             path = ".".join(to_camel(part) for part in path.split(".")) if path else ""
-            raise GroupingError(
-                f"PodGroup {self.namespace}/{self.name}",
-                f"{prefix}.{path}" if path else prefix,
-                f"{problem} (the PodGroup made for the workload is not valid)",
-            ) from exc
+            raise self._invalid(f"{prefix}.{path}" if path else prefix, problem) from exc
 
     def to_manifest(self) -> dict[str, Any]:
         """The PodGroup object exactly as KAI's podgrouper writes it (KAI's key order)."""

@@ -135,13 +135,22 @@ def get_string_map(
         raise base.GroupingError(describe(obj), exc.field or field, exc.message) from None
 
 
-def get_list(obj: base.RawObject, path: str) -> Sequence[Any]:
-    """A list at ``path`` (empty when absent); any other type is an error."""
-    value = get(obj, path)
+def get_list(
+    obj: base.RawObject,
+    path: str,
+    *,
+    within: Mapping[str, Any] | None = None,
+    prefix: str = "",
+) -> Sequence[Any]:
+    """A list at ``path`` of ``within`` (default: ``obj``; empty when absent); any other
+    type is an error naming ``obj`` and ``prefix`` + ``path``."""
+    value = get(obj if within is None else within, path)
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise base.GroupingError(describe(obj), path, f"expected a list, got {value!r}")
+        raise base.GroupingError(
+            describe(obj), f"{prefix}{path}", f"expected a list, got {value!r}"
+        )
     return value
 
 

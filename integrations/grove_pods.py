@@ -122,7 +122,7 @@ def _clique_pods(
     pods = [
         templates.make_pod(
             template,
-            f"{fqn}-{templates.suffix(f'{fields.uid(podclique)}/{i}')}",
+            templates.generated_name(fqn, f"{fields.uid(podclique)}/{i}"),
             podclique,
             labels={**shared, "grove.io/podclique-pod-index": str(i)},
         )

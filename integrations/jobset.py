@@ -51,8 +51,15 @@ IN_ORDER = "InOrder"
 
 
 def replicated_jobs(js: base.RawObject) -> list[tuple[int, Mapping[str, Any]]]:
+    """``spec.replicatedJobs`` with their indexes; one that is not a map is an error
+    naming it (skipped, its Jobs' pods would be lost with no word)."""
     items = fields.get_list(js, "spec.replicatedJobs")
-    return [(i, rj) for i, rj in enumerate(items) if isinstance(rj, Mapping)]
+    for i, rj in enumerate(items):
+        if not isinstance(rj, Mapping):
+            raise base.GroupingError(
+                fields.describe(js), f"spec.replicatedJobs[{i}]", f"expected an object, got {rj!r}"
+            )
+    return list(enumerate(items))
 
 
 def leaf_name(rj_name: str, index: str | int) -> str:

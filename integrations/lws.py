@@ -46,23 +46,22 @@ def gang_size(ctx: base.GroupingContext, size: int) -> int:
     return fields.parse_int(fields.annotations_of(ctx.pod).get(SIZE_ANNOTATION)) or size
 
 
-def segment_size(lws: base.RawObject) -> int | None:
-    policy_size = fields.get_int(lws, f"{_TEMPLATE}.subGroupPolicy.subGroupSize")
+def segment_size(lws: base.RawObject) -> tuple[int, str] | None:
+    """The segment size and the field it was read from (``subGroupPolicy.subGroupSize``,
+    else the segment-size annotation of the LWS, else of its worker template)."""
+    policy_path = f"{_TEMPLATE}.subGroupPolicy.subGroupSize"
+    policy_size = fields.get_int(lws, policy_path)
     if policy_size is not None:
-        return policy_size
+        return policy_size, policy_path
     template = fields.get_string_map(lws, _WORKER_ANNOTATIONS)
     for source, path in (
         (fields.annotations_of(lws), "metadata.annotations"),
         (template, _WORKER_ANNOTATIONS),
     ):
         if SEGMENT_SIZE_ANNOTATION in source:
-            return fields.as_int(
-                source[SEGMENT_SIZE_ANNOTATION],
-                obj=lws,
-                path=f"{path}[{SEGMENT_SIZE_ANNOTATION}]",
-                minimum=None,
-                text=True,
-            )
+            field = f"{path}[{SEGMENT_SIZE_ANNOTATION}]"
+            value = source[SEGMENT_SIZE_ANNOTATION]
+            return fields.as_int(value, obj=lws, path=field, minimum=None, text=True), field
     return None
 
 
@@ -145,13 +144,14 @@ def segmented(
 def subgroups(ctx: base.GroupingContext, size: int, gang: int) -> tuple[base.SubGroupSpec, ...]:
     lws = ctx.top_owner
     worker = fields.parse_int(fields.labels(ctx.pod).get(WORKER_INDEX))
-    segment = segment_size(lws)
+    read = segment_size(lws)
     compat = ctx.settings.reproduce_kai_bugs
-    if segment is not None and (compat or gang > 1):
+    if read is not None and (compat or gang > 1):
+        segment, field = read
         bound = gang if compat else size
         if not 1 < segment <= bound:
             raise base.GroupingError(
-                fields.describe(lws), "segment size", f"must satisfy 1 < {segment} <= {bound}"
+                fields.describe(lws), field, f"must satisfy 1 < {segment} <= {bound}"
             )
         return segmented(ctx, gang, segment, worker)
     pod = (fields.name(ctx.pod),)

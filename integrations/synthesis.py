@@ -75,7 +75,7 @@ def _from_template(obj: base.RawObject, expand: templates.Expand) -> list[dict[s
     count = templates.count(obj, fields.get(obj, "spec.replicas"), "spec.replicas")
     uid = fields.uid(obj)
     return [
-        templates.make_pod(template, f"{fields.name(obj)}-{templates.suffix(f'{uid}/{i}')}", obj)
+        templates.make_pod(template, templates.generated_name(fields.name(obj), f"{uid}/{i}"), obj)
         for i in range(count)
     ]
 

@@ -66,6 +66,24 @@ def suffix(seed: str, length: int = 5) -> str:
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
 
 
+def generated_name(stem: str, seed: str, length: int = 5) -> str:
+    """``<stem>-<suffix>``, the name a controller's ``generateName`` gives a child, with
+    the :func:`suffix` of ``seed``; within :func:`pod_budget` unique in the workload:
+    when the name is already taken (27^5 suffixes collide at about a thousand pods),
+    another suffix is drawn, as a controller retries on a name conflict, so the same
+    workload always gets the same names."""
+    name = f"{stem}-{suffix(seed, length)}"
+    budget = _BUDGET.get()
+    if budget is None:
+        return name
+    retry = 0
+    while name in budget.names:
+        retry += 1
+        name = f"{stem}-{suffix(f'{seed}#{retry}', length)}"
+    budget.names.add(name)
+    return name
+
+
 def digits(seed: str, length: int = 8) -> str:
     """A decimal string of ``length`` digits derived from ``seed``."""
     value = int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")
@@ -204,11 +222,13 @@ refused at once, and so is a total the hook knows from its counts before it buil
 
 @dataclasses.dataclass(slots=True)
 class _PodBudget:
-    """The pods one workload's synthesis may still make, and the counts read so far."""
+    """The pods one workload's synthesis may still make, the counts read so far, and
+    the names :func:`generated_name` has given."""
 
     workload: str
     left: int
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    names: set[str] = dataclasses.field(default_factory=set)
 
 
 _BUDGET: contextvars.ContextVar[_PodBudget | None] = contextvars.ContextVar(

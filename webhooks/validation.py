@@ -63,15 +63,11 @@ def podgroup_review(obj: Mapping[str, Any], *, update: bool = False) -> tuple[Pr
         model = podgroup.PodGroup.model_validate(obj)
     except pydantic.ValidationError as exc:
         return [from_validation_error(None, obj, exc)], []
-    tree = podgroup.subgroup_problems(model.spec)
-    if tree:
-        return [object_error(None, obj, field, message) for field, message in tree], []
-    soft = podgroup.WARNINGS_ON_UPDATE if update else podgroup.WARNINGS_ON_CREATE
-    errors: Problems = []
-    warnings: Problems = []
-    for field, message, kind in podgroup.min_definition_problems(model.spec):
-        (warnings if kind in soft else errors).append(object_error(None, obj, field, message))
-    return errors, warnings
+    errors, warnings = podgroup.admission_problems(model.spec, update=update)
+    return (
+        [object_error(None, obj, field, message) for field, message in errors],
+        [object_error(None, obj, field, message) for field, message in warnings],
+    )
 
 
 def validate_queue(obj: Mapping[str, Any], existing: Mapping[str, Mapping[str, Any]]) -> Problems:

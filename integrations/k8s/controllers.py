@@ -40,7 +40,7 @@ def job_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, An
         if indexed:
             labels[COMPLETION_INDEX] = str(index)
             stem = f"{name}-{index}"
-        pod_name = f"{stem}-{templates.suffix(f'{uid}/{index}')}"
+        pod_name = templates.generated_name(stem, f"{uid}/{index}")
         pods.append(templates.make_pod(template, pod_name, job, labels=labels))
     return pods
 
@@ -67,7 +67,7 @@ def replicaset_pods(rs: base.RawObject, expand: templates.Expand) -> list[dict[s
     template = templates.checked_template(rs, fields.get(rs, "spec.template"), "spec.template")
     return [
         templates.make_pod(
-            template, f"{fields.name(rs)}-{templates.suffix(f'{fields.uid(rs)}/{i}')}", rs
+            template, templates.generated_name(fields.name(rs), f"{fields.uid(rs)}/{i}"), rs
         )
         for i in range(replicas)
     ]

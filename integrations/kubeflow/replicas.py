@@ -41,10 +41,24 @@ def _replica_labels(job: base.RawObject, replica_type: str, index: int) -> dict[
     return labels
 
 
-def _replica_count(job: base.RawObject, specs_field: str, replica_type: str) -> int:
-    spec = fields.get_mapping(job, f"spec.{specs_field}.{replica_type}")
-    path = f"spec.{specs_field}.{replica_type}.replicas"
-    return templates.count(job, spec.get("replicas"), path)
+def _replica_specs(
+    job: base.RawObject, specs_field: str
+) -> list[tuple[str, Mapping[str, Any], int]]:
+    """``(replica type, template, replicas)`` of every replica spec of ``spec.<specs_field>``;
+    a replica spec that is not a map (``Worker: 3``) is an error naming it, as it fails
+    KAI's reconcile (``unstructured.NestedInt64`` of its ``replicas``): skipped, its pods
+    would be lost with no word. One that is null has no pods."""
+    result = []
+    for replica_type, spec in fields.get_mapping(job, f"spec.{specs_field}").items():
+        at = f"spec.{specs_field}.{replica_type}"
+        if spec is None:
+            continue
+        if not isinstance(spec, Mapping):
+            raise base.GroupingError(fields.describe(job), at, f"expected an object, got {spec!r}")
+        template = templates.checked_template(job, spec.get("template"), f"{at}.template")
+        count = templates.count(job, spec.get("replicas"), f"{at}.replicas")
+        result.append((str(replica_type), template, count))
+    return result
 
 
 def _wait_for_workers(job: base.RawObject) -> bool:
@@ -54,16 +68,11 @@ def _wait_for_workers(job: base.RawObject) -> bool:
 def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """``<job>-<type>-<i>`` pods for every replica spec of a training-operator job."""
     specs_field = SPEC_FIELDS[str(job.get("kind"))]
-    replica_specs = []
-    for replica_type, spec in fields.get_mapping(job, f"spec.{specs_field}").items():
-        if not isinstance(spec, Mapping):
-            continue
-        if replica_type == "Launcher" and _wait_for_workers(job):
-            continue
-        at = f"spec.{specs_field}.{replica_type}.template"
-        template = templates.checked_template(job, spec.get("template"), at)
-        count = _replica_count(job, specs_field, replica_type)
-        replica_specs.append((str(replica_type), template, count))
+    replica_specs = [
+        spec
+        for spec in _replica_specs(job, specs_field)
+        if spec[0] != "Launcher" or not _wait_for_workers(job)
+    ]
     templates.expect_pods(sum(count for _, _, count in replica_specs))
     pods = []
     for replica_type, template, count in replica_specs:
@@ -76,14 +85,7 @@ def training_pods(job: base.RawObject, expand: templates.Expand) -> list[dict[st
 
 def mpi_v2_children(job: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
     """Worker pods ``<job>-worker-<i>`` and a launcher Job ``<job>-launcher`` with its pod."""
-    replica_specs = []
-    for replica_type, spec in fields.get_mapping(job, f"spec.{mpi.SPECS}").items():
-        if not isinstance(spec, Mapping):
-            continue
-        at = f"spec.{mpi.SPECS}.{replica_type}.template"
-        template = templates.checked_template(job, spec.get("template"), at)
-        count = _replica_count(job, mpi.SPECS, replica_type)
-        replica_specs.append((str(replica_type), template, count))
+    replica_specs = _replica_specs(job, mpi.SPECS)
     # the launcher Job runs one pod, whatever its replicas say
     templates.expect_pods(sum(min(c, 1) if t == "Launcher" else c for t, _, c in replica_specs))
     result = []

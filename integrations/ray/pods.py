@@ -72,7 +72,11 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     groups = []
     for index, group in enumerate(fields.get_list(cluster, "spec.workerGroupSpecs")):
         path = f"spec.workerGroupSpecs[{index}]"
-        if not isinstance(group, Mapping) or group.get("suspend") or group.get("suspended"):
+        if not isinstance(group, Mapping):
+            raise base.GroupingError(
+                fields.describe(cluster), path, f"expected an object, got {group!r}"
+            )
+        if group.get("suspend") or group.get("suspended"):
             continue
         group_name = str(group.get("groupName") or f"worker-group-{index}")
         hosts = templates.count(cluster, group.get("numOfHosts"), f"{path}.numOfHosts")
@@ -92,8 +96,8 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
     ]
     for group_name, hosts, workers, template in groups:
         for replica in range(workers):
-            replica_name = (
-                f"{name}-{group_name}-{templates.suffix(f'{uid}/{group_name}/{replica}')}"
+            replica_name = templates.generated_name(
+                f"{name}-{group_name}", f"{uid}/{group_name}/{replica}"
             )
             for host in range(hosts):
                 labels = _pod_labels(cluster, group_name, "worker")
@@ -102,7 +106,7 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
                     labels["ray.io/worker-group-replica-index"] = str(replica)
                     labels["ray.io/replica-host-index"] = str(host)
                 seed = f"{uid}/{group_name}/{replica}/{host}"
-                pod_name = f"{name}-{group_name}-worker-{templates.suffix(seed)}"
+                pod_name = templates.generated_name(f"{name}-{group_name}-worker", seed)
                 pods.append(
                     _stamped(
                         cluster, templates.make_pod(template, pod_name, cluster, labels=labels)

@@ -59,6 +59,19 @@ def _widget_and_pods() -> list[dict[str, object]]:
         ({"min_member": -1}, "spec.minMember"),
         ({"min_member": 2**31}, "spec.minMember"),
         ({"subgroups": (base.SubGroupSpec(name="a", min_member=-2),)}, "spec.subGroups[0]"),
+        # what KAI's CRD schema or its webhook refuses on create
+        (
+            {"subgroups": (base.SubGroupSpec("a", 1), base.SubGroupSpec("a", 2))},
+            "spec.subGroups[1].name",
+        ),
+        ({"subgroups": (base.SubGroupSpec("GPU_Workers", 1),)}, "spec.subGroups[0].name"),
+        (
+            {
+                "subgroups": (base.SubGroupSpec("a", 1), base.SubGroupSpec("b", 1)),
+                "min_sub_group": 0,
+            },
+            "spec.minSubGroup",
+        ),
     ],
 )
 def test_an_invalid_podgroup_is_an_error_line_and_the_others_are_grouped(
@@ -83,3 +96,36 @@ def test_an_invalid_podgroup_is_an_error_line_and_the_others_are_grouped(
     grouped = {a.pod for a in result.assignments}
     assert "ns/plain" in grouped
     assert "ns/w-0" not in grouped
+
+
+def _ray_cluster(name: str, group_name: str) -> dict[str, object]:
+    template = {"spec": {"containers": [{"name": "c", "image": "ray"}]}}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {
+            "headGroupSpec": {"template": template},
+            "workerGroupSpecs": [{"groupName": group_name, "replicas": 2, "template": template}],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("group_name", "problem"),
+    [
+        ("headgroup", "duplicate subgroup name 'headgroup' (also spec.subGroups[0])"),
+        ("GPU_Workers", "String should match pattern"),
+    ],
+)
+def test_a_podgroup_kai_would_refuse_is_an_error_line_not_printed(
+    group_name: str, problem: str
+) -> None:
+    """A worker group named like the head's subgroup, or not a DNS label: KAI's create
+    fails (webhook: duplicate name; CRD: the name pattern), so nothing is printed for it."""
+    result = group_workloads([_ray_cluster("bad", group_name), _ray_cluster("good", "gpu")])
+    assert [pg["metadata"]["ownerReferences"][0]["name"] for pg in result.pod_groups] == ["good"]
+    (error,) = result.errors
+    assert error.object == "RayCluster ns/bad"
+    assert "field spec.subGroups[1].name: " in error.message
+    assert problem in error.message

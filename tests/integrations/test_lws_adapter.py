@@ -115,8 +115,14 @@ def test_lws_segment_size_sources_topology_and_errors() -> None:
         group(ctx(excluded, lws_pod(1, excluded)))
     for bad in (1, 5):
         too = lws(4, policy={"subGroupSize": bad})
-        with pytest.raises(base.GroupingError, match="segment size"):
+        with pytest.raises(base.GroupingError, match="must satisfy") as caught:
             group(ctx(too, lws_pod(1, too)))
+        # the field the user wrote, not a made-up "segment size"
+        assert caught.value.field == "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize"
+    annotated = lws(4, annotations={"kai.scheduler/segment-size": "9"})
+    with pytest.raises(base.GroupingError) as caught:
+        group(ctx(annotated, lws_pod(1, annotated)))
+    assert caught.value.field == "metadata.annotations[kai.scheduler/segment-size]"
     with pytest.raises(base.GroupingError, match="startupPolicy"):
         group(ctx(lws(2, startup="Whenever"), lws_pod(0, lws(2))))
 
@@ -127,7 +133,7 @@ def test_lws_leader_ready() -> None:
     spec = group(ctx(the_lws, leader))
     # the unscheduled leader alone: gang 1, no segmentation (KAI fails here)
     assert (spec.min_member, subgroups(spec)) == (1, [("leader", 1, None)])
-    with pytest.raises(base.GroupingError, match="segment size"):
+    with pytest.raises(base.GroupingError, match="must satisfy"):
         group(ctx(the_lws, leader, reproduce_kai_bugs=True))
     scheduled = lws_pod(0, the_lws, spec={"nodeName": "n1", "containers": []})
     assert group(ctx(the_lws, scheduled)).min_member == 8

@@ -63,6 +63,12 @@ JOBSET = _workload(
         ]
     },
 )
+TFJOB = _workload(
+    "kubeflow.org/v1",
+    "TFJob",
+    "tf",
+    {"tfReplicaSpecs": {"Worker": {"replicas": 2, "template": _template("tensorflow")}}},
+)
 KNATIVE = _workload(
     "serving.knative.dev/v1",
     "Service",
@@ -116,6 +122,41 @@ CASES = [
         "PyTorchJob ns/pt",
         "field spec.pytorchReplicaSpecs.Worker.replicas: 2147483647 is more than the 100000"
         " pods podmuster synthesizes offline",
+    ),
+    (
+        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker"), 3),
+        "PyTorchJob ns/pt",
+        "field spec.pytorchReplicaSpecs.Worker: expected an object, got 3",
+    ),
+    (
+        _with(TFJOB, ("spec", "tfReplicaSpecs", "Worker"), 3),
+        "TFJob ns/tf",
+        "field spec.tfReplicaSpecs.Worker: expected an object, got 3",
+    ),
+    (
+        _with(ARGO, ("spec", "templates", 0, "steps"), 7),
+        "Workflow ns/wf",
+        "field spec.templates[0].steps: expected a list, got 7",
+    ),
+    (
+        _with(ARGO, ("spec", "templates", 0, "steps"), [{"name": "a", "template": "work"}]),
+        "Workflow ns/wf",
+        "field spec.templates[0].steps[0]: expected a list, got {'name': 'a', 'template': 'work'}",
+    ),
+    (
+        _with(ARGO, ("spec", "templates", 0), {"name": "main", "dag": {"tasks": 5}}),
+        "Workflow ns/wf",
+        "field spec.templates[0].dag.tasks: expected a list, got 5",
+    ),
+    (
+        _with(RAY, ("spec", "workerGroupSpecs", 0), 3),
+        "RayCluster ns/rc",
+        "field spec.workerGroupSpecs[0]: expected an object, got 3",
+    ),
+    (
+        _with(JOBSET, ("spec", "replicatedJobs", 0), 3),
+        "JobSet ns/js",
+        "field spec.replicatedJobs[0]: expected an object, got 3",
     ),
     (
         _with(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec"), "12"),

@@ -3,6 +3,7 @@ ownerReferences, resources and schedulerName; determinism and bad counts."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -183,6 +184,27 @@ def test_synthesis_is_deterministic_and_uids_unique() -> None:
     assert synthesis.synthesize(job) == synthesis.synthesize(job)
     uids = [p["metadata"]["uid"] for p in synthesis.synthesize(job)]
     assert len(set(uids)) == 3
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "count_field"),
+    [
+        ("batch/v1", "Job", "parallelism"),
+        ("apps/v1", "Deployment", "replicas"),
+        ("example.com/v1", "Custom", "replicas"),
+    ],
+)
+def test_generated_pod_names_are_unique_within_a_workload(
+    api_version: str, kind: str, count_field: str
+) -> None:
+    """5000 five-letter suffixes collide (the birthday bound of 27^5 is near a thousand);
+    a colliding name is drawn again, as a controller retries, so no pod is merged away."""
+    workload = obj(api_version, kind, "x", spec={count_field: 5000, "template": POD_TEMPLATE})
+    pods = names(synthesis.synthesize(workload))
+    assert len(pods) == len(set(pods)) == 5000
+    assert pods == names(synthesis.synthesize(workload))
+    stem = "x-" if kind != "Deployment" else r"x-[bcdfghjklmnpqrstvwxz2456789]{10}-"
+    assert all(re.fullmatch(f"{stem}[bcdfghjklmnpqrstvwxz2456789]{{5}}", p) for p in pods)
 
 
 def test_bad_counts_name_the_field() -> None:
