@@ -252,10 +252,10 @@ def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[s
             js, job_spec.get("template"), f"{at}.spec.template"
         )
         pods = controllers.parallel_pods(js, job_spec, f"{at}.spec.")
-        jobs.append((str(rj.get("name", "")), replicas, pods, job_template, pod_template))
-    templates.expect_pods(sum(replicas * pods for _, replicas, pods, _, _ in jobs))
+        jobs.append((str(rj.get("name", "")), replicas, pods, job_template, pod_template, at))
+    templates.expect_pods(sum(replicas * pods for _, replicas, pods, *_ in jobs))
     result: list[dict[str, Any]] = []
-    for rj_name, replicas, _, job_template, pod_template in jobs:
+    for rj_name, replicas, _, job_template, pod_template, at in jobs:
         for job_index in range(replicas):
             labels = {
                 JOBSET_NAME_LABEL: fields.name(js),
@@ -276,5 +276,6 @@ def synthesize_jobs(js: base.RawObject, expand: templates.Expand) -> list[dict[s
                 annotations=template_meta.get("annotations"),
                 spec=spec,
             )
-            result.extend([job, *expand(job)])
+            with templates.read_from(js, job, f"{at}.spec"):
+                result.extend([job, *expand(job)])
     return result

@@ -156,6 +156,24 @@ def make_object(
     return body
 
 
+@contextlib.contextmanager
+def read_from(owner: base.RawObject, child: base.RawObject, spec_at: str) -> Iterator[None]:
+    """Name the workload the user wrote, not the object made from it, in errors raised
+    while ``child`` is expanded: ``child``'s ``spec`` is ``owner``'s field ``spec_at``, so a
+    problem at the child's ``spec.replicas`` is one at the owner's ``{spec_at}.replicas``
+    (a Deployment's own ``spec.replicas``; a RayJob's ``spec.rayClusterSpec...``)."""
+    try:
+        yield
+    except base.GroupingError as exc:
+        if exc.obj != fields.describe(child) or not (
+            exc.field == "spec" or exc.field.startswith(("spec.", "spec["))
+        ):
+            raise
+        raise base.GroupingError(
+            fields.describe(owner), spec_at + exc.field[len("spec") :], exc.problem
+        ) from None
+
+
 def checked_template(owner: base.RawObject, raw: Any, path: str) -> Mapping[str, Any]:
     """The template (of a pod or a Job) at field ``path`` of ``owner`` (unset is empty),
     checked where the synthesis reads it: the template, its ``metadata`` and ``spec``

@@ -59,7 +59,8 @@ def cronjob_children(cronjob: base.RawObject, expand: templates.Expand) -> list[
         annotations=meta.get("annotations"),
         spec=template.get("spec") or {},
     )
-    return [job, *expand(job)]
+    with templates.read_from(cronjob, job, f"{at}.spec"):
+        return [job, *expand(job)]
 
 
 def replicaset_pods(rs: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:
@@ -89,7 +90,8 @@ def deployment_children(dep: base.RawObject, expand: templates.Expand) -> list[d
         labels=template["metadata"]["labels"],
         spec=spec,
     )
-    return [rs, *replicaset_pods(rs, expand)]
+    with templates.read_from(dep, rs, "spec"):
+        return [rs, *replicaset_pods(rs, expand)]
 
 
 def statefulset_pods(sts: base.RawObject, expand: templates.Expand) -> list[dict[str, Any]]:

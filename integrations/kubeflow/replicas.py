@@ -124,4 +124,5 @@ def notebook_children(notebook: base.RawObject, expand: templates.Expand) -> lis
     sts = templates.make_object(
         "apps/v1", "StatefulSet", name, notebook, spec={"replicas": 1, "template": template}
     )
-    return [sts, *expand(sts)]
+    with templates.read_from(notebook, sts, "spec"):  # its template is the notebook's
+        return [sts, *expand(sts)]

@@ -151,7 +151,8 @@ def owned_cluster_children(
         labels=labels,
         spec=spec,
     )
-    return [cluster, *expand(cluster)]
+    with templates.read_from(owner, cluster, path):
+        return [cluster, *expand(cluster)]
 
 
 def cronjob_children(
@@ -178,4 +179,5 @@ def cronjob_children(
         labels={cronjob.CRONJOB_NAME_LABEL: fields.name(cron)},
         spec=template,
     )
-    return [rayjob, *expand(rayjob)]
+    with templates.read_from(cron, rayjob, "spec.jobTemplate"):
+        return [rayjob, *expand(rayjob)]

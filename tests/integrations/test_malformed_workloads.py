@@ -179,6 +179,32 @@ CASES = [
         "Service ns/kn",
         "field spec.template.metadata: expected an object, got 3",
     ),
+    # the field of the manifest written, not of the object made from it
+    (
+        _workload("apps/v1", "Deployment", "dep", {"replicas": -1, "template": _template("c")}),
+        "Deployment ns/dep",
+        "field spec.replicas: must be >= 0, got -1",
+    ),
+    (
+        _workload(
+            "ray.io/v1",
+            "RayJob",
+            "rj",
+            {"rayClusterSpec": {**RAY["spec"], "workerGroupSpecs": [3]}},
+        ),
+        "RayJob ns/rj",
+        "field spec.rayClusterSpec.workerGroupSpecs[0]: expected an object, got 3",
+    ),
+    (
+        _workload(
+            "batch/v1",
+            "CronJob",
+            "cj",
+            {"jobTemplate": {"spec": {"parallelism": -3, "template": _template("c")}}},
+        ),
+        "CronJob ns/cj",
+        "field spec.jobTemplate.spec.parallelism: must be >= 0, got -3",
+    ),
 ]
 
 
