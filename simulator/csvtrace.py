@@ -25,6 +25,7 @@ error when the cluster lists queues, and gets its own queue when it lists none.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from crds.names import BUILTIN_PRIORITY_CLASSES
 from crds.quantities import QuantityError, parse_quantity
@@ -56,8 +57,14 @@ def _memory_mib(row: Row) -> int:
         raise row.error("memory", str(exc)) from None
 
 
-def read_jobs(path: str, queue_names: set[str] | None, priorities: set[str]) -> list[SimJob]:
-    """The jobs of a CSV trace; ``queue_names`` are the cluster's queues (None: any team)."""
+def read_jobs(
+    path: str,
+    queue_names: set[str] | None,
+    priorities: set[str],
+    parents: Mapping[str, list[str]] | None = None,
+) -> list[SimJob]:
+    """The jobs of a CSV trace; ``queue_names`` are the cluster's queues (None: any team),
+    ``parents`` each parent queue's children: a team must name a leaf queue."""
     jobs: list[SimJob] = []
     seen: set[str] = set()
     for row in read_rows(path, REQUIRED, COLUMNS):
@@ -68,6 +75,12 @@ def read_jobs(path: str, queue_names: set[str] | None, priorities: set[str]) -> 
         problem = None if queue_names is None else objects.missing_queue(team, queue_names)
         if problem is not None:
             raise row.error("team", problem)
+        if parents and team in parents:
+            raise row.error(
+                "team",
+                f"queue {team!r} is a parent queue (of {', '.join(sorted(parents[team]))}):"
+                " jobs go to a leaf queue, as in KAI, and would never start here",
+            )
         gpus = row.number("gpus_per_pod")
         if gpus > 1 and not gpus.is_integer():
             raise row.error("gpus_per_pod", f"more than one GPU must be whole GPUs, got {gpus:g}")
@@ -128,7 +141,12 @@ def load(path: str, cluster: Scenario) -> Scenario:
     priorities = set(BUILTIN_PRIORITY_CLASSES) | {
         str(c["metadata"]["name"]) for c in cluster.priority_classes
     }
-    jobs = read_jobs(path, named or None, priorities)
+    parents: dict[str, list[str]] = {}
+    for queue in cluster.queues:
+        parent = (queue.get("spec") or {}).get("parentQueue")
+        if parent:
+            parents.setdefault(str(parent), []).append(str(queue["metadata"]["name"]))
+    jobs = read_jobs(path, named or None, priorities, parents)
     if not named:
         cluster.queues = [objects.queue(team) for team in sorted({job.queue for job in jobs})]
     cluster.jobs = jobs

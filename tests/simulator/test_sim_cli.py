@@ -282,6 +282,19 @@ def test_a_queue_parent_names_a_queue_of_the_cluster(
     assert f"podmuster: {bad}: {message}" in err
 
 
+def test_a_csv_team_names_a_leaf_queue(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A team naming a parent queue was accepted and its jobs never started: one line now."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "nodes: [{name: n, gpus: 2}]\n"
+        "queues: [{name: research}, {name: nlp, parent: research}, {name: cv, parent: research}]\n"
+    )
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit_time,team,gpus_per_pod,duration\n0,nlp,1,10\n5,research,1,10\n")
+    err = _error(capsys, "--trace", str(trace), "--cluster", str(cluster))
+    assert f"{trace}: line 3: column team: queue 'research' is a parent queue (of cv, nlp)" in err
+
+
 def test_workload_without_duration(
     tmp_path: Path, fixtures: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
