@@ -92,10 +92,11 @@ def test_the_tree_durations_and_elastic_leaves_are_read() -> None:
     record = read_pod_group(
         group(
             [
-                {"name": "Y", "minSubGroup": 1},
+                # names are DNS labels (KAI v0.17's CRD pattern): no upper case to fold
+                {"name": "y", "minSubGroup": 1},
                 {"name": "a", "minMember": 0},
                 {"name": "y1", "parent": "y", "minMember": 2},
-                {"name": "y2", "parent": "Y", "minMember": 2},
+                {"name": "y2", "parent": "y", "minMember": 2},
             ],
             minSubGroup=2,
             preemptionDelay="1m30s",

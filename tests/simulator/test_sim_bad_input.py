@@ -97,8 +97,10 @@ def test_a_workload_given_twice_is_reported_once_and_simulated_once(
     assert code == 2
     (line,) = err
     assert line.startswith(f"podmuster: {workloads / 'train.yaml'}: PyTorchJob team-a/train: ")
-    assert "metadata.name: makes PodGroup 'team-a/pg-train-" in line
-    assert f"again, after {workloads / 'again.yaml'}: PyTorchJob team-a/train" in line
+    assert line.endswith(
+        f"metadata.name: given twice (first in {workloads / 'again.yaml'} (document 1));"
+        " the first is kept"
+    )
     assert (document["jobs"], document["completed"]) == (2, 2)
 
 
