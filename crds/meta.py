@@ -25,6 +25,7 @@ compares with the CRD manifests.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Self
@@ -39,6 +40,7 @@ __all__ = [
     "QUANTITY",
     "QUANTITY_PATTERN",
     "CelRule",
+    "CreatePattern",
     "DateTime",
     "Int32",
     "KaiModel",
@@ -64,6 +66,19 @@ class SchemaFormat:
     """``Annotated`` marker: the OpenAPI ``format`` of a field (``int32``, ``date-time``)."""
 
     format: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePattern:
+    """``Annotated`` marker: a ``pattern`` the CRD schema states, so the API server holds new
+    objects to it, but which reading does not enforce: an object stored under an earlier
+    schema without it is still read (ratcheting validation keeps it updatable). Create
+    paths (the webhook, ``podmuster group``) check it themselves."""
+
+    pattern: str
+
+    def matches(self, value: str) -> bool:
+        return re.fullmatch(self.pattern, value) is not None
 
 
 @dataclass(frozen=True, slots=True)

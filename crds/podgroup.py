@@ -29,7 +29,15 @@ from typing import Annotated, Final, Literal
 from pydantic import Field
 
 from crds import rules
-from crds.meta import DateTime, Duration, Int32, KaiModel, ObjectMeta, ResourceList
+from crds.meta import (
+    CreatePattern,
+    DateTime,
+    Duration,
+    Int32,
+    KaiModel,
+    ObjectMeta,
+    ResourceList,
+)
 
 __all__ = [
     "API_VERSION",
@@ -91,7 +99,11 @@ REASON_PREEMPTION_DELAY_NOT_ELAPSED: Final = "PreemptionDelayNotElapsed"
 """The PodGroup may not evict others yet (``spec.preemptionDelay``, KAI v0.17)."""
 
 SUBGROUP_NAME_PATTERN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-"""A subgroup's ``name`` and ``parent``: a DNS label (RFC 1123), as KAI's CRD says."""
+"""A subgroup's ``name`` and ``parent``: a DNS label (RFC 1123), as KAI v0.17's CRD says;
+enforced on create (:func:`admission_problems`), not on reading: podmuster's earlier CRD
+had no pattern, and PodGroups stored under it are still scheduled, as KAI's scheduler
+reads them."""
+_SUBGROUP_NAME: Final = CreatePattern(SUBGROUP_NAME_PATTERN)
 
 MinMember = Annotated[Int32, Field(ge=0)]
 MinSubGroup = Annotated[Int32, Field(ge=0)]
@@ -111,14 +123,14 @@ class TopologyConstraint(KaiModel):
 class SubGroup(KaiModel):
     """A node of the subgroup tree: a pod set when it has no children."""
 
-    name: str = Field(min_length=1, pattern=SUBGROUP_NAME_PATTERN)
+    name: Annotated[str, _SUBGROUP_NAME] = Field(min_length=1)
     """Unique subgroup name (a DNS label); pods join a leaf subgroup with label
     kai.scheduler/subgroup-name."""
     min_member: MinMember | None = None
     """Gang size of a leaf subgroup (0: no gang); exclusive with minSubGroup."""
     min_sub_group: MinSubGroup | None = None
     """Children that must be schedulable for this subgroup to be; exclusive with minMember."""
-    parent: str | None = Field(default=None, pattern=SUBGROUP_NAME_PATTERN)
+    parent: Annotated[str, _SUBGROUP_NAME] | None = None
     """Name of the parent subgroup; unset means under the PodGroup root."""
     topology_constraint: TopologyConstraint | None = None
     """Placement constraint for this subgroup."""
@@ -301,6 +313,17 @@ def min_definition_problems(spec: PodGroupSpec) -> list[tuple[str, str, str]]:
     return problems
 
 
+def _name_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:
+    """Subgroup names and parents that are no DNS label (the CRD's pattern, on create)."""
+    problems = []
+    for index, sub in enumerate(spec.sub_groups or ()):
+        for field, value in (("name", sub.name), ("parent", sub.parent)):
+            if value is not None and not _SUBGROUP_NAME.matches(value):
+                message = f"must be a DNS label (lower case letters, digits and '-'), got {value!r}"
+                problems.append((f"spec.subGroups[{index}].{field}", message))
+    return problems
+
+
 def admission_problems(
     spec: PodGroupSpec, *, update: bool = False
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -309,7 +332,7 @@ def admission_problems(
     tree (:func:`subgroup_problems`; when they do not, that is all that is said), then
     :func:`min_definition_problems`, of which :data:`WARNINGS_ON_CREATE` (or
     :data:`WARNINGS_ON_UPDATE`) are only warnings."""
-    tree = subgroup_problems(spec)
+    tree = [*_name_problems(spec), *subgroup_problems(spec)]
     if tree:
         return tree, []
     soft = WARNINGS_ON_UPDATE if update else WARNINGS_ON_CREATE

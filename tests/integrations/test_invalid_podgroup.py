@@ -115,7 +115,7 @@ def _ray_cluster(name: str, group_name: str) -> dict[str, object]:
     ("group_name", "problem"),
     [
         ("headgroup", "duplicate subgroup name 'headgroup' (also spec.subGroups[0])"),
-        ("GPU_Workers", "String should match pattern"),
+        ("GPU_Workers", "spec.subGroups[1].name: must be a DNS label"),
     ],
 )
 def test_a_podgroup_kai_would_refuse_is_an_error_line_not_printed(

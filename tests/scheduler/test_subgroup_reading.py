@@ -92,11 +92,12 @@ def test_the_tree_durations_and_elastic_leaves_are_read() -> None:
     record = read_pod_group(
         group(
             [
-                # names are DNS labels (KAI v0.17's CRD pattern): no upper case to fold
-                {"name": "y", "minSubGroup": 1},
+                # an upper-case name: KAI v0.17's CRD refuses it on create, but a PodGroup
+                # stored under podmuster's earlier CRD holds one, and it is still read
+                {"name": "Y", "minSubGroup": 1},
                 {"name": "a", "minMember": 0},
                 {"name": "y1", "parent": "y", "minMember": 2},
-                {"name": "y2", "parent": "y", "minMember": 2},
+                {"name": "y2", "parent": "Y", "minMember": 2},
             ],
             minSubGroup=2,
             preemptionDelay="1m30s",

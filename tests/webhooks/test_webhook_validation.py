@@ -48,6 +48,18 @@ def test_duplicate_subgroup_names_name_both_places() -> None:
     ]
 
 
+def test_subgroup_names_are_dns_labels_on_create() -> None:
+    """KAI v0.17's CRD pattern, checked by the webhook (reading does not: a PodGroup stored
+    under an earlier CRD is still scheduled)."""
+    tree = [{"name": "Workers", "minSubGroup": 1}, {"name": "w", "parent": "Workers"}]
+    assert messages(validate_podgroup(podgroup(tree))) == [
+        "PodGroup ml/train: spec.subGroups[0].name: must be a DNS label (lower case letters,"
+        " digits and '-'), got 'Workers'",
+        "PodGroup ml/train: spec.subGroups[1].parent: must be a DNS label (lower case letters,"
+        " digits and '-'), got 'Workers'",
+    ]
+
+
 def test_a_missing_parent_is_named() -> None:
     problems = messages(validate_podgroup(podgroup([{"name": "a", "parent": "nope"}])))
     assert problems == ["PodGroup ml/train: spec.subGroups[0].parent: no subgroup named 'nope'"]
