@@ -219,6 +219,23 @@ def _once(jobs: list[SimJob], bad_objects: list[InputError]) -> list[SimJob]:
     return kept
 
 
+def _drop_orphan_queues(cluster: Scenario, given: dict[int, SourcedObject]) -> None:
+    """A Queue of the directory whose parent is no queue of the cluster is a bad object,
+    one line, left out (its jobs then wait with QueueDoesNotExist, as in a cluster); the
+    cluster file's own queues were checked when it was read."""
+    known = {str((q.get("metadata") or {}).get("name")) for q in cluster.queues}
+    kept = []
+    for queue in cluster.queues:
+        item = given.get(id(queue))
+        parent = (queue.get("spec") or {}).get("parentQueue") if item is not None else None
+        problem = objects.missing_queue(str(parent), known) if parent else None
+        if item is not None and problem is not None:
+            cluster.bad_objects.append(item.error("spec.parentQueue", problem))
+            continue
+        kept.append(queue)
+    cluster.queues = kept
+
+
 def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
     """``cluster`` with the jobs of every workload in ``directory``."""
     items = load_documents(manifest_files(directory), problems=cluster.bad_objects)
@@ -246,6 +263,7 @@ def load(directory: str, cluster: Scenario, scheduler_name: str) -> Scenario:
             jobs.extend(_jobs_of(item, scheduler_name, runtimes, workload=workload))
         except InputError as error:  # this workload is left out, the others are simulated
             cluster.bad_objects.append(error)
+    _drop_orphan_queues(cluster, {id(item.obj): item for item in items})
     jobs = _once(jobs, cluster.bad_objects)
     if not jobs and not cluster.bad_objects:
         raise InputError("no workloads to simulate", source=directory)

@@ -180,3 +180,25 @@ def test_a_bad_bare_pod_is_one_line_naming_it_once(
     assert code == 2
     assert err == [f"podmuster: {workloads / 'pod.yaml'}: Pod team-a/p: {said}"]
     assert (document["jobs"], document["completed"]) == (2, 2)
+
+
+def test_a_directory_queue_under_a_missing_parent_is_one_line_and_left_out(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was kept, the scheduler dropped it (QueueDoesNotExist) and its jobs waited to the
+    end without a word; the cluster file's queues are checked when it is read."""
+    workloads = _workloads(fixtures, tmp_path)
+    orphan = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "orphan"},
+        "spec": {"parentQueue": "nothere", "resources": {"gpu": {"quota": 1}}},
+    }
+    (workloads / "queue.yaml").write_text(yaml.safe_dump(orphan))
+    code, document, err = _simulate(capsys, fixtures / "cluster.yaml", workloads)
+    assert code == 2
+    assert err == [
+        f"podmuster: {workloads / 'queue.yaml'}: Queue orphan: spec.parentQueue: no queue"
+        " 'nothere' in the cluster; known: orphan, team-a, team-b"
+    ]
+    assert (document["jobs"], document["completed"]) == (2, 2)  # the others still run
