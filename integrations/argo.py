@@ -106,11 +106,13 @@ def leaf_nodes(
     a call back into a template being walked is not followed (reported to ``warn``).
     Within :func:`templates.pod_budget`, more nodes than the workload may have pods is
     refused before they are listed."""
-    by_name = {
-        str(t.get("name")): (f"spec.templates[{i}]", t)
-        for i, t in enumerate(fields.get_list(wf, "spec.templates"))
-        if isinstance(t, Mapping)
-    }
+    listed = fields.get_list(wf, "spec.templates")
+    for i, t in enumerate(listed):
+        if not isinstance(t, Mapping):  # Argo refuses the Workflow; not skipped in silence
+            raise base.GroupingError(
+                fields.describe(wf), f"spec.templates[{i}]", f"expected an object, got {t!r}"
+            )
+    by_name = {str(t.get("name")): (f"spec.templates[{i}]", t) for i, t in enumerate(listed)}
     entry = fields.get(wf, "spec.entrypoint") or next(iter(by_name), None)
     result: list[tuple[str, Mapping[str, Any]]] = []
     recursive: dict[str, None] = {}

@@ -179,6 +179,11 @@ CASES = [
         "Service ns/kn",
         "field spec.template.metadata: expected an object, got 3",
     ),
+    (
+        _with(ARGO, ("spec", "templates", 1), "work"),
+        "Workflow ns/wf",
+        "field spec.templates[1]: expected an object, got 'work'",
+    ),
     # the field of the manifest written, not of the object made from it
     (
         _workload("apps/v1", "Deployment", "dep", {"replicas": -1, "template": _template("c")}),
