@@ -8,7 +8,6 @@ is tested on (``crds/builtin_schemas.json``).
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import yaml
 
 from crds import builtin, builtin_gen, errors
 from podmuster.cli import main
+from tests.kits.edits import replaced
 
 _POD: dict[str, Any] = {
     "apiVersion": "v1",
@@ -49,15 +49,6 @@ _POD: dict[str, Any] = {
 }
 
 
-def _with(path: list[str | int], value: Any) -> dict[str, Any]:
-    obj = copy.deepcopy(_POD)
-    target: Any = obj
-    for part in path[:-1]:
-        target = target[part]
-    target[path[-1]] = value
-    return obj
-
-
 def test_a_pod_as_kubectl_prints_it_passes() -> None:
     assert builtin.check(_POD) is None  # int-or-string ports, numbers as quantities, nulls
 
@@ -86,7 +77,7 @@ def test_a_pod_as_kubectl_prints_it_passes() -> None:
 def test_a_pod_field_the_api_server_refuses_is_named(
     path: list[str | int], value: Any, field: str, message: str
 ) -> None:
-    found = builtin.check(_with(path, value))
+    found = builtin.check(replaced(_POD, path, value))
     assert found is not None
     where, said = found
     assert errors.format_field_path(where) == field

@@ -7,12 +7,12 @@ names the object and the field, while a valid workload beside it is still groupe
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
 from integrations.grouping import detail, group_workloads
+from tests.kits.edits import replaced
 
 
 def _template(container: str) -> dict[str, Any]:
@@ -77,94 +77,85 @@ KNATIVE = _workload(
 )
 
 
-def _with(obj: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
-    result = copy.deepcopy(obj)
-    parent: Any = result
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = value
-    return result
-
-
 CASES = [
     (
-        _with(RAY, ("spec", "workerGroupSpecs", 0, "template"), "12"),
+        replaced(RAY, ("spec", "workerGroupSpecs", 0, "template"), "12"),
         "RayCluster ns/rc",
         "field spec.workerGroupSpecs[0].template: expected an object, got '12'",
     ),
     (
-        _with(RAY, ("spec", "headGroupSpec", "template", "metadata"), [1]),
+        replaced(RAY, ("spec", "headGroupSpec", "template", "metadata"), [1]),
         "RayCluster ns/rc",
         "field spec.headGroupSpec.template.metadata: expected an object, got [1]",
     ),
     (
-        _with(ARGO, ("spec", "templates", 0, "steps", 0, 0), True),
+        replaced(ARGO, ("spec", "templates", 0, "steps", 0, 0), True),
         "Workflow ns/wf",
         "field spec.templates[0].steps[0][0]: expected a map, got True",
     ),
     (
-        _with(ARGO, ("spec", "templates", 1, "container"), [1, "two"]),
+        replaced(ARGO, ("spec", "templates", 1, "container"), [1, "two"]),
         "Workflow ns/wf",
         "field spec.templates[1].container: expected an object, got [1, 'two']",
     ),
     (
-        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "template"), 7),
+        replaced(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "template"), 7),
         "PyTorchJob ns/pt",
         "field spec.pytorchReplicaSpecs.Worker.template: expected an object, got 7",
     ),
     (
-        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31),
+        replaced(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31),
         "PyTorchJob ns/pt",
         "field spec.pytorchReplicaSpecs.Worker.replicas: must be <= 2147483647, got 2147483648",
     ),
     (
-        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31 - 1),
+        replaced(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), 2**31 - 1),
         "PyTorchJob ns/pt",
         "field spec.pytorchReplicaSpecs.Worker.replicas: 2147483647 is more than the 100000"
         " pods podmuster synthesizes offline",
     ),
     (
-        _with(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker"), 3),
+        replaced(PYTORCH, ("spec", "pytorchReplicaSpecs", "Worker"), 3),
         "PyTorchJob ns/pt",
         "field spec.pytorchReplicaSpecs.Worker: expected an object, got 3",
     ),
     (
-        _with(TFJOB, ("spec", "tfReplicaSpecs", "Worker"), 3),
+        replaced(TFJOB, ("spec", "tfReplicaSpecs", "Worker"), 3),
         "TFJob ns/tf",
         "field spec.tfReplicaSpecs.Worker: expected an object, got 3",
     ),
     (
-        _with(ARGO, ("spec", "templates", 0, "steps"), 7),
+        replaced(ARGO, ("spec", "templates", 0, "steps"), 7),
         "Workflow ns/wf",
         "field spec.templates[0].steps: expected a list, got 7",
     ),
     (
-        _with(ARGO, ("spec", "templates", 0, "steps"), [{"name": "a", "template": "work"}]),
+        replaced(ARGO, ("spec", "templates", 0, "steps"), [{"name": "a", "template": "work"}]),
         "Workflow ns/wf",
         "field spec.templates[0].steps[0]: expected a list, got {'name': 'a', 'template': 'work'}",
     ),
     (
-        _with(ARGO, ("spec", "templates", 0), {"name": "main", "dag": {"tasks": 5}}),
+        replaced(ARGO, ("spec", "templates", 0), {"name": "main", "dag": {"tasks": 5}}),
         "Workflow ns/wf",
         "field spec.templates[0].dag.tasks: expected a list, got 5",
     ),
     (
-        _with(RAY, ("spec", "workerGroupSpecs", 0), 3),
+        replaced(RAY, ("spec", "workerGroupSpecs", 0), 3),
         "RayCluster ns/rc",
         "field spec.workerGroupSpecs[0]: expected an object, got 3",
     ),
     (
-        _with(JOBSET, ("spec", "replicatedJobs", 0), 3),
+        replaced(JOBSET, ("spec", "replicatedJobs", 0), 3),
         "JobSet ns/js",
         "field spec.replicatedJobs[0]: expected an object, got 3",
     ),
     (
-        _with(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec"), "12"),
+        replaced(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec"), "12"),
         "JobSet ns/js",
         "field spec.replicatedJobs[0].template.spec: expected an object, got '12'",
     ),
     (
-        _with(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec", "template"), 10**30),
+        replaced(JOBSET, ("spec", "replicatedJobs", 0, "template", "spec", "template"), 10**30),
         "JobSet ns/js",
         "field spec.replicatedJobs[0].template.spec.template: expected an object, got "
         + repr(10**30),
@@ -175,12 +166,12 @@ CASES = [
         "field spec.priorityClassName: expected a string, got [1]",
     ),
     (
-        _with(KNATIVE, ("spec", "template", "metadata"), 3),
+        replaced(KNATIVE, ("spec", "template", "metadata"), 3),
         "Service ns/kn",
         "field spec.template.metadata: expected an object, got 3",
     ),
     (
-        _with(ARGO, ("spec", "templates", 1), "work"),
+        replaced(ARGO, ("spec", "templates", 1), "work"),
         "Workflow ns/wf",
         "field spec.templates[1]: expected an object, got 'work'",
     ),
