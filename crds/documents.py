@@ -274,6 +274,17 @@ def generated_name(prefix: str, index: int) -> str:
     return prefix + suffix
 
 
+def check_fields(obj: Mapping[str, Any]) -> None:
+    """Raise :class:`~crds.errors.InputError` (its ``field`` set) for what the API server
+    refuses in any object read from a file: labels and annotations that are no map of
+    strings (every kind), and for Kubernetes' own kinds an unknown field or a value of the
+    wrong type (:mod:`crds.builtin`). The one check for every reader of manifests."""
+    object_metadata.check_metadata_maps(obj)
+    problem = builtin.check(obj)
+    if problem is not None:
+        raise errors.InputError(problem[1], field=errors.format_field_path(problem[0]))
+
+
 def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) -> None:
     """Check what every object needs (kind, apiVersion, a name, labels and annotations that
     are maps of strings); default uid and time.
@@ -307,13 +318,10 @@ def _check_and_default(obj: dict[str, Any], label: str, index: int, place: str) 
     namespace = metadata.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         raise error("metadata.namespace", "not a string")
-    try:  # every kind's labels and annotations: the API server refuses any other shape
-        object_metadata.check_metadata_maps(obj)
+    try:
+        check_fields(obj)
     except errors.InputError as exc:
         raise error(exc.field or "metadata", exc.message) from None
-    problem = builtin.check(obj)  # Kubernetes' own kinds: their fields and types
-    if problem is not None:
-        raise error(errors.format_field_path(problem[0]), problem[1])
     if not metadata.get("uid"):
         metadata["uid"] = default_uid(obj["kind"], namespace, name)
     if not metadata.get("creationTimestamp"):

@@ -29,9 +29,8 @@ from typing import Any, Final
 
 import yaml
 
-from crds.documents import yaml_error
+from crds.documents import check_fields, yaml_error
 from crds.errors import InputError, describe_object
-from crds.metadata import check_metadata_maps
 from crds.quantities import QuantityError, parse_quantity
 from scheduler.config import ConfigError, SchedulerConfig, load_config, parse_duration
 from simulator import objects
@@ -290,8 +289,8 @@ def load(path: str) -> Scenario:
                 "kind",
                 f"expected one of {', '.join(sorted(lists))}, got {kind!r}",
             )
-        try:  # as every manifest read from a file (crds.documents)
-            check_metadata_maps(obj)
+        try:  # as every manifest read from a file
+            check_fields(obj)
         except InputError as exc:
             named = f"{describe_object(obj)} (objects[{i}])"
             raise reader.error(named, exc.field, exc.message) from None

@@ -118,6 +118,12 @@ def test_full_cluster(tmp_path: Path) -> None:
             " kind: PriorityClass, metadata: {name: pc, labels: {tier: 1}}, value: 5}]",
             "PriorityClass pc (objects[0]): metadata.labels[tier]: expected a string, got 1",
         ),
+        # and the built-in kinds' field check (crds.builtin): a cordoned node's typo
+        (
+            "nodes: [{name: a}]\nobjects: [{apiVersion: v1, kind: Node,"
+            " metadata: {name: b}, spec: {unschedulabel: true}}]",
+            "Node b (objects[0]): spec.unschedulabel: unknown field",
+        ),
     ],
 )
 def test_errors_name_the_entry_and_key(tmp_path: Path, text: str, message: str) -> None:
