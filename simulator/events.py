@@ -21,7 +21,7 @@ Rules of simulated time (docs/simulate.md):
 * a cycle's decisions take effect one period after the cycle started (the
   cycle, the binder and the kubelet take that long); the next cycle can run
   at that same tick and sees them;
-* a job runs for its duration from the moment all its pods run (a gang
+* a job runs for its duration from the moment its gang's minimum runs (a gang
   starts together), then its pods and PodGroup are deleted;
 * an evicted pod of a controller-owned workload (every trace row, Jobs,
   PyTorchJobs, ...) is re-created pending under the same name, as its
@@ -57,6 +57,7 @@ import numpy as np
 
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
+from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.queues import QueueTree
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache.cluster_cache import ClusterCache
@@ -81,11 +82,23 @@ class JobRun:
     job: SimJob
     pending: set[str] = field(default_factory=set)
     running: dict[str, int] = field(default_factory=dict)  # pod key -> node index
-    start: float | None = None  # when the current attempt started (all pods running)
+    start: float | None = None  # when the current attempt started (its gang's minimum running)
     first_start: float | None = None
     end: float | None = None
     epoch: int = 0  # bumped on every disruption: a stale completion event is ignored
     lost: bool = False  # a bare pod was evicted; the job cannot complete
+    # the PodGroup as the engine read it, from the first cycle that bound one of its pods:
+    # which pod set each pod is in, and the gang rule over them (elastic jobs run at their
+    # minimum; docs/simulate.md)
+    gang: PodGroupInfo | None = None
+
+    def gang_running(self) -> bool:
+        """Whether the pods running meet the gang's requirement (all pods without a gang
+        read yet): the job runs, and its duration counts, from then on."""
+        if self.gang is None:
+            return not self.pending
+        running = self.running
+        return self.gang.requirement_met(lambda ps: sum(1 for p in ps.pods if p.key in running))
 
 
 def changes_cluster(result: CycleResult) -> bool:
@@ -253,6 +266,12 @@ class Simulation:
             return
         for pod in list(run.running):
             self._free(run, pod)
+        for pod in run.pending:  # an elastic job's pods beyond its minimum that never ran
+            self.cache.delete("Pod", pod)
+            self.pending_pods -= 1
+            self.recorder.pods_pending(run.job.queue, -1)
+        run.pending.clear()
+        run.gang = None
         self.cache.delete("PodGroup", run.job.key)
         run.end = self.now
         self.finished += 1
@@ -277,7 +296,11 @@ class Simulation:
                 self.finished += 1
             disrupted.setdefault(run.job.key, (run, eviction.action, eviction.pod in moved))
         for run, action, was_moved in disrupted.values():
-            self.recorder.disrupted(run, action, was_moved)
+            # an elastic job shrunk to no less than its minimum runs on, its work kept
+            runs_on = run.start is not None and not run.lost and run.gang_running()
+            self.recorder.disrupted(run, action, was_moved, restarts=not runs_on)
+            if runs_on:
+                continue
             run.start = None
             run.epoch += 1
             if run.pending:
@@ -297,7 +320,7 @@ class Simulation:
         for key, changes in result.annotations.items():
             self._annotate(key, changes)
         for run in placed.values():
-            if run.pending or run.start is not None or run.lost:
+            if run.start is not None or run.lost or not run.gang_running():
                 continue
             run.start = self.now
             if run.first_start is None:
@@ -340,6 +363,7 @@ class Simulation:
         self.engine_seconds += time.perf_counter() - middle
         self.cycles += 1
         self._arm_wake(built.snapshot, result)
+        self._read_gangs(built.snapshot, result)
         self.recorder.cycle(result)
         self.autoscaler.after_cycle(result)
         if changes_cluster(result):
@@ -348,6 +372,14 @@ class Simulation:
         elif self.every_tick:
             self.cycle_at = self.now + self.period
             self.push(self.cycle_at, _CYCLE)
+
+    def _read_gangs(self, snapshot: ClusterSnapshot, result: CycleResult) -> None:
+        """Keep, for each job a bind of this cycle starts, its PodGroup as the engine read it
+        (:attr:`JobRun.gang`); only the first bind of a job looks it up."""
+        for bind in result.binds:
+            run = self.pod_job.get(bind.pod)
+            if run is not None and run.gang is None:
+                run.gang = snapshot.jobs.get(run.job.key)
 
     def _arm_wake(self, snapshot: ClusterSnapshot, result: CycleResult) -> None:
         """Wake the loop when a minimum runtime or a stale gang's grace period ends."""

@@ -206,7 +206,8 @@ class Recorder:
         self.pending[queue] += delta
 
     def started(self, run: JobRun) -> None:
-        """Note how many nodes the job runs on now that all its pods run."""
+        """Note how many nodes the job runs on now that it runs (its gang's minimum, or all
+        its pods)."""
         self.job_nodes[run.job.key] = len(set(run.running.values()))
         self.last_reasons.pop(run.job.key, None)  # only a job that never starts needs them
         self._cause_ends(run.job.key, self.sim.now)
@@ -222,7 +223,9 @@ class Recorder:
     def completed(self, run: JobRun) -> None:
         self._fragmented = None
 
-    def disrupted(self, run: JobRun, action: str, moved: bool) -> None:
+    def disrupted(self, run: JobRun, action: str, moved: bool, *, restarts: bool = True) -> None:
+        """Count a disruption; with ``restarts`` (not an elastic job that keeps its minimum
+        running) the GPU time it had run is lost."""
         name = DISRUPTIONS.get(action, action)
         totals = self._queue(run.job.queue)
         self.disruptions[name] = self.disruptions.get(name, 0) + 1
@@ -230,7 +233,7 @@ class Recorder:
         job_name = JOB_DISRUPTIONS.get(action, action)
         per_job[job_name] = per_job.get(job_name, 0) + 1
         totals.disruptions[name] = totals.disruptions.get(name, 0) + 1
-        if run.start is not None:
+        if run.start is not None and restarts:
             lost = (self.sim.now - run.start) * run.job.gpus
             self.lost_gpu_s += lost
             totals.lost_gpu_s += lost
@@ -245,6 +248,9 @@ class Recorder:
             current = self._cause_now.get(outcome.pod_group)
             if current is not None and self.last_reasons.get(outcome.pod_group) == outcome.reasons:
                 continue  # the same sentences as last cycle: the same cause, still running
+            run = self.sim.groups.get(outcome.pod_group)
+            if run is not None and run.start is not None:
+                continue  # an elastic job runs at its minimum: its extra pods wait, it does not
             self.last_reasons[outcome.pod_group] = outcome.reasons
             cause = root_cause(outcome.reasons)
             if current is None or current[0] != cause:

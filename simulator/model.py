@@ -18,7 +18,7 @@ from scheduler.config import ConfigError, SchedulerConfig, parse_duration
 class SimJob:
     """One schedulable unit: a PodGroup and its pods, arriving at ``arrival``.
 
-    ``duration`` counts from the moment all its pods run (a gang starts
+    ``duration`` counts from the moment its gang's minimum runs (a gang starts
     together). ``recreate`` says what an eviction does: a controller-owned pod
     (Job, PyTorchJob, trace rows) comes back pending; a bare Pod is gone.
     """

@@ -4,7 +4,7 @@ Why: "what if these exact workloads arrive" is best asked with the manifests
 teams already have. Each workload carries two annotations::
 
     simulate.podmuster.io/arrival: 30s     # when it is submitted (default 0)
-    simulate.podmuster.io/duration: 10m    # how long it runs once all its pods run
+    simulate.podmuster.io/duration: 10m    # how long it runs once its gang's minimum runs
 
 Its PodGroups and pods come from the podgrouper's adapters
 (``integrations.grouping.group_workloads``), exactly as ``podmuster group``
