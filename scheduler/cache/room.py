@@ -48,6 +48,18 @@ def _key(pod: Mapping[str, Any]) -> Key:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+_GONE_KEPT = 100_000
+"""Deleted pods remembered against older listings: far more than are deleted in the time
+one listing takes."""
+
+
+def _version(pod: Mapping[str, Any] | None) -> int | None:
+    """The pod's ``metadata.resourceVersion`` as a number, or None (absent, or not the
+    integer etcd gives: then no order is assumed and the pod is filed as given)."""
+    raw = ((pod or {}).get("metadata") or {}).get("resourceVersion")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
 def held_on(pod: Mapping[str, Any]) -> str:
     """The node ``pod`` holds room on ('' for none); see the module docstring."""
     spec = pod.get("spec") or {}
@@ -70,10 +82,27 @@ class NodeRoom:
         self._where: dict[Key, str] = {}
         # node -> pod key -> (request, schedulerName if held by nomination, else None)
         self._held: dict[str, dict[Key, tuple[Vector, str | None]]] = {}
+        # the resourceVersion of each pod's state filed last, and of the pods deleted
+        # (bounded, oldest first out): a listing older than either must not undo them
+        self._version: dict[Key, int] = {}
+        self._gone: dict[Key, int] = {}
 
     def pod_changed(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
         """A watch event (or our own bind seen before its event): re-file the pod."""
         key = _key(new if new is not None else old or {})
+        if new is None:
+            self._version.pop(key, None)
+            deleted_at = _version(old)
+            if deleted_at is not None:
+                self._gone.pop(key, None)
+                self._gone[key] = deleted_at
+                if len(self._gone) > _GONE_KEPT:
+                    del self._gone[next(iter(self._gone))]
+        else:
+            version = _version(new)
+            if version is not None:
+                self._version[key] = version
+            self._gone.pop(key, None)
         node = self._where.pop(key, None)
         if node is not None:
             holders = self._held[node]
@@ -100,9 +129,19 @@ class NodeRoom:
         A watch can lag the API server by far longer than a list takes, so just before a
         bind the caller lists the node's pods and hands them here. Pods missing from the
         listing are kept: they may be our own binds still in flight, and the watch
-        removes the ones that are gone.
+        removes the ones that are gone. The watch can also be ahead of the listing: a pod
+        whose deletion (or a later state) was filed after the listing was read is not
+        filed again from it, or it would hold room it left for good (no later event
+        would remove it).
         """
         for pod in pods:
+            key, version = _key(pod), _version(pod)
+            if version is not None:
+                gone, known = self._gone.get(key), self._version.get(key)
+                if (gone is not None and version <= gone) or (
+                    known is not None and version < known
+                ):
+                    continue
             self.pod_changed(None, pod)
 
     def shortfall(self, node: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:

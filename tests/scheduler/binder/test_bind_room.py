@@ -150,6 +150,36 @@ def test_changes_re_file_the_pod() -> None:
     assert room.shortfall(NODE, OURS) is None
 
 
+def _at(pod: dict[str, Any], version: int) -> dict[str, Any]:
+    return {**pod, "metadata": {**pod["metadata"], "resourceVersion": str(version)}}
+
+
+def test_a_listing_older_than_the_watch_does_not_bring_a_deleted_pod_back() -> None:
+    """Found on a real API server: a node's pods were listed just before a bind while the
+    watch delivered an evicted pod's deletion; the listing, read before the deletion, put
+    the pod back as a holder, no later event removed it, and a pod of another job was
+    refused a free GPU for good ('0 free')."""
+    room = NodeRoom()
+    evicted = a_pod("w", "3", node="n1", phase="Running")
+    room.pod_changed(None, _at(evicted, 10))
+    room.pod_changed(_at(evicted, 12), None)  # the watch: deleted at revision 12
+    room.listed([_at(evicted, 11)])  # a listing read at revision 11, handled after
+    assert room.shortfall(NODE, OURS) is None
+    # a newer state the watch filed is not undone by an older listing either
+    other = a_pod("v", "3", node="n1", phase="Running")
+    room.pod_changed(None, _at(other, 20))
+    room.pod_changed(_at(other, 20), _at({**other, "status": {"phase": "Succeeded"}}, 22))
+    room.listed([_at(other, 21)])
+    assert room.shortfall(NODE, OURS) is None
+    # a pod of the same name made again (a later revision) is filed from a listing
+    room.listed([_at(evicted, 30)])
+    assert room.shortfall(NODE, OURS) is not None
+    # without resource versions (a hand-made object) the listing is filed as given
+    room.pod_changed(_at(evicted, 30), None)
+    room.listed([a_pod("u", "3", node="n1", phase="Running")])
+    assert room.shortfall(NODE, OURS) is not None
+
+
 def test_an_unreadable_pod_holds_nothing_and_an_unreadable_node_is_not_refused() -> None:
     room = NodeRoom()
     bad = a_pod("w", "lots", node="n1")
