@@ -149,6 +149,14 @@ def pod_conditions(pods: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def shown_reason(pool: str, reason: str, message: str) -> dict[str, str]:
+    """One scheduler reason as shown: ``detail`` is the message without the reason code it
+    often starts with (KAI writes ``NonPreemptibleOverQuota: ...``), so a line that shows
+    the code and then the detail says the code once."""
+    detail = message.removeprefix(f"{reason}:").lstrip() if reason else message
+    return {"nodePool": pool, "reason": reason, "message": message, "detail": detail}
+
+
 def pending_entry(
     key: str,
     raw: Mapping[str, Any],
@@ -160,11 +168,9 @@ def pending_entry(
     spec = raw.get("spec") or {}
     queue = str(spec.get("queue") or (job.queue if job else ""))
     reasons = [
-        {
-            "nodePool": str(c.get("nodePool") or ""),
-            "reason": str(r.get("reason") or ""),
-            "message": str(r.get("message") or ""),
-        }
+        shown_reason(
+            str(c.get("nodePool") or ""), str(r.get("reason") or ""), str(r.get("message") or "")
+        )
         for c in conditions_of(raw)
         for r in (c.get("reasons") or [])
         if isinstance(r, Mapping)

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -53,7 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, CredentialsError, InputError, PluginError, ApiError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(document, indent=2) if args.output == "json" else text)
+    try:
+        print(json.dumps(document, indent=2) if args.output == "json" else text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # piped into head: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
     return 0
 
 
@@ -89,7 +94,11 @@ async def _run(
 def resolve(watch: ClusterWatch, namespace: str, target: str) -> tuple[str, str]:
     """``(PodGroup key, what was asked for)``; a pod resolves to its PodGroup."""
     kind, _, name = target.rpartition("/")
-    kind = kind.lower()
+    kind, _, api_group = kind.lower().partition(".")  # podgroup.scheduling.run.ai/NAME (-o name)
+    if api_group and api_group != ("scheduling.run.ai" if kind.startswith("podgroup") else "v1"):
+        raise PluginError(
+            f"{target}: only pods and KAI's PodGroups (scheduling.run.ai) are explained"
+        )
     objects = watch.informers.objects
     if kind not in ("", "pod", "pods", "po", "podgroup", "podgroups", "pg"):
         raise PluginError(f"{target}: the kind must be pod or podgroup")
@@ -126,7 +135,7 @@ def explain_text(what: str, entry: Mapping[str, Any]) -> str:
     if entry["reasons"]:
         lines.append("Why (the scheduler's reasons):" if entry["waiting"] else "Last reasons:")
         lines += [
-            f"  {r['reason']}: {r['message']}"
+            f"  {r['reason']}: {r['detail']}"
             + (f" [node pool {r['nodePool']}]" if r["nodePool"] not in ("", "default") else "")
             for r in entry["reasons"]
         ]

@@ -28,6 +28,8 @@ from typing import Any
 
 import pytest
 
+from podmuster.cluster_view import shown_reason
+
 from .browser import console_errors, headless
 from .conftest import NodeFactory, QueueFactory
 from .controlplane import Cluster
@@ -39,6 +41,11 @@ from .procs import ManagedProcess
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 DOCS = REPO / "docs" / "images"
+
+
+def _detail(reason: dict[str, Any]) -> str:
+    """A reason's message as the page and explain show it after its code (said once)."""
+    return shown_reason("", str(reason["reason"]), str(reason["message"]))["detail"]
 
 
 def free_port() -> int:
@@ -143,7 +150,7 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
             """The PodGroup's final reasons (with the hint), each shown in the gang's row."""
             written, row = reasons(), pending_row(browser, key)
             final = any(r["message"].startswith("ScaleUpHint:") for r in written)
-            shown = all(f"{r['reason']} {r['message']}" in row for r in written)
+            shown = all(f"{r['reason']} {_detail(r)}" in row for r in written)
             hinted = "scale-up hint: 1 more node(s)" in row  # the annotation, written apart
             return (written, row) if final and shown and hinted else None
 
@@ -159,7 +166,7 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
                 cluster, plugin_path, "explain", "pod/train-0", "-n", namespace
             )
             now = reasons()
-            return said if all(f"{r['reason']}: {r['message']}" in said for r in now) else None
+            return said if all(f"{r['reason']}: {_detail(r)}" in said for r in now) else None
 
         said = wait_for("explain in the scheduler's words", explained, timeout=120)
         assert f"Pod {namespace}/train-0 (PodGroup {key}): waiting" in said

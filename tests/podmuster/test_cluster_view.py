@@ -19,7 +19,7 @@ from typing import Any, cast
 import pytest
 
 from kubeapi.protocol import KubeWatcher
-from podmuster import kubectl_plugin
+from podmuster import cluster_view, kubectl_plugin
 from podmuster.cluster_watch import ClusterWatch
 from podmuster.dashboard import server
 from scheduler.cache.pools import NodePool
@@ -28,6 +28,7 @@ from scheduler.config import SchedulerConfig
 GPU = "nvidia.com/gpu"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 REASON = "Unschedulable: 0/1 nodes: 1 node(s) had insufficient nvidia.com/gpu"
+DETAIL = REASON.removeprefix("Unschedulable: ")  # what is shown after the code
 
 
 def queue(name: str, parent: str = "", gpu_quota: float = 1) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def test_waiting_gang_in_the_schedulers_words(watch: ClusterWatch) -> None:
     assert entry["podGroup"] == "ns/train"
     assert entry["waiting"] is True
     assert entry["reasons"] == [
-        {"nodePool": "default", "reason": "Unschedulable", "message": REASON}
+        {"nodePool": "default", "reason": "Unschedulable", "message": REASON, "detail": DETAIL}
     ]
     assert entry["scaleUpHint"]["nodes"] == 1
     assert entry["podMessages"] == ["an older word"]  # what repeats the reasons is left out
@@ -230,7 +231,7 @@ def test_page_shows_the_gang_and_escapes_user_text(watch: ClusterWatch) -> None:
     watch.informers.observe("ADDED", hostile)
     html = server.render("page.html.j2", watch, 2.0)
     assert 'data-podgroup="ns/train"' in html
-    assert REASON in html
+    assert f'<span class="code">Unschedulable</span> {DETAIL}' in html  # the code once
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;" in html
     assert 'data-queue="team"' in html
@@ -247,6 +248,11 @@ def test_plugin_resolves_a_pod_to_its_group_and_names_what_is_missing(watch: Clu
         kubectl_plugin.resolve(watch, "ns", "pod/nope")
     with pytest.raises(kubectl_plugin.PluginError, match="the kind must be pod or podgroup"):
         kubectl_plugin.resolve(watch, "ns", "deployment/x")
+    # the names `kubectl get pg -o name` and `kubectl get pods -o name` print
+    assert kubectl_plugin.resolve(watch, "ns", "podgroup.scheduling.run.ai/train")[0] == "ns/train"
+    assert kubectl_plugin.resolve(watch, "ns", "pod/train-1")[0] == "ns/train"
+    with pytest.raises(kubectl_plugin.PluginError, match="only pods and KAI's PodGroups"):
+        kubectl_plugin.resolve(watch, "ns", "podgroup.scheduling.k8s.io/train")
     lonely = pod(9, group_name="train")
     del lonely["metadata"]["annotations"]
     lonely["metadata"]["name"] = "lonely"
@@ -263,7 +269,14 @@ def test_plugin_text_tables(watch: ClusterWatch) -> None:
     top = kubectl_plugin.top_text(kubectl_plugin.top_rows(view.queues))
     assert f"{GPU}=2" in top
     explained = kubectl_plugin.explain_text("PodGroup ns/train", view.pending[0])
-    assert f"Unschedulable: {REASON}" in explained
+    assert f"  {REASON}\n" in explained  # the code once
+    # KAI's messages often start with their code: the line says it once
+    coded = {"nodePool": "", "reason": "QueueDoesNotExist", "message": "QueueDoesNotExist: no q"}
+    entry = {**view.pending[0], "reasons": [{**coded, "detail": "no q"}]}
+    assert "  QueueDoesNotExist: no q" in kubectl_plugin.explain_text("PodGroup ns/x", entry)
+    assert cluster_view.shown_reason(
+        "", "QueueDoesNotExist", "QueueDoesNotExist: no q"
+    ) == coded | {"detail": "no q"}
     assert "Scale-up hint:" in explained
 
 
