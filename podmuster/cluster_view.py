@@ -112,7 +112,10 @@ def queue_rows(
 
 
 def waits(job: PodGroupInfo | None, raw: Mapping[str, Any]) -> bool:
-    """A gang still waiting: the engine's gang rule not met by its allocated pods.
+    """A gang still waiting: the engine's gang rule not met by its allocated pods, or pods
+    beyond it still pending with the scheduler's reasons (a Job of parallelism 4 whose
+    first pod runs: minMember 1 is met, and three pods wait; an elastic job at its
+    minimum).
 
     A PodGroup the snapshot has no job for (no pods yet) waits only when the scheduler
     said why (a condition)."""
@@ -120,7 +123,9 @@ def waits(job: PodGroupInfo | None, raw: Mapping[str, Any]) -> bool:
         return bool(conditions_of(raw))
     if not job.pod_sets or not any(pod_set.pods for pod_set in job.pod_sets):
         return bool(conditions_of(raw))
-    return not job.requirement_met(PodSetInfo.active_allocated)
+    if not job.requirement_met(PodSetInfo.active_allocated):
+        return True
+    return job.has_pending() and bool(conditions_of(raw))
 
 
 def conditions_of(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:

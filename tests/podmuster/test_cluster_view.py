@@ -196,6 +196,23 @@ def test_gang_leaves_when_its_pods_are_bound(watch: ClusterWatch) -> None:
     )
 
 
+def test_a_job_partly_running_still_waits_for_its_other_pods(watch: ClusterWatch) -> None:
+    """Found on a real cluster: a Job's PodGroup has minMember 1, so once one of its pods
+    ran, its pending pods (with the scheduler's reasons) dropped off the page and explain
+    said "not waiting"; they wait, and the page says why."""
+    job = group("job", spec={"queue": "team", "minMember": 1})
+    watch.informers.observe("ADDED", job)
+    watch.informers.observe("ADDED", pod(0, "n0", group_name="job"))
+    watch.informers.observe("ADDED", pod(1, group_name="job"))
+    entry = next(e for e in watch.view().pending if e["podGroup"] == "ns/job")
+    assert (entry["waiting"], entry["allocated"], entry["pods"]) == (True, 1, 2)
+    # without the scheduler's reasons (not looked at yet) it is not said to wait
+    job["status"] = {}
+    job["metadata"] = {**job["metadata"], "resourceVersion": "2"}
+    watch.informers.observe("MODIFIED", job)
+    assert "ns/job" not in {e["podGroup"] for e in watch.view().pending}
+
+
 def test_evictions_newest_first_other_events_ignored(watch: ClusterWatch) -> None:
     feed = watch.evictions
     feed.event("ADDED", evict_event("e1", "2026-01-01T00:00:01Z"))
