@@ -199,6 +199,18 @@ def _whole_gpus(pod: Mapping[str, Any]) -> int:
     return total
 
 
+def _waits_for(obj: Mapping[str, Any], scheduler_name: str) -> bool:
+    """``obj`` is a pod of ours that no node has yet (one the cache could not read waits
+    for ever: it gets a PodScheduled=False condition saying why)."""
+    spec = obj.get("spec") or {}
+    return (
+        obj.get("kind") == "Pod"
+        and not spec.get("nodeName")
+        and spec.get("schedulerName") == scheduler_name
+        and (obj.get("status") or {}).get("phase", "Pending") == "Pending"
+    )
+
+
 class Committer:
     """Writes one cycle's decisions; keeps what it already said to avoid repeating it."""
 
@@ -263,7 +275,13 @@ class Committer:
                 writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
         while self.informers.invalid:
             obj, error = self.informers.invalid.pop(0)
-            writes.append(self._event(obj, "Warning", "InvalidObject", str(error), report))
+            # the Event is on the object itself: its field and what is wrong, no source
+            text = ": ".join(part for part in (error.field, error.message) if part)
+            writes.append(self._event(obj, "Warning", "InvalidObject", text, report))
+            if _waits_for(obj, self.informers.cache.scheduler_name):
+                # `kubectl describe pod` says why it is not scheduled, not only an Event
+                reasons = (f"InvalidObject: {text}",)
+                writes.append(self._pod_condition(obj, reasons, report))
         await asyncio.gather(*writes)
         return report
 

@@ -168,6 +168,28 @@ def test_missing_queue_reason_code_and_invalid_object_event() -> None:
     assert "spec.resources.gpu.quota" in invalid[0]["message"]
 
 
+def test_an_invalid_pod_of_ours_says_why_on_its_own_condition() -> None:
+    """Found on a real cluster without the webhook: a pod with gpu-fraction 1.5 waited with
+    no PodScheduled condition, and its Event began with the cache's 'apiserver:' label."""
+    objects = st.job("frac", "q", gpus=0)
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["metadata"].setdefault("annotations", {})["gpu-fraction"] = "1.5"
+    fake = api_with([st.node("n1"), st.queue("q"), *objects])
+
+    async def scenario(informers: Informers) -> None:
+        await Committer(fake, informers).commit(cycle(informers))
+
+    with_informers(fake, scenario)
+    (event,) = [e for e in fake.events if e["reason"] == "InvalidObject"]
+    assert event["message"].startswith("metadata.annotations[gpu-fraction]: ")
+    name = pod["metadata"]["name"]
+    stored = fake.stored("v1", "Pod", "default", name)
+    assert stored is not None
+    (scheduled,) = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert scheduled["status"] == "False"
+    assert scheduled["message"].startswith("InvalidObject: metadata.annotations[gpu-fraction]")
+
+
 def test_reason_codes() -> None:
     assert reason_code("OverLimit: gpu request of 2 would take queue q over") == "OverLimit"
     assert reason_code("pod default/a-0: NonPreemptibleOverQuota: x") == "NonPreemptibleOverQuota"
