@@ -69,7 +69,34 @@ def never_started(figures: dict[str, Any]) -> list[dict[str, Any]]:
     Why: the table and the report both single these jobs out (with the
     engine's last reason), and must agree on which they are.
     """
-    return [entry for entry in figures.get("job_results", ()) if entry["start_s"] is None]
+    return [
+        entry
+        for entry in figures.get("job_results", ())
+        if entry["start_s"] is None and entry.get("state") != NOT_ARRIVED
+    ]
+
+
+COMPLETED, RUNNING, LOST, WAITING, NOT_ARRIVED = (
+    "completed",
+    "running",
+    "lost",
+    "waiting",
+    "not arrived",
+)
+"""A job's ``state`` at the end of the run (``job_results``): completed; running (its
+gang's minimum runs); lost (an evicted bare Pod, gone); waiting (pending, never started
+or waiting to start again); not arrived (a run stopped before its arrival)."""
+
+
+def _state(run: JobRun, now: float) -> str:
+    """The job's :data:`COMPLETED` ... :data:`NOT_ARRIVED` state at ``now``, the run's end."""
+    if run.end is not None:
+        return COMPLETED
+    if run.lost:
+        return LOST
+    if run.start is not None:
+        return RUNNING
+    return NOT_ARRIVED if run.job.arrival > now else WAITING
 
 
 def _workload(pod_group: dict[str, Any]) -> str | None:
@@ -361,6 +388,7 @@ class Recorder:
             "jobs": len(sim.runs),
             "completed": len(jcts[""]),
             "started": len(waits[""]),
+            "arrived": sum(1 for run in sim.runs if run.job.arrival <= sim.now),
             "skipped": dict(sorted(sim.scenario.skipped.items())),
             "wait_time_s": summary(waits[""]),
             "jct_s": summary(jcts[""]),
@@ -435,6 +463,7 @@ class Recorder:
             "end_s": None if run.end is None else _round(run.end),
             "wait_s": None if started is None else _round(started - job.arrival),
             "nodes": self.job_nodes.get(job.key, 0),
+            "state": _state(run, self.sim.now),
         }
         for name in JOB_DISRUPTIONS.values():
             result[name] = disruptions.get(name, 0)

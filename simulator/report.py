@@ -17,7 +17,15 @@ from typing import Any
 
 from crds.errors import InputError
 from simulator import plots, units
-from simulator.metrics import RunMetrics, never_started
+from simulator.metrics import (
+    COMPLETED,
+    LOST,
+    NOT_ARRIVED,
+    RUNNING,
+    WAITING,
+    RunMetrics,
+    never_started,
+)
 
 TEMPLATE = "report.html.j2"
 NEVER_STARTED_ROWS = 50  # per run; the JSON's job_results has them all
@@ -66,7 +74,7 @@ SUMMARY = (
     Metric("completed", _at("completed"), "count", "higher"),
     Metric(
         "never started",
-        lambda f: f["jobs"] - f.get("started", f["jobs"]),
+        lambda f: f.get("arrived", f["jobs"]) - f.get("started", f["jobs"]),
         "count",
         "lower",
         "still pending at the end of the run",
@@ -242,22 +250,38 @@ def _queue_results(figures: dict[str, Any]) -> tuple[list[dict[str, str]], list[
     return rows, empty
 
 
+_STATUS = {
+    COMPLETED: "completed",
+    RUNNING: "running at the end",
+    LOST: "lost: an evicted bare Pod, gone",
+    WAITING: "waiting to start again at the end",
+}
+"""A started job's status in the report, by its ``state``."""
+
+
 def _job_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
     """Every job, the longest waits first (never started at the top), in human units."""
     entries = sorted(
         figures.get("job_results") or [],
-        key=lambda e: (e["start_s"] is not None, -(e["wait_s"] or 0.0)),
+        key=lambda e: (
+            e.get("state") == NOT_ARRIVED,  # a stopped run's jobs still to come go last
+            e["start_s"] is not None,
+            -(e["wait_s"] or 0.0),
+        ),
     )
     rows = []
     for entry in entries:
         disruptions = sum(
             entry.get(key, 0) for key in ("preempted", "reclaimed", "moved", "stale_gang_evicted")
         )
-        if entry["start_s"] is None:
+        state = entry.get("state")
+        if state == NOT_ARRIVED:
+            status, why = "not arrived when the run stopped", ""
+        elif entry["start_s"] is None:
             status = "never started"
             why = (entry.get("last_reasons") or ["no cycle explained it"])[0]
         else:
-            status = "completed" if entry["end_s"] is not None else "running at the end"
+            status = _STATUS.get(str(state), "running at the end")
             why = entry.get("waited_for") or "nothing: its first cycle placed it"
         rows.append(
             {

@@ -69,6 +69,11 @@ def test_sigterm_after_the_first_progress_line_writes_partial_json(tmp_path: Pat
     assert document["completed"] < 2000
     assert "stopped at" in err.splitlines()[-1]
     assert "Partial results: default was interrupted after " in report.read_text()
+    # the jobs still to arrive are said to be so, not counted as "never started"
+    states = {entry["state"] for entry in document["job_results"]}
+    assert "not arrived" in states
+    later = sum(1 for entry in document["job_results"] if entry["state"] == "not arrived")
+    assert document["arrived"] == 2000 - later
 
 
 def test_compare_interrupted_in_b_prints_a_whole_and_b_partial(

@@ -69,6 +69,7 @@ def test_completed_jobs_have_their_times_computed_by_hand(fixtures: Path) -> Non
         "reclaimed": 0,
         "moved": 0,
         "stale_gang_evicted": 0,
+        "state": "completed",
         "waited_for": None,  # the cycle at 10 placed it (by preemption): never pending
         "last_reasons": None,
     }

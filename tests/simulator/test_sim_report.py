@@ -234,3 +234,40 @@ def test_an_autoscaled_pool_shows_its_range_and_the_nodes_it_added(
     summary = _text(_section(page, "Summary"))
     assert "nodes added 3 " in summary
     assert "nodes removed 2 " in summary
+
+
+def test_a_jobs_state_names_its_status_and_jobs_not_arrived_are_not_never_started() -> None:
+    """An evicted bare Pod was shown "running at the end"; a stopped run counted the jobs
+    it had not reached yet as "never started"."""
+    from simulator import report as report_module
+
+    def entry(name: str, state: str, start: float | None) -> dict[str, object]:
+        return {
+            "name": name, "workload": None, "queue": "q", "gpus": 1.0, "arrival_s": 0.0,
+            "start_s": start, "end_s": 9.0 if state == "completed" else None,
+            "wait_s": None if start is None else start, "nodes": 1, "state": state,
+            "waited_for": None, "last_reasons": [] if start is None else None,
+        }  # fmt: skip
+
+    figures = {
+        "jobs": 5,
+        "started": 3,
+        "arrived": 4,
+        "job_results": [
+            entry("done", "completed", 1.0),
+            entry("bare", "lost", 1.0),
+            entry("again", "waiting", 1.0),
+            entry("stuck", "waiting", None),
+            entry("later", "not arrived", None),
+        ],
+    }
+    statuses = {row["job"]: row["status"] for row in report_module._job_rows(figures)}
+    assert statuses == {
+        "done": "completed",
+        "bare": "lost: an evicted bare Pod, gone",
+        "again": "waiting to start again at the end",
+        "stuck": "never started",
+        "later": "not arrived when the run stopped",
+    }
+    (never,) = [m for m in report_module.SUMMARY if m.label == "never started"]
+    assert never.value(figures) == 1  # "stuck"; "later" had not arrived
