@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from simulator import units
 from simulator.metrics import never_started
 
 NEVER_STARTED_LINES = 10  # per run; the JSON's job_results has them all
@@ -31,16 +32,8 @@ def _number(value: Any) -> str:
 
 
 def _duration(value: Any) -> str:
-    if value is None:
-        return "-"
-    seconds = float(value)
-    if seconds < 120:
-        return f"{seconds:.1f}s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f}m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
+    """As the report writes durations (``12m05s``, ``3h12m``): one formatter for both."""
+    return units.duration(None if value is None else float(value))
 
 
 def _gpus(count: float) -> str:

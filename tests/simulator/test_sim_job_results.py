@@ -203,6 +203,6 @@ def test_table_shows_ten_jobs_that_never_started_and_counts_the_rest() -> None:
     table._never_started(out, "", {"jobs": 20, "job_results": jobs})
     lines = out.getvalue().splitlines()
     assert lines[1] == "jobs that never started: 12 of 20"
-    assert lines[2] == "  sim/j0  queue q, 0.5 GPUs, arrived 3.0s: reason 0"
+    assert lines[2] == "  sim/j0  queue q, 0.5 GPUs, arrived 3s: reason 0"
     assert len(lines) == 2 + table.NEVER_STARTED_LINES + 1
     assert lines[-1] == "  ... and 2 more (-o json: job_results)"
