@@ -113,7 +113,7 @@ def device_failures(
     no_room = candidates & ~room
     no_slot = candidates & room & ~slots
     return [
-        (f"Insufficient shared GPU ({share.devices} device(s) with room for {amount})", no_room),
+        (f"Insufficient shared GPU (needs {share.devices} device(s) with {amount} free)", no_room),
         ("Too many pods (a new shared GPU group needs a slot for its reservation pod)", no_slot),
     ]
 
