@@ -75,10 +75,10 @@ def build(
 def queue_rows(
     summaries: Sequence[QueueSummary], queues: Iterable[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """One row per queue in tree order (parents first, then children by name), with depth."""
-    status = {
-        str((q.get("metadata") or {}).get("name")): dict(q.get("status") or {}) for q in queues
-    }
+    """One row per queue in tree order (parents first, then children by name), with depth;
+    then each Queue object the scheduler does not use, with its ``problem``."""
+    by_name = {str((q.get("metadata") or {}).get("name")): q for q in queues}
+    status = {name: dict(q.get("status") or {}) for name, q in by_name.items()}
     by_parent: dict[str | None, list[QueueSummary]] = {}
     names = {s.name for s in summaries}
     for summary in summaries:
@@ -108,6 +108,36 @@ def queue_rows(
             visit(summary.name, depth + 1)
 
     visit(None, 0)
+    # Queues the scheduler left out (a missing parent, a parent cycle): still listed, with
+    # why, so "who holds the GPUs" does not lose what their running pods hold
+    for name, raw in sorted(by_name.items()):
+        if name in names:
+            continue
+        parent = str((raw.get("spec") or {}).get("parentQueue") or "") or None
+        nothing = queue_units((0.0, 0.0, 0.0))
+        written = status.get(name, {})
+        rows.append(
+            {
+                "queue": name,
+                "parent": parent,
+                "depth": 0,
+                "deserved": nothing,
+                "fairShare": nothing,
+                "allocated": nothing,
+                "requested": nothing,
+                "limit": nothing,
+                "status": {
+                    field: dict(written.get(field) or {})
+                    for field in ("allocated", "requested", "allocatedNonPreemptible")
+                },
+                "problem": (
+                    f"parent queue {parent!r} does not exist or is not used"
+                    if parent
+                    else "not used by the scheduler"
+                )
+                + ": its jobs are not scheduled (QueueDoesNotExist)",
+            }
+        )
     return rows
 
 

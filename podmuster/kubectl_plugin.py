@@ -167,7 +167,12 @@ def queues_text(rows: Sequence[Mapping[str, Any]]) -> str:
         + [" / ".join(amount(row[c][r]) for c in columns) for r in RESOURCES]
         for row in rows
     ]
-    return "\n".join(_table(header, body))
+    return "\n".join([*_table(header, body), *_problems(rows)])
+
+
+def _problems(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line for each queue the scheduler does not use, saying why."""
+    return [f"{row['queue']}: {row['problem']}" for row in rows if row.get("problem")]
 
 
 def top_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -180,6 +185,7 @@ def top_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "allocatedNonPreemptible": row["status"]["allocatedNonPreemptible"],
             "requested": row["status"]["requested"],
             "fairShare": row["fairShare"],
+            **({"problem": row["problem"]} if row.get("problem") else {}),
         }
         for row in rows
     ]
@@ -197,7 +203,7 @@ def top_text(rows: Sequence[Mapping[str, Any]]) -> str:
         ]
         for row in rows
     ]
-    return "\n".join(_table(header, body))
+    return "\n".join([*_table(header, body), *_problems(rows)])
 
 
 def _resources(values: Mapping[str, Any]) -> str:

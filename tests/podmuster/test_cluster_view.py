@@ -163,6 +163,26 @@ def test_queue_tree_with_the_engines_shares_and_the_controllers_status(watch: Cl
     assert team["status"]["allocated"] == {GPU: "2"}
 
 
+def test_a_queue_the_scheduler_leaves_out_is_still_listed_with_why(watch: ClusterWatch) -> None:
+    """Found on a real cluster: a queue whose parent was deleted vanished from
+    `kubectl podmuster queues|top` and the page while its pods still held GPUs."""
+    orphan = queue("team-c", "dept-2")
+    orphan["status"] = {"allocated": {GPU: "4"}}
+    watch.informers.observe("ADDED", orphan)
+    rows = {row["queue"]: row for row in watch.view().queues}
+    assert rows["team-c"]["problem"].startswith("parent queue 'dept-2' does not exist")
+    assert rows["team-c"]["fairShare"]["gpu"] == 0
+    assert "problem" not in rows["team"]
+    text = kubectl_plugin.queues_text(watch.view().queues)
+    assert "team-c: parent queue 'dept-2' does not exist" in text
+    top = kubectl_plugin.top_text(kubectl_plugin.top_rows(watch.view().queues))
+    assert f"{GPU}=4" in top  # what the queue controller says it holds
+    watch.evictions.synced.set()
+    for _, kind in watch.informers.watched:
+        watch.informers._listed(kind, _empty_listing(watch, kind))
+    assert "(QueueDoesNotExist)" in server.render("content.html.j2", watch, 2.0)
+
+
 def test_waiting_gang_in_the_schedulers_words(watch: ClusterWatch) -> None:
     other = pod(2)
     other["metadata"]["resourceVersion"] = "2"
