@@ -20,6 +20,19 @@ import yaml
 from podmuster.cli import main
 
 
+def _metadata(name: str, queue: str, arrival: str, duration: str) -> dict[str, Any]:
+    """A workload's metadata: its queue, and when it arrives and how long it runs."""
+    return {
+        "name": name,
+        "namespace": "ml",
+        "labels": {"kai.scheduler/queue": queue},
+        "annotations": {
+            "simulate.podmuster.io/arrival": arrival,
+            "simulate.podmuster.io/duration": duration,
+        },
+    }
+
+
 def _pytorch(name: str, queue: str, workers: int, minimum: int, arrival: str) -> dict[str, Any]:
     """An elastic PyTorchJob: a master and ``workers`` workers of 1 GPU each, its gang the
     master and ``minimum`` - 1 workers (KAI: minReplicas counts the master too)."""
@@ -34,15 +47,7 @@ def _pytorch(name: str, queue: str, workers: int, minimum: int, arrival: str) ->
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
-        "metadata": {
-            "name": name,
-            "namespace": "ml",
-            "labels": {"kai.scheduler/queue": queue},
-            "annotations": {
-                "simulate.podmuster.io/arrival": arrival,
-                "simulate.podmuster.io/duration": "10m",
-            },
-        },
+        "metadata": _metadata(name, queue, arrival, "10m"),
         "spec": {
             "elasticPolicy": {"minReplicas": minimum, "maxReplicas": workers + 1},
             "pytorchReplicaSpecs": {
@@ -58,15 +63,7 @@ def _job(name: str, queue: str, gpus: int, arrival: str) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": "ml",
-            "labels": {"kai.scheduler/queue": queue},
-            "annotations": {
-                "simulate.podmuster.io/arrival": arrival,
-                "simulate.podmuster.io/duration": "5m",
-            },
-        },
+        "metadata": _metadata(name, queue, arrival, "5m"),
         "spec": {
             "template": {
                 "spec": {
