@@ -23,6 +23,7 @@ podmuster differences (docs/integrations.md), all switched off by
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any
 
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
-from integrations import base, default, fields
+from integrations import base, default, fields, templates
 from integrations.ray import clusters
 
 RAY_PRIORITY_LABEL = "ray.io/priority-class-name"
@@ -86,6 +87,18 @@ def find_cluster(ctx: base.GroupingContext) -> tuple[base.RawObject, Mapping[str
     return top, embedded, path
 
 
+def _as_written(
+    top: base.RawObject, holder: base.RawObject, spec: Mapping[str, Any]
+) -> contextlib.AbstractContextManager[None]:
+    """Name the RayJob's (or RayService's) own field in an error about the RayCluster made
+    from it, when that cluster's spec is the one embedded in it: the user wrote that
+    field, not the cluster KubeRay (or podmuster's synthesis) made."""
+    embedded_at = EMBEDDED_SPEC.get(str(top.get("kind")))
+    if embedded_at is None or holder is top or fields.get_mapping(top, embedded_at) != spec:
+        return contextlib.nullcontext()
+    return templates.read_from(top, holder, embedded_at)
+
+
 @dataclass(frozen=True, slots=True)
 class RayGrouper:
     name: str = "ray"
@@ -114,7 +127,8 @@ class RayGrouper:
                 ctx, default.build(ctx, subject=ctx.top_owner, fallback_priority=priority)
             )
         holder, spec, path = find_cluster(ctx)
-        total, subgroups = clusters.subgroups(holder, spec, path, ctx.pod, kai_bug=kai_bug)
+        with _as_written(ctx.top_owner, holder, spec):
+            total, subgroups = clusters.subgroups(holder, spec, path, ctx.pod, kai_bug=kai_bug)
         result = _with_ray_priority(
             ctx,
             default.build(ctx, subject=ctx.top_owner, min_member=total, fallback_priority=priority),

@@ -191,6 +191,16 @@ CASES = [
         "RayJob ns/rj",
         "field spec.rayClusterSpec.workerGroupSpecs[0]: expected an object, got 3",
     ),
+    (  # found when its PodGroup is made, from the RayCluster synthesized for it
+        replaced(
+            _workload("ray.io/v1", "RayJob", "rj", {"rayClusterSpec": RAY["spec"]}),
+            ("spec", "rayClusterSpec", "workerGroupSpecs", 0, "template", "metadata"),
+            {"annotations": {"kai.scheduler/topology-required-placement": "rack"}},
+        ),
+        "RayJob ns/rj",
+        "field spec.rayClusterSpec.workerGroupSpecs[0].template.metadata.annotations: "
+        "a placement annotation needs kai.scheduler/topology",
+    ),
     (
         _workload(
             "batch/v1",
