@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, TypeVar
 
-from crds import builtin, errors, names
+from crds import builtin, errors
 from crds import metadata as object_metadata
 
 if TYPE_CHECKING:
@@ -370,7 +370,8 @@ def _check_once(
     other) would be counted twice. The first is kept, so the result does not depend on
     which copy a reader happens to take."""
     metadata = obj["metadata"]
-    key = (names.group_kind(obj)[0], obj["kind"], metadata.get("namespace") or "", metadata["name"])
+    group = obj["apiVersion"].rpartition("/")[0]  # "v1" is the core group ""
+    key = (group, obj["kind"], metadata.get("namespace") or "", metadata["name"])
     first = seen.get(key)
     if first is not None:
         raise errors.object_error(
