@@ -10,14 +10,20 @@ from typing import Any
 
 
 def diff(a: Any, b: Any) -> Any:
-    """B minus A for every number both have, recursively; other values are left out."""
+    """B minus A for every number, recursively; other values are left out. A number only
+    one run has (a pending reason only B met, a skip only A made) is a count the other run
+    has as 0, so the difference is still given."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = {}
-        for key in a:
-            if key in b:
+        for key in {**a, **b}:
+            if key in a and key in b:
                 value = diff(a[key], b[key])
-                if value is not None and value != {}:
-                    out[key] = value
+            elif _is_number(a.get(key, b.get(key))):
+                value = diff(a.get(key, 0), b.get(key, 0))
+            else:
+                continue
+            if value is not None and value != {}:
+                out[key] = value
         return out
     if isinstance(a, bool) or isinstance(b, bool):
         return None
@@ -26,6 +32,10 @@ def diff(a: Any, b: Any) -> Any:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return round(float(b) - float(a), 6)
     return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def document(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
