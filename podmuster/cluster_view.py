@@ -64,7 +64,7 @@ def build(
     pending = [
         pending_entry(key, raw, snapshot.jobs.get(key), by_queue, said)
         for key, raw in sorted(pod_groups.items())
-        if waits(snapshot.jobs.get(key), raw)
+        if waits(snapshot.jobs.get(key), raw, bool(said.get(key)))
     ]
     evictions = sorted(
         (eviction_of(e) for e in events if is_eviction(e)), key=lambda e: e["time"], reverse=True
@@ -141,18 +141,19 @@ def queue_rows(
     return rows
 
 
-def waits(job: PodGroupInfo | None, raw: Mapping[str, Any]) -> bool:
+def waits(job: PodGroupInfo | None, raw: Mapping[str, Any], pods_say: bool = False) -> bool:
     """A gang still waiting: the engine's gang rule not met by its allocated pods, or pods
     beyond it still pending with the scheduler's reasons (a Job of parallelism 4 whose
     first pod runs: minMember 1 is met, and three pods wait; an elastic job at its
     minimum).
 
-    A PodGroup the snapshot has no job for (no pods yet) waits only when the scheduler
-    said why (a condition)."""
+    A PodGroup the snapshot has no job for (no pods yet, or only pods the scheduler could
+    not read) waits only when the scheduler said why: a condition on the group, or
+    ``pods_say`` (a pod of it has PodScheduled=False, as one it cannot read gets)."""
     if job is None:
-        return bool(conditions_of(raw))
+        return bool(conditions_of(raw)) or pods_say
     if not job.pod_sets or not any(pod_set.pods for pod_set in job.pod_sets):
-        return bool(conditions_of(raw))
+        return bool(conditions_of(raw)) or pods_say
     if not job.requirement_met(PodSetInfo.active_allocated):
         return True
     return job.has_pending() and bool(conditions_of(raw))
@@ -212,7 +213,7 @@ def pending_entry(
     ]
     entry: dict[str, Any] = {
         "podGroup": key,
-        "waiting": waits(job, raw),
+        "waiting": waits(job, raw, bool(pod_messages.get(key))),
         "queue": queue,
         "minMember": spec.get("minMember"),
         "pods": sum(len(ps.pods) for ps in job.pod_sets) if job else 0,

@@ -233,6 +233,20 @@ def test_a_job_partly_running_still_waits_for_its_other_pods(watch: ClusterWatch
     assert "ns/job" not in {e["podGroup"] for e in watch.view().pending}
 
 
+def test_a_group_whose_pod_the_scheduler_cannot_read_waits(watch: ClusterWatch) -> None:
+    """Found on a real cluster: a pod with gpu-fraction 1.5 (no webhook) is left out of the
+    snapshot; the scheduler now says why on the pod, and the page shows its group waiting
+    ("0/0 pods allocated" was "not waiting")."""
+    bad = pod(0, group_name="frac")
+    bad["metadata"]["annotations"]["gpu-fraction"] = "1.5"
+    bad["status"]["conditions"][0]["message"] = "InvalidObject: gpu-fraction 1.5"
+    watch.informers.observe("ADDED", group("frac", status={}))
+    watch.informers.observe("ADDED", bad)
+    entry = next(e for e in watch.view().pending if e["podGroup"] == "ns/frac")
+    assert entry["waiting"] is True
+    assert entry["podMessages"] == ["InvalidObject: gpu-fraction 1.5"]
+
+
 def test_evictions_newest_first_other_events_ignored(watch: ClusterWatch) -> None:
     feed = watch.evictions
     feed.event("ADDED", evict_event("e1", "2026-01-01T00:00:01Z"))
