@@ -111,9 +111,19 @@ def kubectl_podmuster(cluster: Cluster, path: str, *args: str) -> str:
 
 
 def pending_row(browser: Any, key: str) -> str:
-    """The text of the page's row for pod group ``key`` ('' when absent)."""
-    rows = browser.find_elements("css selector", f'tr.pending[data-podgroup="{key}"]')
-    return str(rows[0].text) if rows else ""
+    """The text of the page's row for pod group ``key`` ('' when absent).
+
+    The page replaces its content every refresh: a row found just before one is stale by
+    the time its text is read, so the read is tried again (a CI run met it once)."""
+    from selenium.common.exceptions import StaleElementReferenceException  # with the browser
+
+    for _ in range(10):
+        rows = browser.find_elements("css selector", f'tr.pending[data-podgroup="{key}"]')
+        try:
+            return str(rows[0].text) if rows else ""
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"the row of {key} went stale ten times in a row")
 
 
 def screenshot(browser: Any, name: str, tmp: Path) -> None:
@@ -213,7 +223,15 @@ def test_waiting_gang_on_the_page_and_in_kubectl_podmuster(
 
 
 def eviction_rows(browser: Any) -> list[str]:
-    return [str(row.text) for row in browser.find_elements("css selector", "tr.eviction")]
+    """The texts of the page's eviction rows, read again when a refresh made them stale."""
+    from selenium.common.exceptions import StaleElementReferenceException  # with the browser
+
+    for _ in range(10):
+        try:
+            return [str(row.text) for row in browser.find_elements("css selector", "tr.eviction")]
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError("the eviction rows went stale ten times in a row")
 
 
 def test_reclaim_shows_on_the_page_with_its_cause(
