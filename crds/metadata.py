@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from crds.errors import InputError
+from crds.errors import InputError, shown
 
 __all__ = [
     "METADATA_MAPS",
@@ -42,10 +42,10 @@ def checked_map(raw: Any, field: str) -> Mapping[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, _MAP):
-        raise InputError(f"expected a map of strings, got {raw!r}", field=field)
+        raise InputError(f"expected a map of strings, got {shown(raw)}", field=field)
     for key, value in raw.items():
         if type(value) is not str or type(key) is not str:
-            raise InputError(f"expected a string, got {value!r}", field=f"{field}[{key}]")
+            raise InputError(f"expected a string, got {shown(value)}", field=f"{field}[{key}]")
     return raw
 
 
@@ -66,7 +66,7 @@ def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     if meta is None:
         return {}
     if not isinstance(meta, _MAP):
-        raise InputError(f"expected a map, got {meta!r}", field="metadata")
+        raise InputError(f"expected a map, got {shown(meta)}", field="metadata")
     return meta
 
 

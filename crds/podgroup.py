@@ -29,6 +29,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field
 
 from crds import rules
+from crds.errors import shown
 from crds.meta import (
     CreatePattern,
     DateTime,
@@ -319,7 +320,9 @@ def _name_problems(spec: PodGroupSpec) -> list[tuple[str, str]]:
     for index, sub in enumerate(spec.sub_groups or ()):
         for field, value in (("name", sub.name), ("parent", sub.parent)):
             if value is not None and not _SUBGROUP_NAME.matches(value):
-                message = f"must be a DNS label (lower case letters, digits and '-'), got {value!r}"
+                message = (
+                    f"must be a DNS label (lower case letters, digits and '-'), got {shown(value)}"
+                )
                 problems.append((f"spec.subGroups[{index}].{field}", message))
     return problems
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Final, TypeVar
 
 from crds.bindrequest import PHASE_FAILED
+from crds.errors import shown
 from crds.gpusharing import CONTAINER_NAME, FRACTION, MEMORY, NODE_GPU_MEMORY_LABEL, NUM_DEVICES
 from crds.names import ADMISSION_GATE, ADMISSION_GATE_ANNOTATION
 
@@ -103,7 +104,7 @@ def gpu_fraction(raw: Any) -> float:
         raise RuleError(
             annotation_field(FRACTION),
             f"must be a number with 0 < x < 1 (a whole GPU is asked for with "
-            f"nvidia.com/gpu), got {raw!r}",
+            f"nvidia.com/gpu), got {shown(raw)}",
         )
     return value
 
@@ -111,7 +112,9 @@ def gpu_fraction(raw: Any) -> float:
 def _positive_int(raw: Any, name: str, what: str) -> int:
     text = str(raw).strip()
     if not text.isdigit() or int(text) <= 0:
-        raise RuleError(annotation_field(name), f"must be a positive integer{what}, got {raw!r}")
+        raise RuleError(
+            annotation_field(name), f"must be a positive integer{what}, got {shown(raw)}"
+        )
     return int(text)
 
 
@@ -321,7 +324,7 @@ def backoff_limit(spec: Mapping[str, Any]) -> int:
     if limit is None:
         return DEFAULT_BACKOFF_LIMIT
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise RuleError("spec.backoffLimit", f"expected an integer, got {limit!r}")
+        raise RuleError("spec.backoffLimit", f"expected an integer, got {shown(limit)}")
     return limit
 
 
@@ -366,7 +369,7 @@ def admission_gate_opt_in(annotations: Mapping[str, Any]) -> bool:
     if raw == "true":
         return True
     raise RuleError(
-        annotation_field(ADMISSION_GATE_ANNOTATION), f'must be "true" or "false", got {raw!r}'
+        annotation_field(ADMISSION_GATE_ANNOTATION), f'must be "true" or "false", got {shown(raw)}'
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from crds.errors import shown
 from integrations import base, fields, templates
 
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
@@ -58,7 +59,7 @@ def _calls(
         for i, group in enumerate(steps):
             if not isinstance(group, list):
                 raise base.GroupingError(
-                    fields.describe(wf), f"{at}.steps[{i}]", f"expected a list, got {group!r}"
+                    fields.describe(wf), f"{at}.steps[{i}]", f"expected a list, got {shown(group)}"
                 )
         found = [
             (f"{at}.steps[{i}][{j}]", step)
@@ -71,7 +72,9 @@ def _calls(
         found = [(f"{at}.dag.tasks[{i}]", task) for i, task in enumerate(tasks)]
     for path, call in found:
         if not isinstance(call, Mapping):
-            raise base.GroupingError(fields.describe(wf), path, f"expected a map, got {call!r}")
+            raise base.GroupingError(
+                fields.describe(wf), path, f"expected a map, got {shown(call)}"
+            )
     return found
 
 
@@ -110,7 +113,7 @@ def leaf_nodes(
     for i, t in enumerate(listed):
         if not isinstance(t, Mapping):  # Argo refuses the Workflow; not skipped in silence
             raise base.GroupingError(
-                fields.describe(wf), f"spec.templates[{i}]", f"expected an object, got {t!r}"
+                fields.describe(wf), f"spec.templates[{i}]", f"expected an object, got {shown(t)}"
             )
     by_name = {str(t.get("name")): (f"spec.templates[{i}]", t) for i, t in enumerate(listed)}
     entry = fields.get(wf, "spec.entrypoint") or next(iter(by_name), None)
@@ -181,7 +184,7 @@ def _pod_for(
     container = template.get(step) or {}
     if not isinstance(container, Mapping):
         raise base.GroupingError(
-            fields.describe(wf), f"{at}.{step}", f"expected an object, got {container!r}"
+            fields.describe(wf), f"{at}.{step}", f"expected an object, got {shown(container)}"
         )
     container = dict(container)
     container.setdefault("name", "main")

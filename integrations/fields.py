@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from crds import metadata as object_metadata
-from crds.errors import InputError, describe_object
+from crds.errors import InputError, describe_object, shown
 from crds.meta import INT32_MAX
 from integrations import base
 
@@ -112,7 +112,7 @@ def get_mapping(
         return _EMPTY
     if not isinstance(value, Mapping):
         raise base.GroupingError(
-            describe(obj), f"{prefix}{path}", f"expected an object, got {value!r}"
+            describe(obj), f"{prefix}{path}", f"expected an object, got {shown(value)}"
         )
     return value
 
@@ -149,7 +149,7 @@ def get_list(
         return ()
     if not isinstance(value, list):
         raise base.GroupingError(
-            describe(obj), f"{prefix}{path}", f"expected a list, got {value!r}"
+            describe(obj), f"{prefix}{path}", f"expected a list, got {shown(value)}"
         )
     return value
 
@@ -172,7 +172,7 @@ def as_int(
     elif text and isinstance(value, str):
         number = parse_int(value)
     if number is None:
-        raise base.GroupingError(describe(obj), path, f"expected an integer, got {value!r}")
+        raise base.GroupingError(describe(obj), path, f"expected an integer, got {shown(value)}")
     if minimum is not None and number < minimum:
         raise base.GroupingError(describe(obj), path, f"must be >= {minimum}, got {number}")
     if number > INT32_MAX:

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.errors import shown
 from crds.names import (
     PREEMPTIBILITY_LABEL,
     PREEMPTION_DELAY_ANNOTATION,
@@ -189,7 +190,7 @@ def group_podgang(ctx: base.GroupingContext, gang: base.RawObject) -> base.PodGr
                 fields.describe(ctx.top_owner),
                 f"metadata.labels[{PREEMPTIBILITY_LABEL}]",
                 f"must be {resolution.PREEMPTIBLE} or {resolution.NON_PREEMPTIBLE},"
-                f" got {preemptibility!r}",
+                f" got {shown(preemptibility)}",
             )
     delay = resolution.first_duration(
         (merged_annotations,), PREEMPTION_DELAY_ANNOTATION, negative=False

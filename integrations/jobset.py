@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crds.errors import shown
 from crds.names import BATCH_MIN_MEMBER_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from crds.podgroup import KIND as PODGROUP_KIND
@@ -57,7 +58,9 @@ def replicated_jobs(js: base.RawObject) -> list[tuple[int, Mapping[str, Any]]]:
     for i, rj in enumerate(items):
         if not isinstance(rj, Mapping):
             raise base.GroupingError(
-                fields.describe(js), f"spec.replicatedJobs[{i}]", f"expected an object, got {rj!r}"
+                fields.describe(js),
+                f"spec.replicatedJobs[{i}]",
+                f"expected an object, got {shown(rj)}",
             )
     return list(enumerate(items))
 

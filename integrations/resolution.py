@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from crds import durations
+from crds.errors import shown
 from crds.names import (
     PREEMPTIBILITY_LABEL,
     PREEMPTION_DELAY_ANNOTATION,
@@ -91,7 +92,7 @@ def _class_name(obj: base.RawObject, raw: Any, field: str) -> str | None:
     """A priority class name read at ``field`` of ``obj``: a string, or an error naming it."""
     if raw is None or isinstance(raw, str):
         return raw
-    raise base.GroupingError(fields.describe(obj), field, f"expected a string, got {raw!r}")
+    raise base.GroupingError(fields.describe(obj), field, f"expected a string, got {shown(raw)}")
 
 
 def resolve_priority(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from crds import metadata as object_metadata
+from crds.errors import shown
 from integrations import base, fields
 
 _UID_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-4f63-9b7a-5c2e8d0a1b94")
@@ -182,11 +183,13 @@ def checked_template(owner: base.RawObject, raw: Any, path: str) -> Mapping[str,
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise base.GroupingError(fields.describe(owner), path, f"expected an object, got {raw!r}")
+        raise base.GroupingError(
+            fields.describe(owner), path, f"expected an object, got {shown(raw)}"
+        )
     for field, value in (("metadata", raw.get("metadata")), ("spec", raw.get("spec"))):
         if value is not None and not isinstance(value, Mapping):
             raise base.GroupingError(
-                fields.describe(owner), f"{path}.{field}", f"expected an object, got {value!r}"
+                fields.describe(owner), f"{path}.{field}", f"expected an object, got {shown(value)}"
             )
     for key in object_metadata.METADATA_MAPS:
         fields.get_string_map(owner, f"metadata.{key}", within=raw, prefix=f"{path}.")

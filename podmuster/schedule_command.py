@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crds.documents import load_documents
-from crds.errors import InputError
+from crds.errors import InputError, shown
 from crds.meta import rfc3339_seconds
 from podmuster import output
 from podmuster.implicit_groups import add_implicit_pod_groups
@@ -115,7 +115,9 @@ def _rounds(raw: str | None) -> int | None:
     except ValueError:
         rounds = 0
     if rounds < 1:
-        raise InputError(f"must be a whole number of at least 1, got {raw!r}", field="--rounds")
+        raise InputError(
+            f"must be a whole number of at least 1, got {shown(raw)}", field="--rounds"
+        )
     return rounds
 
 

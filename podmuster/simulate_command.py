@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from crds.errors import InputError
+from crds.errors import InputError, shown
 from podmuster import output
 from podmuster.schedule_command import read_config, report_bad_objects
 from scheduler.config import ConfigError, SchedulerConfig
@@ -160,7 +160,7 @@ def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -
         key = key.strip().upper()
         if not sep or key not in keys or not name.strip():
             runs = " and ".join(f"{k}=NAME" for k in keys)
-            raise InputError(f"expected {runs}, got {item!r}", field="--label")
+            raise InputError(f"expected {runs}, got {shown(item)}", field="--label")
         if key in given:
             raise InputError(f"{key} is named twice", field="--label")
         given[key] = name.strip()

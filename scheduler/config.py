@@ -83,7 +83,7 @@ def validate_actions(actions: Any, key: str) -> tuple[str, ...]:
 
 def _strategy(raw: Any, key: str) -> str:
     if raw not in STRATEGIES:
-        raise ConfigError(f"{key}: must be one of {', '.join(STRATEGIES)}, got {raw!r}")
+        raise ConfigError(f"{key}: must be one of {', '.join(STRATEGIES)}, got {shown(raw)}")
     return str(raw)
 
 
@@ -108,7 +108,7 @@ def parse_duration(raw: Any, key: str) -> float:
     if isinstance(raw, int | float) and not isinstance(raw, bool):
         return float(raw)
     if not isinstance(raw, str) or not raw:
-        raise ConfigError(f"{key}: expected a duration such as '60s', got {raw!r}")
+        raise ConfigError(f"{key}: expected a duration such as '60s', got {shown(raw)}")
     try:
         return durations.seconds(raw)
     except ValueError as exc:
@@ -268,7 +268,7 @@ def load_config(data: Mapping[str, Any]) -> SchedulerConfig:
     if "queueAdmissionGate" in data:
         raw = data["queueAdmissionGate"]
         if not isinstance(raw, bool):
-            raise ConfigError(f"queueAdmissionGate: expected true or false, got {raw!r}")
+            raise ConfigError(f"queueAdmissionGate: expected true or false, got {shown(raw)}")
         values["admission_gate_all_queues"] = raw
     if "usageDBConfig" in data:
         try:
@@ -283,7 +283,7 @@ def _mapping(raw: Any, key: str, known: Iterable[str]) -> Mapping[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{key}: expected a mapping, got {raw!r}")
+        raise ConfigError(f"{key}: expected a mapping, got {shown(raw)}")
     names = sorted(known)
     for name in raw:
         if name not in names:
@@ -305,7 +305,7 @@ def _plugins(raw: Any) -> dict[str, Any]:
         settings = _mapping(settings, key, ("enabled", "priority", "arguments"))
         enabled = settings.get("enabled")
         if enabled is not None and not isinstance(enabled, bool):
-            raise ConfigError(f"{key}.enabled: expected true or false, got {enabled!r}")
+            raise ConfigError(f"{key}.enabled: expected true or false, got {shown(enabled)}")
         if name == "numa":
             if enabled is not None:
                 values["numa"] = enabled
@@ -340,7 +340,9 @@ def _numa(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """``plugins.numa.arguments.ignoreList``: comma-separated resource names."""
     ignore = arguments.get("ignoreList", "")
     if not isinstance(ignore, str):
-        raise ConfigError(f"plugins.numa.arguments.ignoreList: expected a string, got {ignore!r}")
+        raise ConfigError(
+            f"plugins.numa.arguments.ignoreList: expected a string, got {shown(ignore)}"
+        )
     return {"numa_ignore": tuple(n.strip() for n in ignore.split(",") if n.strip())}
 
 

@@ -30,7 +30,7 @@ from typing import Any, Final
 import yaml
 
 from crds.documents import check_fields, yaml_error
-from crds.errors import InputError, describe_object
+from crds.errors import InputError, describe_object, shown
 from crds.quantities import QuantityError, parse_quantity
 from scheduler.config import ConfigError, SchedulerConfig, load_config, parse_duration
 from simulator import objects
@@ -64,16 +64,18 @@ class _Reader:
     def number(self, raw: Any, where: str, key: str, *, minimum: float = 0.0) -> float:
         finite = isinstance(raw, int) or (isinstance(raw, float) and math.isfinite(raw))
         if isinstance(raw, bool) or not finite or raw < minimum:
-            raise self.error(where, key, f"expected a number of at least {minimum:g}, got {raw!r}")
+            raise self.error(
+                where, key, f"expected a number of at least {minimum:g}, got {shown(raw)}"
+            )
         return float(raw)
 
     def whole(
         self, raw: Any, where: str, key: str, *, minimum: int = 0, maximum: int | None = None
     ) -> int:
         if isinstance(raw, bool) or not isinstance(raw, int) or raw < minimum:
-            raise self.error(where, key, f"expected a whole number >= {minimum}, got {raw!r}")
+            raise self.error(where, key, f"expected a whole number >= {minimum}, got {shown(raw)}")
         if maximum is not None and raw > maximum:
-            raise self.error(where, key, f"expected at most {maximum}, got {raw!r}")
+            raise self.error(where, key, f"expected at most {maximum}, got {shown(raw)}")
         return raw
 
     def quantity(self, raw: Any, where: str, key: str, unit: str) -> int:
@@ -91,9 +93,11 @@ class _Reader:
         try:
             value = parse_duration(raw, key)
         except ConfigError:
-            raise self.error(where, key, f"expected a duration such as 5m, got {raw!r}") from None
+            raise self.error(
+                where, key, f"expected a duration such as 5m, got {shown(raw)}"
+            ) from None
         if value < 0:
-            raise self.error(where, key, f"must not be negative, got {raw!r}")
+            raise self.error(where, key, f"must not be negative, got {shown(raw)}")
         return value
 
 
@@ -287,7 +291,7 @@ def load(path: str) -> Scenario:
             raise reader.error(
                 f"objects[{i}]",
                 "kind",
-                f"expected one of {', '.join(sorted(lists))}, got {kind!r}",
+                f"expected one of {', '.join(sorted(lists))}, got {shown(kind)}",
             )
         try:  # as every manifest read from a file
             check_fields(obj)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from crds.errors import InputError
+from crds.errors import InputError, shown
 from scheduler.config import ConfigError, SchedulerConfig, parse_duration
 
 
@@ -61,7 +61,7 @@ def period_seconds(raw: str | float) -> float:
     except ConfigError:
         value = 0.0
     if not value > 0:
-        raise ValueError(f"expected a positive duration such as 1s, got {raw!r}")
+        raise ValueError(f"expected a positive duration such as 1s, got {shown(raw)}")
     return value
 
 

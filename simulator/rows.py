@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from crds.errors import InputError
+from crds.errors import InputError, shown
 from scheduler.config import ConfigError, parse_duration
 
 
@@ -46,9 +46,9 @@ class Row:
             try:
                 as_float = float(raw)
             except ValueError:
-                raise self.error(column, f"expected a whole number, got {raw!r}") from None
+                raise self.error(column, f"expected a whole number, got {shown(raw)}") from None
             if not as_float.is_integer():
-                raise self.error(column, f"expected a whole number, got {raw!r}") from None
+                raise self.error(column, f"expected a whole number, got {shown(raw)}") from None
             value = int(as_float)
         if value < minimum:
             raise self.error(column, f"must be at least {minimum}, got {value}")
@@ -63,9 +63,9 @@ class Row:
         try:
             value = float(raw)
         except ValueError:
-            raise self.error(column, f"expected a number, got {raw!r}") from None
+            raise self.error(column, f"expected a number, got {shown(raw)}") from None
         if value != value or value < minimum:  # NaN or too small
-            raise self.error(column, f"must be a number of at least {minimum:g}, got {raw!r}")
+            raise self.error(column, f"must be a number of at least {minimum:g}, got {shown(raw)}")
         return value
 
     def seconds(self, column: str, *, default: float | None = None) -> float:
@@ -79,10 +79,10 @@ class Row:
             value = parse_duration(float(raw) if _is_number(raw) else raw, column)
         except ConfigError:
             raise self.error(
-                column, f"expected seconds or a duration like 5m, got {raw!r}"
+                column, f"expected seconds or a duration like 5m, got {shown(raw)}"
             ) from None
         if value < 0:
-            raise self.error(column, f"must not be negative, got {raw!r}")
+            raise self.error(column, f"must not be negative, got {shown(raw)}")
         return value
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from crds.documents import yaml_error
-from crds.errors import InputError
+from crds.errors import InputError, shown
 from scheduler.config import ConfigError, SchedulerConfig, load_config
 from simulator import objects
 from simulator.model import period_seconds
@@ -92,7 +92,7 @@ class _Reader:
 
     def mapping(self, raw: Any, where: str | None, known: set[str]) -> Mapping[str, Any]:
         if not isinstance(raw, Mapping):
-            raise self.error(where, f"expected a mapping, got {raw!r}")
+            raise self.error(where, f"expected a mapping, got {shown(raw)}")
         for key in raw:
             if key not in known:
                 inside = f"{where}.{key}" if where else str(key)
@@ -104,13 +104,13 @@ class _Reader:
         if not isinstance(name, str) or not _NAME.match(name):
             raise self.error(
                 f"{where}.name",
-                f"expected a name of letters, digits and _ . + = -, got {name!r}",
+                f"expected a name of letters, digits and _ . + = -, got {shown(name)}",
             )
         return name
 
     def relative(self, raw: Any, where: str) -> str:
         if not isinstance(raw, str) or not raw:
-            raise self.error(where, f"expected a file or directory path, got {raw!r}")
+            raise self.error(where, f"expected a file or directory path, got {shown(raw)}")
         return os.path.normpath(os.path.join(os.path.dirname(self.path) or ".", raw))
 
     def yaml_file(self, path: str, where: str | None) -> Mapping[str, Any]:
@@ -144,7 +144,7 @@ def _number(reader: _Reader, raw: Any, where: str, *, unlimited: bool) -> float:
     if ok and (raw >= 0 or (unlimited and raw == -1)):
         return float(raw)
     wanted = "a number >= 0, or -1 for no limit" if unlimited else "a number >= 0"
-    raise reader.error(where, f"expected {wanted}, got {raw!r}")
+    raise reader.error(where, f"expected {wanted}, got {shown(raw)}")
 
 
 def _queue_overrides(reader: _Reader, raw: Any, where: str) -> tuple[QueueOverride, ...]:
@@ -256,7 +256,7 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
     data = reader.mapping(reader.yaml_file(path, None), None, _TOP)
     title = data.get("name", os.path.splitext(os.path.basename(path))[0])
     if not isinstance(title, str):
-        raise reader.error("name", f"expected a string, got {title!r}")
+        raise reader.error("name", f"expected a string, got {shown(title)}")
     raw_input = reader.mapping(data.get("input") or {}, "input", _INPUT)
     given: dict[str, Any] = {}
     for key, value in raw_input.items():
@@ -266,11 +266,11 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
             ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
             if not ok:
                 raise reader.error(
-                    "input.arrivalScale", f"expected a positive number, got {value!r}"
+                    "input.arrivalScale", f"expected a positive number, got {shown(value)}"
                 )
             given[key] = float(value)
         elif not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise reader.error(f"input.{key}", f"expected a string, got {value!r}")
+            raise reader.error(f"input.{key}", f"expected a string, got {shown(value)}")
         else:
             if key == "period":  # checked here, where the file and the field are known
                 try:

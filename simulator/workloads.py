@@ -25,7 +25,7 @@ from typing import Any
 
 from crds import rules
 from crds.documents import SourcedObject, load_documents
-from crds.errors import InputError, object_error
+from crds.errors import InputError, object_error, shown
 from crds.gpusharing import GPU_RESOURCE
 from crds.metadata import metadata_map
 from crds.names import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
@@ -72,10 +72,10 @@ def _seconds(item: SourcedObject, key: str, default: float | None) -> float:
         value = parse_duration(raw, key)
     except ConfigError:
         raise object_error(
-            item.source, item.obj, field, f"expected a duration such as 90s or 1h, got {raw!r}"
+            item.source, item.obj, field, f"expected a duration such as 90s or 1h, got {shown(raw)}"
         ) from None
     if value < 0:
-        raise object_error(item.source, item.obj, field, f"must not be negative, got {raw!r}")
+        raise object_error(item.source, item.obj, field, f"must not be negative, got {shown(raw)}")
     return value
 
 
@@ -130,7 +130,7 @@ def _jobs_of(
         pod["status"] = {"phase": "Pending"}
         spec = pod.get("spec") or {}
         if not isinstance(spec, Mapping):
-            raise object_error(item.source, item.obj, "spec", f"expected a map, got {spec!r}")
+            raise object_error(item.source, item.obj, "spec", f"expected a map, got {shown(spec)}")
         if spec.get("schedulerName") != scheduler_name:
             raise object_error(
                 item.source,

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crds import rules
-from crds.errors import InputError, object_error
+from crds.errors import InputError, object_error, shown
 from crds.gpusharing import (
     CONTAINER_NAME,
     FRACTION,
@@ -134,7 +134,7 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
     mps = annotations.get(MPS)
     if mps is not None:
         if mps not in ("true", "false"):
-            problem(rules.annotation_field(MPS), f'must be "true" or "false", got {mps!r}')
+            problem(rules.annotation_field(MPS), f'must be "true" or "false", got {shown(mps)}')
         elif mps == "true" and not sharing:
             problem(
                 rules.annotation_field(MPS),

@@ -13,6 +13,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from crds.errors import shown
 from crds.names import SEGMENT_SIZE_ANNOTATION
 from integrations import base, default, fields, resolution
 from integrations.kubeflow import distributed
@@ -67,7 +68,7 @@ def _worker_segments(
             raise base.GroupingError(
                 fields.describe(ctx.pod),
                 f"metadata.labels[{distributed.REPLICA_INDEX_LABEL}]",
-                f"expected an integer replica index, got {index!r}",
+                f"expected an integer replica index, got {shown(index)}",
             )
         pod_segment = parsed // size
     # the parent counts its segments (KAI v0.17); segments past the first worker_min

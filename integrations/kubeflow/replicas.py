@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from integrations import base, fields, templates
 from integrations.kubeflow import distributed, mpi
 
@@ -54,7 +55,9 @@ def _replica_specs(
         if spec is None:
             continue
         if not isinstance(spec, Mapping):
-            raise base.GroupingError(fields.describe(job), at, f"expected an object, got {spec!r}")
+            raise base.GroupingError(
+                fields.describe(job), at, f"expected an object, got {shown(spec)}"
+            )
         template = templates.checked_template(job, spec.get("template"), f"{at}.template")
         count = templates.count(job, spec.get("replicas"), f"{at}.replicas")
         result.append((str(replica_type), template, count))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from integrations import base, fields, templates
 from integrations.ray import clusters, cronjob, grouper
@@ -74,7 +75,7 @@ def cluster_pods(cluster: base.RawObject, expand: templates.Expand) -> list[dict
         path = f"spec.workerGroupSpecs[{index}]"
         if not isinstance(group, Mapping):
             raise base.GroupingError(
-                fields.describe(cluster), path, f"expected an object, got {group!r}"
+                fields.describe(cluster), path, f"expected an object, got {shown(group)}"
             )
         if group.get("suspend") or group.get("suspended"):
             continue

@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import cache, lru_cache
 from typing import Any
 
+from crds.errors import shown
 from crds.quantities import parse_quantity
 
 Program = Any
@@ -57,7 +58,7 @@ def _value(q: Any) -> Fraction:
         return q.value
     if isinstance(q, int | float | Fraction):
         return Fraction(q)
-    raise TypeError(f"expected a quantity, got {q!r}")
+    raise TypeError(f"expected a quantity, got {shown(q)}")
 
 
 @cache

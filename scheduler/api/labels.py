@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from crds.errors import shown
+
 IN: Final = "In"
 NOT_IN: Final = "NotIn"
 EXISTS: Final = "Exists"
@@ -98,7 +100,7 @@ def parse_selector(raw: Any, *, operators: frozenset[str] = SELECTOR_OPERATORS) 
         raise SelectorError("matchLabels", "expected a map of strings")
     for key, value in match_labels.items():
         if not isinstance(value, str):
-            raise SelectorError(f"matchLabels.{key}", f"expected a string, got {value!r}")
+            raise SelectorError(f"matchLabels.{key}", f"expected a string, got {shown(value)}")
         requirements.append((str(key), IN, (value,)))
     expressions = raw.get("matchExpressions") or ()
     if not isinstance(expressions, list | tuple):
@@ -118,7 +120,7 @@ def parse_requirement(raw: Any, field: str, operators: frozenset[str]) -> Requir
     operator = raw.get("operator")
     if operator not in operators:
         allowed = ", ".join(sorted(operators))
-        raise SelectorError(f"{field}.operator", f"must be one of {allowed}, got {operator!r}")
+        raise SelectorError(f"{field}.operator", f"must be one of {allowed}, got {shown(operator)}")
     values = raw.get("values") or ()
     if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
         raise SelectorError(f"{field}.values", "expected a list of strings")

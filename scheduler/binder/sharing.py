@@ -33,6 +33,7 @@ from typing import Any, Final, Literal
 
 from crds import gpusharing as names
 from crds.bindrequest import RESOURCE_TYPE_FRACTION
+from crds.errors import shown
 from crds.names import CREATED_BY_LABEL
 from kubeapi.objects import owner_reference
 
@@ -100,7 +101,7 @@ def fraction_of(request: Mapping[str, Any]) -> Fraction | str | None:
     except ValueError:
         value = 0.0
     if not 0 < value <= 1:
-        return f"spec.receivedGPU.portion: must be a number in (0, 1], got {portion!r}"
+        return f"spec.receivedGPU.portion: must be a number in (0, 1], got {shown(portion)}"
     groups = tuple(str(g) for g in spec.get("selectedGPUGroups") or () if g)
     if not groups:
         return "spec.selectedGPUGroups: a Fraction BindRequest needs at least one GPU group"

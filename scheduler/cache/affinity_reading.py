@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from scheduler.api.affinity import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -53,7 +54,7 @@ def _label_keys(raw: Any, field: str) -> list[str]:
     keys = _list(raw, field)
     for i, key in enumerate(keys):
         if not isinstance(key, str) or not key:
-            raise FieldError(f"{field}[{i}]", f"expected a label key, got {key!r}")
+            raise FieldError(f"{field}[{i}]", f"expected a label key, got {shown(key)}")
     return keys
 
 
@@ -82,7 +83,9 @@ def _term(raw: Any, field: str, namespace: str, labels: Mapping[str, str]) -> Po
     names = _list(raw.get("namespaces"), f"{field}.namespaces")
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name:
-            raise FieldError(f"{field}.namespaces[{i}]", f"expected a namespace name, got {name!r}")
+            raise FieldError(
+                f"{field}.namespaces[{i}]", f"expected a namespace name, got {shown(name)}"
+            )
     namespace_selector = _selector(raw.get("namespaceSelector"), f"{field}.namespaceSelector")
     if not names and namespace_selector is None:
         names = [namespace]
@@ -108,7 +111,9 @@ def _terms(
             raise FieldError(path, "expected a map")
         weight = item.get("weight")
         if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
-            raise FieldError(f"{path}.weight", f"must be an integer from 1 to 100, got {weight!r}")
+            raise FieldError(
+                f"{path}.weight", f"must be an integer from 1 to 100, got {shown(weight)}"
+            )
         term = _term(item.get("podAffinityTerm"), f"{path}.podAffinityTerm", namespace, labels)
         preferred.append(WeightedTerm(weight, term))
     return required, tuple(preferred)
@@ -141,7 +146,7 @@ def _policy(raw: Any, field: str, default: str) -> bool:
     """``Honor`` or ``Ignore`` as a flag (True: honor)."""
     value = default if raw is None else raw
     if value not in (HONOR, IGNORE):
-        raise FieldError(field, f"must be Honor or Ignore, got {raw!r}")
+        raise FieldError(field, f"must be Honor or Ignore, got {shown(raw)}")
     return bool(value == HONOR)
 
 
@@ -157,7 +162,9 @@ def read_spread(spec: Mapping[str, Any], labels: Mapping[str, str]) -> tuple[Spr
             raise FieldError(field, "expected a map")
         skew = item.get("maxSkew")
         if not isinstance(skew, int) or isinstance(skew, bool) or skew < 1:
-            raise FieldError(f"{field}.maxSkew", f"must be an integer of at least 1, got {skew!r}")
+            raise FieldError(
+                f"{field}.maxSkew", f"must be an integer of at least 1, got {shown(skew)}"
+            )
         key = item.get("topologyKey")
         if not isinstance(key, str) or not key:
             raise FieldError(f"{field}.topologyKey", "required")
@@ -165,13 +172,14 @@ def read_spread(spec: Mapping[str, Any], labels: Mapping[str, str]) -> tuple[Spr
         if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
             raise FieldError(
                 f"{field}.whenUnsatisfiable",
-                f"must be DoNotSchedule or ScheduleAnyway, got {when!r}",
+                f"must be DoNotSchedule or ScheduleAnyway, got {shown(when)}",
             )
         min_domains = item.get("minDomains")
         if min_domains is not None:
             if not isinstance(min_domains, int) or isinstance(min_domains, bool) or min_domains < 1:
                 raise FieldError(
-                    f"{field}.minDomains", f"must be an integer of at least 1, got {min_domains!r}"
+                    f"{field}.minDomains",
+                    f"must be an integer of at least 1, got {shown(min_domains)}",
                 )
             if when != DO_NOT_SCHEDULE:
                 raise FieldError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from crds.quantities import parse_quantity
 from scheduler.api.dra import (
     ALL,
@@ -35,7 +36,7 @@ def _list(raw: Any, field: str) -> list[Any]:
     if raw is None:
         return []
     if not isinstance(raw, list | tuple):
-        raise FieldError(field, f"expected a list, got {raw!r}")
+        raise FieldError(field, f"expected a list, got {shown(raw)}")
     return list(raw)
 
 
@@ -69,10 +70,12 @@ def _exact(raw: Any, name: str, where: str) -> tuple[DeviceRequestInfo, str]:
     body = _map(raw, where)
     mode = _string(body.get("allocationMode"), f"{where}.allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
-        raise FieldError(f"{where}.allocationMode", f"expected ExactCount or All, got {mode!r}")
+        raise FieldError(
+            f"{where}.allocationMode", f"expected ExactCount or All, got {shown(mode)}"
+        )
     count = body.get("count", 1 if mode == EXACT_COUNT else 0)
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise FieldError(f"{where}.count", f"expected a non-negative integer, got {count!r}")
+        raise FieldError(f"{where}.count", f"expected a non-negative integer, got {shown(count)}")
     selectors, problem = _selectors(body.get("selectors"), f"{where}.selectors")
     info = DeviceRequestInfo(
         name=name,
@@ -203,7 +206,7 @@ def _capacity(raw: Any, field: str) -> Any:
     try:
         return parse_quantity(str(value))
     except (ValueError, TypeError) as exc:
-        raise FieldError(f"{field}.value", f"expected a quantity, got {value!r}") from exc
+        raise FieldError(f"{field}.value", f"expected a quantity, got {shown(value)}") from exc
 
 
 def read_resource_slice(body: Mapping[str, Any]) -> tuple[Device, ...]:

@@ -21,6 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 from crds import names, rules
+from crds.errors import shown
 from scheduler.api.numa import NumaNode, NumaPolicy, NumaRequest, NumaScope
 from scheduler.api.pods import PodInfo
 from scheduler.api.resources import CPU, PODS, ResourceSpace, Vector
@@ -65,7 +66,7 @@ def _list(raw: Any, field: str) -> list[Any]:
 
 def _text(raw: Any, field: str) -> str:
     if not isinstance(raw, str):
-        raise FieldError(field, f"expected a string, got {raw!r}")
+        raise FieldError(field, f"expected a string, got {shown(raw)}")
     return raw
 
 

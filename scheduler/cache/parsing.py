@@ -17,6 +17,7 @@ import pydantic
 
 from crds import errors, quantities, rules
 from crds import metadata as object_metadata
+from crds.errors import shown
 from crds.meta import rfc3339_seconds
 from scheduler.api.resources import (
     CPU,
@@ -103,7 +104,7 @@ def _container_request(container: Mapping[str, Any], field: str, space: Resource
     limits = resources.get("limits") or {}
     for part, value in (("requests", requests), ("limits", limits)):
         if not isinstance(value, MAP):
-            raise FieldError(f"{field}.resources.{part}", f"expected a map, got {value!r}")
+            raise FieldError(f"{field}.resources.{part}", f"expected a map, got {shown(value)}")
     merged = dict(limits)
     merged.update(requests)  # Kubernetes defaults a missing request to the limit
     source = f"{field}.resources.requests" if requests else f"{field}.resources.limits"
@@ -203,10 +204,10 @@ def _containers(spec: Mapping[str, Any], field: str) -> list[Any]:
     """``spec.containers`` or ``spec.initContainers``: a list of maps (unset is empty)."""
     raw = spec.get(field) or []
     if not isinstance(raw, list):
-        raise FieldError(f"spec.{field}", f"expected a list, got {raw!r}")
+        raise FieldError(f"spec.{field}", f"expected a list, got {shown(raw)}")
     for i, container in enumerate(raw):
         if not isinstance(container, MAP):
-            raise FieldError(f"spec.{field}[{i}]", f"expected a map, got {container!r}")
+            raise FieldError(f"spec.{field}[{i}]", f"expected a map, got {shown(container)}")
     return raw
 
 
@@ -235,7 +236,7 @@ def field_map(raw: Any, field: str) -> Mapping[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, MAP):
-        raise FieldError(field, f"expected a map, got {raw!r}")
+        raise FieldError(field, f"expected a map, got {shown(raw)}")
     return raw
 
 
@@ -244,7 +245,7 @@ def field_string(raw: Any, field: str, default: str = "") -> str:
     if raw is None:
         return default
     if not isinstance(raw, str):
-        raise FieldError(field, f"expected a string, got {raw!r}")
+        raise FieldError(field, f"expected a string, got {shown(raw)}")
     return raw
 
 
@@ -262,10 +263,10 @@ def map_list(raw: Any, field: str) -> list[Mapping[str, Any]]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise FieldError(field, f"expected a list, got {raw!r}")
+        raise FieldError(field, f"expected a list, got {shown(raw)}")
     for i, item in enumerate(raw):
         if not isinstance(item, MAP):
-            raise FieldError(f"{field}[{i}]", f"expected a map, got {item!r}")
+            raise FieldError(f"{field}[{i}]", f"expected a map, got {shown(item)}")
     return raw
 
 
@@ -294,7 +295,7 @@ def timestamp(raw: Any, field: str) -> float:
     if isinstance(raw, datetime):
         return raw.timestamp()
     if not isinstance(raw, str):
-        raise FieldError(field, f"expected an RFC 3339 timestamp, got {raw!r}")
+        raise FieldError(field, f"expected an RFC 3339 timestamp, got {shown(raw)}")
     try:
         return rfc3339_seconds(raw)
     except ValueError:

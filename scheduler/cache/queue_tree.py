@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from crds import rules
+from crds.errors import shown
 from scheduler.api.queues import UNLIMITED, QueueInfo, QueueTree
 from scheduler.api.resources import GPU_UNIT, QUEUE_RESOURCES
 from scheduler.cache.parsing import FieldError, string_map
@@ -29,7 +30,7 @@ def _number(raw: Any, field: str) -> float:
         try:
             return float(str(raw))
         except ValueError:
-            raise FieldError(field, f"expected a number, got {raw!r}") from None
+            raise FieldError(field, f"expected a number, got {shown(raw)}") from None
     return float(raw)
 
 
@@ -65,7 +66,7 @@ def queue_info(obj: Mapping[str, Any], creation: float, uid: str) -> QueueInfo:
     if priority is None:
         priority = DEFAULT_QUEUE_PRIORITY
     if isinstance(priority, bool) or not isinstance(priority, int):
-        raise FieldError("spec.priority", f"expected an integer, got {priority!r}")
+        raise FieldError("spec.priority", f"expected an integer, got {shown(priority)}")
     parent = spec.get("parentQueue") or None
     return QueueInfo(
         name=str(meta.get("name")),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crds import bindrequest, durations, podgroup, rules
+from crds.errors import shown
 from crds.gpusharing import FRACTION, MEMORY
 from crds.names import (
     LAST_EVICTION_ANNOTATION,
@@ -77,7 +78,7 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     ready = True
     conditions = status.get("conditions") or ()
     if not isinstance(conditions, list | tuple):
-        raise FieldError("status.conditions", f"expected a list, got {conditions!r}")
+        raise FieldError("status.conditions", f"expected a list, got {shown(conditions)}")
     for condition in conditions:
         if isinstance(condition, MAP) and condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
@@ -99,7 +100,7 @@ def _flag(raw: Any, field: str) -> bool:
     if raw is None:
         return False
     if not isinstance(raw, bool):
-        raise FieldError(field, f"expected true or false, got {raw!r}")
+        raise FieldError(field, f"expected true or false, got {shown(raw)}")
     return raw
 
 
@@ -218,7 +219,7 @@ def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare 
         if portion <= 0 or portion >= GPU_UNIT:
             raise FieldError(
                 rules.annotation_field(FRACTION),
-                f"must be between 0.001 and 0.999, got {annotations.get(FRACTION)!r}",
+                f"must be between 0.001 and 0.999, got {shown(annotations.get(FRACTION))}",
             )
     if request[GPU] > 0:
         name = FRACTION if shared.fraction is not None else MEMORY
@@ -288,7 +289,7 @@ def read_bind_request(body: Mapping[str, Any]) -> tuple[str, str] | None:
 def read_priority_class(body: Mapping[str, Any]) -> tuple[str, int, bool]:
     value = body.get("value")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise FieldError("value", f"expected an integer, got {value!r}")
+        raise FieldError("value", f"expected an integer, got {shown(value)}")
     return str(meta_of(body).get("name")), value, bool(body.get("globalDefault"))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crds import topology
+from crds.errors import shown
 from scheduler.api.topology import TopologyConstraintInfo, TopologyInfo, TopologyTree
 from scheduler.cache.parsing import FieldError, validated
 
@@ -35,7 +36,7 @@ def read_constraint(raw: Any, field: str) -> TopologyConstraintInfo | None:
     for key in ("topology", "requiredTopologyLevel", "preferredTopologyLevel"):
         value = raw.get(key)
         if value is not None and not isinstance(value, str):
-            raise FieldError(f"{field}.{key}", f"expected a string, got {value!r}")
+            raise FieldError(f"{field}.{key}", f"expected a string, got {shown(value)}")
         values[key] = value or ""
     if not values["topology"]:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from crds.names import SELECTED_NODE_ANNOTATION
 from scheduler.api.volumes import (
     FILESYSTEM,
@@ -37,7 +38,7 @@ def _access_modes(raw: Any, field: str) -> frozenset[str]:
     if raw is None:
         return frozenset()
     if not isinstance(raw, list | tuple) or not all(isinstance(m, str) for m in raw):
-        raise FieldError(field, f"expected a list of access modes, got {raw!r}")
+        raise FieldError(field, f"expected a list of access modes, got {shown(raw)}")
     return frozenset(raw)
 
 
@@ -56,7 +57,7 @@ def read_claim(body: Mapping[str, Any]) -> ClaimInfo:
     requests = _map(resources.get("requests"), "spec.resources.requests")
     selector = spec.get("selector")
     if selector is not None and not isinstance(selector, MAP):
-        raise FieldError("spec.selector", f"expected a label selector, got {selector!r}")
+        raise FieldError("spec.selector", f"expected a label selector, got {shown(selector)}")
     raw_class = spec.get("storageClassName")
     annotations = parsing.string_map(meta.get("annotations"), "metadata.annotations")
     return ClaimInfo(
@@ -87,7 +88,9 @@ def _node_affinity(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
         raise FieldError(f"{field}.nodeSelectorTerms", "expected a non-empty list of terms")
     for i, term in enumerate(terms):
         if not isinstance(term, MAP):
-            raise FieldError(f"{field}.nodeSelectorTerms[{i}]", f"expected a map, got {term!r}")
+            raise FieldError(
+                f"{field}.nodeSelectorTerms[{i}]", f"expected a map, got {shown(term)}"
+            )
         for part in ("matchExpressions", "matchFields"):
             exprs = term.get(part) or ()
             if not isinstance(exprs, list | tuple) or not all(isinstance(e, MAP) for e in exprs):
@@ -131,7 +134,9 @@ def read_storage_class(body: Mapping[str, Any]) -> StorageClassInfo:
     meta = _meta(body)
     mode = _string(body.get("volumeBindingMode"), "volumeBindingMode", IMMEDIATE)
     if mode not in _BINDING_MODES:
-        raise FieldError("volumeBindingMode", f"expected one of {_BINDING_MODES}, got {mode!r}")
+        raise FieldError(
+            "volumeBindingMode", f"expected one of {_BINDING_MODES}, got {shown(mode)}"
+        )
     topologies = body.get("allowedTopologies") or ()
     if not isinstance(topologies, list | tuple) or not all(isinstance(t, MAP) for t in topologies):
         raise FieldError("allowedTopologies", "expected a list of topology selector terms")
@@ -164,7 +169,7 @@ def pod_claims(spec: Mapping[str, Any], pod_name: str) -> tuple[str, ...]:
     claims: list[str] = []
     for i, volume in enumerate(volumes):
         if not isinstance(volume, MAP):
-            raise FieldError(f"spec.volumes[{i}]", f"expected a map, got {volume!r}")
+            raise FieldError(f"spec.volumes[{i}]", f"expected a map, got {shown(volume)}")
         source = volume.get("persistentVolumeClaim")
         if source is not None:
             field = f"spec.volumes[{i}].persistentVolumeClaim.claimName"

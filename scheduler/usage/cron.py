@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from crds.errors import shown
+
 _SHORTHANDS = {
     "@hourly": "0 * * * *",
     "@daily": "0 0 * * *",
@@ -86,7 +88,9 @@ class CronSchedule:
         expression = _SHORTHANDS.get(text.strip().lower(), text)
         parts = expression.split()
         if len(parts) != 5:
-            raise ValueError(f"expected 5 fields (minute hour day month weekday), got {text!r}")
+            raise ValueError(
+                f"expected 5 fields (minute hour day month weekday), got {shown(text)}"
+            )
         fields = [
             _field(part, name, low, high, names)
             for part, (name, low, high, names) in zip(parts, _FIELDS, strict=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crds.errors import shown
 from scheduler.usage.window import Vector
 
 RESOURCES = ("gpu", "cpu", "memory")
@@ -37,7 +38,7 @@ def parse_given_usage(data: Any, source: str) -> dict[str, Vector]:
         for name in RESOURCES:
             raw = entry.get(name, 0.0)
             if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
-                raise ValueError(f"{where}.{name}: expected a number >= 0, got {raw!r}")
+                raise ValueError(f"{where}.{name}: expected a number >= 0, got {shown(raw)}")
             values.append(float(raw))
         usage[str(queue)] = (values[0], values[1], values[2])
     return usage

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crds import durations
+from crds.errors import shown
 from crds.meta import rfc3339_seconds
 from scheduler.usage import cron
 
@@ -77,7 +78,7 @@ def _duration(raw: Any, key: str, *, prometheus: bool = False) -> float:
     if isinstance(raw, int | float) and not isinstance(raw, bool):
         return float(raw)
     if not isinstance(raw, str) or not raw:
-        raise UsageConfigError(f"{key}: expected a duration such as '10m', got {raw!r}")
+        raise UsageConfigError(f"{key}: expected a duration such as '10m', got {shown(raw)}")
     try:
         return durations.prometheus_seconds(raw) if prometheus else durations.seconds(raw)
     except ValueError as exc:
@@ -124,7 +125,7 @@ def parse_params(raw: Any, key: str = "usageDBConfig.usageParams") -> UsageParam
     window_type = data.get("windowType", "sliding")
     if window_type not in WINDOW_TYPES:
         raise UsageConfigError(
-            f"{key}.windowType: must be one of {', '.join(WINDOW_TYPES)}, got {window_type!r}"
+            f"{key}.windowType: must be one of {', '.join(WINDOW_TYPES)}, got {shown(window_type)}"
         )
     values["window_type"] = window_type
     if data.get("halfLifePeriod") not in (None, ""):
@@ -136,7 +137,7 @@ def parse_params(raw: Any, key: str = "usageDBConfig.usageParams") -> UsageParam
             values["tumbling_start_s"] = rfc3339_seconds(str(start))
         except ValueError:
             raise UsageConfigError(
-                f"{key}.tumblingWindowStartTime: expected an RFC 3339 time, got {start!r}"
+                f"{key}.tumblingWindowStartTime: expected an RFC 3339 time, got {shown(start)}"
             ) from None
     if window_type == "tumbling" and "tumbling_start_s" not in values:
         raise UsageConfigError(f"{key}.tumblingWindowStartTime: required for a tumbling window")
@@ -214,7 +215,7 @@ def parse_usage_db_config(
     client = data.get("clientType", "builtin")
     if client not in CLIENT_TYPES:
         raise UsageConfigError(
-            f"{key}.clientType: must be one of {', '.join(CLIENT_TYPES)}, got {client!r}"
+            f"{key}.clientType: must be one of {', '.join(CLIENT_TYPES)}, got {shown(client)}"
         )
     connection = data.get("connectionString") or ""
     variable = data.get("connectionStringEnvVar") or ""
@@ -225,10 +226,10 @@ def parse_usage_db_config(
         if not connection:
             raise UsageConfigError(f"{key}.connectionStringEnvVar: {variable} is not set")
     if not isinstance(connection, str):
-        raise UsageConfigError(f"{key}.connectionString: expected a URL, got {connection!r}")
+        raise UsageConfigError(f"{key}.connectionString: expected a URL, got {shown(connection)}")
     history = data.get("historyFile") or ""
     if not isinstance(history, str):
-        raise UsageConfigError(f"{key}.historyFile: expected a file path, got {history!r}")
+        raise UsageConfigError(f"{key}.historyFile: expected a file path, got {shown(history)}")
     return UsageDBConfig(
         client_type=str(client),
         connection_string=connection,

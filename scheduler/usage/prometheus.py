@@ -26,6 +26,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from crds.errors import shown
 from scheduler.usage.params import UsageParams
 from scheduler.usage.window import Vector, window_start
 
@@ -72,7 +73,7 @@ class PrometheusUsage:
 
     def __init__(self, url: str, params: UsageParams, opener: Opener = _get) -> None:
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"usage Prometheus URL must be http(s), got {url!r}")
+            raise ValueError(f"usage Prometheus URL must be http(s), got {shown(url)}")
         self.url = url.rstrip("/")
         self.params = params
         self.opener = opener
@@ -96,7 +97,9 @@ class PrometheusUsage:
             raise UsageQueryError(f"{self.url} refused {promql}: {error}")
         data = answer.get("data") or {}
         if data.get("resultType") != "vector":
-            raise UsageQueryError(f"{promql}: expected a vector, got {data.get('resultType')!r}")
+            raise UsageQueryError(
+                f"{promql}: expected a vector, got {shown(data.get('resultType'))}"
+            )
         result: list[dict[str, Any]] = data.get("result") or []
         return result
 

@@ -91,7 +91,7 @@ CASES = [
     (
         replaced(ARGO, ("spec", "templates", 0, "steps", 0, 0), True),
         "Workflow ns/wf",
-        "field spec.templates[0].steps[0][0]: expected a map, got True",
+        "field spec.templates[0].steps[0][0]: expected a map, got true",
     ),
     (
         replaced(ARGO, ("spec", "templates", 1, "container"), [1, "two"]),

@@ -83,7 +83,7 @@ SHAPES: list[tuple[str, Any, str]] = [
     ("labels", ["a", "b"], "metadata.labels: expected a map of strings, got ['a', 'b']"),
     ("annotations", "x", "metadata.annotations: expected a map of strings, got 'x'"),
     ("labels", {"zone": 1}, "metadata.labels[zone]: expected a string, got 1"),
-    ("annotations", {"on": True}, "metadata.annotations[on]: expected a string, got True"),
+    ("annotations", {"on": True}, "metadata.annotations[on]: expected a string, got true"),
 ]
 
 
