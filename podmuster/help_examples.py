@@ -45,8 +45,8 @@ PODMUSTER: Examples = {
     ("schedule",): (
         Example(
             "why pods wait: one cycle on the cluster as it is now, with reasons",
-            "kubectl get nodes,pods,podgroups,queues,priorityclasses -A -o yaml "
-            "| podmuster schedule - --explain",
+            "kubectl get nodes,pods,podgroups.scheduling.run.ai,queues.scheduling.run.ai,"
+            "priorityclasses -A -o yaml | podmuster schedule - --explain",
         ),
         Example("the same on a saved dump", "podmuster schedule cluster.yaml --explain"),
         Example(

@@ -17,9 +17,10 @@ from typing import Any
 from crds.documents import load_documents
 from crds.errors import InputError, shown
 from crds.meta import rfc3339_seconds
+from crds.names import POD_GROUP_ANNOTATION
 from podmuster import output
 from podmuster.implicit_groups import add_implicit_pod_groups
-from scheduler.api.pods import PodStatus
+from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache import pools
@@ -262,6 +263,8 @@ def run(args: argparse.Namespace) -> int:
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
+    for line in missing_group_warnings(first.built.ungrouped_pods):
+        print(f"podmuster: warning: {line}", file=sys.stderr)
     bad_input = report_bad_objects([*problems, *first.built.errors])
     if rounds is None:
         output.write(render(first.result, args.explain), args.output)
@@ -276,6 +279,33 @@ def run(args: argparse.Namespace) -> int:
     )
     output.write(render_rounds(played, final.snapshot, args.explain), args.output)
     return bad_input
+
+
+_MISSING_GROUPS_SHOWN = 10
+
+
+def missing_group_warnings(ungrouped: Sequence[PodInfo]) -> list[str]:
+    """One line per PodGroup that pods of ours name but the input does not hold.
+
+    Such pods wait, as in a live cluster, and no outcome mentions them. The usual cause is
+    a dump taken with ``kubectl get podgroups`` on Kubernetes 1.37, which lists the
+    upstream ``scheduling.k8s.io`` PodGroups, not KAI's.
+    """
+    counts: dict[str, int] = {}
+    for pod in ungrouped:
+        name = pod.annotations.get(POD_GROUP_ANNOTATION)
+        if name:
+            key = f"{pod.namespace}/{name}"
+            counts[key] = counts.get(key, 0) + 1
+    lines = [
+        f"PodGroup {key} is not in the input: its {count} pod(s) wait for it and get no "
+        "outcome (on Kubernetes 1.37 `kubectl get podgroups` lists scheduling.k8s.io's; "
+        "ask for podgroups.scheduling.run.ai)"
+        for key, count in sorted(counts.items())[:_MISSING_GROUPS_SHOWN]
+    ]
+    if len(counts) > _MISSING_GROUPS_SHOWN:
+        lines.append(f"{len(counts) - _MISSING_GROUPS_SHOWN} more PodGroups are not in the input")
+    return lines
 
 
 def report_bad_objects(problems: Sequence[InputError]) -> int:

@@ -177,3 +177,38 @@ def test_spread_config_changes_placement(
         placements[strategy] = {b["pod"]: b["node"] for b in binds}["ns/p0"]
     # bin-pack fills the fuller n0; spread prefers the emptier n1 (free/capacity 1.0 > 0.5)
     assert placements == {"binpack": "n0", "spread": "n1"}
+
+
+MISSING_GROUP = """
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: n1},
+   status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: train-0, namespace: team-a, uid: u0, annotations: {pod-group-name: train}}
+  spec: {schedulerName: kai-scheduler, containers: [{name: c}]}
+  status: {phase: Pending}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: train-1, namespace: team-a, uid: u1, annotations: {pod-group-name: train}}
+  spec: {schedulerName: kai-scheduler, containers: [{name: c}]}
+  status: {phase: Pending}
+"""
+
+
+def test_pods_naming_a_missing_pod_group_get_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dump taken with ``kubectl get podgroups`` on 1.37 holds no KAI PodGroup: the pods
+    that name one would vanish from the output without a word."""
+    assert main(["schedule", _write(tmp_path, MISSING_GROUP), "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["podGroups"] == []
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "podmuster: warning: PodGroup team-a/train is not in the input: its 2 pod(s) wait"
+    )
+    assert "podgroups.scheduling.run.ai" in lines[0]
