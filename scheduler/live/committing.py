@@ -35,7 +35,10 @@ session close do (§1.2 step 4):
   rate-limit token from a bind.  Until written they live only in this process;
 * a pipelined pod → a Normal ``Pipelined`` Event (once per pod and node);
 * a group that stayed pending → :mod:`scheduler.live.statuses` bodies, written only
-  when they change, plus a Warning ``Unschedulable`` Event; a gang's scale-up hint
+  when they change, plus a Warning ``Unschedulable`` Event; as in KAI, a group with a
+  pod bound or being bound (an elastic job at its minimum, with extras waiting) gets
+  its pods' conditions but no PodGroup condition, and a group whose pods no longer
+  wait (none pending, none awaiting its bind) has its condition removed; a gang's scale-up hint
   (:mod:`scheduler.actions.scale_hint`) is one more reason in the PodGroup's
   condition, its Event and its pods' conditions, and the
   ``kai.scheduler/scale-up-hint`` annotation goes with the cycle's annotations;
@@ -238,6 +241,8 @@ class Committer:
             informers.listeners.append(self._pod_seen)
         # PodGroup key -> annotation changes applied to the cache, not yet written
         self.pending_annotations: dict[str, dict[str, str | None]] = {}
+        # groups that may hold our UnschedulableOnNodePool condition (None: not read yet)
+        self._marked: set[str] | None = None
 
     def stream(self) -> BindStream:
         """Start the bind writers now; binds are added while the cycle is still deciding."""
@@ -262,17 +267,30 @@ class Committer:
         writes += [self._pipeline(b.pod, b.node, report) for b in result.pipelined]
         writes += [self._ungate(key, report) for key in result.ungated]
         pending = [o for o in result.pod_groups if o.outcome == "pending"]
+        if self._marked is None:  # conditions a previous process wrote are ours to clear
+            self._marked = {
+                key
+                for key, group in self.informers.objects["PodGroup"].items()
+                if statuses.holds_condition(group, self._pool())
+            }
+        census = self._census() if pending or self._marked else None
         if pending:
-            members = self._pending_pods_by_group()
+            assert census is not None
             for outcome in pending:
-                group_pods = members.get(outcome.pod_group, [])
+                group_pods = census.waiting.get(outcome.pod_group, [])
                 hint = outcome.scale_up_hint
                 said = (*outcome.reasons, hint.message()) if hint else outcome.reasons
-                writes.append(self._unschedulable(outcome.pod_group, said, report))
+                if outcome.pod_group not in census.placed:  # KAI: not while a pod is allocated
+                    writes.append(self._unschedulable(outcome.pod_group, said, report))
                 writes += [self._pod_condition(p, said, report) for p in group_pods]
         for outcome in result.pod_groups:  # held at the admission gate: the group says why
             if outcome.outcome == "held":
                 writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
+        if census is not None:
+            said_now = {o.pod_group for o in result.pod_groups if o.outcome in ("pending", "held")}
+            for key in sorted(self._marked - said_now):
+                if key not in census.waiting and key not in census.awaiting_bind:
+                    writes.append(self._clear_condition(key, report))
         while self.informers.invalid:
             obj, error = self.informers.invalid.pop(0)
             # the Event is on the object itself: its field and what is wrong, no source
@@ -294,21 +312,49 @@ class Committer:
                 log.warning("%s failed: %s", what, exc)
                 return None
 
-    def _pending_pods_by_group(self) -> dict[str, list[Object]]:
+    def _census(self) -> _Census:
+        """The cached pods of each PodGroup: waiting, awaiting their bind, or placed."""
         binding = {key for key, b in self.informers.objects["BindRequest"].items() if _live(b)}
-        members: dict[str, list[Object]] = {}
+        census = _Census({}, set(), set())
         for key, pod in self.informers.objects["Pod"].items():
-            meta = pod.get("metadata") or {}
             group = _group_key(pod)
+            if not group:
+                continue
+            meta = pod.get("metadata") or {}
             spec, status = pod.get("spec") or {}, pod.get("status") or {}
-            if not group or spec.get("nodeName") or key in binding:
+            phase = status.get("phase", "Pending")
+            if phase not in ("Pending", "Running") or meta.get("deletionTimestamp"):
                 continue
-            if spec.get("schedulingGates"):  # the API server reports SchedulingGated
-                continue
-            if status.get("phase", "Pending") != "Pending" or meta.get("deletionTimestamp"):
-                continue
-            members.setdefault(group, []).append(pod)
-        return members
+            if spec.get("nodeName"):
+                census.placed.add(group)
+            elif key in binding:
+                census.awaiting_bind.add(group)
+                census.placed.add(group)
+            elif not spec.get("schedulingGates"):  # the API server reports SchedulingGated
+                census.waiting.setdefault(group, []).append(pod)
+        return census
+
+    def _pool(self) -> str:
+        return self.informers.pool.name or statuses.NODE_POOL
+
+    async def _clear_condition(self, group_key: str, report: CommitReport) -> None:
+        """Remove our pool's condition from a group whose pods no longer wait (KAI clears
+        it once nothing is pending or awaiting its bind)."""
+        assert self._marked is not None
+        group = self.informers.objects["PodGroup"].get(group_key)
+        patch = None if group is None else statuses.cleared_patch(group, self._pool())
+        if patch is None:
+            self._marked.discard(group_key)
+            return
+        namespace, name = group_key.split("/", 1)
+        write = self.api.patch(
+            PODGROUP_API_VERSION, "PodGroup", namespace, name, patch, subresource="status"
+        )
+        stored = await self._guarded(f"status of PodGroup {group_key}", write, report)
+        if stored is not None:
+            self._marked.discard(group_key)
+            report.conditions += 1
+            self.informers.observe("MODIFIED", stored)
 
     def _group_of(self, pod_key: str) -> str:
         """The cached pod's PodGroup key (``ns/name``), or '' when it names none."""
@@ -543,8 +589,10 @@ class Committer:
         group = self.informers.objects["PodGroup"].get(group_key)
         if group is None:
             return
-        pool = self.informers.pool.name or statuses.NODE_POOL
+        pool = self._pool()
         patch = statuses.pod_group_patch(group, reasons, pool)
+        if self._marked is not None:
+            self._marked.add(group_key)
         if patch is None:
             return
         namespace, name = group_key.split("/", 1)
@@ -632,6 +680,13 @@ class BindStream:
     async def _write(self, committer: Committer) -> None:
         while (decision := await self._queue.get()) is not None:
             await committer._bind(decision, self.report)
+
+
+@dataclass(slots=True)
+class _Census:
+    waiting: dict[str, list[Object]]  # group -> its pods waiting for a node
+    awaiting_bind: set[str]  # groups with a pod whose BindRequest is live
+    placed: set[str]  # groups with a pod on a node or being bound
 
 
 def _live(bind_request_obj: Mapping[str, Any]) -> bool:

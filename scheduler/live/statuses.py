@@ -57,7 +57,33 @@ def reason_code(reason: str) -> str:
 
 
 def message_of(reasons: Sequence[str]) -> str:
-    return "; ".join(reasons) if reasons else "the scheduler could not place the pod group"
+    """The reasons as one message, each said once."""
+    if not reasons:
+        return "the scheduler could not place the pod group"
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def _ours(condition: Any, node_pool: str) -> bool:
+    return (
+        isinstance(condition, Mapping)
+        and condition.get("nodePool") == node_pool
+        and condition.get("type") == CONDITION_TYPE
+    )
+
+
+def holds_condition(group: Mapping[str, Any], node_pool: str = NODE_POOL) -> bool:
+    """Whether the group carries our pool's ``UnschedulableOnNodePool`` condition."""
+    existing = (group.get("status") or {}).get("schedulingConditions") or []
+    return any(_ours(c, node_pool) for c in existing)
+
+
+def cleared_patch(group: Mapping[str, Any], node_pool: str = NODE_POOL) -> Object | None:
+    """Merge patch removing our pool's condition (other pools' stay), or None if absent."""
+    existing = list((group.get("status") or {}).get("schedulingConditions") or [])
+    kept = [c for c in existing if not _ours(c, node_pool)]
+    if len(kept) == len(existing):
+        return None
+    return {"status": {"schedulingConditions": kept}}
 
 
 def pod_scheduled_patch(reasons: Sequence[str]) -> Object:

@@ -234,3 +234,73 @@ def test_a_gang_member_alternating_in_the_reasons_sends_no_patch() -> None:
     assert group is not None
     (condition,) = group["status"]["schedulingConditions"]
     assert condition["transitionID"] == "1"
+
+
+def test_an_elastic_gang_running_at_its_minimum_gets_no_pod_group_condition() -> None:
+    """KAI writes no UnschedulableOnNodePool while a pod of the group is allocated: its
+    extras waiting for room say why on their own pods, not as a stuck group."""
+    fake = api_with(
+        [
+            st.node("n1", cpu="1"),
+            st.queue("q"),
+            st.job(
+                "el",
+                "q",
+                tasks=3,
+                min_member=1,
+                states=["Running", "Pending", "Pending"],
+                nodes=["n1", None, None],
+            ),
+        ]
+    )
+
+    async def scenario(informers: Informers) -> None:
+        result = cycle(informers)
+        assert [o.outcome for o in result.pod_groups] == ["pending"]
+        report = await Committer(fake, informers).commit(result)
+        assert report.conditions == 2  # the two waiting pods only
+
+    with_informers(fake, scenario)
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "el")
+    assert group is not None
+    assert not (group.get("status") or {}).get("schedulingConditions")
+    assert not [e for e in fake.events if e["involvedObject"]["kind"] == "PodGroup"]
+    waiting = fake.stored("v1", "Pod", "default", "el-1")
+    assert waiting is not None
+    assert [
+        c["status"] for c in waiting["status"]["conditions"] if c["type"] == "PodScheduled"
+    ] == ["False"]
+
+
+def test_a_condition_is_removed_once_no_pod_of_the_group_waits() -> None:
+    """A gang that waited and now runs whole loses its condition (KAI clears it when nothing
+    is pending or awaiting its bind), also one written before this process started; another
+    node pool's condition stays."""
+    objects = st.flatten(
+        [
+            st.node("n1", cpu="4"),
+            st.queue("q"),
+            st.job("ran", "q", tasks=2, states=["Running"] * 2, nodes=["n1", "n1"]),
+        ]
+    )
+    (group,) = [o for o in objects if o["kind"] == "PodGroup"]
+    other_pool = {"type": "UnschedulableOnNodePool", "nodePool": "other", "status": "True"}
+    ours = {
+        "type": "UnschedulableOnNodePool",
+        "nodePool": "default",
+        "status": "True",
+        "reasons": [{"reason": "Unschedulable", "message": "was short"}],
+    }
+    group["status"] = {"schedulingConditions": [other_pool, ours]}
+    fake = api_with(objects)
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        first = await committer.commit(cycle(informers))
+        assert first.conditions == 1
+        assert (await committer.commit(cycle(informers))).conditions == 0  # said once
+
+    with_informers(fake, scenario)
+    stored = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "ran")
+    assert stored is not None
+    assert stored["status"]["schedulingConditions"] == [other_pool]

@@ -50,3 +50,7 @@ def test_a_new_member_with_the_same_cause_writes_nothing() -> None:
     pod = {"status": statuses.pod_scheduled_patch(["pod ns/p-0: no node fits"])["status"]}
     assert not statuses.pod_needs_condition(pod, ["pod ns/p-1: no node fits"])
     assert statuses.pod_needs_condition(pod, ["pod ns/p-1: no node has a GPU"])
+
+
+def test_a_message_says_each_reason_once() -> None:
+    assert statuses.message_of(["A: short", "A: short", "hint"]) == "A: short; hint"
