@@ -141,7 +141,7 @@ def check(obj: Mapping[str, Any]) -> tuple[list[str | int], str] | None:
 
     The same answer as :func:`reference_check`, which only runs when the compiled
     predicate of the object's kind finds something wrong."""
-    passes = _predicates().get(f"{obj.get('apiVersion')}/{obj.get('kind')}")
+    passes = (_PASSES or _predicates()).get(f"{obj.get('apiVersion')}/{obj.get('kind')}")
     if passes is None or (type(obj) is dict and passes(obj)):
         return None
     return reference_check(obj)
@@ -453,9 +453,14 @@ def _shape(kind: Any) -> str:
     return str(kind)
 
 
+_PASSES: dict[str, Predicate] = {}
+""":func:`_predicates` once built, read by :func:`check` without a call (one per object)."""
+
+
 @functools.cache
 def _predicates() -> dict[str, Predicate]:
     """``apiVersion/Kind`` -> the compiled predicate of its root type (compiled lazily)."""
+    global _PASSES
     compiler = _Compiler()
     roots: dict[str, Predicate] = {}
     for key, root in _loaded()[0].items():
@@ -463,4 +468,5 @@ def _predicates() -> dict[str, Predicate]:
             compiler.use(roots, key, root)
         else:
             roots[key] = functools.partial(_ok, kind=root)
+    _PASSES = roots  # whole, or not at all, for a thread reading it meanwhile
     return roots
