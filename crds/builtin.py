@@ -249,10 +249,11 @@ class _Compiler:
 
     Every object type has a name ``o<N>`` in one namespace, bound at first to a stub that
     compiles the type's source, rebinds the name and every dispatch table holding the stub,
-    and answers; so only types objects are seen of get compiled (the Pod alone reaches 135
-    types, the table 275). A predicate takes a value whose exact type is the container its
-    kind takes (a ``dict`` for an object or a map, a ``list`` for a list) and says whether
-    :func:`_problem` would find nothing in it.
+    and answers; so only the types of the objects seen are compiled (the Pod alone reaches
+    135 types, the table 275; a snapshot's first Pod and first Node cost about 5 ms). A
+    predicate takes a value whose exact type is the container its kind takes (a ``dict``
+    for an object or a map, a ``list`` for a list) and says whether :func:`_problem` would
+    find nothing in it.
     """
 
     def __init__(self) -> None:
