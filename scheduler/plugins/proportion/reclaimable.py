@@ -7,7 +7,8 @@ bundle is compared at the two children of the lowest common ancestor of the
 reclaimer and the victim; the victim side must stay above its allocatable
 share (MaintainFairShare) or the reclaimer be under deserved while the victim
 is above it (GuaranteeDeservedQuota); and the saturation order
-(allocated / fair share, times the multiplier) may not flip.
+(allocated / fair share, times the multiplier) may not flip. ``could_give``: KAI's
+victim filter, which decides which queues' jobs are victim candidates at all.
 """
 
 from __future__ import annotations
@@ -157,20 +158,29 @@ def could_give(
     pair: tuple[str, str] | None,
     wanted: Sequence[float],
 ) -> bool:
-    """Whether any bundle from the victim queue could pass the §5.5 strategies at all.
+    """KAI's reclaim victim filter: may the victim queue's jobs be victims at all.
 
-    ``pair``: the reclaimer's and the victim queue's :meth:`QueueTree.lca_children`.
-    Remaining allocations only shrink as bundles are taken, so a victim queue
-    that fails both strategies before anything is taken fails them for every
-    bundle: its jobs need not be simulated as victims.
+    ``pair``: the reclaimer's and the victim queue's :meth:`QueueTree.lca_children`,
+    read at the values of the job's solve start. When the reclaimer side would stay
+    within its deserved quota with the request, the victim side must be above its
+    deserved in some resource the reclaimer asks for, or else below it in none of
+    them (unlimited deserved is passed over); otherwise the victim side must be above
+    its allocatable share in some resource (MaintainFairShare at its allocation). A
+    queue this admits may still fail the §5.5 checks in every scenario.
     """
     if pair is None:
         return False
     rq, vq = states[pair[0]], states[pair[1]]
     left = start[vq.info.name]
-    if any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R):
-        return True
     reclaimer_after = _add(start[rq.info.name], wanted)
-    return all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R) and any(
-        vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R
-    )
+    if not all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R):
+        return any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+    under = False
+    for r in _R:
+        if wanted[r] <= 0 or vq.quota[r] == UNLIMITED:
+            continue
+        if left[r] > vq.quota[r] + 1e-9:
+            return True
+        if left[r] < vq.quota[r] - 1e-9:
+            under = True
+    return not under

@@ -166,7 +166,9 @@ CASES = [
         pipelined={"a-0": "n0"},
     ),
     # Neither strategy: deserved quotas over-subscribe the cluster (qb deserves all 4 it
-    # uses), so qb is not above its share nor above deserved: nothing is reclaimed.
+    # uses), so qb is not above its share nor above deserved: nothing is reclaimed. qb is
+    # a victim candidate (KAI's filter: at its deserved, not under it, in what the job
+    # asks for), so the scenario is refused by the strategies.
     Disruption(
         "queue-within-deserved-is-never-reclaimed",
         [
@@ -178,7 +180,7 @@ CASES = [
         ],
         R,
         pending=["a"],
-        reasons={"a": ["reclaim: no other queue holds preemptible work it may give up"]},
+        reasons={"a": ["neither MaintainFairShare nor GuaranteeDeservedQuota holds"]},
     ),
     # GuaranteeDeservedQuota alone: qb is at its fair share (2) but above deserved (0) and
     # qa is within deserved; the moved job lands on the other node (nobody loses its place).
@@ -365,6 +367,38 @@ CASES = [
         evicted=["e-3"],
         pipelined={"a-0": "n0"},
     ),
+    # KAI's victim filter: qr stays within deserved (0 + 2 GPUs <= 2), so a victim queue
+    # must be above deserved in a resource the job asks for. The job asks GPUs only and
+    # qv holds 2 of its deserved 4 GPUs: qv's jobs are no candidates, although qv is
+    # above its CPU fair share (4000m of 1000m, which MaintainFairShare would accept).
+    Disruption(
+        "victim-filter-needs-victim-over-deserved-in-asked-resource",
+        [
+            node("n0", gpus=2, cpu="4"),
+            queue("qv", gpu_quota=4, cpu_quota=1000),
+            queue("qr", gpu_quota=2, cpu_quota=3000),
+            running("v", "qv", "n0", 2, cpu="2"),
+            job("r", "qr", gpus=2, cpu=None, memory=None),
+        ],
+        R,
+        pending=["r"],
+        reasons={"r": ["reclaim: no other queue holds preemptible work it may give up"]},
+    ),
+    # The same picture with a job that also asks for CPU: qv is above its deserved CPU, so
+    # it passes the filter, and MaintainFairShare holds on CPU (4000m > 1000m).
+    Disruption(
+        "victim-filter-admits-victim-over-deserved-in-asked-resource",
+        [
+            node("n0", gpus=2, cpu="4"),
+            queue("qv", gpu_quota=4, cpu_quota=1000),
+            queue("qr", gpu_quota=2, cpu_quota=3000),
+            running("v", "qv", "n0", 2, cpu="2"),
+            job("r", "qr", gpus=2, cpu="1", memory=None),
+        ],
+        R,
+        evicted=["v-0", "v-1"],
+        pipelined={"r-0": "n0"},
+    ),
 ]
 
 
@@ -463,7 +497,8 @@ HIERARCHY = [
         pipelined={"a-0": "n0"},
     ),
     # Saturation rule: d1 would hold 5 of its fair share 4 (ratio 1.25) while d2 keeps
-    # 3 of 4 (0.75): reclaiming would flip their order, so it is refused.
+    # 3 of 4 (0.75): reclaiming would flip their order, so it is refused. (qx holds 3 of
+    # its deserved 4 GPUs, so KAI's victim filter keeps its jobs out of the search.)
     Disruption(
         "saturation-rule-refuses-flip",
         [
@@ -471,7 +506,7 @@ HIERARCHY = [
             queue("d1", gpu_quota=4),
             queue("d2", gpu_quota=4),
             queue("qa", "d1", gpu_quota=2),
-            queue("qx", "d1", gpu_quota=3),
+            queue("qx", "d1", gpu_quota=4),
             queue("qb", "d2", gpu_quota=4),
             *ones("x", "qx", "n0", 3),
             running("b0", "qb", "n0", gpus=3),
