@@ -58,18 +58,44 @@ def reclaim_gate(
     return None
 
 
-def _bundles(victim: PodGroupInfo, evicted: Sequence[PodInfo]) -> list[Amounts]:
-    """The evicted pods in the victim's eviction chunks: a pod that may go alone counts
-    alone, an optional subgroup or the core gang as one bundle
-    (:meth:`PodGroupInfo.eviction_chunks` over the evicted pods)."""
-    chosen = {id(pod) for pod in evicted}
-    taken = {ps.name: [pod for pod in ps.pods if id(pod) in chosen] for ps in victim.pod_sets}
+def _by_job(
+    scenario: ep.Scenario,
+) -> list[tuple[PodGroupInfo, list[PodInfo]]]:
+    """Each victim job with every pod the scenario evicted of it, in the order taken;
+    the jobs queue by queue (KAI gathers a victim job's pods into one entry and its
+    bundles per queue, in map order; here in the order the victims were taken)."""
+    queues: dict[str, dict[str, tuple[PodGroupInfo, list[PodInfo]]]] = {}
+    for victim, pods in scenario.taken or scenario.victims:
+        jobs = queues.setdefault(victim.queue, {})
+        entry = jobs.get(victim.key)
+        if entry is None:
+            entry = jobs[victim.key] = (victim, [])
+        entry[1].extend(pods)
+    return [entry for jobs in queues.values() for entry in jobs.values()]
+
+
+def _bundles(victim: PodGroupInfo, pods: Sequence[PodInfo], counted: set[int]) -> list[Amounts]:
+    """KAI's bundles of one victim job (proportion.go getVictimResources): per pod set,
+    the first ``min_available`` of its evicted ``pods`` go into the job's one core
+    bundle, each further pod is a bundle of its own; the single pods come first, the
+    core bundle last. A pod not in ``counted`` (placed again where it ran) counts
+    towards the split but adds nothing; a bundle with nothing counted is dropped."""
+    pod_set_of = {id(pod): pod_set for pod_set in victim.pod_sets for pod in pod_set.pods}
+    per_set: dict[str, list[PodInfo]] = {pod_set.name: [] for pod_set in victim.pod_sets}
+    for pod in pods:
+        per_set[pod_set_of[id(pod)].name].append(pod)
+    minimum = {pod_set.name: max(pod_set.min_available, 0) for pod_set in victim.pod_sets}
     bundles: list[Amounts] = []
-    for chunk in victim.eviction_chunks(taken):
-        amounts = [0.0, 0.0, 0.0]
-        for pod in chunk:
-            amounts = _add(amounts, pod_amounts(pod))
-        bundles.append(amounts)
+    core: Amounts | None = None
+    for name, members in per_set.items():
+        for pod in members[minimum[name] :]:
+            if id(pod) in counted:
+                bundles.append(pod_amounts(pod))
+        for pod in members[: minimum[name]]:
+            if id(pod) in counted:
+                core = _add(core or [0.0, 0.0, 0.0], pod_amounts(pod))
+    if core is not None:
+        bundles.append(core)
     return bundles
 
 
@@ -94,13 +120,17 @@ def validate(
     reclaimer_path = list(reversed(tree.path_to_root(job.queue)))
     remaining = {name: list(amounts) for name, amounts in start.items()}
     lost: set[str] = set()
-    for victim, evicted in scenario.victims:
+    counted = {id(pod) for _, pods in scenario.victims for pod in pods}
+    for victim, evicted in _by_job(scenario):
+        bundles = _bundles(victim, evicted, counted)
+        if not bundles:
+            continue
         victim_path = list(reversed(tree.path_to_root(victim.queue)))
         pair = tree.lca_children(job.queue, victim.queue)
         if pair is None:
             return f"victim queue {victim.queue} is on the reclaimer's own path"
         rq, vq = states[pair[0]], states[pair[1]]
-        for bundle in _bundles(victim, evicted):
+        for bundle in bundles:
             left = remaining[vq.info.name]
             maintain = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
             reclaimer_after = _add(start[rq.info.name], wanted)

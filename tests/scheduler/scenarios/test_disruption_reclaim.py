@@ -367,6 +367,40 @@ CASES = [
         evicted=["e-3"],
         pipelined={"a-0": "n0"},
     ),
+    # Bundles (KAI's getVictimResources): the two pods taken from v are no more than its
+    # pod set's minimum (2), so they are one core bundle of 2 GPUs, checked once while qv
+    # still holds 4 > its allocatable share 3. One pod at a time, the second would be
+    # checked at 3, not above 3, and refused.
+    Disruption(
+        "surplus-pods-within-minimum-are-one-bundle",
+        [
+            node("n0", gpus=4),
+            queue("qv", gpu_quota=3),
+            queue("qr", gpu_quota=3),
+            running("v", "qv", "n0", 4, min_member=2),
+            job("r", "qr", 2, gpus=1),
+        ],
+        R,
+        evicted=["v-3", "v-2"],
+        pipelined={"r-0": "n0", "r-1": "n0"},
+    ),
+    # Three pods of v (minimum 2) taken: the first two taken (v-4, v-3) are the core
+    # bundle, v-2 a bundle of its own, checked first. qv (allocatable share 3) holds 5
+    # before v-2 and 4 before the core bundle: both pass. Pod by pod, v-2 would be
+    # checked last, at 3.
+    Disruption(
+        "pods-beyond-minimum-are-single-bundles-before-the-core",
+        [
+            node("n0", gpus=5),
+            queue("qv", gpu_quota=3),
+            queue("qr", gpu_quota=3),
+            running("v", "qv", "n0", 5, min_member=2),
+            job("r", "qr", 3, gpus=1),
+        ],
+        R,
+        evicted=["v-4", "v-3", "v-2"],
+        pipelined={"r-0": "n0", "r-1": "n0", "r-2": "n0"},
+    ),
     # KAI's victim filter: qr stays within deserved (0 + 2 GPUs <= 2), so a victim queue
     # must be above deserved in a resource the job asks for. The job asks GPUs only and
     # qv holds 2 of its deserved 4 GPUs: qv's jobs are no candidates, although qv is
