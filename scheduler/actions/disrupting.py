@@ -441,8 +441,9 @@ class ReclaimAction:
                     session,
                     job,
                     f"{self.name}: no other queue holds preemptible work it may give up to queue"
-                    f" {job.queue} (none is above its fair share, or above deserved while queue"
-                    f" {job.queue} is within deserved)",
+                    f" {job.queue} (queue {job.queue} beyond deserved: none is above its fair"
+                    " share; within deserved: none is above deserved in a resource the job asks"
+                    " for, or at deserved in all of them)",
                 )
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}

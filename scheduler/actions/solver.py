@@ -237,7 +237,7 @@ def _simulate(
                 victims.append(
                     (victim, [p for p, n in zip(chunk, home, strict=True) if p.node != n])
                 )
-    return ep.Scenario(action, job, tasks, victims)
+    return ep.Scenario(action, job, tasks, victims, recorded)
 
 
 def solve(

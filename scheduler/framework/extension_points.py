@@ -131,6 +131,9 @@ class Scenario:
     preemptor: PodGroupInfo
     preemptor_tasks: Sequence[PodInfo]
     victims: Sequence[tuple[PodGroupInfo, Sequence[PodInfo]]]  # evicted, not re-placed in place
+    # every chunk the scenario evicted, in the order taken, pods placed again included
+    # (reclaim bundles count them, docs/semantics.md §5.5); empty: the same as ``victims``
+    taken: Sequence[tuple[PodGroupInfo, Sequence[PodInfo]]] = ()
 
 
 # (action, preemptor, victim leaf queue) -> may any job of this queue be a victim

@@ -53,6 +53,14 @@ def dominant_share(state: QueueState, amount: Triple, total: Triple) -> float:
     return best
 
 
+def at_most(a: float, b: float) -> bool:
+    """``a`` ≤ ``b`` where -1 (unlimited) is above every number, as KAI's
+    ``compareQuantities`` reads it (rule 7)."""
+    if a == UNLIMITED:
+        return b == UNLIMITED
+    return b == UNLIMITED or a <= b
+
+
 def order_key(
     state: QueueState, job: Triple, total: Triple
 ) -> tuple[bool, bool, int, bool, float, float]:
@@ -155,13 +163,11 @@ def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: T
     if abs(diff) > 1e-12:
         return -1 if diff < 0 else 1
     share_a, share_b = a.share, b.share
-    if all(share_a[r] <= share_b[r] for r in _RANGE) and any(
-        share_a[r] < share_b[r] for r in _RANGE
-    ):
+    a_within = all(at_most(share_a[r], share_b[r]) for r in _RANGE)
+    b_within = all(at_most(share_b[r], share_a[r]) for r in _RANGE)
+    if a_within and not b_within:  # a ≤ b everywhere and smaller somewhere
         return -1
-    if all(share_b[r] <= share_a[r] for r in _RANGE) and any(
-        share_b[r] < share_a[r] for r in _RANGE
-    ):
+    if b_within and not a_within:
         return 1
     if a.info.creation != b.info.creation:
         return -1 if a.info.creation < b.info.creation else 1

@@ -7,7 +7,8 @@ bundle is compared at the two children of the lowest common ancestor of the
 reclaimer and the victim; the victim side must stay above its allocatable
 share (MaintainFairShare) or the reclaimer be under deserved while the victim
 is above it (GuaranteeDeservedQuota); and the saturation order
-(allocated / fair share, times the multiplier) may not flip.
+(allocated / fair share, times the multiplier) may not flip. ``could_give``: KAI's
+victim filter, which decides which queues' jobs are victim candidates at all.
 """
 
 from __future__ import annotations
@@ -57,18 +58,44 @@ def reclaim_gate(
     return None
 
 
-def _bundles(victim: PodGroupInfo, evicted: Sequence[PodInfo]) -> list[Amounts]:
-    """The evicted pods in the victim's eviction chunks: a pod that may go alone counts
-    alone, an optional subgroup or the core gang as one bundle
-    (:meth:`PodGroupInfo.eviction_chunks` over the evicted pods)."""
-    chosen = {id(pod) for pod in evicted}
-    taken = {ps.name: [pod for pod in ps.pods if id(pod) in chosen] for ps in victim.pod_sets}
+def _by_job(
+    scenario: ep.Scenario,
+) -> list[tuple[PodGroupInfo, list[PodInfo]]]:
+    """Each victim job with every pod the scenario evicted of it, in the order taken;
+    the jobs queue by queue (KAI gathers a victim job's pods into one entry and its
+    bundles per queue, in map order; here in the order the victims were taken)."""
+    queues: dict[str, dict[str, tuple[PodGroupInfo, list[PodInfo]]]] = {}
+    for victim, pods in scenario.taken or scenario.victims:
+        jobs = queues.setdefault(victim.queue, {})
+        entry = jobs.get(victim.key)
+        if entry is None:
+            entry = jobs[victim.key] = (victim, [])
+        entry[1].extend(pods)
+    return [entry for jobs in queues.values() for entry in jobs.values()]
+
+
+def _bundles(victim: PodGroupInfo, pods: Sequence[PodInfo], counted: set[int]) -> list[Amounts]:
+    """KAI's bundles of one victim job (proportion.go getVictimResources): per pod set,
+    the first ``min_available`` of its evicted ``pods`` go into the job's one core
+    bundle, each further pod is a bundle of its own; the single pods come first, the
+    core bundle last. A pod not in ``counted`` (placed again where it ran) counts
+    towards the split but adds nothing; a bundle with nothing counted is dropped."""
+    pod_set_of = {id(pod): pod_set for pod_set in victim.pod_sets for pod in pod_set.pods}
+    per_set: dict[str, list[PodInfo]] = {pod_set.name: [] for pod_set in victim.pod_sets}
+    for pod in pods:
+        per_set[pod_set_of[id(pod)].name].append(pod)
+    minimum = {pod_set.name: max(pod_set.min_available, 0) for pod_set in victim.pod_sets}
     bundles: list[Amounts] = []
-    for chunk in victim.eviction_chunks(taken):
-        amounts = [0.0, 0.0, 0.0]
-        for pod in chunk:
-            amounts = _add(amounts, pod_amounts(pod))
-        bundles.append(amounts)
+    core: Amounts | None = None
+    for name, members in per_set.items():
+        for pod in members[minimum[name] :]:
+            if id(pod) in counted:
+                bundles.append(pod_amounts(pod))
+        for pod in members[: minimum[name]]:
+            if id(pod) in counted:
+                core = _add(core or [0.0, 0.0, 0.0], pod_amounts(pod))
+    if core is not None:
+        bundles.append(core)
     return bundles
 
 
@@ -93,13 +120,17 @@ def validate(
     reclaimer_path = list(reversed(tree.path_to_root(job.queue)))
     remaining = {name: list(amounts) for name, amounts in start.items()}
     lost: set[str] = set()
-    for victim, evicted in scenario.victims:
+    counted = {id(pod) for _, pods in scenario.victims for pod in pods}
+    for victim, evicted in _by_job(scenario):
+        bundles = _bundles(victim, evicted, counted)
+        if not bundles:
+            continue
         victim_path = list(reversed(tree.path_to_root(victim.queue)))
         pair = tree.lca_children(job.queue, victim.queue)
         if pair is None:
             return f"victim queue {victim.queue} is on the reclaimer's own path"
         rq, vq = states[pair[0]], states[pair[1]]
-        for bundle in _bundles(victim, evicted):
+        for bundle in bundles:
             left = remaining[vq.info.name]
             maintain = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
             reclaimer_after = _add(start[rq.info.name], wanted)
@@ -157,20 +188,29 @@ def could_give(
     pair: tuple[str, str] | None,
     wanted: Sequence[float],
 ) -> bool:
-    """Whether any bundle from the victim queue could pass the §5.5 strategies at all.
+    """KAI's reclaim victim filter: may the victim queue's jobs be victims at all.
 
-    ``pair``: the reclaimer's and the victim queue's :meth:`QueueTree.lca_children`.
-    Remaining allocations only shrink as bundles are taken, so a victim queue
-    that fails both strategies before anything is taken fails them for every
-    bundle: its jobs need not be simulated as victims.
+    ``pair``: the reclaimer's and the victim queue's :meth:`QueueTree.lca_children`,
+    read at the values of the job's solve start. When the reclaimer side would stay
+    within its deserved quota with the request, the victim side must be above its
+    deserved in some resource the reclaimer asks for, or else below it in none of
+    them (unlimited deserved is passed over); otherwise the victim side must be above
+    its allocatable share in some resource (MaintainFairShare at its allocation). A
+    queue this admits may still fail the §5.5 checks in every scenario.
     """
     if pair is None:
         return False
     rq, vq = states[pair[0]], states[pair[1]]
     left = start[vq.info.name]
-    if any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R):
-        return True
     reclaimer_after = _add(start[rq.info.name], wanted)
-    return all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R) and any(
-        vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R
-    )
+    if not all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R):
+        return any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+    under = False
+    for r in _R:
+        if wanted[r] <= 0 or vq.quota[r] == UNLIMITED:
+            continue
+        if left[r] > vq.quota[r] + 1e-9:
+            return True
+        if left[r] < vq.quota[r] - 1e-9:
+            under = True
+    return not under

@@ -112,6 +112,21 @@ SCENARIOS = [
         binds={"b-0": "n0"},
         pending=["a"],
     ),
+    # Rule 7 reads an unlimited (-1) allocatable share as above every number (KAI's
+    # compareQuantities): qa's GPU share is -1 (quota and limit -1), qb's 2, so qb's
+    # share is the smaller and qb goes first, although qa is older (rule 8 would pick qa).
+    Scenario(
+        "unlimited-allocatable-share-is-the-largest",
+        [
+            queue("qa", gpu_quota=-1),
+            queue("qb", gpu_quota=2),
+            node("n0", cpu="1"),
+            job("a", "qa", cpu="1", memory=None),
+            job("b", "qb", cpu="1", memory=None),
+        ],
+        binds={"b-0": "n0"},
+        pending=["a"],
+    ),
     # Rule 4: qa has allocatable share 0 (quota 0, OQW 0) while asking a GPU, so it is
     # penalised; qb (OQW 1, fair share 1) goes first although qa is older.
     _one_gpu_contest(

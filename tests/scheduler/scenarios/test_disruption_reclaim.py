@@ -166,7 +166,9 @@ CASES = [
         pipelined={"a-0": "n0"},
     ),
     # Neither strategy: deserved quotas over-subscribe the cluster (qb deserves all 4 it
-    # uses), so qb is not above its share nor above deserved: nothing is reclaimed.
+    # uses), so qb is not above its share nor above deserved: nothing is reclaimed. qb is
+    # a victim candidate (KAI's filter: at its deserved, not under it, in what the job
+    # asks for), so the scenario is refused by the strategies.
     Disruption(
         "queue-within-deserved-is-never-reclaimed",
         [
@@ -178,7 +180,7 @@ CASES = [
         ],
         R,
         pending=["a"],
-        reasons={"a": ["reclaim: no other queue holds preemptible work it may give up"]},
+        reasons={"a": ["neither MaintainFairShare nor GuaranteeDeservedQuota holds"]},
     ),
     # GuaranteeDeservedQuota alone: qb is at its fair share (2) but above deserved (0) and
     # qa is within deserved; the moved job lands on the other node (nobody loses its place).
@@ -365,6 +367,72 @@ CASES = [
         evicted=["e-3"],
         pipelined={"a-0": "n0"},
     ),
+    # Bundles (KAI's getVictimResources): the two pods taken from v are no more than its
+    # pod set's minimum (2), so they are one core bundle of 2 GPUs, checked once while qv
+    # still holds 4 > its allocatable share 3. One pod at a time, the second would be
+    # checked at 3, not above 3, and refused.
+    Disruption(
+        "surplus-pods-within-minimum-are-one-bundle",
+        [
+            node("n0", gpus=4),
+            queue("qv", gpu_quota=3),
+            queue("qr", gpu_quota=3),
+            running("v", "qv", "n0", 4, min_member=2),
+            job("r", "qr", 2, gpus=1),
+        ],
+        R,
+        evicted=["v-3", "v-2"],
+        pipelined={"r-0": "n0", "r-1": "n0"},
+    ),
+    # Three pods of v (minimum 2) taken: the first two taken (v-4, v-3) are the core
+    # bundle, v-2 a bundle of its own, checked first. qv (allocatable share 3) holds 5
+    # before v-2 and 4 before the core bundle: both pass. Pod by pod, v-2 would be
+    # checked last, at 3.
+    Disruption(
+        "pods-beyond-minimum-are-single-bundles-before-the-core",
+        [
+            node("n0", gpus=5),
+            queue("qv", gpu_quota=3),
+            queue("qr", gpu_quota=3),
+            running("v", "qv", "n0", 5, min_member=2),
+            job("r", "qr", 3, gpus=1),
+        ],
+        R,
+        evicted=["v-4", "v-3", "v-2"],
+        pipelined={"r-0": "n0", "r-1": "n0", "r-2": "n0"},
+    ),
+    # KAI's victim filter: qr stays within deserved (0 + 2 GPUs <= 2), so a victim queue
+    # must be above deserved in a resource the job asks for. The job asks GPUs only and
+    # qv holds 2 of its deserved 4 GPUs: qv's jobs are no candidates, although qv is
+    # above its CPU fair share (4000m of 1000m, which MaintainFairShare would accept).
+    Disruption(
+        "victim-filter-needs-victim-over-deserved-in-asked-resource",
+        [
+            node("n0", gpus=2, cpu="4"),
+            queue("qv", gpu_quota=4, cpu_quota=1000),
+            queue("qr", gpu_quota=2, cpu_quota=3000),
+            running("v", "qv", "n0", 2, cpu="2"),
+            job("r", "qr", gpus=2, cpu=None, memory=None),
+        ],
+        R,
+        pending=["r"],
+        reasons={"r": ["reclaim: no other queue holds preemptible work it may give up"]},
+    ),
+    # The same picture with a job that also asks for CPU: qv is above its deserved CPU, so
+    # it passes the filter, and MaintainFairShare holds on CPU (4000m > 1000m).
+    Disruption(
+        "victim-filter-admits-victim-over-deserved-in-asked-resource",
+        [
+            node("n0", gpus=2, cpu="4"),
+            queue("qv", gpu_quota=4, cpu_quota=1000),
+            queue("qr", gpu_quota=2, cpu_quota=3000),
+            running("v", "qv", "n0", 2, cpu="2"),
+            job("r", "qr", gpus=2, cpu="1", memory=None),
+        ],
+        R,
+        evicted=["v-0", "v-1"],
+        pipelined={"r-0": "n0"},
+    ),
 ]
 
 
@@ -463,7 +531,8 @@ HIERARCHY = [
         pipelined={"a-0": "n0"},
     ),
     # Saturation rule: d1 would hold 5 of its fair share 4 (ratio 1.25) while d2 keeps
-    # 3 of 4 (0.75): reclaiming would flip their order, so it is refused.
+    # 3 of 4 (0.75): reclaiming would flip their order, so it is refused. (qx holds 3 of
+    # its deserved 4 GPUs, so KAI's victim filter keeps its jobs out of the search.)
     Disruption(
         "saturation-rule-refuses-flip",
         [
@@ -471,7 +540,7 @@ HIERARCHY = [
             queue("d1", gpu_quota=4),
             queue("d2", gpu_quota=4),
             queue("qa", "d1", gpu_quota=2),
-            queue("qx", "d1", gpu_quota=3),
+            queue("qx", "d1", gpu_quota=4),
             queue("qb", "d2", gpu_quota=4),
             *ones("x", "qx", "n0", 3),
             running("b0", "qb", "n0", gpus=3),
