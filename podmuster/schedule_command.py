@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import UTC, datetime
 from typing import Any
 
@@ -263,7 +263,17 @@ def run(args: argparse.Namespace) -> int:
     first = played[0]
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
-    for line in missing_group_warnings(first.built.ungrouped_pods):
+    given = {
+        f"{(o.obj.get('metadata') or {}).get('namespace') or 'default'}/"
+        f"{(o.obj.get('metadata') or {}).get('name')}"
+        for o in objects
+        if o.obj.get("kind") == "PodGroup" and isinstance(o.obj.get("metadata"), dict)
+    } | {  # refused while loading: their own lines name them
+        problem.obj.removeprefix("PodGroup ")
+        for problem in problems
+        if problem.obj and problem.obj.startswith("PodGroup ")
+    }
+    for line in missing_group_warnings(first.built.ungrouped_pods, given):
         print(f"podmuster: warning: {line}", file=sys.stderr)
     bad_input = report_bad_objects([*problems, *first.built.errors])
     if rounds is None:
@@ -284,8 +294,9 @@ def run(args: argparse.Namespace) -> int:
 _MISSING_GROUPS_SHOWN = 10
 
 
-def missing_group_warnings(ungrouped: Sequence[PodInfo]) -> list[str]:
-    """One line per PodGroup that pods of ours name but the input does not hold.
+def missing_group_warnings(ungrouped: Sequence[PodInfo], given: Set[str]) -> list[str]:
+    """One line per PodGroup that pods of ours name but the input does not hold (a
+    PodGroup ``given`` but refused has its own error line).
 
     Such pods wait, as in a live cluster, and no outcome mentions them. The usual cause is
     a dump taken with ``kubectl get podgroups`` on Kubernetes 1.37, which lists the
@@ -294,8 +305,8 @@ def missing_group_warnings(ungrouped: Sequence[PodInfo]) -> list[str]:
     counts: dict[str, int] = {}
     for pod in ungrouped:
         name = pod.annotations.get(POD_GROUP_ANNOTATION)
-        if name:
-            key = f"{pod.namespace}/{name}"
+        key = f"{pod.namespace}/{name}"
+        if name and key not in given:
             counts[key] = counts.get(key, 0) + 1
     lines = [
         f"PodGroup {key} is not in the input: its {count} pod(s) wait for it and get no "
