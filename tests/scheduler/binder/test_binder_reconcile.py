@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from crds.names import CREATED_BY_LABEL as CREATED_BY
 from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
+from scheduler.binder.sharing import Settings
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
 from tests.kits.fake_kube import FakeKube
@@ -96,11 +98,34 @@ def test_bound_elsewhere_fails_for_good() -> None:
     assert node_of(kube) == "n2"
 
 
-def test_pod_gone_fails() -> None:
+def test_pod_gone_fails_a_request_a_podmuster_scheduler_made() -> None:
     kube = world()
     kube.remove("v1", "Pod", "ns", "p")
+    asyncio.run(kube.patch(*BR, "ns", "p", {"metadata": {"labels": {CREATED_BY: "scheduler"}}}))
     asyncio.run(binder(kube).reconcile("ns", "p"))
     assert "does not exist" in status(kube)["reason"]
+
+
+def test_pod_gone_leaves_another_schedulers_request_alone() -> None:
+    kube = world()
+    kube.remove("v1", "Pod", "ns", "p")
+    assert asyncio.run(binder(kube).reconcile("ns", "p")) is None
+    assert status(kube) == {}  # KAI's binder judges its own request
+
+
+def test_another_schedulers_request_is_left_alone() -> None:
+    kube = world()
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"spec": {"schedulerName": "podmuster"}}))
+    before = len(kube.calls)
+    b = Binder(kube, metrics=Metrics(), clock=Clock())  # serves kai-scheduler
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert node_of(kube) == ""
+    assert status(kube) == {}
+    assert not [c for c in kube.calls[before:] if c[0] in ("bind", "patch", "create")]
+    mine = Binder(kube, metrics=Metrics(), reservations=Settings(scheduler_name="podmuster"))
+    assert asyncio.run(mine.reconcile("ns", "p")) is None
+    assert node_of(kube) == "n1"
+    assert status(kube) == {"phase": "Succeeded"}
 
 
 def test_transient_error_backs_off_two_to_the_n_and_persists_each_attempt() -> None:
