@@ -47,7 +47,13 @@ from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
 from scheduler.binder import claims, sharing, syncing, volumes
-from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
+from scheduler.binder.decide import (
+    Action,
+    after_failure,
+    decide,
+    failed_attempts,
+    succeeded_status,
+)
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
 from scheduler.component.watching import Key, Store, run_together, watch_kind
@@ -175,7 +181,7 @@ class Binder:
             action = await claims.prepare(self.api, request, pod or {}, action.node) or action
         if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
-        return await self._record(key, request, action)
+        return await self._record(key, request, action, pod)
 
     def _ours(self, request: Object, pod: Object | None) -> bool:
         """The request is this binder's to carry out: its pod's ``spec.schedulerName`` is
@@ -294,8 +300,11 @@ class Binder:
             return Action("retry", action.node, f"binding pod {pod_name}: {exc.message}")
         return Action("succeed", action.node, checked_at=checked_at)
 
-    async def _record(self, key: Key, request: Object, action: Action) -> float | None:
-        """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action."""
+    async def _record(
+        self, key: Key, request: Object, action: Action, pod: Object | None = None
+    ) -> float | None:
+        """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action; a failure
+        also gets a Warning Event on the pod (:meth:`_failure_event`)."""
         now = self.clock()
         if action.kind == "succeed":
             await self._patch_status(request, succeeded_status())
@@ -316,12 +325,43 @@ class Binder:
             action.reason,
             extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
         )
+        if pod is not None and (retry_at is None or failed_attempts(request) == 0):
+            await self._failure_event(pod, request, action, retry_at, now)
         if retry_at is None:
             await claims.release(self.api, request)  # DRA: unreserve what was written
             self._forget(key)
             return None
         self.retry_at[key] = retry_at
         return retry_at - now
+
+    async def _failure_event(
+        self,
+        pod: Object,
+        request: Object,
+        action: Action,
+        retry_at: float | None,
+        now: float,
+    ) -> None:
+        """``BindingError`` on the pod, as KAI's binder writes, so ``kubectl describe pod``
+        says why it stays Pending. Only a request's first failure and its final one get
+        one: a request retried many times, or replaced every cycle, does not flood the
+        pod's Events."""
+        meta = pod.get("metadata") or {}
+        where = f"{meta.get('namespace')}/{meta.get('name')}"
+        then = (
+            f"retrying in {retry_at - now:g}s"
+            if retry_at is not None
+            else "no retry left: the scheduler places the pod again"
+        )
+        message = (
+            f"Failed to bind pod {where} to node {action.node or '(none)'}: {action.reason} "
+            f"(attempt {failed_attempts(request) + 1}; {then})"
+        )
+        try:
+            involved = {"apiVersion": "v1", "kind": "Pod", **pod}
+            await self.api.create_event(involved, "Warning", "BindingError", message)
+        except ApiError as exc:
+            log.warning("event for %s: %s", where, exc)
 
     async def _worker(self) -> None:
         while True:

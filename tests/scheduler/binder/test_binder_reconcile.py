@@ -230,3 +230,30 @@ def test_a_stale_cached_pod_is_read_again_before_a_permanent_failure() -> None:
     assert asyncio.run(b.reconcile("ns", "p")) is None
     assert status(kube) == {"phase": "Succeeded"}
     assert node_of(kube) == "n1"
+
+
+def test_a_failed_bind_is_a_warning_event_on_the_pod_first_and_last_attempt_only() -> None:
+    kube = world(limit=3)
+    clock = Clock()
+    b = binder(kube, clock)
+    for _ in range(3):
+        kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
+        again = asyncio.run(b.reconcile("ns", "p"))
+        clock.now += again or 0.0
+    first, last = kube.events  # the second attempt's failure is not repeated
+    for event in (first, last):
+        assert event["type"] == "Warning"
+        assert event["reason"] == "BindingError"  # KAI binder's reason
+        assert event["involvedObject"]["kind"] == "Pod"
+        assert event["involvedObject"]["name"] == "p"
+        assert event["message"].startswith("Failed to bind pod ns/p to node n1: binding pod p:")
+    assert first["message"].endswith("(attempt 1; retrying in 1s)")
+    assert last["message"].endswith(
+        "(attempt 3; no retry left: the scheduler places the pod again)"
+    )
+
+
+def test_a_success_is_no_event() -> None:
+    kube = world()
+    asyncio.run(binder(kube).reconcile("ns", "p"))
+    assert kube.events == []
