@@ -20,6 +20,7 @@ __all__ = [
     "GPU_GROUP_LABEL",
     "GPU_PORTION_ENV",
     "GPU_RESOURCE",
+    "GPU_UUIDS_ANNOTATION",
     "MEMORY",
     "MPS",
     "MULTI_GROUP_LABEL_PREFIX",
@@ -28,8 +29,10 @@ __all__ = [
     "RECEIVED_RESOURCE_TYPE_ANNOTATION",
     "RESERVATION_APP",
     "RESERVATION_NAMESPACE",
+    "RESERVATION_SCHEDULER_LABEL",
     "RESERVATION_SERVICE_ACCOUNT",
     "RESERVED_GPU_ANNOTATION",
+    "RESTORED_FOR_GPU_ANNOTATION",
     "SHARING_ANNOTATIONS",
     "VISIBLE_DEVICES_ENV",
     "configmap_name",
@@ -70,9 +73,21 @@ RESERVATION_NAMESPACE: Final = "kai-resource-reservation"
 RESERVATION_SERVICE_ACCOUNT: Final = "kai-resource-reservation"
 RESERVATION_APP: Final = "kai-resource-reservation"
 """Value of the ``app`` label of every reservation pod."""
+RESERVATION_SCHEDULER_LABEL: Final = "podmuster.io/scheduler-name"
+"""On a reservation pod podmuster's binder created: the ``spec.schedulerName`` that binder
+serves (with ``podmuster.io/created-by=binder``). Its sync deletes only reservation pods
+carrying its own name; KAI's and another podmuster's are left alone."""
 RESERVED_GPU_ANNOTATION: Final = "run.ai/reserve_for_gpu_index"
 """Written on a reservation pod by the code inside it: the UUID of the GPU it got."""
 DO_NOT_DISRUPT_ANNOTATION: Final = "karpenter.sh/do-not-disrupt"
+GPU_UUIDS_ANNOTATION: Final = "podmuster.io/gpu-uuids"
+"""On a sharing pod podmuster's binder bound: the UUIDs of the GPUs it shares,
+comma-separated, as its ConfigMap names them (kept on the pod, so a binder that finds the
+pod's reservation pod gone can ask for that GPU again even when the ConfigMap is gone too)."""
+RESTORED_FOR_GPU_ANNOTATION: Final = "podmuster.io/restored-for-gpu"
+"""On a reservation pod podmuster's binder re-created for running sharing pods whose
+reservation pod was gone: the GPU UUID(s) they use, comma-separated. The pod holds their
+group only if the GPU it reports is one of them."""
 
 _CONFIGMAP_SUFFIX: Final = "-shared-gpu"
 _MAX_NAME: Final = 253

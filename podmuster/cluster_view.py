@@ -6,7 +6,8 @@ engine's division (:func:`scheduler.cycle.queue_shares` over a snapshot of the s
 cache the scheduler keeps) next to what the queue controller wrote (``Queue.status``);
 whether a gang still waits is the engine's gang rule on that snapshot; why it waits is
 what the scheduler wrote (the PodGroup's ``schedulingConditions``, its
-``kai.scheduler/scale-up-hint`` annotation, the pods' ``PodScheduled`` condition);
+``kai.scheduler/scale-up-hint`` annotation, the pods' ``PodScheduled`` condition) and,
+for pods placed but not bound, what the binder wrote (a failed BindRequest's reason);
 evictions are the scheduler's ``Evict`` Events on PodGroups. Pure: raw objects in, a
 JSON-able document out (the dashboard's ``/api/state`` and ``-o json``).
 """
@@ -18,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crds import rules
+from crds.bindrequest import PHASE_FAILED
 from crds.names import POD_GROUP_ANNOTATION, SCALE_UP_HINT_ANNOTATION
 from podmuster.schedule_command import queue_units
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
@@ -31,7 +34,15 @@ from scheduler.live.committing import (
 )
 from scheduler.live.statuses import CONDITION_TYPE, message_of
 
-__all__ = ["RESOURCES", "ClusterView", "amount", "build", "eviction_of", "is_eviction"]
+__all__ = [
+    "RESOURCES",
+    "ClusterView",
+    "amount",
+    "bind_failures",
+    "build",
+    "eviction_of",
+    "is_eviction",
+]
 
 RESOURCES = ("gpu", "cpu", "memory")
 MAX_EVICTIONS = 50
@@ -56,15 +67,18 @@ def build(
     pod_groups: Mapping[str, Mapping[str, Any]],
     pods: Iterable[Mapping[str, Any]],
     events: Iterable[Mapping[str, Any]],
+    bind_requests: Iterable[Mapping[str, Any]] = (),
 ) -> ClusterView:
     """The view; ``pod_groups`` keyed ``namespace/name`` as the snapshot's jobs are."""
     rows = queue_rows(summaries, queues)
     by_queue = {row["queue"]: row for row in rows}
+    pods = list(pods)
     said = pod_conditions(pods)
+    failed = bind_failures(bind_requests, pods)
     pending = [
-        pending_entry(key, raw, snapshot.jobs.get(key), by_queue, said)
+        pending_entry(key, raw, snapshot.jobs.get(key), by_queue, said, failed)
         for key, raw in sorted(pod_groups.items())
-        if waits(snapshot.jobs.get(key), raw, bool(said.get(key)))
+        if waits(snapshot.jobs.get(key), raw, bool(said.get(key))) or failed.get(key)
     ]
     evictions = sorted(
         (eviction_of(e) for e in events if is_eviction(e)), key=lambda e: e["time"], reverse=True
@@ -185,6 +199,51 @@ def pod_conditions(pods: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def bind_failures(
+    bind_requests: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """PodGroup key → its pods' failed BindRequests (phase ``Failed``): the pod, the node,
+    the binder's reason, the attempts made, and whether any retry is left (``final``).
+
+    A pod the scheduler placed is not bound until the binder carries the BindRequest out;
+    when that fails, its reason is on the BindRequest only (and in a pod Event), never in
+    a scheduling condition."""
+    groups: dict[str, str] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+        if group:
+            groups[f"{meta.get('namespace')}/{meta.get('name')}"] = (
+                f"{meta.get('namespace')}/{group}"
+            )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for request in bind_requests:
+        status = request.get("status") or {}
+        if status.get("phase") != PHASE_FAILED:
+            continue
+        meta, spec = request.get("metadata") or {}, request.get("spec") or {}
+        pod_name = str(spec.get("podName") or meta.get("name") or "")
+        group = groups.get(f"{meta.get('namespace')}/{pod_name}")
+        if group is None:
+            continue
+        try:
+            final = rules.bind_request_finally_failed(spec, status)
+        except rules.RuleError:
+            final = True
+        out.setdefault(group, []).append(
+            {
+                "pod": pod_name,
+                "node": str(spec.get("selectedNode") or ""),
+                "reason": str(status.get("reason") or ""),
+                "attempts": int(status.get("failedAttempts") or 0),
+                "final": final,
+            }
+        )
+    for failures in out.values():
+        failures.sort(key=lambda f: f["pod"])
+    return out
+
+
 def shown_reason(pool: str, reason: str, message: str) -> dict[str, str]:
     """One scheduler reason as shown: ``detail`` is the message without the reason code it
     often starts with (KAI writes ``NonPreemptibleOverQuota: ...``), so a line that shows
@@ -199,8 +258,12 @@ def pending_entry(
     job: PodGroupInfo | None,
     queues: Mapping[str, Mapping[str, Any]],
     pod_messages: Mapping[str, list[str]],
+    failed_binds: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """One gang: waiting or not, the scheduler's reasons, its hint and its queue's numbers."""
+    """One gang: waiting or not, the scheduler's reasons, the binder's failures, its hint
+    and its queue's numbers. A gang whose bind failed waits, whatever the gang rule says
+    of the pods the scheduler placed."""
+    binding = list((failed_binds or {}).get(key, []))
     spec = raw.get("spec") or {}
     queue = str(spec.get("queue") or (job.queue if job else ""))
     reasons = [
@@ -213,7 +276,7 @@ def pending_entry(
     ]
     entry: dict[str, Any] = {
         "podGroup": key,
-        "waiting": waits(job, raw, bool(pod_messages.get(key))),
+        "waiting": waits(job, raw, bool(pod_messages.get(key))) or bool(binding),
         "queue": queue,
         "minMember": spec.get("minMember"),
         "pods": sum(len(ps.pods) for ps in job.pod_sets) if job else 0,
@@ -225,6 +288,7 @@ def pending_entry(
             for m in pod_messages.get(key, [])
             if m != message_of([r["message"] for r in reasons])[:4096]
         ],
+        "bindFailures": binding,
     }
     hint = ((raw.get("metadata") or {}).get("annotations") or {}).get(SCALE_UP_HINT_ANNOTATION)
     if hint:

@@ -117,6 +117,7 @@ class ClusterWatch:
             objects["PodGroup"],
             objects["Pod"].values(),
             self.evictions.events.values(),
+            objects["BindRequest"].values(),
         )
         self._last = (now, view)
         return view
@@ -137,6 +138,7 @@ class ClusterWatch:
             snapshot.jobs.get(key),
             {row["queue"]: row for row in rows},
             cluster_view.pod_conditions(objects["Pod"].values()),
+            cluster_view.bind_failures(objects["BindRequest"].values(), objects["Pod"].values()),
         )
 
 

@@ -5,9 +5,10 @@ Why this module exists: ``kubectl`` runs any ``kubectl-<name>`` executable on PA
 cluster once through the same informers the dashboard and the scheduler use
 (:class:`~podmuster.cluster_watch.ClusterWatch`) and prints, in the scheduler's own
 words, what the scheduler wrote: ``explain`` a pod or PodGroup (its
-``schedulingConditions`` reasons, scale-up hint, its pods' ``PodScheduled`` messages
-and its queue's numbers), ``queues`` (deserved, fair share, allocated, limit), ``top``
-(what the queue controller wrote in each ``Queue.status``). ``-o json`` prints the
+``schedulingConditions`` reasons, scale-up hint, its pods' ``PodScheduled`` messages,
+the binder's reasons on its pods' failed BindRequests and its queue's numbers),
+``queues`` (deserved, fair share, allocated, limit), ``top`` (what the queue controller
+wrote in each ``Queue.status``). ``-o json`` prints the
 same document the dashboard's ``/api/state`` serves.
 """
 
@@ -139,8 +140,21 @@ def explain_text(what: str, entry: Mapping[str, Any]) -> str:
             + (f" [node pool {r['nodePool']}]" if r["nodePool"] not in ("", "default") else "")
             for r in entry["reasons"]
         ]
+    elif entry["waiting"] and entry.get("bindFailures"):
+        lines.append("Why: the scheduler placed its pods, but binding them failed (below)")
     elif entry["waiting"]:
         lines.append("Why: the scheduler has not considered it yet (no scheduling condition)")
+    if entry.get("bindFailures"):
+        lines.append("Binding failed (the binder's reasons, from the BindRequests):")
+        lines += [
+            f"  pod {f['pod']} on node {f['node']}: {f['reason']} "
+            + (
+                f"(attempt {f['attempts']}; no retry left, the scheduler places it again)"
+                if f["final"]
+                else f"(attempt {f['attempts']}; the binder retries)"
+            )
+            for f in entry["bindFailures"]
+        ]
     hint = entry.get("scaleUpHint")
     if hint:
         lines.append(f"Scale-up hint: {json.dumps(hint, sort_keys=True)}")

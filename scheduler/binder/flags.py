@@ -8,10 +8,12 @@ flags are shared with ``podmuster run all`` (:func:`add_reservation_arguments`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 from crds.gpusharing import RESERVATION_NAMESPACE
+from crds.names import DEFAULT_SCHEDULER_NAME
 from liveprocess.flags import add_common_arguments
 
 if TYPE_CHECKING:
@@ -22,10 +24,24 @@ __all__ = [
     "add_reservation_arguments",
     "add_volume_arguments",
     "reservation_settings",
+    "scheduler_name",
     "volume_timeout",
 ]
 
 DEFAULT_METRICS_PORT = 8081
+
+_LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+"""A Kubernetes label value (the name goes on reservation pods), not empty."""
+
+
+def scheduler_name(name: str, flag: str = "--scheduler-name") -> str:
+    """The scheduler name the binder serves (ValueError: empty or not a label value)."""
+    if not _LABEL_VALUE.fullmatch(name):
+        raise ValueError(
+            f"{flag}: {name!r} must be a label value (1-63 letters, digits, '-', '_', '.'; "
+            "starting and ending with a letter or digit): reservation pods carry it"
+        )
+    return name
 
 
 def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -106,6 +122,7 @@ def reservation_settings(args: argparse.Namespace) -> Settings:
         raise ValueError("--resource-reservation-grace: must be >= 0")
     if not args.resource_reservation_namespace:
         raise ValueError("--resource-reservation-namespace: must not be empty")
+    name = scheduler_name(getattr(args, "scheduler_name", DEFAULT_SCHEDULER_NAME))
     return Settings(
         namespace=args.resource_reservation_namespace,
         image=args.resource_reservation_image or DEFAULT_IMAGE,
@@ -113,6 +130,7 @@ def reservation_settings(args: argparse.Namespace) -> Settings:
         timeout=args.resource_reservation_allocation_timeout,
         grace=args.resource_reservation_grace,
         cdi=args.cdi_enabled,
+        scheduler_name=name,
     )
 
 
@@ -123,9 +141,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run the binder: bind pods as the scheduler's BindRequests say",
         description="Watch BindRequests, bind their pods, report in their status "
         "(phase, reason, failedAttempts). Fractional-GPU pods first get a reservation "
-        "pod per GPU group. Lease: podmuster-binder.",
+        "pod per GPU group. Only the pods of --scheduler-name are handled. "
+        "Lease: podmuster-binder.",
     )
     add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
+    parser.add_argument(
+        "--scheduler-name",
+        default=DEFAULT_SCHEDULER_NAME,
+        help="bind only the BindRequests of pods with this spec.schedulerName, and sync "
+        "only its sharing pods and its own reservation pods (default: kai-scheduler)",
+    )
     parser.add_argument("--workers", type=int, default=8, help="concurrent BindRequests")
     add_reservation_arguments(parser)
     add_volume_arguments(parser)

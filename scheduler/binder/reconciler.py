@@ -37,16 +37,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crds import gpusharing as names
 from crds.bindrequest import API_VERSION, KIND
+from crds.names import CREATED_BY_LABEL
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
 from kubeapi.protocol import KubeController
 from scheduler.binder import claims, sharing, syncing, volumes
-from scheduler.binder.decide import Action, after_failure, decide, succeeded_status
+from scheduler.binder.decide import (
+    Action,
+    after_failure,
+    decide,
+    failed_attempts,
+    succeeded_status,
+)
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
 from scheduler.component.watching import Key, Store, run_together, watch_kind
@@ -144,6 +151,9 @@ class Binder:
         self.first_seen.setdefault(key, now)
         pod_name = str((request.get("spec") or {}).get("podName") or name)
         pod = await self._read("v1", "Pod", namespace, pod_name)
+        if not self._ours(request, pod):
+            self._forget(key)
+            return None
         action = decide(request, pod, now, retry_at=self.retry_at.get(key))
         if action.kind == "fail" and self._cached("Pod", namespace, pod_name) is not None:
             pod = await self._get("v1", "Pod", namespace, pod_name)  # never fail on a stale copy
@@ -171,7 +181,18 @@ class Binder:
             action = await claims.prepare(self.api, request, pod or {}, action.node) or action
         if action.kind == "bind":
             action = await self._bind(request, pod or {}, action)
-        return await self._record(key, request, action)
+        return await self._record(key, request, action, pod)
+
+    def _ours(self, request: Object, pod: Object | None) -> bool:
+        """The request is this binder's to carry out: its pod's ``spec.schedulerName`` is
+        the binder's. A request whose pod is gone is judged (failed) only when a podmuster
+        scheduler made it (``CREATED_BY_LABEL``); another scheduler's binder judges its own.
+        """
+        if pod is not None:
+            scheduler = (pod.get("spec") or {}).get("schedulerName")
+            return bool(scheduler == self.reservations.scheduler_name)
+        labels = (request.get("metadata") or {}).get("labels") or {}
+        return CREATED_BY_LABEL in labels
 
     async def _share(
         self, key: Key, pod: Object, node: str, fraction: sharing.Fraction
@@ -218,7 +239,8 @@ class Binder:
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         try:
-            await self.api.patch("v1", "Pod", namespace, name, sharing.pod_patch(pod, fraction))
+            patch = sharing.pod_patch(pod, fraction, uuids)
+            await self.api.patch("v1", "Pod", namespace, name, patch)
             wanted = sharing.configmap(pod, fraction, uuids, cdi=self.reservations.cdi)
             try:
                 await self.api.create(wanted)
@@ -278,8 +300,11 @@ class Binder:
             return Action("retry", action.node, f"binding pod {pod_name}: {exc.message}")
         return Action("succeed", action.node, checked_at=checked_at)
 
-    async def _record(self, key: Key, request: Object, action: Action) -> float | None:
-        """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action."""
+    async def _record(
+        self, key: Key, request: Object, action: Action, pod: Object | None = None
+    ) -> float | None:
+        """Persist the outcome of a ``succeed``, ``fail`` or ``retry`` action; a failure
+        also gets a Warning Event on the pod (:meth:`_failure_event`)."""
         now = self.clock()
         if action.kind == "succeed":
             await self._patch_status(request, succeeded_status())
@@ -300,12 +325,43 @@ class Binder:
             action.reason,
             extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
         )
+        if pod is not None and (retry_at is None or failed_attempts(request) == 0):
+            await self._failure_event(pod, request, action, retry_at, now)
         if retry_at is None:
             await claims.release(self.api, request)  # DRA: unreserve what was written
             self._forget(key)
             return None
         self.retry_at[key] = retry_at
         return retry_at - now
+
+    async def _failure_event(
+        self,
+        pod: Object,
+        request: Object,
+        action: Action,
+        retry_at: float | None,
+        now: float,
+    ) -> None:
+        """``BindingError`` on the pod, as KAI's binder writes, so ``kubectl describe pod``
+        says why it stays Pending. Only a request's first failure and its final one get
+        one: a request retried many times, or replaced every cycle, does not flood the
+        pod's Events."""
+        meta = pod.get("metadata") or {}
+        where = f"{meta.get('namespace')}/{meta.get('name')}"
+        then = (
+            f"retrying in {retry_at - now:g}s"
+            if retry_at is not None
+            else "no retry left: the scheduler places the pod again"
+        )
+        message = (
+            f"Failed to bind pod {where} to node {action.node or '(none)'}: {action.reason} "
+            f"(attempt {failed_attempts(request) + 1}; {then})"
+        )
+        try:
+            involved = {"apiVersion": "v1", "kind": "Pod", **pod}
+            await self.api.create_event(involved, "Warning", "BindingError", message)
+        except ApiError as exc:
+            log.warning("event for %s: %s", where, exc)
 
     async def _worker(self) -> None:
         while True:
@@ -338,21 +394,28 @@ class Binder:
         plan = syncing.plan(
             self.caches["Pod"].values(),
             self.caches[KIND].values(),
-            namespace=self.reservations.namespace,
-            grace=self.reservations.grace,
+            settings=self.reservations,
             now=self.clock(),
             since=self.sync_since,
         )
         self.sync_since = plan.since
+        for restore in plan.restores:
+            await self._restore(restore)
         for pod in plan.reservations:
             group = str(pod["metadata"].get("labels", {}).get(names.GPU_GROUP_LABEL))
-            if await self._delete_pod(pod):
-                self.metrics.gpu_reservations.labels(event="deleted").inc()
-                log.info(
-                    "reservation pod deleted: GPU group %s has no pod left",
-                    group,
-                    extra={"pod": _where(pod), "group": group},
+            if not await self._delete_pod(pod):
+                continue
+            self.metrics.gpu_reservations.labels(event="deleted").inc()
+            if syncing.restore_state(pod) in ("held", "plain"):
+                why = f"GPU group {group} has no pod left"
+            else:
+                expected = pod["metadata"]["annotations"][names.RESTORED_FOR_GPU_ANNOTATION]
+                reported = sharing.reserved_gpu(pod) or "none"
+                why = (
+                    f"the restore of GPU group {group} did not get the GPU its pods use "
+                    f"(reported {reported}, expected {expected})"
                 )
+            log.info("reservation pod deleted: %s", why, extra={"pod": _where(pod), "group": group})
         for pod, group in plan.orphans:
             if not await self._delete_pod(pod):
                 continue
@@ -367,6 +430,68 @@ class Binder:
                 await self.api.create_event(involved, "Warning", "GPUReservationLost", message)
             except ApiError as exc:
                 log.warning("event for %s: %s", _where(pod), exc)
+
+    async def _restore(self, restore: syncing.Restore) -> None:
+        """Re-create the reservation pod of a group whose sharing pods still run, asking
+        for the GPU they use (the sync keeps it only if it reports that GPU). Tried once:
+        if it cannot be made, the sync deletes the sharing pods after the grace."""
+        group, node = restore.group, restore.node
+        self.sync_since[syncing.tried_key(group)] = self.clock()
+        gpus = await self._gpus_of(restore.pods)
+        if isinstance(gpus, str):
+            log.warning(
+                "GPU group %s lost its reservation pod and cannot be restored: %s",
+                group, gpus, extra={"group": group, "node": node},
+            )  # fmt: skip
+            return
+        manifest = sharing.reservation_pod(node, group, self.reservations)
+        manifest["metadata"]["annotations"][names.RESTORED_FOR_GPU_ANNOTATION] = ",".join(gpus)
+        where = f"{self.reservations.namespace}/{manifest['metadata']['name']}"
+        try:
+            created = await self.api.create(manifest)
+        except ConflictError:  # still there, being deleted: the next sync looks again
+            del self.sync_since[syncing.tried_key(group)]
+            return
+        except ApiError as exc:
+            log.warning(
+                "GPU group %s lost its reservation pod; re-creating %s: %s",
+                group, where, exc.message, extra={"group": group, "node": node},
+            )  # fmt: skip
+            return
+        self.metrics.gpu_reservations.labels(event="restored").inc()
+        if "Pod" in self.caches:
+            self.caches["Pod"].apply("ADDED", created)
+        log.warning(
+            "GPU group %s lost its reservation pod while %d pod(s) use it: re-created %s "
+            "for GPU %s",
+            group, len(restore.pods), where, ",".join(gpus),
+            extra={"group": group, "node": node, "pod": where},
+        )  # fmt: skip
+
+    async def _gpus_of(self, pods: Sequence[Mapping[str, Any]]) -> list[str] | str:
+        """The GPU UUIDs every one of ``pods`` uses (``podmuster.io/gpu-uuids``, else their
+        ConfigMaps' NVIDIA_VISIBLE_DEVICES), or why they are not known."""
+        common: set[str] | None = None
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            listed = str((meta.get("annotations") or {}).get(names.GPU_UUIDS_ANNOTATION) or "")
+            namespace, name = str(meta.get("namespace")), sharing.configmap_of(pod)
+            if not listed:  # bound by an older binder: its ConfigMap says
+                try:
+                    configmap = await self.api.get("v1", "ConfigMap", namespace, name)
+                except ApiError as exc:
+                    return f"reading ConfigMap {namespace}/{name}: {exc.message}"
+                data = configmap.get("data") or {}
+                listed = str(data.get(names.VISIBLE_DEVICES_ENV) or "")
+            gpus = {
+                item.strip().removeprefix(sharing.CDI_DEVICE_PREFIX)
+                for item in listed.split(",")
+                if item.strip()
+            }
+            common = gpus if common is None else common & gpus
+        if not common:
+            return "its pods' ConfigMaps name no GPU they all use"
+        return sorted(common)
 
     async def _delete_pod(self, pod: Mapping[str, Any]) -> bool:
         meta = pod["metadata"]

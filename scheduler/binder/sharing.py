@@ -12,7 +12,9 @@ Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
    (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
 2. Per group, the reservation pod ``gpu-reservation-<node>-<hash of group>`` in the
-   reservation namespace must exist on the selected node; missing ones are created.
+   reservation namespace must exist on the selected node; missing ones are created,
+   labelled ``podmuster.io/created-by=binder`` and ``podmuster.io/scheduler-name=<the
+   binder's scheduler name>`` (:meth:`Settings.owner_labels`) besides KAI's labels.
 3. The binder waits (requeued, never blocking a worker) until every reservation pod of
    the request reports its GPU, at most the allocation timeout; then the BindRequest
    fails for good, naming the pods that did not report.
@@ -34,7 +36,7 @@ from typing import Any, Final, Literal
 from crds import gpusharing as names
 from crds.bindrequest import RESOURCE_TYPE_FRACTION
 from crds.errors import shown
-from crds.names import CREATED_BY_LABEL
+from crds.names import CREATED_BY_LABEL, DEFAULT_SCHEDULER_NAME
 from kubeapi.objects import owner_reference
 
 __all__ = [
@@ -69,7 +71,8 @@ class Settings:
     reservation pod with no user, or a sharing pod with no reservation pod, is left
     alone before the binder's sync deletes it. ``cdi``: the devices are named as CDI
     devices (``k8s.device-plugin.nvidia.com/gpu=<uuid>``) instead of bare UUIDs, for a
-    container toolkit in CDI mode.
+    container toolkit in CDI mode. ``scheduler_name``: the ``spec.schedulerName`` whose
+    pods this binder serves; its reservation pods carry it (``owner_labels``).
     """
 
     namespace: str = names.RESERVATION_NAMESPACE
@@ -79,6 +82,22 @@ class Settings:
     grace: float = 20.0
     service_account: str = names.RESERVATION_SERVICE_ACCOUNT
     cdi: bool = False
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+
+    def owner_labels(self) -> dict[str, str]:
+        """The labels marking a reservation pod as this binder's (the chart's cleanup
+        selects them too)."""
+        return {CREATED_BY_LABEL: "binder", names.RESERVATION_SCHEDULER_LABEL: self.scheduler_name}
+
+    def owns(self, pod: Mapping[str, Any]) -> bool:
+        """``pod`` is a reservation pod of this binder: in its namespace, with its labels."""
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        return (
+            meta.get("namespace") == self.namespace
+            and labels.get("app") == names.RESERVATION_APP
+            and all(labels.get(k) == v for k, v in self.owner_labels().items())
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +176,11 @@ def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]
         "metadata": {
             "name": reservation_name(node, group),
             "namespace": settings.namespace,
-            "labels": {"app": names.RESERVATION_APP, names.GPU_GROUP_LABEL: group},
+            "labels": {
+                "app": names.RESERVATION_APP,
+                names.GPU_GROUP_LABEL: group,
+                **settings.owner_labels(),
+            },
             "annotations": {names.DO_NOT_DISRUPT_ANNOTATION: "true"},
         },
         "spec": spec,
@@ -264,16 +287,22 @@ def configmap_of(pod: Mapping[str, Any]) -> str:
     return str(named or names.configmap_name(str(meta.get("name") or "")))
 
 
-def pod_patch(pod: Mapping[str, Any], fraction: Fraction) -> dict[str, Any]:
-    """The merge patch marking ``pod`` as a member of ``fraction``'s groups."""
+def pod_patch(
+    pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The merge patch marking ``pod`` as a member of ``fraction``'s groups, using the GPUs
+    ``uuids`` (recorded in ``podmuster.io/gpu-uuids``)."""
     meta = pod.get("metadata") or {}
+    annotations = {
+        names.RECEIVED_RESOURCE_TYPE_ANNOTATION: RESOURCE_TYPE_FRACTION,
+        names.CONFIGMAP_ANNOTATION: configmap_of(pod),
+    }
+    if uuids:
+        annotations[names.GPU_UUIDS_ANNOTATION] = ",".join(uuids)
     return {
         "metadata": {
             "labels": _groups_labels(meta.get("labels") or {}, fraction.groups),
-            "annotations": {
-                names.RECEIVED_RESOURCE_TYPE_ANNOTATION: RESOURCE_TYPE_FRACTION,
-                names.CONFIGMAP_ANNOTATION: configmap_of(pod),
-            },
+            "annotations": annotations,
         }
     }
 

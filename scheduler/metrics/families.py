@@ -81,8 +81,9 @@ class Metrics:
         )
         self.gpu_reservations = Counter(
             "podmuster_binder_gpu_reservation_pods_total",
-            "GPU reservation pods by event (created, deleted, timed_out); sharing pods "
-            "deleted because their reservation pod was gone (orphan_deleted)",
+            "GPU reservation pods by event (created, deleted, timed_out, restored: re-created "
+            "for running pods); sharing pods deleted because their reservation pod was gone "
+            "(orphan_deleted)",
             ("event",),
             registry=r,
         )

@@ -204,6 +204,7 @@ def test_non_default_values(helm: Helm) -> None:
     assert not scheduler.leader_elect
     binder = parser.parse_args(args_of(rendered, "binder"))
     assert binder.workers == 3
+    assert binder.scheduler_name == "podmuster"  # its own work only, beside KAI
     assert binder.resource_reservation_runtime_class == ""
     assert binder.resource_reservation_allocation_timeout == 5
     assert binder.resource_reservation_namespace == "kai-resource-reservation"

@@ -9,12 +9,15 @@ inside KAI's reservation image (``gpus.FakeDevicePlugin``): a background thread 
 every Running reservation pod with a fake UUID (``GPU-<hash>``), except on nodes whose
 GPUs it is told are broken.
 Covered: one pod; two pods sharing one reservation pod; both deleted, the reservation
-pod goes; a reservation pod deleted, its sharing pod goes with an Event; a reservation
-that never reports, the BindRequest fails with the timeout reason.
+pod goes; a reservation pod deleted, it is re-created on the pod's GPU and the pod kept;
+one that cannot be restored (no GPU reported), its sharing pod goes with an Event;
+another scheduler's BindRequest and running sharing pod left alone; a reservation that
+never reports, the BindRequest fails with the timeout reason and a BindingError Event.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -152,16 +155,71 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
     wait_for("the reservation pod deleted", lambda: not reservations_of(cluster, group), timeout=30)
 
 
-def test_a_sharing_pod_whose_reservation_pod_is_lost_is_deleted(
+def test_a_lost_reservation_pod_is_restored_and_its_sharing_pod_kept(
     cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
+) -> None:
+    """As after helm uninstall and reinstall: the reservation pod (and the pod's ConfigMap)
+    are gone while the sharing pod runs. The device plugin gives the re-created reservation
+    pod the same GPU (the fake's UUID hashes node and pod name), so the pod is kept."""
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl.create(sharing_pod(namespace, "kept-0"))
+    fraction_request(cluster, namespace, "kept-0", gpu_node, group)
+    succeeded(cluster, namespace, "kept-0")
+    [reservation] = reservations_of(cluster, group)
+    gpu = reservation["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"]
+    pod = cluster.kubectl.get("pod", "kept-0", "-n", namespace)
+    assert pod["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == gpu
+    assert reservation["metadata"]["labels"]["podmuster.io/created-by"] == "binder"
+    assert reservation["metadata"]["labels"]["podmuster.io/scheduler-name"] == "kai-scheduler"
+    wait_for(
+        "kept-0 Running",
+        lambda: (
+            cluster.kubectl.get("pod", "kept-0", "-n", namespace)["status"].get("phase")
+            == "Running"
+        ),
+        timeout=30,
+    )
+    cluster.kubectl.run("delete", "configmap", "kept-0-shared-gpu", "-n", namespace)
+    old_uid = reservation["metadata"]["uid"]
+    cluster.kubectl.run("delete", "pod", reservation["metadata"]["name"], "-n", RESERVATIONS)
+    restored = wait_for(
+        "the reservation pod re-created and reporting the pod's GPU",
+        lambda: [
+            r for r in reservations_of(cluster, group)
+            if r["metadata"]["uid"] != old_uid
+            and (r["metadata"].get("annotations") or {}).get("run.ai/reserve_for_gpu_index")
+        ],
+        timeout=30,
+    )  # fmt: skip
+    annotations = restored[0]["metadata"]["annotations"]
+    assert annotations["podmuster.io/restored-for-gpu"] == gpu
+    assert annotations["run.ai/reserve_for_gpu_index"] == gpu
+    time.sleep(TIMEOUT + 3)  # past the allocation timeout and the grace: still there
+    assert cluster.kubectl.exists("pod", "kept-0", "-n", namespace)
+    assert len(reservations_of(cluster, group)) == 1
+    assert not [e for e in events(cluster, namespace, "Pod", "kept-0")
+                if e["reason"] == "GPUReservationLost"]  # fmt: skip
+
+
+def test_a_sharing_pod_whose_reservation_cannot_be_restored_is_deleted(
+    cluster: Cluster,
+    namespace: str,
+    gpu_node: str,
+    binder: ManagedProcess,
+    device_plugin: FakeDevicePlugin,
 ) -> None:
     group = f"grp-{uuid.uuid4().hex[:8]}"
     cluster.kubectl.create(sharing_pod(namespace, "lost-0"))
     fraction_request(cluster, namespace, "lost-0", gpu_node, group)
     succeeded(cluster, namespace, "lost-0")
     [reservation] = reservations_of(cluster, group)
+    device_plugin.broken.add(gpu_node)  # the re-created one never gets a GPU
     cluster.kubectl.run("delete", "pod", reservation["metadata"]["name"], "-n", RESERVATIONS)
-    wait_for("lost-0 deleted", lambda: gone(cluster, "pod", "lost-0", "-n", namespace), timeout=30)
+    wait_for(
+        "lost-0 deleted",
+        lambda: gone(cluster, "pod", "lost-0", "-n", namespace),
+        timeout=TIMEOUT + 30,
+    )
     [event] = wait_for(
         "a GPUReservationLost Event",
         lambda: [e for e in events(cluster, namespace, "Pod", "lost-0")
@@ -169,6 +227,31 @@ def test_a_sharing_pod_whose_reservation_pod_is_lost_is_deleted(
         timeout=15,
     )  # fmt: skip
     assert f"its GPU group {group} lost its reservation pod" in event["message"]
+    wait_for("the restore deleted", lambda: not reservations_of(cluster, group), timeout=30)
+
+
+def test_another_schedulers_work_is_left_alone(
+    cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
+) -> None:
+    """Beside KAI: the binder (serving kai-scheduler here) neither binds another
+    scheduler's BindRequest nor deletes its running sharing pod whose group has no
+    reservation pod in the binder's namespace."""
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    theirs = sharing_pod(namespace, "theirs-0")
+    theirs["spec"]["schedulerName"] = "other-scheduler"
+    cluster.kubectl.create(theirs)
+    fraction_request(cluster, namespace, "theirs-0", gpu_node, group)
+    running = sharing_pod(namespace, "theirs-1")
+    running["spec"].update({"schedulerName": "other-scheduler", "nodeName": gpu_node})
+    running["metadata"]["labels"] = {"runai-gpu-group": f"{group}-r"}
+    running["metadata"]["annotations"]["received-resource-type"] = "Fraction"
+    cluster.kubectl.create(running)
+    time.sleep(8)  # several syncs (every 5 s) and the grace (1 s)
+    assert br_status(cluster, namespace, "theirs-0") == {}
+    assert not cluster.kubectl.get("pod", "theirs-0", "-n", namespace)["spec"].get("nodeName")
+    assert not reservations_of(cluster, group)
+    assert cluster.kubectl.exists("pod", "theirs-1", "-n", namespace)
+    assert not reservations_of(cluster, f"{group}-r")  # not restored either: not ours
 
 
 def test_a_reservation_that_never_reports_fails_the_bind_request(
@@ -195,3 +278,11 @@ def test_a_reservation_that_never_reports_fails_the_bind_request(
     # Failed for good: nothing uses the group, so its reservation pod is removed.
     wait_for("the reservation pod deleted", lambda: not reservations_of(cluster, group), timeout=30)
     assert status["failedAttempts"] == 3
+    # and the pod says why (KAI's BindingError), not only the BindRequest
+    binding = [
+        e for e in events(cluster, namespace, "Pod", "stuck-0") if e["reason"] == "BindingError"
+    ]
+    assert binding
+    assert binding[-1]["type"] == "Warning"
+    assert f"Failed to bind pod {namespace}/stuck-0 to node {gpu_node}:" in binding[-1]["message"]
+    assert "did not report a GPU" in binding[-1]["message"]

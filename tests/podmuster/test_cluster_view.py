@@ -353,3 +353,57 @@ def test_a_node_pools_view_shows_only_that_pool() -> None:
     for obj in [queue("team"), ours, group("theirs")]:
         watch.informers.observe("ADDED", obj)
     assert [e["podGroup"] for e in watch.view().pending] == ["ns/ours"]
+
+
+def failed_bind(pod_name: str, reason: str, attempts: int, limit: int = 3) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.run.ai/v1alpha2",
+        "kind": "BindRequest",
+        "metadata": {"name": pod_name, "namespace": "ns", "resourceVersion": "1"},
+        "spec": {"podName": pod_name, "selectedNode": "n0", "backoffLimit": limit},
+        "status": {"phase": "Failed", "reason": reason, "failedAttempts": attempts},
+    }
+
+
+def test_a_gang_whose_bind_fails_says_the_binders_reason(watch: ClusterWatch) -> None:
+    """Found on a real cluster: with a missing RuntimeClass every fractional bind failed,
+    the reason was only on the BindRequest, and explain said "the scheduler has not
+    considered it yet"."""
+    watch.informers.observe("ADDED", group("frac", status={}))
+    placed = pod(0, group_name="frac")
+    placed["status"] = {"phase": "Pending"}  # no PodScheduled condition: it was placed
+    watch.informers.observe("ADDED", placed)
+    reason = 'creating reservation pod x: pod rejected: RuntimeClass "nvidia" not found'
+    watch.informers.observe("ADDED", failed_bind("frac-0", reason, 3))
+    watch.informers.observe("ADDED", failed_bind("train-9", "not in a group", 1))
+    entry = next(e for e in watch.view().pending if e["podGroup"] == "ns/frac")
+    assert entry["waiting"] is True
+    assert entry["bindFailures"] == [
+        {"pod": "frac-0", "node": "n0", "reason": reason, "attempts": 3, "final": True}
+    ]
+    explained = watch.explain("ns/frac")
+    assert explained is not None
+    assert explained["bindFailures"] == entry["bindFailures"]
+    text = kubectl_plugin.explain_text("Pod ns/frac-0 (PodGroup ns/frac)", explained)
+    assert "not considered" not in text
+    assert "Why: the scheduler placed its pods, but binding them failed (below)" in text
+    assert f"  pod frac-0 on node n0: {reason} (attempt 3; no retry left" in text
+    assert (
+        next(e for e in watch.view().pending if e["podGroup"] == "ns/train")["bindFailures"] == []
+    )  # a failed request of a pod that does not exist names no group
+    watch.evictions.synced.set()
+    for _, kind in watch.informers.watched:
+        watch.informers._listed(kind, _empty_listing(watch, kind))
+    page = server.render("content.html.j2", watch, 2.0)
+    assert "pod frac-0 on node n0: creating reservation pod x: pod rejected: RuntimeClass" in page
+    assert "&#34;nvidia&#34; not found (attempt 3; no retry left)" in page
+
+
+def test_a_retrying_bind_is_shown_as_retrying(watch: ClusterWatch) -> None:
+    watch.informers.observe("ADDED", failed_bind("train-0", "apiserver busy", 1))
+    entry = watch.explain("ns/train")
+    assert entry is not None
+    assert entry["bindFailures"][0]["final"] is False
+    text = kubectl_plugin.explain_text("PodGroup ns/train", entry)
+    assert "  pod train-0 on node n0: apiserver busy (attempt 1; the binder retries)" in text
+    assert "Why (the scheduler's reasons):" in text  # its own reasons still come first

@@ -297,6 +297,7 @@ topologySpreadConstraints:
 {{- end }}
 {{ include "podmuster.cycleFlags" $root }}
 {{- else if eq $component "binder" }}
+- --scheduler-name={{ $root.Values.schedulerName }}
 - --workers={{ $root.Values.binder.workers }}
 {{ include "podmuster.reservationFlags" $root }}
 {{- else if eq $component "controllers" }}

@@ -22,12 +22,13 @@ def test_every_flag_reaches_the_settings() -> None:
             "run", "binder", "--resource-reservation-namespace=gpu-rr",
             "--resource-reservation-image=img:1", "--resource-reservation-runtime-class=",
             "--resource-reservation-allocation-timeout=5", "--resource-reservation-grace=0",
-            "--cdi-enabled",
+            "--cdi-enabled", "--scheduler-name=podmuster",
         ]
     )  # fmt: skip
     assert reservation_settings(args) == Settings(
-        namespace="gpu-rr", image="img:1", runtime_class="", timeout=5.0, grace=0.0, cdi=True
-    )
+        namespace="gpu-rr", image="img:1", runtime_class="", timeout=5.0, grace=0.0, cdi=True,
+        scheduler_name="podmuster",
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -38,6 +39,8 @@ def test_every_flag_reaches_the_settings() -> None:
         ("--resource-reservation-namespace=", "must not be empty"),
         ("--workers=0", "must be >= 1"),  # a binder that would bind nothing
         ("--workers=-2", "must be >= 1"),
+        ("--scheduler-name=", "'' must be a label value"),
+        ("--scheduler-name=Pod Muster", "'Pod Muster' must be a label value"),
     ],
 )
 def test_bad_flags_are_one_line_exit_2(

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from crds.names import CREATED_BY_LABEL as CREATED_BY
 from kubeapi.errors import TransientError
 from scheduler.binder.reconciler import Binder
+from scheduler.binder.sharing import Settings
 from scheduler.component.watching import Store
 from scheduler.metrics.families import Metrics
 from tests.kits.fake_kube import FakeKube
@@ -96,11 +98,34 @@ def test_bound_elsewhere_fails_for_good() -> None:
     assert node_of(kube) == "n2"
 
 
-def test_pod_gone_fails() -> None:
+def test_pod_gone_fails_a_request_a_podmuster_scheduler_made() -> None:
     kube = world()
     kube.remove("v1", "Pod", "ns", "p")
+    asyncio.run(kube.patch(*BR, "ns", "p", {"metadata": {"labels": {CREATED_BY: "scheduler"}}}))
     asyncio.run(binder(kube).reconcile("ns", "p"))
     assert "does not exist" in status(kube)["reason"]
+
+
+def test_pod_gone_leaves_another_schedulers_request_alone() -> None:
+    kube = world()
+    kube.remove("v1", "Pod", "ns", "p")
+    assert asyncio.run(binder(kube).reconcile("ns", "p")) is None
+    assert status(kube) == {}  # KAI's binder judges its own request
+
+
+def test_another_schedulers_request_is_left_alone() -> None:
+    kube = world()
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"spec": {"schedulerName": "podmuster"}}))
+    before = len(kube.calls)
+    b = Binder(kube, metrics=Metrics(), clock=Clock())  # serves kai-scheduler
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert node_of(kube) == ""
+    assert status(kube) == {}
+    assert not [c for c in kube.calls[before:] if c[0] in ("bind", "patch", "create")]
+    mine = Binder(kube, metrics=Metrics(), reservations=Settings(scheduler_name="podmuster"))
+    assert asyncio.run(mine.reconcile("ns", "p")) is None
+    assert node_of(kube) == "n1"
+    assert status(kube) == {"phase": "Succeeded"}
 
 
 def test_transient_error_backs_off_two_to_the_n_and_persists_each_attempt() -> None:
@@ -205,3 +230,30 @@ def test_a_stale_cached_pod_is_read_again_before_a_permanent_failure() -> None:
     assert asyncio.run(b.reconcile("ns", "p")) is None
     assert status(kube) == {"phase": "Succeeded"}
     assert node_of(kube) == "n1"
+
+
+def test_a_failed_bind_is_a_warning_event_on_the_pod_first_and_last_attempt_only() -> None:
+    kube = world(limit=3)
+    clock = Clock()
+    b = binder(kube, clock)
+    for _ in range(3):
+        kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
+        again = asyncio.run(b.reconcile("ns", "p"))
+        clock.now += again or 0.0
+    first, last = kube.events  # the second attempt's failure is not repeated
+    for event in (first, last):
+        assert event["type"] == "Warning"
+        assert event["reason"] == "BindingError"  # KAI binder's reason
+        assert event["involvedObject"]["kind"] == "Pod"
+        assert event["involvedObject"]["name"] == "p"
+        assert event["message"].startswith("Failed to bind pod ns/p to node n1: binding pod p:")
+    assert first["message"].endswith("(attempt 1; retrying in 1s)")
+    assert last["message"].endswith(
+        "(attempt 3; no retry left: the scheduler places the pod again)"
+    )
+
+
+def test_a_success_is_no_event() -> None:
+    kube = world()
+    asyncio.run(binder(kube).reconcile("ns", "p"))
+    assert kube.events == []

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from scheduler.binder.sharing import Settings
 from scheduler.binder.syncing import Plan, groups_of, plan
 
 NS = "kai-resource-reservation"
@@ -15,7 +18,12 @@ def reservation(group: str, deleting: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "name": f"gpu-reservation-{group}",
         "namespace": NS,
-        "labels": {"app": "kai-resource-reservation", "runai-gpu-group": group},
+        "labels": {
+            "app": "kai-resource-reservation",
+            "runai-gpu-group": group,
+            "podmuster.io/created-by": "binder",
+            "podmuster.io/scheduler-name": "kai-scheduler",
+        },
     }
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
@@ -36,7 +44,8 @@ def sharer(
     }
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {"metadata": meta, "spec": {"nodeName": node}, "status": {"phase": phase}}
+    spec = {"nodeName": node, "schedulerName": "kai-scheduler"}
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
 
 
 def bind_request(*groups: str, phase: str | None = None, failed: int = 0) -> dict[str, Any]:
@@ -60,8 +69,10 @@ def run(
     grace: float = 0.0,
     now: float = 0.0,
     since: dict[str, float] | None = None,
+    timeout: float = 40.0,
 ) -> Plan:
-    return plan(pods, requests or [], namespace=NS, grace=grace, now=now, since=since or {})
+    settings = Settings(namespace=NS, grace=grace, timeout=timeout)
+    return plan(pods, requests or [], settings=settings, now=now, since=since or {})
 
 
 def test_groups_of_reads_both_label_forms() -> None:
@@ -123,27 +134,110 @@ def test_a_reservation_already_being_deleted_is_not_deleted_again() -> None:
     assert run([reservation("g1", deleting=True)]).reservations == []
 
 
-def test_a_sharing_pod_whose_reservation_is_gone_is_deleted() -> None:
-    out = run([sharer("a", "g1"), sharer("b", "g2"), reservation("g2")])
+TRIED = {"tried/g1": 0.0, "tried/g2": 0.0}  # a restore was tried and failed
+
+
+def restores(out: Plan) -> list[tuple[str, str, list[str]]]:
+    return [(r.group, r.node, names(list(r.pods))) for r in out.restores]
+
+
+def test_a_lost_group_is_restored_before_any_pod_is_deleted() -> None:
+    out = run([sharer("a", "g1"), sharer("c", "g1"), sharer("b", "g2"), reservation("g2")])
+    assert out.orphans == []
+    assert restores(out) == [("g1", "n1", ["a", "c"])]
+
+
+def test_a_sharing_pod_whose_reservation_is_gone_is_deleted_once_the_restore_was_tried() -> None:
+    out = run([sharer("a", "g1"), sharer("b", "g2"), reservation("g2")], since=TRIED)
     assert [(p["metadata"]["name"], g) for p, g in out.orphans] == [("a", "g1")]
+    assert out.restores == []
+    assert "tried/g1" in out.since  # remembered while the group has no reservation pod
+    assert "tried/g2" not in out.since  # g2 is held again: forgotten
 
 
 def test_a_reservation_being_deleted_counts_as_gone() -> None:
-    out = run([sharer("a", "g1"), reservation("g1", deleting=True)])
+    out = run([sharer("a", "g1"), reservation("g1", deleting=True)], since=TRIED)
     assert names([p for p, _ in out.orphans]) == ["a"]
 
 
 def test_multi_device_pod_losing_one_group() -> None:
-    out = run([sharer("a", "g1", "g2"), reservation("g1")])
+    pods = [sharer("a", "g1", "g2"), reservation("g1")]
+    assert restores(run(pods)) == [("g2", "n1", ["a"])]
+    out = run(pods, since=TRIED)
     assert [(p["metadata"]["name"], g) for p, g in out.orphans] == [("a", "g2")]
 
 
 def test_orphans_wait_for_the_grace_and_skip_pods_already_going() -> None:
     pods = [sharer("a", "g1"), sharer("b", "g1", deleting=True)]
-    first = run(pods, grace=5, now=0)
+    first = run(pods, grace=5, now=0, since=TRIED)
     assert first.orphans == []
     later = run(pods, grace=5, now=5, since=first.since)
     assert names([p for p, _ in later.orphans]) == ["a"]
+
+
+def restored(uuid: str = "", expected: str = "GPU-a", phase: str = "Running") -> dict[str, Any]:
+    pod = reservation("g1")
+    pod["metadata"]["annotations"] = {"podmuster.io/restored-for-gpu": expected}
+    if uuid:
+        pod["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = uuid
+    pod["status"]["phase"] = phase
+    return pod
+
+
+def test_a_restore_that_gets_the_pods_gpu_holds_the_group() -> None:
+    out = run([sharer("a", "g1"), restored("GPU-a", expected="GPU-x,GPU-a")], since=TRIED)
+    assert (out.orphans, out.reservations, out.restores) == ([], [], [])
+    assert "tried/g1" not in out.since
+
+
+def test_a_restore_waits_for_its_gpu_up_to_the_timeout() -> None:
+    pods = [sharer("a", "g1"), restored(phase="Pending")]
+    waiting = run(pods, now=100, since={"tried/g1": 99}, timeout=10)
+    assert (waiting.orphans, waiting.reservations, waiting.restores) == ([], [], [])
+    assert waiting.since["tried/g1"] == 99
+    late = run(pods, now=110, since=waiting.since, timeout=10)
+    assert names(late.reservations) == ["gpu-reservation-g1"]
+    assert names([p for p, _ in late.orphans]) == ["a"]  # grace 0
+    assert late.restores == []  # tried once
+
+
+@pytest.mark.parametrize(
+    "pod", [restored("GPU-b"), restored(phase="Failed")], ids=["another-gpu", "failed"]
+)
+def test_a_restore_on_another_gpu_or_failed_is_deleted_with_its_users(pod: Any) -> None:
+    out = run([sharer("a", "g1"), pod], since={"tried/g1": 0.0})
+    assert names(out.reservations) == ["gpu-reservation-g1"]
+    assert names([p for p, _ in out.orphans]) == ["a"]
+    assert out.restores == []
+
+
+def test_another_schedulers_sharing_pods_are_not_this_binders() -> None:
+    kai = sharer("kai", "g1")
+    kai["spec"]["schedulerName"] = "kai-scheduler"
+    theirs = reservation("g2")
+    theirs["metadata"]["labels"] = {"app": "kai-resource-reservation", "runai-gpu-group": "g2"}
+    out = plan(
+        [kai, reservation("g1"), sharer("other", "g3"), theirs],
+        [],
+        settings=Settings(namespace=NS, grace=0.0, scheduler_name="podmuster"),
+        now=0.0,
+        since=TRIED,
+    )
+    # kai's pod keeps no group of ours; its group g1's pod, labelled for kai-scheduler,
+    # is not ours to delete either; an unlabelled reservation pod (KAI's) is left alone
+    assert out.reservations == []
+    assert (out.orphans, out.restores) == ([], [])
+
+
+def test_only_own_reservation_pods_are_deleted() -> None:
+    other = reservation("g1")
+    other["metadata"]["labels"]["podmuster.io/scheduler-name"] = "another-podmuster"
+    kai = reservation("g2")
+    del kai["metadata"]["labels"]["podmuster.io/created-by"]
+    del kai["metadata"]["labels"]["podmuster.io/scheduler-name"]
+    assert run([other, kai, reservation("g3")]).reservations == [reservation("g3")]
+    # and they still hold their group for a pod of ours (never deleted for lack of one)
+    assert run([sharer("a", "g2"), kai]).orphans == []
 
 
 def test_pods_not_marked_fraction_are_never_deleted() -> None:
@@ -155,6 +249,6 @@ def test_pods_not_marked_fraction_are_never_deleted() -> None:
 def test_reservation_pods_elsewhere_are_not_reservations() -> None:
     other = reservation("g1")
     other["metadata"]["namespace"] = "ml"
-    out = run([other, sharer("a", "g1")])
+    out = run([other, sharer("a", "g1")], since=TRIED)
     assert out.reservations == []
     assert names([p for p, _ in out.orphans]) == ["a"]

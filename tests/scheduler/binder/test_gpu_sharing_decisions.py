@@ -104,7 +104,13 @@ def test_the_reservation_pod() -> None:
     pod = reservation_pod("n1", "g1", SETTINGS)
     meta, spec = pod["metadata"], pod["spec"]
     assert meta["namespace"] == "kai-resource-reservation"
-    assert meta["labels"] == {"app": "kai-resource-reservation", "runai-gpu-group": "g1"}
+    assert meta["labels"] == {
+        "app": "kai-resource-reservation",
+        "runai-gpu-group": "g1",
+        # this binder's, so its sync and the chart's cleanup touch no other reservation pod
+        "podmuster.io/created-by": "binder",
+        "podmuster.io/scheduler-name": "kai-scheduler",
+    }
     assert meta["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
     assert spec["nodeName"] == "n1"
     assert "schedulerName" not in spec
@@ -114,7 +120,10 @@ def test_the_reservation_pod() -> None:
     resources = spec["containers"][0]["resources"]
     assert resources["limits"]["nvidia.com/gpu"] == "1"
     assert resources["requests"]["nvidia.com/gpu"] == "1"
-    bare = reservation_pod("n1", "g1", Settings(runtime_class="", namespace="rr", image="img"))
+    bare = reservation_pod(
+        "n1", "g1", Settings(runtime_class="", namespace="rr", image="img", scheduler_name="pm")
+    )
+    assert bare["metadata"]["labels"]["podmuster.io/scheduler-name"] == "pm"
     assert "runtimeClassName" not in bare["spec"]
     assert bare["metadata"]["namespace"] == "rr"
     assert bare["spec"]["containers"][0]["image"] == "img"
@@ -208,6 +217,11 @@ def test_pod_patch_one_device() -> None:
             },
         }
     }
+
+
+def test_pod_patch_records_the_gpus() -> None:
+    patch = pod_patch(user_pod(), TWO, ("GPU-1", "GPU-2"))
+    assert patch["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-1,GPU-2"
 
 
 def test_pod_patch_several_devices_replaces_stale_group_labels() -> None:

@@ -111,6 +111,7 @@ def test_reserves_waits_labels_writes_configmap_and_binds() -> None:
     assert bound["spec"]["nodeName"] == "n1"
     assert bound["metadata"]["labels"] == {"runai-gpu-group": "g1"}
     assert bound["metadata"]["annotations"]["received-resource-type"] == "Fraction"
+    assert bound["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-aaa"
     cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
     assert cm is not None
     assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.50"}
@@ -236,15 +237,47 @@ def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
     assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="deleted") == 1
 
 
-def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() -> None:
-    kube, clock = world(), Clock()
-    b = binder(kube, clock, grace=0.0)
+def lose_the_reservation(kube: FakeKube, b: Binder) -> None:
+    """p bound and Running on GPU-aaa; then its reservation pod is gone (an uninstall)."""
     asyncio.run(b.reconcile("ns", "p"))
     report_gpu(kube, "g1", "GPU-aaa")
     asyncio.run(b.reconcile("ns", "p"))
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"status": {"phase": "Running"}}))
     kube.remove("v1", "Pod", RNS, reservation_name("n1", "g1"))
+
+
+def test_sync_restores_a_lost_reservation_on_the_gpu_its_pods_use() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    lose_the_reservation(kube, b)
+    kube.remove("v1", "ConfigMap", "ns", "p-abc-shared-gpu")  # the uninstall cleanup's too
     load_caches(b, kube)
     asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", "ns", "p") is not None  # not deleted: restored first
+    again = pod(kube, reservation_name("n1", "g1"), RNS)
+    assert again["metadata"]["annotations"]["podmuster.io/restored-for-gpu"] == "GPU-aaa"
+    assert again["spec"]["nodeName"] == "n1"
+    assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="restored") == 1
+    report_gpu(kube, "g1", "GPU-aaa")  # the device plugin gave it the same GPU
+    for _ in range(3):
+        clock.now += 60
+        load_caches(b, kube)
+        asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", "ns", "p") is not None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
+    assert not kube.events
+
+
+def test_sync_deletes_a_sharing_pod_whose_restore_got_another_gpu_with_an_event() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    lose_the_reservation(kube, b)
+    load_caches(b, kube)
+    asyncio.run(b.sync())  # restore created
+    report_gpu(kube, "g1", "GPU-bbb")  # another GPU: p's GPU is not held
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
     assert kube.stored("v1", "Pod", "ns", "p") is None
     assert (
         b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="orphan_deleted") == 1
@@ -253,6 +286,48 @@ def test_sync_deletes_a_sharing_pod_that_lost_its_reservation_with_an_event() ->
     assert event["reason"] == "GPUReservationLost"
     assert event["involvedObject"]["name"] == "p"
     assert "ns/p deleted: its GPU group g1 lost its reservation pod" in event["message"]
+    load_caches(b, kube)
+    asyncio.run(b.sync())  # tried once: no second restore
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+
+
+def test_sync_restores_from_the_configmap_for_a_pod_an_older_binder_bound() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    lose_the_reservation(kube, b)
+    no_record = {"metadata": {"annotations": {"podmuster.io/gpu-uuids": None}}}
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", no_record))
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    again = pod(kube, reservation_name("n1", "g1"), RNS)
+    assert again["metadata"]["annotations"]["podmuster.io/restored-for-gpu"] == "GPU-aaa"
+
+
+def test_sync_deletes_a_sharing_pod_whose_gpu_is_unknown() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    lose_the_reservation(kube, b)
+    kube.remove("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    no_record = {"metadata": {"annotations": {"podmuster.io/gpu-uuids": None}}}
+    asyncio.run(kube.patch("v1", "Pod", "ns", "p", no_record))  # bound by an older binder
+    load_caches(b, kube)
+    asyncio.run(b.sync())  # cannot restore: tried
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", "ns", "p") is None
+
+
+def test_sync_leaves_another_schedulers_sharing_pod_alone() -> None:
+    kube, clock = world(), Clock()
+    b = binder(kube, clock, grace=0.0)
+    lose_the_reservation(kube, b)
+    other = binder(kube, clock, grace=0.0, scheduler_name="podmuster")
+    for _ in range(3):
+        load_caches(other, kube)
+        asyncio.run(other.sync())
+    assert kube.stored("v1", "Pod", "ns", "p") is not None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None  # no restore
 
 
 def test_the_running_binder_is_woken_by_the_reservation_pod() -> None:
