@@ -336,3 +336,16 @@ def test_notes_say_the_default_image_is_not_published(helm: Helm) -> None:
 
     assert "podmuster publishes no\nimage" in notes()
     assert "publishes no" not in notes("--set", "image.repository=registry.example/podmuster")
+
+
+def test_notes_keep_each_line_apart(helm: Helm) -> None:
+    """The image paragraph is conditional: with an image of one's own (the documented
+    install), its template tags must not eat the newline before "Check the components"."""
+    for extra in ((), ("--set", "image.repository=registry.example/podmuster")):
+        out = helm.run(
+            "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+            *extra,
+        )  # fmt: skip
+        notes = out[out.index("NOTES:") :]
+        assert "schedulerName: kai-scheduler\n\n" in notes, notes
+        assert "\n\nCheck the components:\n" in notes, notes
