@@ -326,10 +326,11 @@ def test_dashboard_configmap_is_off_by_default(helm: Helm) -> None:
 def test_service_monitor_options(helm: Helm) -> None:
     rendered = helm.template(
         {"metrics": {"serviceMonitor": {"enabled": True, "namespace": "monitoring",
-                                        "scrapeTimeout": "10s"}}}
+                                        "scrapeTimeout": "10s"}}},
+        api_versions=["monitoring.coreos.com/v1/ServiceMonitor"],
     )  # fmt: skip
     monitors = rendered.of_kind("ServiceMonitor")
-    assert len(monitors) == 4
+    assert len(monitors) == 5  # podgrouper, scheduler, binder, controllers, webhooks
     for monitor in monitors:
         assert monitor["metadata"]["namespace"] == "monitoring"
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.chart
 COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
 DEPLOYMENTS = (*COMPONENTS, "webhooks")
 HOOK_ACCOUNTS = ("podmuster-cleanup", "podmuster-crd-upgrade")
+SERVICE_MONITOR_API = "monitoring.coreos.com/v1/ServiceMonitor"
+"""Served where the Prometheus Operator's CRDs are; only then are ServiceMonitors made."""
 """The hook Jobs' ServiceAccounts (test_chart_hooks.py), rendered by default."""
 
 
@@ -66,7 +68,7 @@ def test_defaults_render_every_component(helm: Helm) -> None:
         [*names, "podmuster-crd-upgrade", "podmuster-cleanup"]
     )
     assert rendered.names("PodDisruptionBudget") == names
-    metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
+    metrics = [f"podmuster-{c}-metrics" for c in DEPLOYMENTS]
     assert rendered.names("Service") == sorted([*metrics, "podmuster-webhooks"])
     assert rendered.names("ServiceMonitor") == []
     assert rendered.names("CustomResourceDefinition") == [
@@ -185,7 +187,7 @@ def test_non_default_values(helm: Helm) -> None:
         "defaultQueues": {"create": False},
         "webhooks": {"enabled": False},
     }
-    rendered = helm.template(values)
+    rendered = helm.template(values, api_versions=[SERVICE_MONITOR_API])
     parser = build_parser()
     grouper = parser.parse_args(args_of(rendered, "podgrouper"))
     assert grouper.scheduler_name == "podmuster"
@@ -348,3 +350,56 @@ def test_notes_keep_each_line_apart(helm: Helm) -> None:
         notes = out[out.index("NOTES:") :]
         assert "schedulerName: kai-scheduler\n\n" in notes, notes
         assert "\n\nCheck the components:\n" in notes, notes
+
+
+@pytest.mark.parametrize("mode", ["components", "all"])
+def test_every_deployment_gets_a_pdb_a_metrics_service_and_a_service_monitor(
+    helm: Helm, mode: str
+) -> None:
+    """install.md promises a PodDisruptionBudget and /metrics (Service, ServiceMonitor) per
+    Deployment: the node-scale-adjuster, the dashboard and the webhooks included. Each
+    Service's target port is a port of the Deployment's container."""
+    values = {
+        "mode": mode,
+        "dashboard": {"enabled": True},
+        "clusterAutoscaling": {"enabled": True},
+        "metrics": {"serviceMonitor": {"enabled": True}},
+    }
+    rendered = helm.template(values, api_versions=[SERVICE_MONITOR_API])
+    names = rendered.names("Deployment")
+    assert {"podmuster-dashboard", "podmuster-node-scale-adjuster", "podmuster-webhooks"} <= set(
+        names
+    )
+    assert rendered.names("PodDisruptionBudget") == names
+    assert rendered.names("ServiceMonitor") == names
+    for name in names:
+        service = rendered.get("Service", f"{name}-metrics")
+        pod = rendered.get("Deployment", name)["spec"]["template"]
+        assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+        ports = {
+            p["name"]: p["containerPort"]
+            for p in container(rendered.get("Deployment", name))["ports"]
+        }
+        assert ports["metrics"] == 8080, name
+        assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+        args = build_parser().parse_args(container(rendered.get("Deployment", name))["args"])
+        assert args.metrics_port == 8080, name
+
+
+def test_service_monitors_wait_for_the_prometheus_operator(helm: Helm) -> None:
+    """Without the Operator's CRDs a ServiceMonitor fails the whole install: none is
+    rendered, and NOTES says so."""
+    values = {"metrics": {"serviceMonitor": {"enabled": True}}}
+    assert helm.template(values).names("ServiceMonitor") == []
+    assert (
+        len(helm.template(values, api_versions=[SERVICE_MONITOR_API]).names("ServiceMonitor")) == 5
+    )
+    out = helm.run(
+        "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+        "--set", "metrics.serviceMonitor.enabled=true",
+    )  # fmt: skip
+    assert "serves no monitoring.coreos.com/v1\nServiceMonitor" in out
+    out = helm.run(
+        "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+    )  # fmt: skip
+    assert "serves no" not in out  # not enabled: nothing to say

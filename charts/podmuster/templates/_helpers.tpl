@@ -401,3 +401,80 @@ setting (templates/checks.yaml). */}}
 {{- fail "queueAdmission.allQueues needs webhooks.enabled and queueAdmission.enabled: the gate is put on pods by the mutating webhook, so without it no pod is gated" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* What every Deployment gets beside itself: list (root, component). A
+PodDisruptionBudget (podDisruptionBudget), a Service on its metrics port
+(metrics.service; every component serves /metrics there, the webhooks and the dashboard
+too) and a ServiceMonitor for it (metrics.serviceMonitor), the latter only when the API
+server serves monitoring.coreos.com/v1 ServiceMonitors: without the Prometheus
+Operator's CRDs one would fail the whole install (NOTES.txt says it was left out).
+`helm template` knows no cluster: pass --api-versions monitoring.coreos.com/v1/ServiceMonitor. */}}
+{{- define "podmuster.serviceMonitorServed" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}true{{ end -}}
+{{- end -}}
+
+{{- define "podmuster.componentExtras" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $name := include "podmuster.componentName" (list $root $component) -}}
+{{- if $root.Values.podDisruptionBudget.enabled }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+spec:
+  maxUnavailable: {{ $root.Values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "podmuster.selectorLabels" (list $root $component) | nindent 6 }}
+{{- end }}
+{{- if $root.Values.metrics.service.enabled }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $name }}-metrics
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "podmuster.selectorLabels" (list $root $component) | nindent 4 }}
+  ports:
+    - name: metrics
+      port: {{ $root.Values.metricsPort }}
+      targetPort: metrics
+      protocol: TCP
+{{- end }}
+{{- if and $root.Values.metrics.serviceMonitor.enabled (include "podmuster.serviceMonitorServed" $root) }}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ $name }}
+  namespace: {{ default $root.Release.Namespace $root.Values.metrics.serviceMonitor.namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+    {{- with $root.Values.metrics.serviceMonitor.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  namespaceSelector:
+    matchNames: [{{ $root.Release.Namespace }}]
+  selector:
+    matchLabels:
+      {{- include "podmuster.selectorLabels" (list $root $component) | nindent 6 }}
+  endpoints:
+    - port: metrics
+      path: /metrics
+      interval: {{ $root.Values.metrics.serviceMonitor.interval }}
+      {{- with $root.Values.metrics.serviceMonitor.scrapeTimeout }}
+      scrapeTimeout: {{ . }}
+      {{- end }}
+{{- end }}
+{{- end -}}
