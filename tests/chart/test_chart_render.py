@@ -403,3 +403,33 @@ def test_service_monitors_wait_for_the_prometheus_operator(helm: Helm) -> None:
         "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
     )  # fmt: skip
     assert "serves no" not in out  # not enabled: nothing to say
+
+
+def test_the_documented_install_beside_kai_leaves_kais_objects_alone(helm: Helm) -> None:
+    """install.md's command for installing beside KAI: another scheduler name, no
+    PriorityClasses (KAI's exist; Helm will not adopt them) and a reservation namespace
+    that is not KAI's (Helm will not adopt it, and the cleanup would delete KAI's
+    reservation pods there)."""
+    text = (REPO / "docs" / "install.md").read_text()
+    block = text[text.index("Beside KAI, the install needs") :]
+    block = block[block.index("```bash") : block.index("```\n", block.index("```bash") + 7)]
+    sets = [a for a in block.replace("\\\n", " ").split() if "=" in a and not a.startswith("-")]
+    values: dict[str, Any] = {}
+    for assignment in sets:
+        path, _, value = assignment.partition("=")
+        *parents, leaf = path.split(".")
+        node = values
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = {"false": False, "true": True}.get(value, value)
+    rendered = helm.template(values)
+    assert values["schedulerName"] != "kai-scheduler"
+    assert rendered.names("PriorityClass") == []
+    reservation = values["binder"]["resourceReservation"]["namespace"]
+    assert reservation != "kai-resource-reservation"
+    assert "kai-resource-reservation" not in rendered.names("Namespace")
+    binder = build_parser().parse_args(args_of(rendered, "binder"))
+    assert binder.resource_reservation_namespace == reservation
+    cleanup = next(j for j in rendered.of_kind("Job") if j["metadata"]["name"].endswith("cleanup"))
+    for box in cleanup["spec"]["template"]["spec"]["containers"]:
+        assert "kai-resource-reservation" not in box["args"][:4], box
