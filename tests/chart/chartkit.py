@@ -144,9 +144,13 @@ class Helm:
         *,
         release: str = RELEASE,
         namespace: str = NAMESPACE,
+        api_versions: Sequence[str] = (),
     ) -> Rendered:
-        """``helm template`` with the CRDs and hooks included, parsed."""
+        """``helm template`` with the CRDs and hooks included, parsed. ``api_versions``:
+        what the cluster would serve beyond Kubernetes' own (``--api-versions``)."""
         args = ["template", release, str(CHART), "--namespace", namespace, "--include-crds"]
+        for api in api_versions:
+            args += ["--api-versions", api]
         out = self._run_with_values(args, values)
         return Rendered([d for d in yaml.safe_load_all(out) if d])
 

@@ -102,6 +102,41 @@ def test_every_hook_object_is_deleted_once_it_succeeded(helm: Helm) -> None:
         assert set(policy.split(",")) == {"before-hook-creation", "hook-succeeded"}, doc
 
 
+EVERY_MODES_LEASES = [
+    "podmuster-podgrouper", "podmuster-scheduler", "podmuster-binder",
+    "podmuster-controllers", "podmuster-all", "podmuster-node-scale-adjuster",
+]  # fmt: skip
+
+
+def leases_granted(rendered: Rendered) -> set[str]:
+    """The Lease names the components' leader-election Roles grant."""
+    return {
+        name
+        for role in rendered.of_kind("Role")
+        if role["metadata"]["name"].endswith("-leader-election")
+        for rule in role["rules"]
+        for name in rule.get("resourceNames", [])
+    }
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{}, {"mode": "all"}, {"clusterAutoscaling": {"enabled": True}},
+     {"leaderElection": {"enabled": False}}],
+    ids=["components", "all", "node-scale-adjuster", "no leader election"],
+)  # fmt: skip
+def test_cleanup_deletes_the_leases_of_every_mode(helm: Helm, values: dict[str, Any]) -> None:
+    """The cleanup Job runs with the last release's values, so it deletes the Leases of
+    every mode and component: a release switched from mode all to components (or that
+    turned leader election or the node-scale-adjuster off) leaves no podmuster-all."""
+    rendered = helm.template(values)
+    boxes = {c["name"]: c for c in job_containers(rendered, "podmuster-cleanup")}
+    args = boxes["leases"]["args"]
+    assert args[:5] == ["delete", "leases", "--namespace", NAMESPACE, "--ignore-not-found"]
+    assert args[5:] == EVERY_MODES_LEASES
+    assert leases_granted(rendered) <= set(EVERY_MODES_LEASES)
+
+
 def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
     values = {
         "binder": {"resourceReservation": {"createNamespace": False, "namespace": "gpu-res"}},
@@ -116,19 +151,9 @@ def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
         ("Role", f"{name}-reservation-pods"), ("RoleBinding", f"{name}-reservation-pods"),
         ("Role", f"{name}-scaling-pods"), ("RoleBinding", f"{name}-scaling-pods"),
     }  # fmt: skip
-    leases = [
-        "podmuster-podgrouper", "podmuster-scheduler", "podmuster-binder",
-        "podmuster-controllers", "podmuster-scheduler-a100", "podmuster-node-scale-adjuster",
-    ]  # fmt: skip
-    # the same names as the leader-election Roles grant
-    granted = {
-        name
-        for role in rendered.of_kind("Role")
-        if role["metadata"]["name"].endswith("-leader-election")
-        for rule in role["rules"]
-        for name in rule.get("resourceNames", [])
-    }
-    assert granted == set(leases)
+    leases = [*EVERY_MODES_LEASES, "podmuster-scheduler-a100"]
+    # every name the leader-election Roles grant, and the other mode's too
+    assert leases_granted(rendered) == set(leases) - {"podmuster-all"}
     boxes = {c["name"]: c for c in job_containers(rendered, name)}
     assert boxes["leases"]["args"] == [
         "delete", "leases", "--namespace", NAMESPACE, "--ignore-not-found", *leases,
@@ -301,10 +326,11 @@ def test_dashboard_configmap_is_off_by_default(helm: Helm) -> None:
 def test_service_monitor_options(helm: Helm) -> None:
     rendered = helm.template(
         {"metrics": {"serviceMonitor": {"enabled": True, "namespace": "monitoring",
-                                        "scrapeTimeout": "10s"}}}
+                                        "scrapeTimeout": "10s"}}},
+        api_versions=["monitoring.coreos.com/v1/ServiceMonitor"],
     )  # fmt: skip
     monitors = rendered.of_kind("ServiceMonitor")
-    assert len(monitors) == 4
+    assert len(monitors) == 5  # podgrouper, scheduler, binder, controllers, webhooks
     for monitor in monitors:
         assert monitor["metadata"]["namespace"] == "monitoring"
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}

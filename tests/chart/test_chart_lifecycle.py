@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from chartkit import CHART, Helm, token_kubeconfig
-from test_chart_apply import may, release_name, reservations_in
+from test_chart_apply import kai_queue, may, release_name, reservations_in
 
 from crds.names import ADMISSION_GATE, DEFAULT_SCHEDULER_NAME
 from scheduler.binder.sharing import Fraction, configmap
@@ -348,3 +348,56 @@ def test_install_upgrade_uninstall_with_hooks(
                 "apply", "--server-side", "--force-conflicts",
                 "--field-manager=podmuster-chart-test", "-f", str(CHART / "crds"),
             )  # fmt: skip
+
+
+def test_install_leaves_existing_queues_alone(helm: Helm, cluster: Cluster, namespace: str) -> None:
+    """A default queue that exists already (a reinstall, or KAI's when installing beside
+    it) keeps its quotas and uid; only a missing one is created. Helm's default hook
+    policy, before-hook-creation, would delete it and create it afresh with quota 0."""
+    release = release_name()
+    parent, child = f"{release}-parent", f"{release}-default"
+    values: dict[str, Any] = {
+        "priorityClasses": {"create": False},
+        "defaultQueues": {"parent": {"name": parent}, "child": {"name": child}},
+        "crdUpgrade": {"enabled": False},
+        "cleanup": {"enabled": False},
+        # no webhook pod runs here: a Queue webhook would refuse the quota patch below
+        "webhooks": {"enabled": False},
+        **reservations_in(namespace),
+    }
+    gpu = {"quota": 4, "limit": -1, "overQuotaWeight": 1}
+
+    def queue(name: str) -> tuple[str, Any]:
+        got = cluster.kubectl.get("queues.scheduling.run.ai", name)
+        return got["metadata"]["uid"], got["spec"]["resources"]["gpu"]
+
+    def install() -> None:
+        with helm.started(
+            *helm_args("install", release, namespace, cluster), values=values
+        ) as proc:
+            finish(proc, "helm install")
+
+    try:
+        cluster.kubectl.create(kai_queue(parent, resources={"gpu": gpu}))
+        before = queue(parent)
+        install()
+        assert queue(parent) == before  # left alone
+        uid, created = queue(child)  # missing, so created
+        assert created == {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+        assert (
+            cluster.kubectl.get("queues.scheduling.run.ai", child)["spec"]["parentQueue"] == parent
+        )
+        # the platform team gives the child a quota; a reinstall keeps it
+        cluster.kubectl.run("patch", "queues.scheduling.run.ai", child, "--type=merge",
+                            "-p", json.dumps({"spec": {"resources": {"gpu": gpu}}}))  # fmt: skip
+        helm.run(*helm_args("uninstall", release, namespace, cluster))
+        install()
+        assert queue(child) == (uid, gpu)
+        assert queue(parent) == before
+    finally:
+        try:
+            helm.run(*helm_args("uninstall", release, namespace, cluster), "--no-hooks",
+                     "--ignore-not-found")  # fmt: skip
+        finally:
+            cluster.kubectl.run("delete", "queues.scheduling.run.ai", child, parent,
+                                "--ignore-not-found")  # fmt: skip

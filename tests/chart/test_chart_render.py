@@ -22,6 +22,8 @@ pytestmark = pytest.mark.chart
 COMPONENTS = ("podgrouper", "scheduler", "binder", "controllers")
 DEPLOYMENTS = (*COMPONENTS, "webhooks")
 HOOK_ACCOUNTS = ("podmuster-cleanup", "podmuster-crd-upgrade")
+SERVICE_MONITOR_API = "monitoring.coreos.com/v1/ServiceMonitor"
+"""Served where the Prometheus Operator's CRDs are; only then are ServiceMonitors made."""
 """The hook Jobs' ServiceAccounts (test_chart_hooks.py), rendered by default."""
 
 
@@ -66,7 +68,7 @@ def test_defaults_render_every_component(helm: Helm) -> None:
         [*names, "podmuster-crd-upgrade", "podmuster-cleanup"]
     )
     assert rendered.names("PodDisruptionBudget") == names
-    metrics = [f"podmuster-{c}-metrics" for c in COMPONENTS]
+    metrics = [f"podmuster-{c}-metrics" for c in DEPLOYMENTS]
     assert rendered.names("Service") == sorted([*metrics, "podmuster-webhooks"])
     assert rendered.names("ServiceMonitor") == []
     assert rendered.names("CustomResourceDefinition") == [
@@ -167,7 +169,6 @@ def test_non_default_values(helm: Helm) -> None:
             "defaultPrioritiesConfigMap": {"name": "priorities", "namespace": "config"},
         },
         "scheduler": {
-            "replicas": 2,
             "schedulePeriod": 0.5,
             "config": {
                 "actions": ["allocate", "reclaim"],
@@ -186,7 +187,7 @@ def test_non_default_values(helm: Helm) -> None:
         "defaultQueues": {"create": False},
         "webhooks": {"enabled": False},
     }
-    rendered = helm.template(values)
+    rendered = helm.template(values, api_versions=[SERVICE_MONITOR_API])
     parser = build_parser()
     grouper = parser.parse_args(args_of(rendered, "podgrouper"))
     assert grouper.scheduler_name == "podmuster"
@@ -209,7 +210,7 @@ def test_non_default_values(helm: Helm) -> None:
     assert binder.resource_reservation_allocation_timeout == 5
     assert binder.resource_reservation_namespace == "kai-resource-reservation"
     assert binder.cdi_enabled
-    assert deployment(rendered, "scheduler")["spec"]["replicas"] == 2
+    # (more than one replica needs leader election: test_chart_checks.py)
     image = container(deployment(rendered, "binder"))["image"]
     assert image == "registry.example/podmuster:1.2.3"
     config = load_config(scheduler_config(rendered))
@@ -337,3 +338,99 @@ def test_notes_say_the_default_image_is_not_published(helm: Helm) -> None:
 
     assert "podmuster publishes no\nimage" in notes()
     assert "publishes no" not in notes("--set", "image.repository=registry.example/podmuster")
+
+
+def test_notes_keep_each_line_apart(helm: Helm) -> None:
+    """The image paragraph is conditional: with an image of one's own (the documented
+    install), its template tags must not eat the newline before "Check the components"."""
+    for extra in ((), ("--set", "image.repository=registry.example/podmuster")):
+        out = helm.run(
+            "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+            *extra,
+        )  # fmt: skip
+        notes = out[out.index("NOTES:") :]
+        assert "schedulerName: kai-scheduler\n\n" in notes, notes
+        assert "\n\nCheck the components:\n" in notes, notes
+
+
+@pytest.mark.parametrize("mode", ["components", "all"])
+def test_every_deployment_gets_a_pdb_a_metrics_service_and_a_service_monitor(
+    helm: Helm, mode: str
+) -> None:
+    """install.md promises a PodDisruptionBudget and /metrics (Service, ServiceMonitor) per
+    Deployment: the node-scale-adjuster, the dashboard and the webhooks included. Each
+    Service's target port is a port of the Deployment's container."""
+    values = {
+        "mode": mode,
+        "dashboard": {"enabled": True},
+        "clusterAutoscaling": {"enabled": True},
+        "metrics": {"serviceMonitor": {"enabled": True}},
+    }
+    rendered = helm.template(values, api_versions=[SERVICE_MONITOR_API])
+    names = rendered.names("Deployment")
+    assert {"podmuster-dashboard", "podmuster-node-scale-adjuster", "podmuster-webhooks"} <= set(
+        names
+    )
+    assert rendered.names("PodDisruptionBudget") == names
+    assert rendered.names("ServiceMonitor") == names
+    for name in names:
+        service = rendered.get("Service", f"{name}-metrics")
+        pod = rendered.get("Deployment", name)["spec"]["template"]
+        assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+        ports = {
+            p["name"]: p["containerPort"]
+            for p in container(rendered.get("Deployment", name))["ports"]
+        }
+        assert ports["metrics"] == 8080, name
+        assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+        args = build_parser().parse_args(container(rendered.get("Deployment", name))["args"])
+        assert args.metrics_port == 8080, name
+
+
+def test_service_monitors_wait_for_the_prometheus_operator(helm: Helm) -> None:
+    """Without the Operator's CRDs a ServiceMonitor fails the whole install: none is
+    rendered, and NOTES says so."""
+    values = {"metrics": {"serviceMonitor": {"enabled": True}}}
+    assert helm.template(values).names("ServiceMonitor") == []
+    assert (
+        len(helm.template(values, api_versions=[SERVICE_MONITOR_API]).names("ServiceMonitor")) == 5
+    )
+    out = helm.run(
+        "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+        "--set", "metrics.serviceMonitor.enabled=true",
+    )  # fmt: skip
+    assert "serves no monitoring.coreos.com/v1\nServiceMonitor" in out
+    out = helm.run(
+        "install", "podmuster", str(CHART), "--namespace", NAMESPACE, "--dry-run=client",
+    )  # fmt: skip
+    assert "serves no" not in out  # not enabled: nothing to say
+
+
+def test_the_documented_install_beside_kai_leaves_kais_objects_alone(helm: Helm) -> None:
+    """install.md's command for installing beside KAI: another scheduler name, no
+    PriorityClasses (KAI's exist; Helm will not adopt them) and a reservation namespace
+    that is not KAI's (Helm will not adopt it, and the cleanup would delete KAI's
+    reservation pods there)."""
+    text = (REPO / "docs" / "install.md").read_text()
+    block = text[text.index("Beside KAI, the install needs") :]
+    block = block[block.index("```bash") : block.index("```\n", block.index("```bash") + 7)]
+    sets = [a for a in block.replace("\\\n", " ").split() if "=" in a and not a.startswith("-")]
+    values: dict[str, Any] = {}
+    for assignment in sets:
+        path, _, value = assignment.partition("=")
+        *parents, leaf = path.split(".")
+        node = values
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = {"false": False, "true": True}.get(value, value)
+    rendered = helm.template(values)
+    assert values["schedulerName"] != "kai-scheduler"
+    assert rendered.names("PriorityClass") == []
+    reservation = values["binder"]["resourceReservation"]["namespace"]
+    assert reservation != "kai-resource-reservation"
+    assert "kai-resource-reservation" not in rendered.names("Namespace")
+    binder = build_parser().parse_args(args_of(rendered, "binder"))
+    assert binder.resource_reservation_namespace == reservation
+    cleanup = next(j for j in rendered.of_kind("Job") if j["metadata"]["name"].endswith("cleanup"))
+    for box in cleanup["spec"]["template"]["spec"]["containers"]:
+        assert "kai-resource-reservation" not in box["args"][:4], box

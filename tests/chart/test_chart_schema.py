@@ -209,3 +209,123 @@ def test_every_default_value_is_described_by_the_schema() -> None:
             walk(node["properties"][key], value, f"{path}.{key}")
 
     walk(schema, values, "values")
+
+
+def _config(plugins: Any = None, **keys: Any) -> dict[str, Any]:
+    config = dict(keys)
+    if plugins is not None:
+        config["plugins"] = plugins
+    return {"scheduler": {"config": config}}
+
+
+def _usage(**params: Any) -> dict[str, Any]:
+    return {"scheduler": {"usage": {"source": "builtin", "params": params}}}
+
+
+# Values the schema and the scheduler's own loader (scheduler/config.py) must judge
+# alike: accepted by both, or refused by both. Values files keep types, so a string
+# stays a string (as `--set` makes of 0.5).
+SAME_VERDICT: list[tuple[str, dict[str, Any]]] = [
+    ("numa on", _config({"numa": {"enabled": True}})),
+    ("numa off with an ignore list",
+     _config({"numa": {"enabled": False, "arguments": {"ignoreList": "hugepages-2Mi"}}})),
+    ("numa ignore list not text", _config({"numa": {"arguments": {"ignoreList": ["a"]}}})),
+    ("KAI plugin enabled", _config({"predicates": {"enabled": True}, "gpupack": {}})),
+    ("KAI plugin disabled", _config({"predicates": {"enabled": False}})),
+    ("KAI plugin priority", _config({"priority": {"priority": 3}})),
+    ("KAI plugin arguments", _config({"topology": {"arguments": {"x": "1"}}})),
+    ("unknown plugin", _config({"numaa": {"enabled": True}})),
+    ("KAI's multiplier spelling", _config({"proportion": {"arguments": {
+        "relcaimerSaturationMultiplier": "1.5"}}})),
+    ("KAI's spelling below 1", _config({"proportion": {"arguments": {
+        "relcaimerSaturationMultiplier": "0.9"}}})),
+    ("multiplier string below 1", _config({"proportion": {"arguments": {
+        "reclaimerSaturationMultiplier": "0.5"}}})),
+    ("multiplier number below 1", _config({"proportion": {"arguments": {
+        "reclaimerSaturationMultiplier": 0.5}}})),
+    ("multiplier string", _config({"proportion": {"arguments": {
+        "reclaimerSaturationMultiplier": " 2.5 "}}})),
+    ("multiplier string 1", _config({"proportion": {"arguments": {
+        "reclaimerSaturationMultiplier": "1"}}})),
+    ("multiplier with exponent", _config({"proportion": {"arguments": {
+        "reclaimerSaturationMultiplier": "1.5e1"}}})),
+    ("kValue string 0", _config({"proportion": {"arguments": {"kValue": "0"}}})),
+    ("kValue string .5", _config({"proportion": {"arguments": {"kValue": ".5"}}})),
+    ("kValue string negative", _config({"proportion": {"arguments": {"kValue": "-0.5"}}})),
+    ("kValue string inf", _config({"proportion": {"arguments": {"kValue": "inf"}}})),
+    ("stuck threshold 0s", _config(stuckInReleasingThreshold="0s")),
+    ("stuck threshold 0m0s", _config(stuckInReleasingThreshold="0m0s")),
+    ("stuck threshold 0", _config(stuckInReleasingThreshold="0")),
+    ("stuck threshold 500ms", _config(stuckInReleasingThreshold="500ms")),
+    ("stuck threshold 0.5s", _config(stuckInReleasingThreshold="0.5s")),
+    ("stuck threshold 1m0s", _config(stuckInReleasingThreshold="1m0s")),
+    ("stuck threshold 0s30ms", _config(stuckInReleasingThreshold="0s30ms")),
+    ("action search 0s", _config(maxActionSearchDuration="0s")),
+    ("job search 10s", _config(maxJobSearchDuration="10s")),
+    ("min runtime 0", _config(minRuntime={"preemptMinRuntime": "0"})),
+    ("min runtime 90s", _config(minRuntime={"reclaimMinRuntime": "90s"})),
+    ("min runtime negative", _config(minRuntime={"reclaimMinRuntime": "-1s"})),
+    ("staleness grace in microseconds", _config(defaultStalenessGracePeriod="1500us")),
+    ("cron", _usage(windowType="cron", cronString="0 0 * * 1")),
+    ("cron lists ranges steps names", _usage(
+        windowType="cron", cronString="*/15 0-23/2 1,15 JAN-mar mon-fri")),
+    ("cron shorthand", _usage(windowType="cron", cronString="@Weekly")),
+    ("cron minute 61", _usage(windowType="cron", cronString="61 * * * *")),
+    ("cron four fields", _usage(windowType="cron", cronString="0 0 * *")),
+    ("cron day 0", _usage(windowType="cron", cronString="0 0 0 * *")),
+    ("cron weekday 8", _usage(windowType="cron", cronString="0 0 * * 8")),
+    ("cron step 0", _usage(windowType="cron", cronString="*/0 * * * *")),
+    ("cron unknown shorthand", _usage(windowType="cron", cronString="@often")),
+    ("usage window 0w", _usage(windowSize="0w")),
+    ("usage window 2d12h", _usage(windowSize="2d12h")),
+    ("usage window fraction", _usage(windowSize="1.5d")),
+    ("fetch interval 0s", _usage(fetchInterval="0s")),
+    ("fetch interval in days", _usage(fetchInterval="1d")),
+    ("staleness 10m", _usage(stalenessPeriod="10m")),
+    ("half life negative", _usage(halfLifePeriod="-1h")),
+    ("query timeout 0s", _usage(extraParams={"usageQueryTimeout": "0s"})),
+]  # fmt: skip
+
+
+def scheduler_accepts(helm: Helm, values: dict[str, Any]) -> str:
+    """ "" when the scheduler's loader takes the configuration the chart renders for
+    ``values`` (schema check skipped), else its error."""
+    import yaml
+
+    from scheduler.config import ConfigError, load_config
+
+    out = helm._run_with_values(
+        ["template", "podmuster", str(CHART), "--skip-schema-validation",
+         "--show-only", "templates/scheduler-config.yaml"], values,
+    )  # fmt: skip
+    configmap = yaml.safe_load(out)
+    try:
+        load_config(yaml.safe_load(configmap["data"]["scheduler.yaml"]))
+    except ConfigError as exc:
+        return str(exc)
+    return ""
+
+
+@pytest.mark.parametrize("values", [v for _, v in SAME_VERDICT], ids=[i for i, _ in SAME_VERDICT])
+def test_schema_judges_the_scheduler_configuration_as_the_scheduler_does(
+    helm: Helm, values: dict[str, Any]
+) -> None:
+    """What the scheduler refuses at start fails the install; what it takes (such as
+    plugins.numa, documented in docs/configuration.md) installs."""
+    refused = scheduler_accepts(helm, values)
+    if refused:
+        with pytest.raises(HelmError) as failure:
+            helm.template(values)
+        assert "values don't meet the specifications of the schema" in failure.value.stderr
+    else:
+        helm.template(values)
+
+
+def test_schema_knows_every_plugin_the_scheduler_knows() -> None:
+    from scheduler.config import _PLUGIN_ARGUMENTS
+
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    plugins = schema["definitions"]["schedulerConfig"]["properties"]["plugins"]["properties"]
+    assert set(plugins) == set(_PLUGIN_ARGUMENTS)
+    for name, arguments in _PLUGIN_ARGUMENTS.items():
+        assert set(plugins[name]["properties"]["arguments"]["properties"]) == set(arguments), name

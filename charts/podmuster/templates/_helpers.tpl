@@ -344,3 +344,138 @@ topologySpreadConstraints:
 namespaceSelector: {{ toJson $namespaces }}
 objectSelector: {{ toJson .objectSelector }}
 {{- end -}}
+
+{{/* The defaults (values.yaml) of the per-component keys that mode: all does not use for
+the podgrouper, scheduler, binder and controllers: its one Deployment takes them from
+all:. Keep in step with values.yaml (mode all with the defaults fails otherwise). */}}
+{{- define "podmuster.componentDefaults" -}}
+podgrouper: {replicas: 1, resources: {requests: {cpu: 100m, memory: 256Mi}, limits: {memory: 1Gi}}}
+scheduler: {replicas: 1, resources: {requests: {cpu: 500m, memory: 512Mi}, limits: {memory: 4Gi}}}
+binder: {replicas: 1, resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 512Mi}}}
+controllers: {replicas: 1, resources: {requests: {cpu: 100m, memory: 256Mi}, limits: {memory: 1Gi}}}
+{{- end -}}
+
+{{/* Refuse values that would install something that cannot work or silently drop a
+setting (templates/checks.yaml). */}}
+{{- define "podmuster.checks" -}}
+{{- $v := .Values -}}
+{{- if eq $v.mode "all" -}}
+{{- if not $v.scheduler.defaultPool -}}
+{{- fail "scheduler.defaultPool: false needs mode: components (mode: all runs one scheduler, the default pool's)" -}}
+{{- end -}}
+{{- $defaults := include "podmuster.componentDefaults" . | fromYaml -}}
+{{- $empty := dict "nodeSelector" dict "tolerations" list "affinity" dict "topologySpreadConstraints" list "extraArgs" list "extraEnv" list "kubeApi" dict -}}
+{{- range $component := list "podgrouper" "scheduler" "binder" "controllers" -}}
+{{- $given := index $v $component -}}
+{{- $want := merge (deepCopy (index $defaults $component)) $empty -}}
+{{- range $key := list "replicas" "resources" "nodeSelector" "tolerations" "affinity" "topologySpreadConstraints" "extraArgs" "extraEnv" "kubeApi" -}}
+{{- if ne (toJson (index $given $key)) (toJson (index $want $key)) -}}
+{{- fail (printf "%s.%s is not used in mode: all, whose one Deployment takes all.%s; set all.%s instead, or use mode: components" $component $key $key $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- else if and (not $v.scheduler.defaultPool) (not $v.scheduler.nodePools) -}}
+{{- fail "scheduler.defaultPool: false with no scheduler.nodePools runs no scheduler at all: add node pools, or keep defaultPool true" -}}
+{{- end -}}
+{{- if not $v.leaderElection.enabled -}}
+{{- $replicas := dict -}}
+{{- if eq $v.mode "all" -}}
+{{- $_ := set $replicas "all" $v.all.replicas -}}
+{{- else -}}
+{{- range $component := list "podgrouper" "scheduler" "binder" "controllers" -}}
+{{- $_ := set $replicas $component (index $v $component).replicas -}}
+{{- end -}}
+{{- range $v.scheduler.nodePools -}}
+{{- $_ := set $replicas (printf "scheduler.nodePools[%s]" .name) (default $v.scheduler.replicas .replicas) -}}
+{{- end -}}
+{{- end -}}
+{{- if $v.clusterAutoscaling.enabled -}}
+{{- $_ := set $replicas "clusterAutoscaling" $v.clusterAutoscaling.replicas -}}
+{{- end -}}
+{{- range $name, $n := $replicas -}}
+{{- if gt (int $n) 1 -}}
+{{- fail (printf "%s.replicas: %d replicas need leaderElection.enabled: without a Lease every replica acts at once (two schedulers deciding, two binders binding)" $name (int $n)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.queueAdmission.allQueues (not (and $v.webhooks.enabled $v.queueAdmission.enabled)) -}}
+{{- fail "queueAdmission.allQueues needs webhooks.enabled and queueAdmission.enabled: the gate is put on pods by the mutating webhook, so without it no pod is gated" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* What every Deployment gets beside itself: list (root, component). A
+PodDisruptionBudget (podDisruptionBudget), a Service on its metrics port
+(metrics.service; every component serves /metrics there, the webhooks and the dashboard
+too) and a ServiceMonitor for it (metrics.serviceMonitor), the latter only when the API
+server serves monitoring.coreos.com/v1 ServiceMonitors: without the Prometheus
+Operator's CRDs one would fail the whole install (NOTES.txt says it was left out).
+`helm template` knows no cluster: pass --api-versions monitoring.coreos.com/v1/ServiceMonitor. */}}
+{{- define "podmuster.serviceMonitorServed" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}true{{ end -}}
+{{- end -}}
+
+{{- define "podmuster.componentExtras" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $name := include "podmuster.componentName" (list $root $component) -}}
+{{- if $root.Values.podDisruptionBudget.enabled }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+spec:
+  maxUnavailable: {{ $root.Values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "podmuster.selectorLabels" (list $root $component) | nindent 6 }}
+{{- end }}
+{{- if $root.Values.metrics.service.enabled }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $name }}-metrics
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "podmuster.selectorLabels" (list $root $component) | nindent 4 }}
+  ports:
+    - name: metrics
+      port: {{ $root.Values.metricsPort }}
+      targetPort: metrics
+      protocol: TCP
+{{- end }}
+{{- if and $root.Values.metrics.serviceMonitor.enabled (include "podmuster.serviceMonitorServed" $root) }}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ $name }}
+  namespace: {{ default $root.Release.Namespace $root.Values.metrics.serviceMonitor.namespace }}
+  labels:
+    {{- include "podmuster.componentLabels" (list $root $component) | nindent 4 }}
+    {{- with $root.Values.metrics.serviceMonitor.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  namespaceSelector:
+    matchNames: [{{ $root.Release.Namespace }}]
+  selector:
+    matchLabels:
+      {{- include "podmuster.selectorLabels" (list $root $component) | nindent 6 }}
+  endpoints:
+    - port: metrics
+      path: /metrics
+      interval: {{ $root.Values.metrics.serviceMonitor.interval }}
+      {{- with $root.Values.metrics.serviceMonitor.scrapeTimeout }}
+      scrapeTimeout: {{ . }}
+      {{- end }}
+{{- end }}
+{{- end -}}
