@@ -17,7 +17,7 @@ import pytest
 import yaml
 from chartkit import CHART, NAMESPACE, Helm, Rendered
 
-from crds.gpusharing import RESERVATION_APP
+from crds.gpusharing import RESERVATION_APP, RESERVATION_SCHEDULER_LABEL
 from crds.names import CREATED_BY_LABEL
 from scheduler.metrics import Metrics
 from scheduler.scale_adjuster.deciding import APP_LABEL, SCALING_APP
@@ -159,7 +159,9 @@ def test_cleanup_deletes_the_components_leases_and_pods(helm: Helm) -> None:
         "delete", "leases", "--namespace", NAMESPACE, "--ignore-not-found", *leases,
     ]  # fmt: skip
     assert boxes["reservation-pods"]["args"] == [
-        "delete", "pods", "--namespace", "gpu-res", "--selector", f"app={RESERVATION_APP}",
+        "delete", "pods", "--namespace", "gpu-res", "--selector",
+        f"app={RESERVATION_APP},{CREATED_BY_LABEL}=binder,"
+        f"{RESERVATION_SCHEDULER_LABEL}=kai-scheduler",
         "--ignore-not-found", "--wait=false",
     ]  # fmt: skip
     assert APP_LABEL == "app"
