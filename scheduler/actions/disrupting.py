@@ -328,15 +328,18 @@ _FREE_GPUS = "disrupting.free_gpus"
 
 
 def _free_gpus(session: Session, memo: dict[Any, Any] | None) -> tuple[int, int, int]:
-    """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
-    largest device memory; kept in ``memo`` (the session's settled memo for them) while
-    the committed state stays the same (asked once per pending gang)."""
+    """Free GPUs on whole devices and on shared ones (thousandths) on the nodes that may
+    take pods (KAI counts only nodes passing its node check: not cordoned, Ready, no
+    pressure), and the largest device memory; kept in ``memo`` (the session's settled
+    memo for them) while the committed state stays the same (asked once per pending gang)."""
     if memo is not None and "totals" in memo:
         return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
     largest = int(shared.memory.max()) if shared.memory.size else 0
-    totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
+    usable = nodes.schedulable
+    whole = int(np.maximum(nodes.free[GPU][usable], 0).sum())
+    totals = (whole, shared.free_parts(usable), largest)
     if memo is not None:
         memo["totals"] = totals
     return totals
