@@ -156,7 +156,7 @@ def _fresh_candidates(
                     keys[other.queue] = []
             found.append(other)
             if keys is not None:
-                keys[other.queue].append(key_fn(other, other.creation, other.uid))
+                keys[other.queue].append(key_fn(other, other.creation, other.tie))
     return by_queue, keys
 
 

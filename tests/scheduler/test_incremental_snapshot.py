@@ -338,7 +338,7 @@ def _check_carried(snapshot: ClusterSnapshot) -> None:
     fresh: dict[str, Callable[[PodGroupInfo], object]] = {
         gang.FIRST_CHOICE: first,
         gang.READY: gang.readiness_problem,
-        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
+        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.tie),
         allocate._SHAPE: lambda job: allocation_shape(job, first(job)),
         proportion._REQUEST: lambda job: tuple(proportion.tasks_request(first(job))),
     }

@@ -1,4 +1,4 @@
-"""KAI v0.17's cluster total, as scenario tables.
+"""KAI v0.17's cluster total, job order tie and queue accounting, as scenario tables.
 
 Why: these rules decide fair shares and order without any field saying so, and
 each once differed from KAI (docs/semantics.md); expectations
@@ -13,6 +13,10 @@ are worked out by hand from the rule written above each table.
    counts free GPUs on those nodes alone (KAI: ``CheckNodeConditionPredicate``,
    used by ``getNodeResources``, the predicates plugin and
    ``IsEnoughGPUsAllocatableForJob``).
+2. The job order's last tie (§5.1): after priority, elastic state and creation
+   time, the PodGroup's *name* decides (KAI's PodGroupInfo UID is the name), not
+   ``metadata.uid``; the victim order is the inverse. The namespace settles two
+   PodGroups of one name (KAI keys PodGroups by name alone and leaves it open).
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ from disruption_kit import Disruption, check
 
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.plugins.proportion.plugin import capacity
-from tests.kits.worlds import Item, job, node, pod, queue, sourced
+from tests.kits.worlds import Item, job, node, pod, pod_group, queue, sourced
 
 Obj = dict[str, Any]
 A = ("allocate",)
 R = ("reclaim",)
+P = ("preempt",)
 
 
 def conditioned(name: str, *conditions: tuple[str, str], gpus: float = 4, **args: Any) -> Obj:
@@ -179,3 +184,86 @@ TOTALS = [
 def test_fair_share_total(name: str, objects: list[Item], gpus: float) -> None:
     snapshot = build_snapshot(sourced(objects)).snapshot
     assert capacity(snapshot)[0] == gpus, name
+
+
+def tied(name: str, uid: str, *, namespace: str = "default", **args: Any) -> list[Obj]:
+    """Job ``name`` (one 1-GPU pod, queue q) created with every other tied job, uid ``uid``."""
+    objects = job(name, "q", gpus=1, namespace=namespace, **args)
+    meta = objects[0]["metadata"]
+    meta["creationTimestamp"] = "2026-01-01T00:30:00Z"
+    meta["uid"] = uid
+    return objects
+
+
+LOW_UID = "00000000-0000-0000-0000-000000000001"
+HIGH_UID = "ffffffff-0000-0000-0000-000000000001"
+
+TIES = [
+    # a and b tie on priority, elastic state and creation time; one GPU: the name decides,
+    # whatever the uids say.
+    Disruption(
+        "name-not-uid-decides",
+        [queue("q", gpu_quota=4), node("n0", gpus=1), tied("a", HIGH_UID), tied("b", LOW_UID)],
+        A,
+        binds={"a-0": "n0"},
+        pending=["b"],
+    ),
+    # Listed the other way round: the same answer.
+    Disruption(
+        "listing-order-does-not-decide",
+        [queue("q", gpu_quota=4), node("n0", gpus=1), tied("b", LOW_UID), tied("a", HIGH_UID)],
+        A,
+        binds={"a-0": "n0"},
+        pending=["b"],
+    ),
+    # Victims go in reverse job order: of two tied running jobs, the one later by name (b)
+    # is evicted first for the higher-priority h.
+    Disruption(
+        "victim-order-by-name",
+        [
+            queue("q", gpu_quota=4),
+            node("n0", gpus=2),
+            tied("a", HIGH_UID, states=["Running"], nodes=["n0"], priority_class="train"),
+            tied("b", LOW_UID, states=["Running"], nodes=["n0"], priority_class="train"),
+            job("h", "q", gpus=1, priority_class="build"),
+        ],
+        P,
+        evicted=["b-0"],
+        pipelined={"h-0": "n0"},
+    ),
+    # Same name in two namespaces (KAI keys PodGroups by name alone, so it leaves this open):
+    # podmuster settles it by namespace, whatever the uids say.
+    Disruption(
+        "same-name-by-namespace",
+        [
+            queue("q", gpu_quota=4),
+            node("n0", gpus=1),
+            tied("x", LOW_UID, namespace="zz"),
+            tied("x", HIGH_UID, namespace="aa"),
+        ],
+        A,
+        binds={"aa/x-0": "n0"},
+        pending=["zz/x"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", TIES, ids=str)
+def test_job_order_tie_is_the_name(case: Disruption) -> None:
+    check(case)
+
+
+def test_pod_group_with_the_same_name_elsewhere_is_its_own_job() -> None:
+    """The namespace is part of a PodGroup's identity: both x are read, each with its pod."""
+    objects = [
+        queue("q"),
+        pod_group("x", "q", namespace="aa"),
+        pod("x-0", "x", namespace="aa"),
+        pod_group("x", "q", namespace="zz"),
+        pod("x-0", "x", namespace="zz"),
+    ]
+    jobs = build_snapshot(sourced(objects)).snapshot.jobs
+    assert {key: [p.key for p in j.iter_pods()] for key, j in jobs.items()} == {
+        "aa/x": ["aa/x-0"],
+        "zz/x": ["zz/x-0"],
+    }
