@@ -93,13 +93,13 @@ class _Candidates:
             self.seen = len(log)
             if self.keys is None:
                 self.keys = {job.key for jobs in self.by_queue.values() for job in jobs}
-            jobs, known = session.snapshot.jobs, session.snapshot.queues.queues
+            jobs, leaves = session.snapshot.jobs, _leaf_queues(session)
             moved: list[tuple[PodGroupInfo, bool]] = []
             for key in changed:
                 job = jobs.get(key)
                 if job is None:
                     continue  # no job of that name: never a candidate
-                now = job.queue in known and is_disruptable(job)
+                now = job.queue in leaves and is_disruptable(job)
                 if now != (key in self.keys):
                     moved.append((job, now))
             if moved:
@@ -133,6 +133,14 @@ class _Candidates:
         self.order_keys = None  # formed for the lists as they were: the session's memo serves
 
 
+def _leaf_queues(session: Session) -> frozenset[str]:
+    """The queues whose jobs may be victims: KAI's victim queues take only jobs of leaf
+    queues. A job naming a parent queue counts in its queue's usage (the proportion
+    plugin) but is never moved, as it is never scheduled."""
+    queues = session.snapshot.queues.queues
+    return frozenset([name for name, queue in queues.items() if queue.is_leaf])
+
+
 def _fresh_candidates(
     session: Session, keyed: bool
 ) -> tuple[dict[str, list[PodGroupInfo]], dict[str, list[JobKey]] | None]:
@@ -145,10 +153,10 @@ def _fresh_candidates(
     """
     by_queue: dict[str, list[PodGroupInfo]] = {}
     keys: dict[str, list[JobKey]] | None = {} if keyed else None
-    known = session.snapshot.queues.queues
+    leaves = _leaf_queues(session)
     key_fn = session.unmemoised_job_key()
     for other in session.snapshot.jobs.values():
-        if other.queue in known and is_disruptable(other):
+        if other.queue in leaves and is_disruptable(other):
             found = by_queue.get(other.queue)
             if found is None:
                 found = by_queue[other.queue] = []

@@ -17,6 +17,10 @@ are worked out by hand from the rule written above each table.
    time, the PodGroup's *name* decides (KAI's PodGroupInfo UID is the name), not
    ``metadata.uid``; the victim order is the inverse. The namespace settles two
    PodGroups of one name (KAI keys PodGroups by name alone and leaves it open).
+3. Jobs of a parent queue (§2.1, §5.4): a PodGroup naming a non-leaf queue is
+   never scheduled and never a victim, yet its pods count to that queue's and its
+   ancestors' allocated and requested amounts. A PodGroup naming a queue that does
+   not exist counts nowhere.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import pytest
 from disruption_kit import Disruption, check
 
 from scheduler.cache.snapshotting import build_snapshot
+from scheduler.config import SchedulerConfig
+from scheduler.cycle import queue_shares
 from scheduler.plugins.proportion.plugin import capacity
 from tests.kits.worlds import Item, job, node, pod, pod_group, queue, sourced
 
@@ -251,6 +257,82 @@ TIES = [
 @pytest.mark.parametrize("case", TIES, ids=str)
 def test_job_order_tie_is_the_name(case: Disruption) -> None:
     check(case)
+
+
+def departments(parent_job_queue: str) -> list[Item]:
+    """n1 (8 GPUs). d1 and d2 (weight 1) with leaves qa under d1, qb under d2. ``old`` (2
+    running GPUs, minMember 1) names queue ``parent_job_queue``; b runs 4 GPUs in qa
+    (minMember 1); r, a gang of 4 in qb, finds 2 GPUs free.
+
+    With old counted to d1 (its queue d1): d1 requests and holds 6, d2 requests 4, so
+    each gets 4; d1 is 2 over and r reclaims two of b's pods, never old's. Not counted (a
+    queue that does not exist): d1 holds 4 against a fair share of 4, nothing to take.
+    """
+    return [
+        queue("d1", gpu_weight=1),
+        queue("d2", gpu_weight=1),
+        queue("qa", "d1", gpu_weight=1),
+        queue("qb", "d2", gpu_weight=1),
+        node("n1", gpus=8),
+        job(
+            "old",
+            parent_job_queue,
+            2,
+            gpus=1,
+            min_member=1,
+            states=["Running"] * 2,
+            nodes=["n1"] * 2,
+        ),
+        job("b", "qa", 4, gpus=1, min_member=1, states=["Running"] * 4, nodes=["n1"] * 4),
+        job("r", "qb", 4, gpus=1),
+    ]
+
+
+PARENT_QUEUE_JOBS = [
+    Disruption(
+        "parent-queue-job-counts",
+        departments("d1"),
+        R,
+        evicted=["b-2", "b-3"],
+        pipelined={f"r-{i}": "n1" for i in range(4)},
+    ),
+    Disruption("missing-queue-job-counts-nowhere", departments("nosuch"), R, pending=["r"]),
+    # Only old could give room (qa is empty): d1 is over its fair share, but a job of a
+    # parent queue is never a victim.
+    Disruption(
+        "parent-queue-job-is-never-a-victim",
+        [
+            queue("d1", gpu_weight=1),
+            queue("d2", gpu_weight=1),
+            queue("qa", "d1", gpu_weight=1),
+            queue("qb", "d2", gpu_weight=1),
+            node("n1", gpus=8),
+            job("old", "d1", 6, gpus=1, min_member=1, states=["Running"] * 6, nodes=["n1"] * 6),
+            job("r", "qb", 4, gpus=1),
+        ],
+        R,
+        pending=["r"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PARENT_QUEUE_JOBS, ids=str)
+def test_jobs_of_a_parent_queue_count_to_it(case: Disruption) -> None:
+    check(case)
+
+
+def test_queue_numbers_shown_count_parent_queue_jobs() -> None:
+    """The dashboard and ``kubectl podmuster`` read the same accounting: d1 holds old's 2
+    GPUs and b's 4, its leaf qa only b's; r's 4 pending GPUs are asked by qb and d2."""
+    snapshot = build_snapshot(sourced(departments("d1"))).snapshot
+    shown = {s.name: s for s in queue_shares(snapshot, SchedulerConfig())}
+    gpus = {name: (s.allocated[0], s.requested[0], s.fair_share[0]) for name, s in shown.items()}
+    assert gpus == {
+        "d1": (6.0, 6.0, 4.0),
+        "d2": (0.0, 4.0, 4.0),
+        "qa": (4.0, 4.0, 4.0),
+        "qb": (0.0, 4.0, 4.0),
+    }
 
 
 def test_pod_group_with_the_same_name_elsewhere_is_its_own_job() -> None:
