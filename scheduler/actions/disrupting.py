@@ -93,13 +93,13 @@ class _Candidates:
             self.seen = len(log)
             if self.keys is None:
                 self.keys = {job.key for jobs in self.by_queue.values() for job in jobs}
-            jobs, known = session.snapshot.jobs, session.snapshot.queues.queues
+            jobs, leaves = session.snapshot.jobs, _leaf_queues(session)
             moved: list[tuple[PodGroupInfo, bool]] = []
             for key in changed:
                 job = jobs.get(key)
                 if job is None:
                     continue  # no job of that name: never a candidate
-                now = job.queue in known and is_disruptable(job)
+                now = job.queue in leaves and is_disruptable(job)
                 if now != (key in self.keys):
                     moved.append((job, now))
             if moved:
@@ -133,6 +133,14 @@ class _Candidates:
         self.order_keys = None  # formed for the lists as they were: the session's memo serves
 
 
+def _leaf_queues(session: Session) -> frozenset[str]:
+    """The queues whose jobs may be victims: KAI's victim queues take only jobs of leaf
+    queues. A job naming a parent queue counts in its queue's usage (the proportion
+    plugin) but is never moved, as it is never scheduled."""
+    queues = session.snapshot.queues.queues
+    return frozenset([name for name, queue in queues.items() if queue.is_leaf])
+
+
 def _fresh_candidates(
     session: Session, keyed: bool
 ) -> tuple[dict[str, list[PodGroupInfo]], dict[str, list[JobKey]] | None]:
@@ -145,10 +153,10 @@ def _fresh_candidates(
     """
     by_queue: dict[str, list[PodGroupInfo]] = {}
     keys: dict[str, list[JobKey]] | None = {} if keyed else None
-    known = session.snapshot.queues.queues
+    leaves = _leaf_queues(session)
     key_fn = session.unmemoised_job_key()
     for other in session.snapshot.jobs.values():
-        if other.queue in known and is_disruptable(other):
+        if other.queue in leaves and is_disruptable(other):
             found = by_queue.get(other.queue)
             if found is None:
                 found = by_queue[other.queue] = []
@@ -156,7 +164,7 @@ def _fresh_candidates(
                     keys[other.queue] = []
             found.append(other)
             if keys is not None:
-                keys[other.queue].append(key_fn(other, other.creation, other.uid))
+                keys[other.queue].append(key_fn(other, other.creation, other.tie))
     return by_queue, keys
 
 
@@ -328,15 +336,18 @@ _FREE_GPUS = "disrupting.free_gpus"
 
 
 def _free_gpus(session: Session, memo: dict[Any, Any] | None) -> tuple[int, int, int]:
-    """Free GPUs on whole devices and on shared ones (thousandths), cluster-wide, and the
-    largest device memory; kept in ``memo`` (the session's settled memo for them) while
-    the committed state stays the same (asked once per pending gang)."""
+    """Free GPUs on whole devices and on shared ones (thousandths) on the nodes that may
+    take pods (KAI counts only nodes passing its node check: not cordoned, Ready, no
+    pressure), and the largest device memory; kept in ``memo`` (the session's settled
+    memo for them) while the committed state stays the same (asked once per pending gang)."""
     if memo is not None and "totals" in memo:
         return memo["totals"]  # type: ignore[no-any-return]
     nodes = session.snapshot.nodes
     shared = nodes.shared
     largest = int(shared.memory.max()) if shared.memory.size else 0
-    totals = (int(np.maximum(nodes.free[GPU], 0).sum()), shared.free_parts(), largest)
+    usable = nodes.schedulable
+    whole = int(np.maximum(nodes.free[GPU][usable], 0).sum())
+    totals = (whole, shared.free_parts(usable), largest)
     if memo is not None:
         memo["totals"] = totals
     return totals

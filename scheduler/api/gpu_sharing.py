@@ -191,11 +191,13 @@ class SharedGpus:
         now: npt.NDArray[np.int64] = (self.room_now >= wanted).sum(axis=1)
         return fits, now
 
-    def free_parts(self) -> int:
-        """Thousandths of a device free on shared devices, all nodes together: what each
-        group's members do not hold, plus what its releasing members give back (a device
-        all of whose members are releasing is counted in the GPU column instead)."""
-        return int(np.maximum(self.room, 0).sum())
+    def free_parts(self, on: npt.NDArray[np.bool_] | None = None) -> int:
+        """Thousandths of a device free on shared devices, all nodes together (or the nodes
+        ``on`` marks): what each group's members do not hold, plus what its releasing
+        members give back (a device all of whose members are releasing is counted in the
+        GPU column instead)."""
+        room = self.room if on is None else self.room[on]
+        return int(np.maximum(room, 0).sum())
 
     def put(self, node: int, gid: str, group: Group | None) -> None:
         """Set (or, with None or no members, remove) one group record."""

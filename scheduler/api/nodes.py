@@ -30,7 +30,10 @@ class NodeMeta:
     name: str
     labels: Mapping[str, str]
     taints: tuple[Mapping[str, Any], ...]
-    unschedulable: bool
+    unschedulable: bool  # cordoned: spec.unschedulable
+    # KAI's node conditions pass: Ready is True, no pressure, network available (a
+    # condition not reported passes); with ``unschedulable`` false the node is ready in
+    # KAI's sense (CheckNodeConditionPredicate): it takes pods and counts to the total
     ready: bool
 
 

@@ -88,6 +88,11 @@ class PodGroupInfo:
     staleness_grace: float | None = None  # spec.stalenessGracePeriod in seconds
     # "namespace/name", formed once: every action and plugin indexes by it many times a cycle
     key: str = field(init=False, repr=False, compare=False)
+    # The job order's last tie, after creation time: KAI's PodGroupInfo UID is the
+    # PodGroup's name, so the name decides; the namespace then settles what KAI leaves
+    # open (it keys PodGroups by name alone). "name NUL namespace": one string compare
+    # orders by name first (no name holds a NUL), cheaper than a tuple per key.
+    tie: str = field(init=False, repr=False, compare=False)
     # Answers about this group at its snapshot's pod statuses, kept from cycle to cycle
     # (Session.carried_memo): the cache builds a new record when the PodGroup or a pod
     # changes, and empties this when a snapshot gives one of its pods another status.
@@ -97,6 +102,7 @@ class PodGroupInfo:
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+        self.tie = f"{self.name}\0{self.namespace}"
 
     def iter_pods(self) -> list[PodInfo]:
         return [pod for pod_set in self.pod_sets for pod in pod_set.pods]

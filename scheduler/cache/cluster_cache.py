@@ -135,6 +135,7 @@ class ClusterCache:
         self._dra_quota: dict[str, int] = {}  # pod key -> DRA GPUs added to its quota
         self._table: NodeTable | None = None
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
+        self._ready_rows: list[bool] = []  # the same, for one look-up per foreign pod
         self._tree: QueueTree | None = None
         self._tree_shape: object = None  # what queue problems read of the last tree
         # Derived pod groups, kept between snapshots (see the module docstring):
@@ -338,6 +339,12 @@ class ClusterCache:
         width = self.space.width
         table = self._node_table()
         index = table.index
+        if self._ready is None or len(self._ready) != len(table):
+            # KAI's one node check (CheckNodeConditionPredicate): the nodes that may take
+            # pods are the ones the fair-share total counts (§5.4)
+            self._ready = table.schedulable
+            self._ready_rows = self._ready.tolist()
+        ready, ready_rows = self._ready, self._ready_rows
         bound_to = {pod_key: node for pod_key, node in self._binds.values()}
         bind_groups = {
             self._binds[key][0]: groups
@@ -395,7 +402,7 @@ class ClusterCache:
                 # another scheduler's preemptor: the room it freed is held for it (§5.10)
                 nominated = index.get(pod.nominated_node, -1)
                 if nominated >= 0:
-                    if not is_utility_pod(pod):
+                    if ready_rows[nominated] and not is_utility_pod(pod):
                         foreign += pod.request
                     used_rows.append(nominated)
                     used.append(pod.request)
@@ -406,7 +413,9 @@ class ClusterCache:
                 if pod.namespace == RESERVATION_NAMESPACE and pod.node >= 0 and is_utility_pod(pod):
                     reservations.append(pod)  # counted below, once groups are known
                     continue
-                if not pod.is_ours and not is_utility_pod(pod):
+                # taken off the total only on a node the total counts
+                counted = not pod.is_ours and pod.node >= 0 and ready_rows[pod.node]
+                if counted and not is_utility_pod(pod):
                     foreign += pod.request
                 if pod.node >= 0:
                     if status == PodStatus.RELEASING and frees_room(pod):
@@ -440,9 +449,6 @@ class ClusterCache:
         table.releasing = np.ascontiguousarray(being_released.T)
         table.idle = table.allocatable - in_use.T - table.releasing
         table.free = table.idle + table.releasing
-        if self._ready is None or len(self._ready) != len(table):
-            self._ready = np.array([m.ready for m in table.meta], dtype=bool)
-        ready = self._ready
         total = table.allocatable[:, ready].sum(axis=1) - foreign if len(table) else -foreign
         dra = DraState(dict(self._resource_claims), dict(self._slices), dict(self._device_classes))
         if self._resource_claims or self._dra_quota:

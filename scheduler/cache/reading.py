@@ -75,13 +75,10 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
     allocatable = parsing.resource_list(
         status.get("allocatable"), "status.allocatable", space, default_pods=110
     )
-    ready = True
     conditions = status.get("conditions") or ()
     if not isinstance(conditions, list | tuple):
         raise FieldError("status.conditions", f"expected a list, got {shown(conditions)}")
-    for condition in conditions:
-        if isinstance(condition, MAP) and condition.get("type") == "Ready":
-            ready = condition.get("status") == "True"
+    ready = conditions_pass(conditions)
     taints = parsing.map_list(spec.get("taints"), "spec.taints")
     return (
         NodeMeta(
@@ -93,6 +90,28 @@ def read_node(body: Mapping[str, Any], space: ResourceSpace) -> tuple[NodeMeta, 
         ),
         allocatable,
     )
+
+
+# Conditions that must be False for a node to take pods, and the one that must be True.
+_MUST_BE_FALSE = frozenset({"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"})
+_MUST_BE_TRUE = "Ready"
+
+
+def conditions_pass(conditions: list[Any] | tuple[Any, ...]) -> bool:
+    """KAI's node condition check, cordon aside: every ``Ready`` condition is ``True`` and
+    every memory, disk or PID pressure or ``NetworkUnavailable`` condition is ``False``
+    ("Unknown" fails). A condition the node does not report passes: a node without
+    conditions is ready. Other condition types are not read."""
+    for condition in conditions:
+        if not isinstance(condition, MAP):
+            continue
+        kind, status = condition.get("type"), condition.get("status")
+        if kind == _MUST_BE_TRUE:
+            if status != "True":
+                return False
+        elif isinstance(kind, str) and kind in _MUST_BE_FALSE and status != "False":
+            return False
+    return True
 
 
 def _flag(raw: Any, field: str) -> bool:

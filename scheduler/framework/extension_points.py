@@ -25,7 +25,8 @@ Extension points and their combine rules:
   since the last full evaluation and the best unchanged node are re-scored
   (``context.nodes``).
 - job_order (job) -> sort key, task_order (pod) -> sort key: keys concatenated,
-  the first difference wins, then creation time and uid. A job key may depend
+  the first difference wins, then creation time and a last tie (a job's name
+  then namespace, ``PodGroupInfo.tie``, as KAI; a pod's uid). A job key may depend
   only on the job and its pods' statuses (the session memoises it until a
   status changes); a task key only on the pod's fixed fields.
 - queue_order (queue a, queue b, job a, job b) -> int: first non-zero wins.
@@ -172,7 +173,8 @@ KeyFn = Callable[[Any, Any, Any], tuple[Any, ...]]
 
 
 def key_function(fns: Sequence[Callable[[Any], Any]]) -> KeyFn:
-    """``combined_key`` for fixed ``fns``, called as ``(item, creation, uid)``: the same key.
+    """``combined_key`` for fixed ``fns``, called as ``(item, creation, tie)``: the same key
+    (``tie``: a job's :attr:`PodGroupInfo.tie`, a pod's uid).
 
     Why: the session forms a job order key for every victim candidate (about
     80,000 at 5,000 nodes); with up to three registrations the tuple is built
@@ -181,11 +183,11 @@ def key_function(fns: Sequence[Callable[[Any], Any]]) -> KeyFn:
     fixed = tuple(fns)
     if len(fixed) == 1:
         (first,) = fixed
-        return lambda item, creation, uid: (first(item), creation, uid)
+        return lambda item, creation, tie: (first(item), creation, tie)
     if len(fixed) == 2:
         first, second = fixed
-        return lambda item, creation, uid: (first(item), second(item), creation, uid)
+        return lambda item, creation, tie: (first(item), second(item), creation, tie)
     if len(fixed) == 3:
         first, second, third = fixed
-        return lambda item, creation, uid: (first(item), second(item), third(item), creation, uid)
-    return lambda item, creation, uid: combined_key(fixed, item, (creation, uid))
+        return lambda item, creation, tie: (first(item), second(item), third(item), creation, tie)
+    return lambda item, creation, tie: combined_key(fixed, item, (creation, tie))

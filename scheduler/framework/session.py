@@ -250,7 +250,7 @@ class Session:
         """
         key = self._job_keys.get(job.key)
         if key is None:
-            key = self.carried_memo(JOB_KEY, job, self._job_key_fn, job, job.creation, job.uid)
+            key = self.carried_memo(JOB_KEY, job, self._job_key_fn, job, job.creation, job.tie)
             self._job_keys[job.key] = key
         return key
 
@@ -316,12 +316,12 @@ class Session:
             name = job.key
             key = memo.get(name)
             if key is None:
-                key = memo[name] = key_fn(job, job.creation, job.uid)
+                key = memo[name] = key_fn(job, job.creation, job.tie)
             keys.append(key)
         return keys
 
     def unmemoised_job_key(self) -> ep.KeyFn:
-        """The job order key function, called as ``(job, job.creation, job.uid)``: for a pass
+        """The job order key function, called as ``(job, job.creation, job.tie)``: for a pass
         that keeps the keys it forms itself (the memo's look-ups and stores cost more than
         the keys for 80,000 victim candidates read once)."""
         return self._job_key_fn
@@ -431,7 +431,7 @@ class Session:
                 for ps in job.pod_sets
             ],
         )
-        return self._job_key_fn(rest, job.creation, job.uid)
+        return self._job_key_fn(rest, job.creation, job.tie)
 
     def pods_in_task_order(self, pod_set: PodSetInfo) -> list[PodInfo]:
         """The pod set's pods sorted by task order, once per session (labels do not change)."""

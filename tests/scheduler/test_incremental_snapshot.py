@@ -60,15 +60,33 @@ def _priority_class(name: str, value: int, default: bool) -> Obj:
 
 
 _node = st.builds(
-    lambda name, gpus, zone, ready, heartbeat: _with_status(
-        node(name, gpus=gpus, labels={"zone": zone}, ready=ready), heartbeat
+    lambda name, gpus, zone, health, heartbeat: _with_health(
+        _with_status(
+            node(
+                name,
+                gpus=gpus,
+                labels={"zone": zone},
+                ready=health != "not-ready",
+                unschedulable=health == "cordoned",
+            ),
+            heartbeat,
+        ),
+        health,
     ),
     st.sampled_from(NODES),
     st.sampled_from([0, 2, 8]),
     st.sampled_from(["a", "b"]),
-    st.booleans(),
+    # the node check (fair-share total, placement): each way to fail it, and passing
+    st.sampled_from(["ok", "ok", "not-ready", "cordoned", "pressure"]),
     st.integers(0, 3),
 )
+
+
+def _with_health(body: Obj, health: str) -> Obj:
+    """With ``pressure``, a node reporting MemoryPressure (out of the total, no pods)."""
+    if health == "pressure":
+        body["status"]["conditions"].append({"type": "MemoryPressure", "status": "True"})
+    return body
 
 
 def _with_status(body: Obj, heartbeat: int) -> Obj:
@@ -320,7 +338,7 @@ def _check_carried(snapshot: ClusterSnapshot) -> None:
     fresh: dict[str, Callable[[PodGroupInfo], object]] = {
         gang.FIRST_CHOICE: first,
         gang.READY: gang.readiness_problem,
-        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.uid),
+        JOB_KEY: lambda job: session.unmemoised_job_key()(job, job.creation, job.tie),
         allocate._SHAPE: lambda job: allocation_shape(job, first(job)),
         proportion._REQUEST: lambda job: tuple(proportion.tasks_request(first(job))),
     }

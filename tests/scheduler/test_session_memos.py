@@ -29,7 +29,7 @@ from tests.kits.worlds import sourced
 
 
 def _fresh_key(session: Session, job: PodGroupInfo) -> tuple[Any, ...]:
-    return ep.combined_key(session.job_order_fns, job, (job.creation, job.uid))
+    return ep.combined_key(session.job_order_fns, job, (job.creation, job.tie))
 
 
 def _fresh_pending(session: Session) -> list[str]:

@@ -53,26 +53,30 @@ def _queue_usage(
 ) -> tuple[dict[str, QueueVector], dict[str, QueueVector], dict[str, QueueVector]]:
     """Allocated, non-preemptible allocated and requested per queue, summed up the tree.
 
-    One pass over the pods adds each pod's amounts to its leaf's row (allocated
+    One pass over the pods adds each pod's amounts to its queue's row (allocated
     preemptible, allocated non-preemptible, or pending) in pod order, as plain
-    floats (cheaper than collecting 100,000 rows for numpy); the leaves' totals
-    are then added to every ancestor.
+    floats (cheaper than collecting 100,000 rows for numpy); each queue's own
+    totals are then added to it and every ancestor.
+
+    Every PodGroup whose queue is in the tree counts, as in KAI: a job naming a parent
+    queue is never scheduled nor a victim (its queue problem keeps it out of the
+    actions), yet its pods weigh on that queue and its ancestors. A job whose queue is
+    missing, or dropped with an orphaned subtree, counts nowhere.
     """
     tree = snapshot.queues
     names = list(tree.queues)
     position = {name: i for i, name in enumerate(names)}
-    # kind (allocated preemptible, allocated non-preemptible, pending) -> leaf -> GPU, CPU,
+    # kind (allocated preemptible, allocated non-preemptible, pending) -> queue -> GPU, CPU,
     # memory; every row made up front, so a pod's row is two list indexes away
     rows = [[[0.0, 0.0, 0.0] for _ in names] for _ in range(3)]
     waiting_rows = rows[2]
-    problems = snapshot.job_problems
     waiting_status = PodStatus.PENDING
     for job in snapshot.jobs.values():
-        leaf = position.get(job.queue)
-        if leaf is None or job.key in problems:
+        at = position.get(job.queue)
+        if at is None:
             continue
-        counted = rows[0 if job.preemptible else 1][leaf]
-        waiting = waiting_rows[leaf]
+        counted = rows[0 if job.preemptible else 1][at]
+        waiting = waiting_rows[at]
         for pod_set in job.pod_sets:
             for pod in pod_set.pods:
                 status = pod.status
