@@ -346,7 +346,7 @@ class ProportionPlugin:
         class VictimRanker:
             """KAI's victim queue order: the queue order inverted, applied level by level
             from the top (the most over-served department first, then its most
-            over-served child, down to a leaf). Rules 1-4 and 6 read the queues as
+            over-served child, down to a leaf). Rules 1-4, 6 and 7 read the queues as
             they are; rule 5's dominant share subtracts the chunks already taken from
             the queue's subtree plus the leaf's next victim job."""
 
@@ -370,7 +370,7 @@ class ProportionPlugin:
                 live: set[str],
                 heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]],
             ) -> str:
-                best: tuple[tuple[Any, ...], str] | None = None
+                best: tuple[tuple[Any, ...], str, str] | None = None
                 for name in names:
                     if name in heads:
                         leaf = name
@@ -385,11 +385,23 @@ class ProportionPlugin:
                     if plain is None:
                         plain = plain_key[name] = queue_order.order_key(states[name], no_job, total)
                     share = queue_order.order_key(states[name], minus, total)[4]
-                    ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
-                    if best is None or ranked > best[0]:
-                        best = (ranked, leaf)
+                    ranked = (*plain[:4], share, plain[5])
+                    if best is None or self.worse(ranked, name, best[0], best[2]):
+                        best = (ranked, leaf, name)
                 assert best is not None
                 return best[1]
+
+            @staticmethod
+            def worse(ranked: tuple[Any, ...], name: str, other: tuple[Any, ...], of: str) -> bool:
+                """Whether queue ``name`` gives a victim before ``of``: the queue order
+                inverted, rules 1-6 (``ranked``), rule 7 (the larger allocatable share),
+                then the younger queue, then the name."""
+                if ranked != other:
+                    return ranked > other
+                larger = queue_order.smaller_share(states[of], states[name])
+                if larger:
+                    return larger < 0
+                return (states[name].info.creation, name) > (states[of].info.creation, of)
 
             def took(self, leaf: str, pods: Sequence[PodInfo]) -> None:
                 freed = tasks_request(pods)
