@@ -155,13 +155,24 @@ class ShareUndo:
 class SharedGpus:
     """Shared GPU groups of every node, plus each node's device memory (see module docstring)."""
 
-    __slots__ = ("by_node", "memory", "min_memory", "room", "room_now", "slots", "synced")
+    __slots__ = (
+        "by_node",
+        "max_memory",
+        "memory",
+        "min_memory",
+        "room",
+        "room_now",
+        "slots",
+        "synced",
+    )
 
     def __init__(self, memory: npt.NDArray[np.int64], synced: npt.NDArray[np.bool_]) -> None:
         self.memory = memory
         self.synced = synced
         labelled = memory[synced & (memory > UNSYNCED_GPU_MEMORY)]
         self.min_memory = int(labelled.min()) if labelled.size else UNSYNCED_GPU_MEMORY
+        # the largest labelled device memory; 0 when no node is labelled (KAI: nil)
+        self.max_memory = int(labelled.max()) if labelled.size else 0
         self.by_node: dict[int, dict[str, Group]] = {}
         # Per node and group slot, the room a request may take (thousandths; -1: no
         # candidate): ``room`` once releasing members are gone (Group.fits), ``room_now``
@@ -359,3 +370,17 @@ def share_quota(share: GpuShare, node_memory: int | None, min_memory: int) -> fl
     if node_memory is not None:
         return float(share.devices * share.portion_on(node_memory))
     return share.devices * share.memory * GPU_UNIT / max(min_memory, 1)
+
+
+def capacity_quota(share: GpuShare, max_memory: int) -> float:
+    """GPU thousandths a shared pod counts in the job-level capacity check (§5.2).
+
+    As a pending pod's :func:`share_quota`, except that a memory request counts
+    devices x memory / the *largest* labelled device memory in the cluster (the
+    smallest portion it can get anywhere), and nothing when no node is labelled.
+    """
+    if not share.by_memory:
+        return float(share.devices * share.portion)
+    if max_memory <= 0:
+        return 0.0
+    return share.devices * share.memory * GPU_UNIT / max_memory

@@ -21,7 +21,12 @@ from crds import rules
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ALIVE, PodInfo, PodStatus
 from scheduler.framework.session import Session
-from scheduler.plugins.proportion.plugin import STATE_KEY, capacity_problem, tasks_request
+from scheduler.plugins.proportion.plugin import (
+    STATE_KEY,
+    capacity_problem,
+    capacity_request,
+    tasks_request,
+)
 from scheduler.plugins.proportion.state import QueueState
 
 __all__ = ["HELD", "Admission", "decide"]
@@ -106,6 +111,7 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
     states = _copies(session.plugin_state.get(STATE_KEY, {}))
     under_gate = _gated_queues(session, everywhere)
     paths = {name: tree.path_to_root(name) for name in states}
+    max_memory = snapshot.nodes.shared.max_memory
     for job in snapshot.jobs.values():  # admitted but not placed yet: their room is taken
         if job.queue in paths and job.key not in snapshot.job_problems:
             waiting = [p for p in job.iter_pods() if p.is_ours and p.status == PodStatus.PENDING]
@@ -130,13 +136,13 @@ def decide(session: Session, *, everywhere: bool = False) -> Admission:
         if not_whole is not None:
             result.held[job.key] = not_whole
             continue
-        wanted = tasks_request(unit)
+        wanted = capacity_request(unit, max_memory)
         problem = capacity_problem(states, paths[job.queue], job, wanted) if unit else None
         if problem is not None:
             result.held[job.key] = f"{HELD}: {problem}"
             continue
         lifted += unit
-        _charge(states, paths[job.queue], job, wanted)
+        _charge(states, paths[job.queue], job, tasks_request(unit))
         extras.append(job)
     for job in extras:  # elastic pods beyond the minimum, one at a time, after every gang
         taken, problem = _extras(job, session, states, paths[job.queue], set(map(id, lifted)))
@@ -161,10 +167,10 @@ def _extras(
         for pod in session.pods_in_task_order(pod_set):
             if not pod.admission_gated or pod.status != PodStatus.GATED or id(pod) in done:
                 continue
-            wanted = tasks_request([pod])
+            wanted = capacity_request([pod], session.snapshot.nodes.shared.max_memory)
             problem = capacity_problem(states, path, job, wanted)
             if problem is not None:
                 return taken, problem
-            _charge(states, path, job, wanted)
+            _charge(states, path, job, tasks_request([pod]))
             taken.append(pod)
     return taken, None

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from scheduler.api import gpu_sharing
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
 from scheduler.api.queues import UNLIMITED, QueueVector
@@ -189,8 +191,10 @@ class ProportionPlugin:
         # refusal's sentence formats the queue's numbers
         refusals: dict[tuple[str, bool, float, float, float], str | None] = {}
 
+        max_memory = snapshot.nodes.shared.max_memory
+
         def capacity(job: PodGroupInfo, tasks: Sequence[PodInfo]) -> str | None:
-            wanted = tasks_request(tasks)
+            wanted = capacity_request(tasks, max_memory)
             if not session.memoise:
                 return capacity_problem(states, paths[job.queue], job, wanted)
             key = (job.queue, job.preemptible, wanted[0], wanted[1], wanted[2])
@@ -200,6 +204,58 @@ class ProportionPlugin:
             return problem
 
         chains = {name: [(n, states[n]) for n in path] for name, path in paths.items()}
+        device_memory = snapshot.nodes.shared.memory
+        # (MiB, devices) -> GPU thousandths such a request takes on each node (fixed)
+        node_quotas: dict[tuple[int, int], npt.NDArray[np.float64]] = {}
+
+        def node_capacity(pod: PodInfo) -> ep.DynamicConstraint | None:
+            """KAI's per-node capacity predicate for a gpu-memory pod: the job-level check
+            counted its smallest portion anywhere, a node charges its portion there.
+            Other pods count the same on every node, so the job-level check covers them."""
+            share = pod.gpu_share
+            if share is None or not share.by_memory:
+                return None
+            job = snapshot.jobs.get(pod.job or "")
+            chain = chains.get(job.queue) if job is not None else None
+            if job is None or chain is None:
+                return None
+            shape = (share.memory, share.devices)
+            quota = node_quotas.get(shape)
+            if quota is None:
+                quota = node_quotas[shape] = np.array(
+                    [share.devices * share.portion_on(int(m)) for m in device_memory],
+                    dtype=np.float64,
+                )
+            parts: list[tuple[ep.Mask, str]] = []
+            for name, state in chain:
+                cap = state.limits[0]
+                if cap != UNLIMITED:
+                    over = state.used[0] + quota > cap
+                    if over.any():
+                        parts.append(
+                            (
+                                ~over,
+                                f"OverLimit: its GPU portion here would take "
+                                f"queue {name} over its limit",
+                            )
+                        )
+                cap = state.quota[0]
+                if not job.preemptible and cap != UNLIMITED:
+                    over = state.used_non_preemptible[0] + quota > cap
+                    if over.any():
+                        parts.append(
+                            (
+                                ~over,
+                                "NonPreemptibleOverQuota: its GPU portion here "
+                                f"would take queue {name} over its deserved quota",
+                            )
+                        )
+            return ep.DynamicConstraint(parts=parts) if parts else None
+
+        # registered only when some pod asks for GPU memory (a dynamic constraint turns
+        # allocate's shape memo off)
+        if any(p.gpu_share is not None and p.gpu_share.by_memory for p in snapshot.pods):
+            session.add_dynamic_constraint(node_capacity)
         moves = [0]  # allocations and deallocations so far: ``start`` is current while unchanged
         copied = [-1]
 
@@ -294,7 +350,7 @@ class ProportionPlugin:
         class VictimRanker:
             """KAI's victim queue order: the queue order inverted, applied level by level
             from the top (the most over-served department first, then its most
-            over-served child, down to a leaf). Rules 1-4 and 6 read the queues as
+            over-served child, down to a leaf). Rules 1-4, 6 and 7 read the queues as
             they are; rule 5's dominant share subtracts the chunks already taken from
             the queue's subtree plus the leaf's next victim job."""
 
@@ -318,7 +374,7 @@ class ProportionPlugin:
                 live: set[str],
                 heads: Mapping[str, tuple[PodGroupInfo, Sequence[PodInfo]]],
             ) -> str:
-                best: tuple[tuple[Any, ...], str] | None = None
+                best: tuple[tuple[Any, ...], str, str] | None = None
                 for name in names:
                     if name in heads:
                         leaf = name
@@ -333,11 +389,23 @@ class ProportionPlugin:
                     if plain is None:
                         plain = plain_key[name] = queue_order.order_key(states[name], no_job, total)
                     share = queue_order.order_key(states[name], minus, total)[4]
-                    ranked = (*plain[:4], share, plain[5], states[name].info.creation, name)
-                    if best is None or ranked > best[0]:
-                        best = (ranked, leaf)
+                    ranked = (*plain[:4], share, plain[5])
+                    if best is None or self.worse(ranked, name, best[0], best[2]):
+                        best = (ranked, leaf, name)
                 assert best is not None
                 return best[1]
+
+            @staticmethod
+            def worse(ranked: tuple[Any, ...], name: str, other: tuple[Any, ...], of: str) -> bool:
+                """Whether queue ``name`` gives a victim before ``of``: the queue order
+                inverted, rules 1-6 (``ranked``), rule 7 (the larger allocatable share),
+                then the younger queue, then the name."""
+                if ranked != other:
+                    return ranked > other
+                larger = queue_order.smaller_share(states[of], states[name])
+                if larger:
+                    return larger < 0
+                return (states[name].info.creation, name) > (states[of].info.creation, of)
 
             def took(self, leaf: str, pods: Sequence[PodInfo]) -> None:
                 freed = tasks_request(pods)
@@ -432,6 +500,22 @@ def tasks_request(tasks: Sequence[PodInfo]) -> list[float]:
     for task in tasks:
         # pod_amounts without its copy: read, not kept (about 57,000 pods a cycle)
         task_gpu, task_cpu, task_memory = task.quota
+        gpu += task_gpu
+        cpu += task_cpu
+        memory += task_memory
+    return [gpu, cpu, memory]
+
+
+def capacity_request(tasks: Sequence[PodInfo], max_memory: int) -> list[float]:
+    """:func:`tasks_request` as the job-level capacity check counts it (KAI's
+    ``getRequiredQuota``): a gpu-memory pod counts devices x memory / the largest
+    labelled device memory (``max_memory``; nothing when it is 0), not its queue quota."""
+    gpu = cpu = memory = 0.0
+    for task in tasks:
+        task_gpu, task_cpu, task_memory = task.quota
+        share = task.gpu_share
+        if share is not None and share.by_memory:
+            task_gpu = gpu_sharing.capacity_quota(share, max_memory)
         gpu += task_gpu
         cpu += task_cpu
         memory += task_memory

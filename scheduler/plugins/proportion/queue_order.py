@@ -61,6 +61,19 @@ def at_most(a: float, b: float) -> bool:
     return b == UNLIMITED or a <= b
 
 
+def smaller_share(a: QueueState, b: QueueState) -> int:
+    """Rule 7: -1 when ``a``'s allocatable share is ≤ ``b``'s in every resource and smaller
+    in one (``a`` goes first), 1 the other way round, 0 when neither."""
+    share_a, share_b = a.share, b.share
+    a_within = all(at_most(share_a[r], share_b[r]) for r in _RANGE)
+    b_within = all(at_most(share_b[r], share_a[r]) for r in _RANGE)
+    if a_within and not b_within:  # a ≤ b everywhere and smaller somewhere
+        return -1
+    if b_within and not a_within:
+        return 1
+    return 0
+
+
 def order_key(
     state: QueueState, job: Triple, total: Triple
 ) -> tuple[bool, bool, int, bool, float, float]:
@@ -162,13 +175,9 @@ def compare(a: QueueState, b: QueueState, job_a: Triple, job_b: Triple, total: T
     diff = dominant_share(a, a.used, total) - dominant_share(b, b.used, total)
     if abs(diff) > 1e-12:
         return -1 if diff < 0 else 1
-    share_a, share_b = a.share, b.share
-    a_within = all(at_most(share_a[r], share_b[r]) for r in _RANGE)
-    b_within = all(at_most(share_b[r], share_a[r]) for r in _RANGE)
-    if a_within and not b_within:  # a ≤ b everywhere and smaller somewhere
-        return -1
-    if b_within and not a_within:
-        return 1
+    smaller = smaller_share(a, b)
+    if smaller:
+        return smaller
     if a.info.creation != b.info.creation:
         return -1 if a.info.creation < b.info.creation else 1
     return 0

@@ -4,7 +4,9 @@ Why: a queue's GPU quota, limit and fair share are in GPUs, and a shared pod
 must count as the part of a GPU it gets, not as the whole device its group
 holds on the node (nor as nothing): a fraction counts devices x portion, a
 pending gpu-memory pod its memory over the smallest device memory in the
-cluster, a placed one its portion on its node.
+cluster, a placed one its portion on its node. The job-level limit check
+counts a gpu-memory pod's memory over the *largest* device memory, and each
+node is then checked with the portion it would give.
 """
 
 from __future__ import annotations
@@ -54,18 +56,55 @@ CASES = [
         pending=["a"],
         reasons={"a": ["OverLimit", "gpu=1 "]},
     ),
-    # A pending gpu-memory pod counts memory / smallest device memory (20000 / 40000 = 0.5),
-    # whatever the node it would land on: over a limit of 0.4.
+    # The job-level check counts a gpu-memory pod's smallest portion anywhere: memory /
+    # largest device memory (20000 / 80000 = 0.25), within a limit of 0.4 (KAI's
+    # getRequiredQuota). Each node then charges its own portion: 0.5 on n0 would pass
+    # the limit, so only n1 is offered (KAI's per-node capacity predicate).
     GpuCase(
-        "pending-gpu-memory-uses-smallest-device",
+        "gpu-memory-limit-checked-with-largest-device-then-per-node",
         [
             queue("q", gpu_limit=0.4),
             gpu_node("n0", 1, device_memory=40000),
             gpu_node("n1", 1, device_memory=80000),
             job("a", "q", annotations=memory(20000)),
         ],
+        binds={"a-0": "n1"},
+    ),
+    # Even the smallest portion (0.25) passes a limit of 0.2: refused before any node.
+    GpuCase(
+        "gpu-memory-over-limit-on-every-device",
+        [
+            queue("q", gpu_limit=0.2),
+            gpu_node("n0", 1, device_memory=40000),
+            gpu_node("n1", 1, device_memory=80000),
+            job("a", "q", annotations=memory(20000)),
+        ],
         pending=["a"],
-        reasons={"a": ["OverLimit", "gpu=0.5"]},
+        reasons={"a": ["OverLimit", "gpu=0.25"]},
+    ),
+    # Non-preemptible, deserved 0.4: the job-level check passes (0.25), and only n1 keeps
+    # the non-preemptible allocation within deserved.
+    GpuCase(
+        "non-preemptible-gpu-memory-per-node-quota",
+        [
+            queue("q", gpu_quota=0.4),
+            gpu_node("n0", 1, device_memory=40000),
+            gpu_node("n1", 1, device_memory=80000),
+            job("a", "q", annotations=memory(20000), priority_class="build"),
+        ],
+        binds={"a-0": "n1"},
+    ),
+    # With n1 full, n0 alone is left and charges 0.5: the reason names the node check.
+    GpuCase(
+        "gpu-memory-per-node-limit-reason",
+        [
+            queue("q", gpu_limit=0.4),
+            gpu_node("n0", 1, device_memory=40000),
+            gpu_node("n1", 0, device_memory=80000),
+            job("a", "q", annotations=memory(20000)),
+        ],
+        pending=["a"],
+        reasons={"a": ["OverLimit", "GPU portion here"]},
     ),
     # Non-preemptible fractions stay within deserved quota: 0.5 + 0.75 > 1.
     GpuCase(
