@@ -110,6 +110,7 @@ def _load(args: argparse.Namespace) -> tuple[Sweep, Scenario, float, int]:
     leave_out_bad_objects(scenario, scheduler_name)
     bad_input = report_bad_objects(scenario.bad_objects)
     sweep.check_queues(grid, scenario.queues)
+    sweep.check_scheduler_name(grid, scenario.jobs, scenario.config)
     period = _period(options.period, scenario.period)
     if not options.arrival_scale > 0:
         raise InputError(f"must be positive, got {options.arrival_scale}", field="--arrival-scale")

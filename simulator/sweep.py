@@ -68,6 +68,7 @@ class Point:
     params: Mapping[str, str]  # axis name -> value name
     config: SchedulerConfig | None  # None: the cluster YAML's scheduler, or the defaults
     queues: tuple[QueueOverride, ...] = ()
+    config_field: str = ""  # where the file sets its configuration ("" : the base or the cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,17 +220,18 @@ def _point(
             merged = {**(earlier.values if earlier else {}), **override.values}
             queues[override.queue] = QueueOverride(override.queue, merged, override.field)
     checked = None
+    where = ", ".join(v.where for v in choice if v.config or v.config_file is not None)
     if config is not None:
         try:
             checked = load_config(config)
         except ConfigError as exc:
-            where = ", ".join(v.where for v in choice if v.config or v.config_file is not None)
             raise reader.error(where or "base", f"configuration: {exc}") from None
     return Point(
         name="/".join(v.name for v in choice),
         params={axis: v.name for (axis, _), v in zip(axes, choice, strict=True)},
         config=checked,
         queues=tuple(queues.values()),
+        config_field=where,
     )
 
 
@@ -317,6 +319,30 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
         base=base_path,
         queue_overrides=tuple(o for _, values in axes for v in values for o in v.queues),
     )
+
+
+def check_scheduler_name(sweep: Sweep, jobs: list[Any], fallback: SchedulerConfig | None) -> None:
+    """Every point schedules the input's pods: its ``schedulerName`` is the one they name.
+
+    A point for another scheduler would start no job and look idle and fast;
+    it is refused before anything runs, naming the file and the value that sets it.
+    """
+    wanted = {
+        str((pod.get("spec") or {}).get("schedulerName"))
+        for job in jobs
+        for pod in job.pods
+        if (pod.get("spec") or {}).get("schedulerName")
+    }
+    if not wanted:
+        return
+    for point in sweep.points:
+        name = (point.config or fallback or SchedulerConfig()).scheduler_name
+        if name not in wanted:
+            raise InputError(
+                f"schedulerName {name!r}: the input's pods are for {', '.join(sorted(wanted))}",
+                source=sweep.path,
+                field=point.config_field or "base",
+            )
 
 
 def check_queues(sweep: Sweep, queues: list[dict[str, Any]]) -> None:

@@ -464,3 +464,22 @@ def test_the_grid_has_one_uniquely_named_point_per_combination(
     assert len({p.name for p in grid.points}) == len(grid.points)
     for point in grid.points:
         assert point.name == "/".join(point.params[f"axis{a}"] for a in range(len(sizes)))
+
+
+def test_a_point_for_another_scheduler_is_refused_before_anything_runs(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(
+        tmp_path,
+        f"""
+input: {{trace: {fixtures / "frag.csv"}, cluster: {fixtures / "frag-cluster.yaml"}}}
+axes: [{{name: a, values: [{{name: x, config: {{schedulerName: other}}}}]}}]
+""",
+    )
+    assert main(["simulate", "--sweep", path, "--sweep-local", "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"podmuster: {path}: axes[0].values[0]: schedulerName 'other': "
+        "the input's pods are for kai-scheduler\n"
+    )
