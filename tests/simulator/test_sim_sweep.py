@@ -483,3 +483,39 @@ axes: [{{name: a, values: [{{name: x, config: {{schedulerName: other}}}}]}}]
         f"podmuster: {path}: axes[0].values[0]: schedulerName 'other': "
         "the input's pods are for kai-scheduler\n"
     )
+
+
+def _started(name: str, util: float, wait: float | None, not_started: int) -> dict[str, Any]:
+    entry = _ok(name, util, 0.0)
+    entry["metrics"].update(wait_mean_s=wait, not_started=not_started)
+    return entry
+
+
+def test_a_point_that_leaves_more_jobs_never_started_is_not_on_the_front() -> None:
+    from simulator.sweep_report import off_front, pareto
+
+    rows = [
+        _started("as-is", 0.69, 17036.0, 1),  # one gang that can never fit, in every point
+        _started("freeze-all", 0.0, None, 151),  # nothing ran: no wait at all
+        _started("freeze-pretrain", 0.68, 97.0, 43),  # a team blocked: short waits for the rest
+        _started("slower", 0.60, 20000.0, 1),
+    ]
+    assert pareto(rows) == ["as-is"]
+    assert off_front(rows) == {
+        "freeze-all": "no job started",
+        "freeze-pretrain": "43 never started (42 more than the front)",
+    }
+
+
+def test_the_table_says_why_a_point_is_off_the_front(capsys: pytest.CaptureFixture[str]) -> None:
+    from simulator import sweep_report
+
+    rows = [_started("as-is", 0.69, 17036.0, 0), _started("freeze", 0.0, None, 151)]
+    for entry in rows:
+        entry["metrics"].update(
+            jain_index=None, fair_share_deviation=0.0, makespan_s=10.0, preemptions=0, reclaims=0
+        )
+    sweep_report.table(rows)
+    out = capsys.readouterr().out
+    assert "freeze: not on the front: no job started" in out
+    assert sweep_report.tradeoff_plot(rows)  # the point without a wait is named, not drawn at 0
