@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         with sweep_ray.session(address, args.ray_cpus), _stop_on_signals(flag):
             rows = sweep_ray.run(scenario, grid.points, period, stop=flag, on_done=on_done)
     settings["wall seconds"] = round(time.perf_counter() - started, 2)
+    settings.update(sweep_report.progress(rows))
     if args.report:
         page = sweep_report.render(grid, rows, source=scenario.source, settings=settings)
         report.write(args.report, page)

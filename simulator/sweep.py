@@ -82,6 +82,7 @@ class Sweep:
     points: tuple[Point, ...]
     base: str | None = None  # the base configuration file, if any
     queue_overrides: tuple[QueueOverride, ...] = field(default=())  # every one, for checks
+    variants: tuple[tuple[str, str, str], ...] = ()  # (axis, value, what it sets), for people
 
 
 class _Reader:
@@ -173,6 +174,7 @@ class _Value:
     config_file: Mapping[str, Any] | None
     config: Mapping[str, Any]
     queues: tuple[QueueOverride, ...]
+    config_path: str = ""
 
 
 def _axis(reader: _Reader, raw: Any, where: str) -> tuple[str, list[_Value]]:
@@ -198,8 +200,27 @@ def _axis(reader: _Reader, raw: Any, where: str) -> tuple[str, list[_Value]]:
         queues = (
             _queue_overrides(reader, item["queues"], f"{inside}.queues") if "queues" in item else ()
         )
-        values.append(_Value(value_name, inside, config_file, config, queues))
+        values.append(
+            _Value(value_name, inside, config_file, config, queues, str(item.get("configFile")))
+        )
     return name, values
+
+
+def _what(value: _Value, path: str) -> str:
+    """What one axis value sets, in words: its configuration file, keys and queue changes."""
+    parts = []
+    if value.config_file is not None:
+        parts.append(f"configuration file {path}")
+    if value.config:
+        flow = yaml.safe_dump(dict(value.config), default_flow_style=True, width=10**6)
+        parts.append(f"configuration {flow.strip()}")
+    for override in value.queues:
+        changes = ", ".join(
+            f"{key} {'no limit' if number == -1 else f'{number:g}'}"
+            for key, number in override.values.items()
+        )
+        parts.append(f"queue {override.queue}: {changes}")
+    return "; ".join(parts) or "nothing: the base as it is"
 
 
 def _point(
@@ -318,6 +339,9 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
         points=points,
         base=base_path,
         queue_overrides=tuple(o for _, values in axes for v in values for o in v.queues),
+        variants=tuple(
+            (name, v.name, _what(v, v.config_path)) for name, values in axes for v in values
+        ),
     )
 
 

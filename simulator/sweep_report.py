@@ -11,7 +11,7 @@ page, beside the single-run report (``simulator.report``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from simulator import units
@@ -20,16 +20,26 @@ from simulator.sweep import Sweep
 
 TEMPLATE = "sweep.html.j2"
 
-# (heading, metrics key, format) of the table's figure columns, after the point's name.
-COLUMNS = (
-    ("util", "gpu_allocation_ratio", "{:.3f}"),
-    ("wait mean", "wait_mean_s", "{:.1f}s"),
-    ("wait p95", "wait_p95_s", "{:.1f}s"),
-    ("Jain", "jain_index", "{:.3f}"),
-    ("fs dev", "fair_share_deviation", "{:.3f}"),
-    ("makespan", "makespan_s", "{:.1f}s"),
-    ("not started", "not_started", "{:d}"),
-    ("preempt/reclaim", None, ""),
+
+def _index(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _duration(value: float | None) -> str:
+    return "-" if value is None else units.duration(value)
+
+
+# (heading, metrics key, formatter) of the table's figure columns, after the point's name:
+# durations and percentages as the run's table and report write them (simulator/units.py).
+COLUMNS: tuple[tuple[str, str | None, Callable[[Any], str]], ...] = (
+    ("util", "gpu_allocation_ratio", units.percent),
+    ("wait mean", "wait_mean_s", _duration),
+    ("wait p95", "wait_p95_s", _duration),
+    ("Jain", "jain_index", _index),
+    ("fs dev", "fair_share_deviation", _index),
+    ("makespan", "makespan_s", _duration),
+    ("not started", "not_started", units.count),
+    ("preempt/reclaim", None, str),
 )
 
 
@@ -103,11 +113,11 @@ def document(
     }
 
 
-def _cell(metrics: dict[str, Any], key: str | None, form: str) -> str:
+def _cell(metrics: dict[str, Any], key: str | None, form: Callable[[Any], str]) -> str:
     if key is None:
         return f"{metrics['preemptions']} / {metrics['reclaims']}"
     value = metrics.get(key)
-    return "-" if value is None else form.format(value)
+    return "-" if value is None else form(value)
 
 
 def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
@@ -263,6 +273,53 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
     return _png(figure)
 
 
+def _page_row(entry: dict[str, Any], front: set[str]) -> dict[str, Any]:
+    """A point's cells for the page, each in the unit a person reads (no raw float, no None)."""
+    m = entry["metrics"]
+    out: dict[str, Any] = {
+        "name": entry["name"],
+        "label": entry["name"] + (" *" if entry["name"] in front else ""),
+        "params": entry["params"],
+        "status": entry["status"],
+        "error": entry["error"] or "",
+        "cells": [],
+        "queues": {},
+    }
+    if m is None:
+        return out
+    if m.get("partial"):
+        out["status"] += " (partial)"
+    out["cells"] = [
+        units.percent(m["gpu_allocation_ratio"]),
+        units.duration(m["wait_mean_s"]),
+        units.duration(m["wait_p95_s"]),
+        units.decimal(m["jain_index"], 3) if m["jain_index"] is not None else units.MISSING,
+        units.decimal(m["fair_share_deviation"], 3),
+        units.duration(m["makespan_s"]),
+        f"{units.count(m['not_started'])} of {units.count(m['jobs'])}",
+        units.count(m["preemptions"]),
+        units.count(m["reclaims"]),
+        units.gpu_hours(m.get("gpu_hours_lost")),
+        units.duration(m.get("wall_seconds")),
+    ]
+    for name, q in m["queues"].items():
+        if not q["jobs"]:
+            continue  # a parent queue or an unused one: named below the table
+        wait = units.duration(q["wait_mean_s"])
+        out["queues"][name] = (
+            f"wait {wait}; {units.gpus(q['allocated_gpus_mean'])} "
+            f"(fair {units.gpus(q['fair_share_gpus_mean'])})"
+        )
+    return out
+
+
+def progress(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How far a sweep got: the settings' counts, and whether every point ran to its end."""
+    finished = sum(entry["status"] in ("ok", "failed") for entry in rows)
+    cancelled = sum(entry["status"] == "cancelled" for entry in rows)
+    return {"points done": finished, "points cancelled": cancelled, "complete": cancelled == 0}
+
+
 def render(
     sweep: Sweep, rows: Sequence[dict[str, Any]], *, source: str, settings: dict[str, Any]
 ) -> str:
@@ -274,13 +331,21 @@ def render(
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         undefined=jinja2.StrictUndefined,
     )
+    front = set(pareto(rows))
+    page_rows = [_page_row(entry, front) for entry in rows]
+    used = {q for r in page_rows for q in r["queues"]}
+    every = {q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}
     return environment.get_template(TEMPLATE).render(
         title=f"podmuster simulate --sweep: {sweep.name}",
         source=source,
         settings=settings,
         axes=list(sweep.axes),
-        rows=list(rows),
-        front=pareto(rows),
-        queues=sorted({q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}),
+        rows=page_rows,
+        queues=sorted(used),
+        empty_queues=sorted(every - used),
+        variants=list(sweep.variants),
+        off_front=off_front(rows),
+        cancelled=sum(entry["status"] == "cancelled" for entry in rows),
+        total=len(rows),
         plot=tradeoff_plot(rows),
     )

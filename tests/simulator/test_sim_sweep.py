@@ -287,7 +287,7 @@ def test_a_failing_point_reports_its_error_and_the_others_complete(
     argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]
     assert main([*argv, "--report", str(page)]) == 1
     table = capsys.readouterr().out
-    assert page.read_text().count('<td class="error" colspan="10">RuntimeError: engine broke') == 2
+    assert page.read_text().count('<td class="error" colspan="11">RuntimeError: engine broke') == 2
     assert "spread/open     FAILED" in table
     assert "spread/two: failed: RuntimeError: engine broke" in table
 
@@ -370,8 +370,20 @@ def test_the_table_and_the_report(
         "started", "preempt/reclaim",
     ]  # fmt: skip
     assert lines[2].split() == [
-        "binpack/open", "*", "0.545", "1.0s", "1.0s", "1.000", "0.010", "101.0s", "0", "0", "/", "0"
-    ]  # fmt: skip
+        "binpack/open",
+        "*",
+        "54.5%",
+        "1s",
+        "1s",
+        "1.000",
+        "0.010",
+        "1m41s",
+        "0",
+        "0",
+        "/",
+        "0",
+    ]  # durations and percentages as the run's table writes them, never raw seconds
+    assert "incomplete" not in captured.out
     assert lines[-1] == f"report: {page}"
     assert "sweep: 4/4 points done: spread/two ok" in captured.err
     html = page.read_text()
@@ -379,6 +391,11 @@ def test_the_table_and_the_report(
     for name in ("binpack/open", "binpack/two", "spread/open", "spread/two"):
         assert f"<td>{name}</td>" in html
     assert "runner: this process" in html
+    assert "None" not in html
+    assert "54.5%" in html  # the page's figures are in units too
+    assert 'class="scroll"' in html  # wide tables scroll in their own box
+    assert "queue team: gpuLimit 2" in html  # what the variant "two" sets
+    assert "Incomplete sweep" not in html
 
 
 def _ok(name: str, util: float, wait: float) -> dict[str, Any]:
@@ -519,3 +536,35 @@ def test_the_table_says_why_a_point_is_off_the_front(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "freeze: not on the front: no job started" in out
     assert sweep_report.tradeoff_plot(rows)  # the point without a wait is named, not drawn at 0
+
+
+def test_a_stopped_sweep_is_marked_incomplete_in_its_json_and_page(
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import signal
+
+    serial = sweep_run.run_serial
+
+    def stop_after_the_first(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        done = kwargs["on_done"]
+
+        def then_stop(row: dict[str, Any]) -> None:
+            done(row)
+            signal.raise_signal(signal.SIGTERM)  # caught by the command's handler
+
+        return serial(*args, **{**kwargs, "on_done": then_stop})
+
+    monkeypatch.setattr(sweep_run, "run_serial", stop_after_the_first)
+    page = tmp_path / "sweep.html"
+    argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]
+    assert main([*argv, "-o", "json", "--report", str(page)]) == 143
+    settings_ = json.loads(capsys.readouterr().out)["settings"]
+    assert settings_["points done"] == 1
+    assert settings_["points cancelled"] == 3
+    assert settings_["complete"] is False
+    assert "Incomplete sweep: stopped by a signal. 1 of 4 points done, 3 cancelled" in (
+        page.read_text()
+    )
