@@ -91,6 +91,10 @@ def _checks(args: argparse.Namespace) -> None:
         raise InputError(
             "a sweep's configurations are its file's base and axes", field="--config/--compare"
         )
+    if args.label:
+        raise InputError(
+            "a sweep's points are named by their axis values, not by --label", field="--label"
+        )
     if args.ray_cpus is None:
         args.ray_cpus = DEFAULT_RAY_CPUS
     if args.ray_cpus < 1:

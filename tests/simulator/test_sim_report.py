@@ -294,3 +294,13 @@ def test_the_wait_cdf_tops_out_at_the_share_of_jobs_that_started(
     assert max(fractions) == 0.75
     assert fractions[-1] == 0.75
     assert label == "A (1 of 4 never started)"
+
+
+def test_a_second_compare_is_refused_not_dropped(
+    capsys: pytest.CaptureFixture[str], report_input: list[str]
+) -> None:
+    spread = str(FIXTURES / "spread.yaml")
+    assert main([*report_input, "--compare", spread, "--compare", spread]) == 2
+    assert capsys.readouterr().err == (
+        "podmuster: --compare: given 2 times; a comparison has two configurations (A and B)\n"
+    )

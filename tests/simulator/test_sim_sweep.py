@@ -332,6 +332,10 @@ def test_options_that_do_not_fit_a_sweep_are_refused(
     assert "a sweep's configurations are its file's base and axes" in capsys.readouterr().err
     assert main([*argv[:3], "--ray-cpus", "0"]) == 2
     assert capsys.readouterr().err == "podmuster: --ray-cpus: expected at least 1, got 0\n"
+    assert main([*argv, "--label", "A=x"]) == 2  # it would have no effect
+    assert capsys.readouterr().err == (
+        "podmuster: --label: a sweep's points are named by their axis values, not by --label\n"
+    )
 
 
 @pytest.mark.parametrize(
