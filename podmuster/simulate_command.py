@@ -61,7 +61,13 @@ def add_parser(subparsers: Any) -> None:
         default=[],
         help="scheduler configuration (YAML); give twice to compare two configurations",
     )
-    parser.add_argument("--compare", metavar="CONFIG_B", help="a second configuration to compare")
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="CONFIG_B",
+        help="a second configuration to compare (once: a comparison has two)",
+    )
     parser.add_argument("--period", help="scheduling period, e.g. 1s (default 1s)")
     parser.add_argument(
         "--arrival-scale",
@@ -121,8 +127,12 @@ def _scenario(args: argparse.Namespace, scheduler_name: str) -> Any:
 def _configs(args: argparse.Namespace) -> list[tuple[str, SchedulerConfig | None]]:
     """(name, configuration) for A and, when comparing, B; None: the cluster's or the default."""
     paths = list(args.config)
-    if args.compare:
-        paths.append(args.compare)
+    if len(args.compare) > 1:  # not the last one silently: a three-way comparison is not run
+        raise InputError(
+            f"given {len(args.compare)} times; a comparison has two configurations (A and B)",
+            field="--compare",
+        )
+    paths.extend(args.compare)
     if len(paths) > 2:
         raise InputError("at most two configurations (A and B)", field="--config")
     configs: list[tuple[str, SchedulerConfig | None]] = []
@@ -157,7 +167,7 @@ def _labels(raw: list[str], configs: list[tuple[str, SchedulerConfig | None]]) -
     given: dict[str, str] = {}
     for item in raw:
         key, sep, name = item.partition("=")
-        key = key.strip().upper()
+        key = key.strip().upper()  # a=NAME is A=NAME (tests/simulator/test_sim_report.py)
         if not sep or key not in keys or not name.strip():
             runs = " and ".join(f"{k}=NAME" for k in keys)
             raise InputError(f"expected {runs}, got {shown(item)}", field="--label")

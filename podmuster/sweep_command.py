@@ -91,6 +91,10 @@ def _checks(args: argparse.Namespace) -> None:
         raise InputError(
             "a sweep's configurations are its file's base and axes", field="--config/--compare"
         )
+    if args.label:
+        raise InputError(
+            "a sweep's points are named by their axis values, not by --label", field="--label"
+        )
     if args.ray_cpus is None:
         args.ray_cpus = DEFAULT_RAY_CPUS
     if args.ray_cpus < 1:
@@ -110,6 +114,7 @@ def _load(args: argparse.Namespace) -> tuple[Sweep, Scenario, float, int]:
     leave_out_bad_objects(scenario, scheduler_name)
     bad_input = report_bad_objects(scenario.bad_objects)
     sweep.check_queues(grid, scenario.queues)
+    sweep.check_scheduler_name(grid, scenario.jobs, scenario.config)
     period = _period(options.period, scenario.period)
     if not options.arrival_scale > 0:
         raise InputError(f"must be positive, got {options.arrival_scale}", field="--arrival-scale")
@@ -165,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         with sweep_ray.session(address, args.ray_cpus), _stop_on_signals(flag):
             rows = sweep_ray.run(scenario, grid.points, period, stop=flag, on_done=on_done)
     settings["wall seconds"] = round(time.perf_counter() - started, 2)
+    settings.update(sweep_report.progress(rows))
     if args.report:
         page = sweep_report.render(grid, rows, source=scenario.source, settings=settings)
         report.write(args.report, page)

@@ -39,5 +39,10 @@ def _is_number(value: Any) -> bool:
 
 
 def document(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """A's figures at the top level (the single-run keys) plus ``compare: {a, b, diff}``."""
-    return {**a, "compare": {"a": a, "b": b, "diff": diff(a, b)}}
+    """A's figures at the top level (the single-run keys) plus ``compare: {a, b, diff, partial}``.
+
+    ``partial`` is true when either run was interrupted: then ``diff`` compares
+    runs over different simulated times, not two configurations.
+    """
+    partial = bool(a.get("partial") or b.get("partial"))
+    return {**a, "compare": {"a": a, "b": b, "diff": diff(a, b), "partial": partial}}

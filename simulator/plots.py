@@ -140,6 +140,9 @@ def fair_share(name: str, metrics: RunMetrics) -> str:
 def wait_cdf(runs: Sequence[tuple[str, RunMetrics]]) -> str:
     """The fraction of jobs that waited at most x, one line per run.
 
+    The fraction is of the jobs that arrived, so a run whose jobs did not all
+    start tops out below 100%, and its legend says how many never started.
+
     Each line runs on to the right edge at its final fraction, so a run whose
     jobs all waited the same time is still a visible step (not a single point
     on the axis), and a marker shows where its jobs' waits are.
@@ -153,16 +156,20 @@ def wait_cdf(runs: Sequence[tuple[str, RunMetrics]]) -> str:
     longest = max((float(waits[-1]) for waits in all_waits if len(waits)), default=0.0)
     right = max(longest * 2.0, 2.0)
     drawn = False
-    for (name, _), waits in zip(runs, all_waits, strict=True):
+    for (name, metrics), waits in zip(runs, all_waits, strict=True):
         if len(waits) == 0:
             continue
-        fraction = np.arange(1, len(waits) + 1) / len(waits)
+        # Of the jobs that arrived: the line tops out at the share that started.
+        arrived = max(int(metrics.figures.get("arrived", len(waits))), len(waits))
+        fraction = np.arange(1, len(waits) + 1) / arrived
         label = name
         if waits[0] == waits[-1]:
             label = f"{name}: all {len(waits):,} waited {units.duration(float(waits[0]))}"
+        if arrived > len(waits):
+            label += f" ({arrived - len(waits):,} of {arrived:,} never started)"
         axes.step(
             np.r_[0.0, waits, right],
-            np.r_[0.0, fraction, 1.0],
+            np.r_[0.0, fraction, fraction[-1]],
             where="post",
             label=label,
             marker="o" if len(np.unique(waits)) <= 20 else None,

@@ -135,6 +135,7 @@ def _cell_class(metric: Metric, difference: float) -> str:
 def summary_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """The summary table: one row per figure, one cell per run, and B - A when comparing."""
     rows = []
+    partial = any(run.metrics.figures.get("partial") for run in runs)
     for metric in SUMMARY:
         values = [metric.value(run.metrics.figures) for run in runs]
         if all(value is None for value in values) and metric.kind == "count":
@@ -152,7 +153,9 @@ def summary_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
                 row["diff"] = units.NOT_APPLICABLE
             else:
                 row["diff"] = units.delta(metric.kind, b - a)
-                row["diff_class"] = _cell_class(metric, b - a)
+                # A partial run covers less simulated time: its difference is no win or loss.
+                if not partial:
+                    row["diff_class"] = _cell_class(metric, b - a)
         rows.append(row)
     return rows
 
@@ -360,6 +363,7 @@ def render(runs: Sequence[Run], *, title: str, source: str, settings: dict[str, 
         ],
         summary=summary_rows(runs),
         compare=len(runs) == 2,
+        partial=any(run.metrics.figures.get("partial") for run in runs),
         node_rows=node_rows,
         node_total=node_total,
         queue_tree=_queue_tree(cluster),

@@ -68,6 +68,7 @@ class Point:
     params: Mapping[str, str]  # axis name -> value name
     config: SchedulerConfig | None  # None: the cluster YAML's scheduler, or the defaults
     queues: tuple[QueueOverride, ...] = ()
+    config_field: str = ""  # where the file sets its configuration ("" : the base or the cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ class Sweep:
     points: tuple[Point, ...]
     base: str | None = None  # the base configuration file, if any
     queue_overrides: tuple[QueueOverride, ...] = field(default=())  # every one, for checks
+    variants: tuple[tuple[str, str, str], ...] = ()  # (axis, value, what it sets), for people
 
 
 class _Reader:
@@ -172,6 +174,7 @@ class _Value:
     config_file: Mapping[str, Any] | None
     config: Mapping[str, Any]
     queues: tuple[QueueOverride, ...]
+    config_path: str = ""
 
 
 def _axis(reader: _Reader, raw: Any, where: str) -> tuple[str, list[_Value]]:
@@ -197,8 +200,27 @@ def _axis(reader: _Reader, raw: Any, where: str) -> tuple[str, list[_Value]]:
         queues = (
             _queue_overrides(reader, item["queues"], f"{inside}.queues") if "queues" in item else ()
         )
-        values.append(_Value(value_name, inside, config_file, config, queues))
+        values.append(
+            _Value(value_name, inside, config_file, config, queues, str(item.get("configFile")))
+        )
     return name, values
+
+
+def _what(value: _Value, path: str) -> str:
+    """What one axis value sets, in words: its configuration file, keys and queue changes."""
+    parts = []
+    if value.config_file is not None:
+        parts.append(f"configuration file {path}")
+    if value.config:
+        flow = yaml.safe_dump(dict(value.config), default_flow_style=True, width=10**6)
+        parts.append(f"configuration {flow.strip()}")
+    for override in value.queues:
+        changes = ", ".join(
+            f"{key} {'no limit' if number == -1 else f'{number:g}'}"
+            for key, number in override.values.items()
+        )
+        parts.append(f"queue {override.queue}: {changes}")
+    return "; ".join(parts) or "nothing: the base as it is"
 
 
 def _point(
@@ -219,17 +241,18 @@ def _point(
             merged = {**(earlier.values if earlier else {}), **override.values}
             queues[override.queue] = QueueOverride(override.queue, merged, override.field)
     checked = None
+    where = ", ".join(v.where for v in choice if v.config or v.config_file is not None)
     if config is not None:
         try:
             checked = load_config(config)
         except ConfigError as exc:
-            where = ", ".join(v.where for v in choice if v.config or v.config_file is not None)
             raise reader.error(where or "base", f"configuration: {exc}") from None
     return Point(
         name="/".join(v.name for v in choice),
         params={axis: v.name for (axis, _), v in zip(axes, choice, strict=True)},
         config=checked,
         queues=tuple(queues.values()),
+        config_field=where,
     )
 
 
@@ -316,7 +339,34 @@ def load(path: str, *, cluster: str | None = None) -> Sweep:
         points=points,
         base=base_path,
         queue_overrides=tuple(o for _, values in axes for v in values for o in v.queues),
+        variants=tuple(
+            (name, v.name, _what(v, v.config_path)) for name, values in axes for v in values
+        ),
     )
+
+
+def check_scheduler_name(sweep: Sweep, jobs: list[Any], fallback: SchedulerConfig | None) -> None:
+    """Every point schedules the input's pods: its ``schedulerName`` is the one they name.
+
+    A point for another scheduler would start no job and look idle and fast;
+    it is refused before anything runs, naming the file and the value that sets it.
+    """
+    wanted = {
+        str((pod.get("spec") or {}).get("schedulerName"))
+        for job in jobs
+        for pod in job.pods
+        if (pod.get("spec") or {}).get("schedulerName")
+    }
+    if not wanted:
+        return
+    for point in sweep.points:
+        name = (point.config or fallback or SchedulerConfig()).scheduler_name
+        if name not in wanted:
+            raise InputError(
+                f"schedulerName {name!r}: the input's pods are for {', '.join(sorted(wanted))}",
+                source=sweep.path,
+                field=point.config_field or "base",
+            )
 
 
 def check_queues(sweep: Sweep, queues: list[dict[str, Any]]) -> None:

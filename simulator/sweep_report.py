@@ -11,25 +11,40 @@ page, beside the single-run report (``simulator.report``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from simulator import units
 from simulator.plots import _png
 from simulator.sweep import Sweep
 
 TEMPLATE = "sweep.html.j2"
 
-# (heading, metrics key, format) of the table's figure columns, after the point's name.
-COLUMNS = (
-    ("util", "gpu_allocation_ratio", "{:.3f}"),
-    ("wait mean", "wait_mean_s", "{:.1f}s"),
-    ("wait p95", "wait_p95_s", "{:.1f}s"),
-    ("Jain", "jain_index", "{:.3f}"),
-    ("fs dev", "fair_share_deviation", "{:.3f}"),
-    ("makespan", "makespan_s", "{:.1f}s"),
-    ("not started", "not_started", "{:d}"),
-    ("preempt/reclaim", None, ""),
+
+def _index(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _duration(value: float | None) -> str:
+    return "-" if value is None else units.duration(value)
+
+
+# (heading, metrics key, formatter) of the table's figure columns, after the point's name:
+# durations and percentages as the run's table and report write them (simulator/units.py).
+COLUMNS: tuple[tuple[str, str | None, Callable[[Any], str]], ...] = (
+    ("util", "gpu_allocation_ratio", units.percent),
+    ("wait mean", "wait_mean_s", _duration),
+    ("wait p95", "wait_p95_s", _duration),
+    ("Jain", "jain_index", _index),
+    ("fs dev", "fair_share_deviation", _index),
+    ("makespan", "makespan_s", _duration),
+    ("not started", "not_started", units.count),
+    ("preempt/reclaim", None, str),
 )
+
+
+def _not_started(metrics: dict[str, Any]) -> int:
+    return int(metrics.get("not_started") or 0)
 
 
 def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -38,17 +53,50 @@ def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
     A point is dominated when another has at least its utilisation and at most
     its mean wait, and is better on one of them; the rest are the trade-off
     front a person chooses from. Grid order.
+
+    Only the points that started the most jobs compete: a point that left
+    more jobs never started than another point did less work (a queue it
+    blocks has no wait to count and no fair share to miss), so its shorter
+    wait or better fairness is not a trade a platform team can take. A point
+    where no job started has no wait at all and is never on the front.
     """
     done = [
-        (r["name"], r["metrics"]["gpu_allocation_ratio"] or 0.0, r["metrics"]["wait_mean_s"] or 0.0)
+        r["metrics"] | {"name": r["name"]}
         for r in rows
-        if r["status"] == "ok" and r["metrics"] is not None
+        if r["status"] == "ok"
+        and r["metrics"] is not None
+        and r["metrics"].get("wait_mean_s") is not None
+    ]
+    if not done:
+        return []
+    least = min(_not_started(m) for m in done)
+    rivals = [
+        (m["name"], m["gpu_allocation_ratio"] or 0.0, m["wait_mean_s"])
+        for m in done
+        if _not_started(m) == least
     ]
     return [
         name
-        for name, util, wait in done
-        if not any(u >= util and w <= wait and (u > util or w < wait) for _, u, w in done)
+        for name, util, wait in rivals
+        if not any(u >= util and w <= wait and (u > util or w < wait) for _, u, w in rivals)
     ]
+
+
+def off_front(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Finished points kept off the front by jobs they never started: name -> why, grid order."""
+    done = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
+    started = [
+        _not_started(r["metrics"]) for r in done if r["metrics"].get("wait_mean_s") is not None
+    ]
+    least = min(started) if started else None
+    out = {}
+    for r in done:
+        missing = _not_started(r["metrics"])
+        if r["metrics"].get("wait_mean_s") is None:
+            out[r["name"]] = "no job started"
+        elif least is not None and missing > least:
+            out[r["name"]] = f"{missing} never started ({missing - least} more than the front)"
+    return out
 
 
 def document(
@@ -65,11 +113,11 @@ def document(
     }
 
 
-def _cell(metrics: dict[str, Any], key: str | None, form: str) -> str:
+def _cell(metrics: dict[str, Any], key: str | None, form: Callable[[Any], str]) -> str:
     if key is None:
         return f"{metrics['preemptions']} / {metrics['reclaims']}"
     value = metrics.get(key)
-    return "-" if value is None else form.format(value)
+    return "-" if value is None else form(value)
 
 
 def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
@@ -104,39 +152,63 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
     out.write("-" * len(show(header)) + "\n")
     for line in lines:
         out.write(show(line) + "\n")
+    kept_off = off_front(rows)
+    if kept_off:
+        notes[:0] = [f"{name}: not on the front: {why}" for name, why in kept_off.items()]
     if front:
         notes.insert(
-            0, "* on the trade-off front: no other point has both higher util and lower wait"
+            0,
+            "* on the trade-off front: no other point that started as many jobs has both"
+            " higher util and lower wait",
         )
     for note in notes:
         out.write(note + "\n")
 
 
 def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
-    """Utilisation (x) against mean wait (y) per point; colour Jain's index, size the deviation."""
+    """Utilisation (x) against mean wait (y) per point; colour Jain's index, size the deviation.
+
+    A point where no job started has no wait: it is not drawn (never at a wait
+    of 0) but named in a note. A point kept off the front by jobs it never
+    started is a hollow marker whose label says how many.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-    done = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
+    finished = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
+    done = [r for r in finished if r["metrics"].get("wait_mean_s") is not None]
+    no_wait = [r["name"] for r in finished if r["metrics"].get("wait_mean_s") is None]
     figure, axes = pyplot.subplots(figsize=(10, 5.2), dpi=90)
     if not done:
-        axes.text(0.5, 0.5, "no point finished", ha="center", va="center")
+        text = "no point finished" if not finished else "no job started in any point"
+        axes.text(0.5, 0.5, text, ha="center", va="center")
         axes.set_axis_off()
         return _png(figure)
+    excluded = off_front(rows)
     metrics = [r["metrics"] for r in done]
     x = [m["gpu_allocation_ratio"] or 0.0 for m in metrics]
-    y = [m["wait_mean_s"] or 0.0 for m in metrics]
+    y = [m["wait_mean_s"] for m in metrics]
     jain = [m["jain_index"] if m["jain_index"] is not None else 1.0 for m in metrics]
     deviation = [m["fair_share_deviation"] or 0.0 for m in metrics]
     top = max(deviation) or 1.0
     sizes = [40 + 360 * d / top for d in deviation]
     low = min(jain)
+    hollow = [r["name"] in excluded for r in done]
+    full = [i for i, h in enumerate(hollow) if not h]
+    empty = [i for i, h in enumerate(hollow) if h]
     drawn = axes.scatter(
-        x, y, c=jain, s=sizes, cmap="viridis", vmin=min(low - 0.05, 0.9), vmax=1.0,
-        edgecolors="black", linewidths=0.5, alpha=0.85,
+        [x[i] for i in full], [y[i] for i in full], c=[jain[i] for i in full],
+        s=[sizes[i] for i in full], edgecolors="black", linewidths=0.5, alpha=0.85, cmap="viridis",
+        vmin=min(low - 0.05, 0.9), vmax=1.0,
     )  # fmt: skip
+    if empty:
+        axes.scatter(
+            [x[i] for i in empty], [y[i] for i in empty], s=[sizes[i] for i in empty],
+            facecolors="none", edgecolors="tab:red", linewidths=1.2, linestyle="--",
+        )  # fmt: skip
     front = set(pareto(rows))
     edge = sorted((xi, yi) for xi, yi, r in zip(x, y, done, strict=True) if r["name"] in front)
     axes.plot(
@@ -144,23 +216,42 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         zorder=0, label="trade-off front",
     )  # fmt: skip
     middle = (min(x) + max(x)) / 2
+    placed: list[tuple[float, float]] = []  # label anchors so far, in axes fractions
+    span_x = (max(x) - min(x)) or 1.0
+    span_y = (max(y) - min(y)) or 1.0
     for xi, yi, entry in zip(x, y, done, strict=True):
         right_half = xi > middle and max(x) > min(x)  # its name goes to the left, inside the axes
+        fx, fy = (xi - min(x)) / span_x, (yi - min(y)) / span_y
+        shift = 5
+        while any(abs(fx - px) < 0.25 and abs(fy + shift / 200 - py) < 0.04 for px, py in placed):
+            shift += 9  # a label that would sit on another goes up a line
+        placed.append((fx, fy + shift / 200))
+        name = entry["name"]
+        if name in excluded:
+            name += f" ({excluded[name]})"
         axes.annotate(
-            entry["name"],
+            name,
             (xi, yi),
             textcoords="offset points",
-            xytext=(-7, 5) if right_half else (7, 5),
+            xytext=(-7, shift) if right_half else (7, shift),
             ha="right" if right_half else "left",
             fontsize="x-small",
+            color="tab:red" if entry["name"] in excluded else "black",
         )
-    axes.margins(x=0.08, y=0.12)
+    axes.margins(x=0.08, y=0.15)
+    note = "better: right (busier GPUs) and down (shorter waits)"
+    if empty:
+        note = "hollow red: jobs never started, so not on the front\n" + note
+    if no_wait:
+        note = f"not drawn, no job started: {', '.join(no_wait)}\n" + note
     axes.text(
-        0.99, 0.01, "better: right (busier GPUs) and down (shorter waits)",
-        transform=axes.transAxes, ha="right", va="bottom", fontsize="x-small", color="dimgrey",
+        0.99, 0.01, note, transform=axes.transAxes, ha="right", va="bottom",
+        fontsize="x-small", color="dimgrey",
     )  # fmt: skip
-    axes.set_xlabel("GPU allocation ratio (time-weighted utilisation)")
-    axes.set_ylabel("mean wait (s)")
+    axes.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=None))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.duration(v)))
+    axes.set_xlabel("GPU allocation (time-weighted utilisation)")
+    axes.set_ylabel("mean wait")
     axes.set_title("Sweep trade-off: utilisation vs wait")
     axes.grid(alpha=0.3)
     colour = figure.colorbar(drawn, ax=axes, pad=0.02)
@@ -171,7 +262,7 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
     ]
     axes.legend(
         [*handles, axes.get_lines()[0]],
-        [*(f"{top * f:.3g}" for f in (0.0, 0.5, 1.0)), "trade-off\nfront"],
+        [*(units.decimal(top * f, 3) for f in (0.0, 0.5, 1.0)), "trade-off\nfront"],
         title="fair-share\ndeviation",
         loc="upper left",
         bbox_to_anchor=(1.18, 1.0),
@@ -180,6 +271,53 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         frameon=False,
     )
     return _png(figure)
+
+
+def _page_row(entry: dict[str, Any], front: set[str]) -> dict[str, Any]:
+    """A point's cells for the page, each in the unit a person reads (no raw float, no None)."""
+    m = entry["metrics"]
+    out: dict[str, Any] = {
+        "name": entry["name"],
+        "label": entry["name"] + (" *" if entry["name"] in front else ""),
+        "params": entry["params"],
+        "status": entry["status"],
+        "error": entry["error"] or "",
+        "cells": [],
+        "queues": {},
+    }
+    if m is None:
+        return out
+    if m.get("partial"):
+        out["status"] += " (partial)"
+    out["cells"] = [
+        units.percent(m["gpu_allocation_ratio"]),
+        units.duration(m["wait_mean_s"]),
+        units.duration(m["wait_p95_s"]),
+        units.decimal(m["jain_index"], 3) if m["jain_index"] is not None else units.MISSING,
+        units.decimal(m["fair_share_deviation"], 3),
+        units.duration(m["makespan_s"]),
+        f"{units.count(m['not_started'])} of {units.count(m['jobs'])}",
+        units.count(m["preemptions"]),
+        units.count(m["reclaims"]),
+        units.gpu_hours(m.get("gpu_hours_lost")),
+        units.duration(m.get("wall_seconds")),
+    ]
+    for name, q in m["queues"].items():
+        if not q["jobs"]:
+            continue  # a parent queue or an unused one: named below the table
+        wait = units.duration(q["wait_mean_s"])
+        out["queues"][name] = (
+            f"wait {wait}; {units.gpus(q['allocated_gpus_mean'])} "
+            f"(fair {units.gpus(q['fair_share_gpus_mean'])})"
+        )
+    return out
+
+
+def progress(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How far a sweep got: the settings' counts, and whether every point ran to its end."""
+    finished = sum(entry["status"] in ("ok", "failed") for entry in rows)
+    cancelled = sum(entry["status"] == "cancelled" for entry in rows)
+    return {"points done": finished, "points cancelled": cancelled, "complete": cancelled == 0}
 
 
 def render(
@@ -193,13 +331,21 @@ def render(
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         undefined=jinja2.StrictUndefined,
     )
+    front = set(pareto(rows))
+    page_rows = [_page_row(entry, front) for entry in rows]
+    used = {q for r in page_rows for q in r["queues"]}
+    every = {q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}
     return environment.get_template(TEMPLATE).render(
         title=f"podmuster simulate --sweep: {sweep.name}",
         source=source,
         settings=settings,
         axes=list(sweep.axes),
-        rows=list(rows),
-        front=pareto(rows),
-        queues=sorted({q for r in rows if r["metrics"] for q in r["metrics"]["queues"]}),
+        rows=page_rows,
+        queues=sorted(used),
+        empty_queues=sorted(every - used),
+        variants=list(sweep.variants),
+        off_front=off_front(rows),
+        cancelled=sum(entry["status"] == "cancelled" for entry in rows),
+        total=len(rows),
         plot=tradeoff_plot(rows),
     )

@@ -100,6 +100,10 @@ def render(runs: Sequence[tuple[str, dict[str, Any]]], stream: TextIO | None = N
         for label, _ in column:
             if label not in labels:
                 labels.append(label)
+    partial = "PARTIAL (interrupted)"
+    if partial in labels:  # first, whichever run was stopped (B, after a whole A)
+        labels.remove(partial)
+        labels.insert(0, partial)
     values = [dict(column) for column in columns]
     label_width = max(len(label) for label in labels)
     widths = [

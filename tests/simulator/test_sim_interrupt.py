@@ -77,7 +77,10 @@ def test_sigterm_after_the_first_progress_line_writes_partial_json(tmp_path: Pat
 
 
 def test_compare_interrupted_in_b_prints_a_whole_and_b_partial(
-    fixtures: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     update = Progress.update
 
@@ -100,11 +103,18 @@ def test_compare_interrupted_in_b_prints_a_whole_and_b_partial(
     assert a["completed"] == a["jobs"] == 3
     assert b["partial"] is True
     assert b["completed"] < 3
-    assert main(argv) == 130
+    assert document["compare"]["partial"] is True  # diff compares unequal simulated times
+    report = tmp_path / "report.html"
+    assert main([*argv, "--report", str(report)]) == 130
     table = capsys.readouterr().out.splitlines()
-    partial = next(line for line in table if line.startswith("PARTIAL (interrupted)"))
+    partial = table[2]  # the first row, under the header and its rule, as for a single run
+    assert partial.startswith("PARTIAL (interrupted)")
     assert partial.split()[2] == "-"  # A: not partial
     assert "simulated" in partial
+    page = report.read_text()
+    assert 'class="diff better"' not in page
+    assert 'class="diff worse"' not in page
+    assert "B minus A, not coloured: one run is partial" in page
 
 
 def test_compare_interrupted_in_a_prints_a_partial_and_runs_no_b(

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -271,3 +272,35 @@ def test_a_jobs_state_names_its_status_and_jobs_not_arrived_are_not_never_starte
     }
     (never,) = [m for m in report_module.SUMMARY if m.label == "never started"]
     assert never.value(figures) == 1  # "stuck"; "later" had not arrived
+
+
+def test_the_wait_cdf_tops_out_at_the_share_of_jobs_that_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[tuple[list[float], str]] = []
+
+    def record(axes: object, x: object, y: Any, *args: object, **kwargs: object) -> object:
+        drawn.append((list(y), str(kwargs.get("label"))))
+        return original(axes, x, y, *args, **kwargs)
+
+    from matplotlib.axes import Axes
+
+    original = Axes.step
+    monkeypatch.setattr(Axes, "step", record)
+    run = _waits([10.0, 20.0, 30.0])
+    run.figures["arrived"] = 4  # one job arrived and never started
+    assert plots.wait_cdf([("A", run)]).startswith("iVBOR")
+    [(fractions, label)] = drawn
+    assert max(fractions) == 0.75
+    assert fractions[-1] == 0.75
+    assert label == "A (1 of 4 never started)"
+
+
+def test_a_second_compare_is_refused_not_dropped(
+    capsys: pytest.CaptureFixture[str], report_input: list[str]
+) -> None:
+    spread = str(FIXTURES / "spread.yaml")
+    assert main([*report_input, "--compare", spread, "--compare", spread]) == 2
+    assert capsys.readouterr().err == (
+        "podmuster: --compare: given 2 times; a comparison has two configurations (A and B)\n"
+    )

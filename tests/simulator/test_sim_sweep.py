@@ -287,7 +287,7 @@ def test_a_failing_point_reports_its_error_and_the_others_complete(
     argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]
     assert main([*argv, "--report", str(page)]) == 1
     table = capsys.readouterr().out
-    assert page.read_text().count('<td class="error" colspan="10">RuntimeError: engine broke') == 2
+    assert page.read_text().count('<td class="error" colspan="11">RuntimeError: engine broke') == 2
     assert "spread/open     FAILED" in table
     assert "spread/two: failed: RuntimeError: engine broke" in table
 
@@ -332,6 +332,10 @@ def test_options_that_do_not_fit_a_sweep_are_refused(
     assert "a sweep's configurations are its file's base and axes" in capsys.readouterr().err
     assert main([*argv[:3], "--ray-cpus", "0"]) == 2
     assert capsys.readouterr().err == "podmuster: --ray-cpus: expected at least 1, got 0\n"
+    assert main([*argv, "--label", "A=x"]) == 2  # it would have no effect
+    assert capsys.readouterr().err == (
+        "podmuster: --label: a sweep's points are named by their axis values, not by --label\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -370,8 +374,20 @@ def test_the_table_and_the_report(
         "started", "preempt/reclaim",
     ]  # fmt: skip
     assert lines[2].split() == [
-        "binpack/open", "*", "0.545", "1.0s", "1.0s", "1.000", "0.010", "101.0s", "0", "0", "/", "0"
-    ]  # fmt: skip
+        "binpack/open",
+        "*",
+        "54.5%",
+        "1s",
+        "1s",
+        "1.000",
+        "0.010",
+        "1m41s",
+        "0",
+        "0",
+        "/",
+        "0",
+    ]  # durations and percentages as the run's table writes them, never raw seconds
+    assert "incomplete" not in captured.out
     assert lines[-1] == f"report: {page}"
     assert "sweep: 4/4 points done: spread/two ok" in captured.err
     html = page.read_text()
@@ -379,6 +395,11 @@ def test_the_table_and_the_report(
     for name in ("binpack/open", "binpack/two", "spread/open", "spread/two"):
         assert f"<td>{name}</td>" in html
     assert "runner: this process" in html
+    assert "None" not in html
+    assert "54.5%" in html  # the page's figures are in units too
+    assert 'class="scroll"' in html  # wide tables scroll in their own box
+    assert "queue team: gpuLimit 2" in html  # what the variant "two" sets
+    assert "Incomplete sweep" not in html
 
 
 def _ok(name: str, util: float, wait: float) -> dict[str, Any]:
@@ -464,3 +485,90 @@ def test_the_grid_has_one_uniquely_named_point_per_combination(
     assert len({p.name for p in grid.points}) == len(grid.points)
     for point in grid.points:
         assert point.name == "/".join(point.params[f"axis{a}"] for a in range(len(sizes)))
+
+
+def test_a_point_for_another_scheduler_is_refused_before_anything_runs(
+    fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(
+        tmp_path,
+        f"""
+input: {{trace: {fixtures / "frag.csv"}, cluster: {fixtures / "frag-cluster.yaml"}}}
+axes: [{{name: a, values: [{{name: x, config: {{schedulerName: other}}}}]}}]
+""",
+    )
+    assert main(["simulate", "--sweep", path, "--sweep-local", "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"podmuster: {path}: axes[0].values[0]: schedulerName 'other': "
+        "the input's pods are for kai-scheduler\n"
+    )
+
+
+def _started(name: str, util: float, wait: float | None, not_started: int) -> dict[str, Any]:
+    entry = _ok(name, util, 0.0)
+    entry["metrics"].update(wait_mean_s=wait, not_started=not_started)
+    return entry
+
+
+def test_a_point_that_leaves_more_jobs_never_started_is_not_on_the_front() -> None:
+    from simulator.sweep_report import off_front, pareto
+
+    rows = [
+        _started("as-is", 0.69, 17036.0, 1),  # one gang that can never fit, in every point
+        _started("freeze-all", 0.0, None, 151),  # nothing ran: no wait at all
+        _started("freeze-pretrain", 0.68, 97.0, 43),  # a team blocked: short waits for the rest
+        _started("slower", 0.60, 20000.0, 1),
+    ]
+    assert pareto(rows) == ["as-is"]
+    assert off_front(rows) == {
+        "freeze-all": "no job started",
+        "freeze-pretrain": "43 never started (42 more than the front)",
+    }
+
+
+def test_the_table_says_why_a_point_is_off_the_front(capsys: pytest.CaptureFixture[str]) -> None:
+    from simulator import sweep_report
+
+    rows = [_started("as-is", 0.69, 17036.0, 0), _started("freeze", 0.0, None, 151)]
+    for entry in rows:
+        entry["metrics"].update(
+            jain_index=None, fair_share_deviation=0.0, makespan_s=10.0, preemptions=0, reclaims=0
+        )
+    sweep_report.table(rows)
+    out = capsys.readouterr().out
+    assert "freeze: not on the front: no job started" in out
+    assert sweep_report.tradeoff_plot(rows)  # the point without a wait is named, not drawn at 0
+
+
+def test_a_stopped_sweep_is_marked_incomplete_in_its_json_and_page(
+    fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import signal
+
+    serial = sweep_run.run_serial
+
+    def stop_after_the_first(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        done = kwargs["on_done"]
+
+        def then_stop(row: dict[str, Any]) -> None:
+            done(row)
+            signal.raise_signal(signal.SIGTERM)  # caught by the command's handler
+
+        return serial(*args, **{**kwargs, "on_done": then_stop})
+
+    monkeypatch.setattr(sweep_run, "run_serial", stop_after_the_first)
+    page = tmp_path / "sweep.html"
+    argv = ["simulate", "--sweep", str(fixtures / GRID), "--sweep-local", "--no-progress"]
+    assert main([*argv, "-o", "json", "--report", str(page)]) == 143
+    settings_ = json.loads(capsys.readouterr().out)["settings"]
+    assert settings_["points done"] == 1
+    assert settings_["points cancelled"] == 3
+    assert settings_["complete"] is False
+    assert "Incomplete sweep: stopped by a signal. 1 of 4 points done, 3 cancelled" in (
+        page.read_text()
+    )
