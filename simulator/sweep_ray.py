@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -54,6 +55,13 @@ def session(address: str | None, num_cpus: int) -> Iterator[None]:
         "log_to_driver": True,
         "configure_logging": True,
     }
+    if address:
+        unreachable = _unreachable(address)
+        if unreachable:
+            raise InputError(
+                f"cannot connect to the Ray cluster at {address}: {unreachable}",
+                field="--ray-address",
+            )
     try:
         if address:
             ray.init(address=address, **options)
@@ -71,15 +79,49 @@ def session(address: str | None, num_cpus: int) -> Iterator[None]:
         ray.shutdown()
 
 
+PROBE_SECONDS = 5.0
+
+
+def _unreachable(address: str) -> str | None:
+    """Why nothing answers at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``), or None.
+
+    Ray retries an unreachable head for many minutes before it gives up; one TCP
+    connection with a short timeout tells a mistyped address at once. ``auto`` and
+    addresses without a port are left to Ray.
+    """
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
+            return None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        if isinstance(exc, TimeoutError) or not exc.strerror:
+            why = f"no answer within {PROBE_SECONDS:g}s"
+        return f"nothing answers on {host}:{port} ({why})"
+
+
 def _first_lines(exc: BaseException) -> str:
-    """The first line of the error and of its cause (Ray's own messages run to many lines)."""
+    """The first line of the error and of its cause (Ray's own messages run to many lines,
+    and may quote a traceback: its lines are skipped)."""
     parts: list[str] = []
     current: BaseException | None = exc
     while current is not None and len(parts) < 2:
-        text = next((line for line in str(current).splitlines() if line.strip()), "")
+        lines = [_before_traceback(line) for line in str(current).splitlines()]
+        text = next((line for line in lines if line), "")
         parts.append(f"{type(current).__name__}: {text}"[:300])
         current = current.__cause__
     return "; ".join(parts)
+
+
+def _before_traceback(line: str) -> str:
+    """A message line without a quoted traceback: what precedes one, none of its frames."""
+    text = line.strip()
+    if text.startswith('File "'):
+        return ""
+    return text.split("Traceback (most recent call last)")[0].rstrip(" :")
 
 
 def run(

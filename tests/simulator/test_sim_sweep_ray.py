@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from podmuster.cli import main
+from simulator import sweep_ray
 from simulator.sweep_run import TIMING_KEYS
 
 
@@ -100,6 +101,7 @@ def test_a_ray_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
             raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379") from cause
 
     monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.setattr(sweep_ray, "_unreachable", lambda address: None)  # a head answers
     grid = str(fixtures / "sweep" / "grid.yaml")
     argv = ["simulate", "--sweep", grid, "--no-progress", "--ray-address", "10.0.0.1:6379"]
     if from_env:
