@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -202,6 +203,14 @@ def _percent_formatter() -> Any:
     return PercentFormatter(1.0, decimals=0)
 
 
+def _wrapped(label: str, width: int = 44, lines: int = 3) -> str:
+    """A long reason on up to ``lines`` lines, cut with an ellipsis only beyond them."""
+    parts = textwrap.wrap(label, width) or [label]
+    if len(parts) > lines:
+        parts = [*parts[: lines - 1], parts[lines - 1][: width - 1] + "…"]
+    return "\n".join(parts)
+
+
 def pending_reasons(runs: Sequence[tuple[str, RunMetrics]]) -> str:
     from matplotlib.ticker import MaxNLocator
 
@@ -222,7 +231,7 @@ def pending_reasons(runs: Sequence[tuple[str, RunMetrics]]) -> str:
         counts = [metrics.figures["pending_reasons"].get(label, 0) for label in labels]
         axes.barh(positions + i * height, counts, height=height, label=name)
     axes.set_yticks(positions + height * (len(runs) - 1) / 2)
-    axes.set_yticklabels([label[:48] for label in labels], fontsize="small")
+    axes.set_yticklabels([_wrapped(label) for label in labels], fontsize="small")
     axes.invert_yaxis()
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("jobs (each counted once, by what it waited for longest)")

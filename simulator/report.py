@@ -79,6 +79,13 @@ SUMMARY = (
         "lower",
         "still pending at the end of the run",
     ),
+    Metric(
+        "not arrived",
+        lambda f: f["jobs"] - f.get("arrived", f["jobs"]) if f.get("partial") else None,
+        "count",
+        None,
+        "a stopped run: jobs whose arrival it did not reach",
+    ),
     Metric("wait, mean", _at("wait_time_s", "mean"), "duration", "lower"),
     Metric("wait, median", _at("wait_time_s", "p50"), "duration", "lower"),
     Metric("wait, 95th percentile", _at("wait_time_s", "p95"), "duration", "lower"),
@@ -233,7 +240,8 @@ def _queue_results(figures: dict[str, Any]) -> tuple[list[dict[str, str]], list[
         if not queue["jobs"]:
             empty.append(name)
             continue
-        reasons = list(queue.get("pending_reasons") or {})
+        causes = queue.get("pending_reasons") or {}
+        top = max(causes, key=lambda cause: causes[cause]) if causes else None
         rows.append(
             {
                 "queue": name,
@@ -247,7 +255,11 @@ def _queue_results(figures: dict[str, Any]) -> tuple[list[dict[str, str]], list[
                 "deviation": units.decimal(queue["fair_share_deviation"], 1),
                 "disruptions": units.count(queue["preemptions"] + queue["reclaims"]),
                 "lost": units.decimal(queue["gpu_hours_lost"], 2),
-                "reason": reasons[0] if reasons else units.MISSING,
+                "reason": (
+                    f"{top} ({units.count(causes[top])} of {units.count(queue['jobs'])} jobs)"
+                    if top is not None
+                    else units.MISSING
+                ),
             }
         )
     return rows, empty
@@ -285,7 +297,7 @@ def _job_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
             why = (entry.get("last_reasons") or ["no cycle explained it"])[0]
         else:
             status = _STATUS.get(str(state), "running at the end")
-            why = entry.get("waited_for") or "nothing: its first cycle placed it"
+            why = entry.get("waited_for") or "no reason: placed (or pipelined) when first tried"
         rows.append(
             {
                 "job": entry["workload"] or entry["name"],

@@ -304,3 +304,33 @@ def test_a_second_compare_is_refused_not_dropped(
     assert capsys.readouterr().err == (
         "podmuster: --compare: given 2 times; a comparison has two configurations (A and B)\n"
     )
+
+
+def test_a_queues_main_cause_of_waiting_says_how_many_of_its_jobs_it_held() -> None:
+    """One job of 32 waiting is not "most jobs waited for" it: the count goes with it."""
+    from simulator.report import _queue_results
+
+    series = {"p50": 0.0, "p95": 0.0}
+    queue = {
+        "jobs": 32, "completed": 32, "wait_time_s": series, "jct_s": series,
+        "allocated_gpus_mean": 1.0, "fair_share_gpus_mean": 1.0, "fair_share_deviation": 0.0,
+        "preemptions": 0, "reclaims": 0, "gpu_hours_lost": 0.0,
+        "pending_reasons": {"Insufficient shared GPU": 1, "OverLimit: queue over its limit": 3},
+    }  # fmt: skip
+    rows, _ = _queue_results({"queues": {"interns": queue}})
+    assert rows[0]["reason"] == "OverLimit: queue over its limit (3 of 32 jobs)"
+
+
+def test_a_long_pending_reason_is_wrapped_in_the_chart_not_cut() -> None:
+    from simulator.plots import _wrapped
+
+    label = "Insufficient shared GPU (needs 1 device(s) with 0.25 GPU free)"
+    assert _wrapped(label).replace("\n", " ") == label
+
+
+def test_a_stopped_runs_summary_counts_the_jobs_not_arrived() -> None:
+    from simulator.report import SUMMARY
+
+    (metric,) = [m for m in SUMMARY if m.label == "not arrived"]
+    assert metric.value({"jobs": 151, "arrived": 75, "partial": True}) == 76
+    assert metric.value({"jobs": 151, "arrived": 151, "partial": False}) is None  # not shown
