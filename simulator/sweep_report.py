@@ -228,7 +228,7 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         placed.append((fx, fy + shift / 200))
         name = entry["name"]
         if name in excluded:
-            name += f" ({excluded[name]})"
+            name += ": " + excluded[name]
         axes.annotate(
             name,
             (xi, yi),
