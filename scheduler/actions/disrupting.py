@@ -454,7 +454,8 @@ class ReclaimAction:
                     f"{self.name}: no other queue holds preemptible work it may give up to queue"
                     f" {job.queue} (queue {job.queue} beyond deserved: none is above its fair"
                     " share; within deserved: none is above deserved in a resource the job asks"
-                    " for, or at deserved in all of them)",
+                    " for, or at deserved in all of them and above its fair share or deserved"
+                    " in one)",
                 )
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}

@@ -196,15 +196,26 @@ def could_give(
     deserved in some resource the reclaimer asks for, or else below it in none of
     them (unlimited deserved is passed over); otherwise the victim side must be above
     its allocatable share in some resource (MaintainFairShare at its allocation). A
-    queue this admits may still fail the §5.5 checks in every scenario.
+    queue this admits may still fail the §5.5 checks in every scenario: such a queue
+    is left out too (:func:`_may_pass_strategies`), since every scenario taking one of
+    its jobs is refused; searching them only spends the bounded search on scenarios
+    that cannot pass.
     """
     if pair is None:
         return False
     rq, vq = states[pair[0]], states[pair[1]]
     left = start[vq.info.name]
     reclaimer_after = _add(start[rq.info.name], wanted)
-    if not all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R):
-        return any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+    within = all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R)
+    over_share = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+    if not within:
+        return over_share
+    return _filter_admits(vq, left, wanted) and _may_pass_strategies(vq, left, over_share)
+
+
+def _filter_admits(vq: QueueState, left: Amounts, wanted: Sequence[float]) -> bool:
+    """KAI's filter for a reclaimer within deserved: the victim side above its deserved
+    in a resource asked for, or under it in none of them."""
     under = False
     for r in _R:
         if wanted[r] <= 0 or vq.quota[r] == UNLIMITED:
@@ -214,3 +225,11 @@ def could_give(
         if left[r] < vq.quota[r] - 1e-9:
             under = True
     return not under
+
+
+def _may_pass_strategies(vq: QueueState, left: Amounts, over_share: bool) -> bool:
+    """Whether a first bundle could pass a §5.5 strategy (the reclaimer is within
+    deserved here): the victim side above its allocatable share (MaintainFairShare) or
+    above its deserved (GuaranteeDeservedQuota). Remaining allocations only shrink as
+    bundles are taken, so a queue failing both at the start fails them for every bundle."""
+    return over_share or any(vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R)

@@ -166,9 +166,9 @@ CASES = [
         pipelined={"a-0": "n0"},
     ),
     # Neither strategy: deserved quotas over-subscribe the cluster (qb deserves all 4 it
-    # uses), so qb is not above its share nor above deserved: nothing is reclaimed. qb is
-    # a victim candidate (KAI's filter: at its deserved, not under it, in what the job
-    # asks for), so the scenario is refused by the strategies.
+    # uses), so qb is not above its share nor above deserved: nothing is reclaimed. KAI's
+    # filter admits qb (at its deserved, not under it, in what the job asks for), but no
+    # bundle of it can pass a strategy, so its jobs are not searched.
     Disruption(
         "queue-within-deserved-is-never-reclaimed",
         [
@@ -180,7 +180,7 @@ CASES = [
         ],
         R,
         pending=["a"],
-        reasons={"a": ["neither MaintainFairShare nor GuaranteeDeservedQuota holds"]},
+        reasons={"a": ["reclaim: no other queue holds preemptible work it may give up"]},
     ),
     # GuaranteeDeservedQuota alone: qb is at its fair share (2) but above deserved (0) and
     # qa is within deserved; the moved job lands on the other node (nobody loses its place).

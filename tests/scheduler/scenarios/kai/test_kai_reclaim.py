@@ -630,9 +630,9 @@ ROWS = [
             ],
             ACT,
             pending=["q1_job0"],
-            # queue0 (at its deserved GPUs) passes KAI's victim filter; the move is then
-            # refused by the strategies, since here the moved victim counts
-            reasons={"q1_job0": ["neither MaintainFairShare nor GuaranteeDeservedQuota holds"]},
+            # queue0 (at its deserved GPUs) passes KAI's victim filter, but no bundle of it
+            # can pass a strategy, so its jobs are not searched: the same refusal
+            reasons={"q1_job0": ["no other queue holds preemptible work"]},
         ),
     ),
     row(
