@@ -346,15 +346,20 @@ class Committer:
         if patch is None:
             self._marked.discard(group_key)
             return
+        if await self._write_status(group_key, patch, report) is not None:
+            self._marked.discard(group_key)
+
+    async def _write_status(self, group_key: str, patch: Object, report: CommitReport) -> Any:
+        """Patch a PodGroup's status; the stored object (now in the cache), or None."""
         namespace, name = group_key.split("/", 1)
         write = self.api.patch(
             PODGROUP_API_VERSION, "PodGroup", namespace, name, patch, subresource="status"
         )
         stored = await self._guarded(f"status of PodGroup {group_key}", write, report)
         if stored is not None:
-            self._marked.discard(group_key)
             report.conditions += 1
             self.informers.observe("MODIFIED", stored)
+        return stored
 
     def _group_of(self, pod_key: str) -> str:
         """The cached pod's PodGroup key (``ns/name``), or '' when it names none."""
@@ -595,14 +600,7 @@ class Committer:
             self._marked.add(group_key)
         if patch is None:
             return
-        namespace, name = group_key.split("/", 1)
-        write = self.api.patch(
-            PODGROUP_API_VERSION, "PodGroup", namespace, name, patch, subresource="status"
-        )
-        stored = await self._guarded(f"status of PodGroup {group_key}", write, report)
-        if stored is not None:
-            report.conditions += 1
-            self.informers.observe("MODIFIED", stored)
+        if await self._write_status(group_key, patch, report) is not None:
             await self._event(
                 group, "Warning", "Unschedulable", statuses.message_of(reasons), report
             )
