@@ -25,7 +25,7 @@ from chartkit import CHART, Helm, token_kubeconfig
 from test_chart_apply import kai_queue, may, release_name, reservations_in
 
 from crds.names import ADMISSION_GATE, DEFAULT_SCHEDULER_NAME
-from scheduler.binder.sharing import Fraction, configmap
+from scheduler.binder.sharing import Fraction, Settings, configmap
 from scheduler.live.committing import bind_request
 from tests.e2e.controlplane import Cluster
 from tests.e2e.kube import Kubectl, NotYet, wait_for
@@ -276,7 +276,11 @@ def test_install_upgrade_uninstall_with_hooks(
         leases = ["podmuster-scheduler", "podmuster-binder", "someone-elses"]
         for name in leases:
             cluster.kubectl.create(lease(name, namespace))
-        cluster.kubectl.create(bare_pod("reservation", namespace, "kai-resource-reservation"))
+        ours = bare_pod("reservation", namespace, "kai-resource-reservation")
+        ours["metadata"]["labels"] |= Settings().owner_labels()  # as the binder's
+        cluster.kubectl.create(ours)
+        # KAI's binder labels its reservation pods alike but for the binder's own labels
+        cluster.kubectl.create(bare_pod("kais-reservation", namespace, "kai-resource-reservation"))
         cluster.kubectl.create(bare_pod("bystander", namespace, "other"))
         users = f"{release}-users"
         cluster.kubectl.run("create", "namespace", users)
@@ -309,6 +313,7 @@ def test_install_upgrade_uninstall_with_hooks(
         left = {o["metadata"]["name"] for o in cluster.kubectl.items("leases", "-n", namespace)}
         assert left == {"someone-elses"}
         assert not cluster.kubectl.exists("pod", "reservation", "-n", namespace)
+        assert cluster.kubectl.exists("pod", "kais-reservation", "-n", namespace)
         assert cluster.kubectl.exists("pod", "bystander", "-n", namespace)
         wait_for(
             "the BindRequest and ConfigMap the components labelled gone",
