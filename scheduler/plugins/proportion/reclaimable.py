@@ -132,11 +132,9 @@ def validate(
         rq, vq = states[pair[0]], states[pair[1]]
         for bundle in bundles:
             left = remaining[vq.info.name]
-            maintain = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+            maintain = _above_share(vq, left)
             reclaimer_after = _add(start[rq.info.name], wanted)
-            guarantee = all(
-                rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R
-            ) and any(vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R)
+            guarantee = _within_deserved(rq, reclaimer_after) and _above_deserved(vq, left)
             if not (maintain or guarantee):
                 return (
                     f"reclaim would take queue {vq.info.name} below its fair share for queue "
@@ -197,7 +195,7 @@ def could_give(
     them (unlimited deserved is passed over); otherwise the victim side must be above
     its allocatable share in some resource (MaintainFairShare at its allocation). A
     queue this admits may still fail the §5.5 checks in every scenario: such a queue
-    is left out too (:func:`_may_pass_strategies`), since every scenario taking one of
+    is left out too, since every scenario taking one of
     its jobs is refused; searching them only spends the bounded search on scenarios
     that cannot pass.
     """
@@ -206,11 +204,28 @@ def could_give(
     rq, vq = states[pair[0]], states[pair[1]]
     left = start[vq.info.name]
     reclaimer_after = _add(start[rq.info.name], wanted)
-    within = all(rq.quota[r] == UNLIMITED or reclaimer_after[r] <= rq.quota[r] for r in _R)
-    over_share = any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
-    if not within:
+    over_share = _above_share(vq, left)
+    if not _within_deserved(rq, reclaimer_after):
         return over_share
-    return _filter_admits(vq, left, wanted) and _may_pass_strategies(vq, left, over_share)
+    # a first bundle must pass a strategy: allocations only shrink as bundles are taken,
+    # so a queue failing both at the start fails them for every bundle
+    return _filter_admits(vq, left, wanted) and (over_share or _above_deserved(vq, left))
+
+
+def _above_share(vq: QueueState, left: Amounts) -> bool:
+    """MaintainFairShare: the victim side above its allocatable share in some resource."""
+    return any(vq.share[r] != UNLIMITED and left[r] > vq.share[r] + 1e-9 for r in _R)
+
+
+def _within_deserved(rq: QueueState, after: Amounts) -> bool:
+    """The reclaimer side within its deserved quota in every resource, the request added."""
+    return all(rq.quota[r] == UNLIMITED or after[r] <= rq.quota[r] for r in _R)
+
+
+def _above_deserved(vq: QueueState, left: Amounts) -> bool:
+    """The victim side above its deserved quota in some resource (GuaranteeDeservedQuota,
+    with the reclaimer within deserved)."""
+    return any(vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R)
 
 
 def _filter_admits(vq: QueueState, left: Amounts, wanted: Sequence[float]) -> bool:
@@ -225,11 +240,3 @@ def _filter_admits(vq: QueueState, left: Amounts, wanted: Sequence[float]) -> bo
         if left[r] < vq.quota[r] - 1e-9:
             under = True
     return not under
-
-
-def _may_pass_strategies(vq: QueueState, left: Amounts, over_share: bool) -> bool:
-    """Whether a first bundle could pass a §5.5 strategy (the reclaimer is within
-    deserved here): the victim side above its allocatable share (MaintainFairShare) or
-    above its deserved (GuaranteeDeservedQuota). Remaining allocations only shrink as
-    bundles are taken, so a queue failing both at the start fails them for every bundle."""
-    return over_share or any(vq.quota[r] != UNLIMITED and left[r] > vq.quota[r] + 1e-9 for r in _R)
