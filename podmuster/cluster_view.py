@@ -21,7 +21,7 @@ from typing import Any
 
 from crds import rules
 from crds.bindrequest import PHASE_FAILED
-from crds.names import POD_GROUP_ANNOTATION, SCALE_UP_HINT_ANNOTATION
+from crds.names import SCALE_UP_HINT_ANNOTATION
 from podmuster.schedule_command import queue_units
 from scheduler.api.podgroups import PodGroupInfo, PodSetInfo
 from scheduler.api.snapshot import ClusterSnapshot
@@ -31,6 +31,7 @@ from scheduler.live.committing import (
     EVICTOR_ACTION,
     EVICTOR_GROUP_NAME,
     EVICTOR_GROUP_NAMESPACE,
+    pod_group_key,
 )
 from scheduler.live.statuses import CONDITION_TYPE, message_of
 
@@ -187,13 +188,12 @@ def pod_conditions(pods: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     """PodGroup key → the distinct ``PodScheduled=False`` messages of its pods."""
     out: dict[str, list[str]] = {}
     for pod in pods:
-        meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
+        group = pod_group_key(pod)
         if not group:
             continue
         for condition in (pod.get("status") or {}).get("conditions") or []:
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-                messages = out.setdefault(f"{meta.get('namespace')}/{group}", [])
+                messages = out.setdefault(group, [])
                 if condition.get("message") and condition["message"] not in messages:
                     messages.append(str(condition["message"]))
     return out
@@ -210,12 +210,10 @@ def bind_failures(
     a scheduling condition."""
     groups: dict[str, str] = {}
     for pod in pods:
-        meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
-        if group:
-            groups[f"{meta.get('namespace')}/{meta.get('name')}"] = (
-                f"{meta.get('namespace')}/{group}"
-            )
+        key = pod_group_key(pod)
+        if key:
+            meta = pod.get("metadata") or {}
+            groups[f"{meta.get('namespace')}/{meta.get('name')}"] = key
     out: dict[str, list[dict[str, Any]]] = {}
     for request in bind_requests:
         status = request.get("status") or {}

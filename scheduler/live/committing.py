@@ -184,7 +184,7 @@ def bind_request(
     }
 
 
-def _group_key(pod: Mapping[str, Any]) -> str:
+def pod_group_key(pod: Mapping[str, Any]) -> str:
     """The pod's PodGroup key (``ns/name``) from its annotation, or '' when it names none."""
     meta = pod.get("metadata") or {}
     group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
@@ -317,7 +317,7 @@ class Committer:
         binding = {key for key, b in self.informers.objects["BindRequest"].items() if _live(b)}
         census = _Census({}, set(), set())
         for key, pod in self.informers.objects["Pod"].items():
-            group = _group_key(pod)
+            group = pod_group_key(pod)
             if not group:
                 continue
             meta = pod.get("metadata") or {}
@@ -363,7 +363,7 @@ class Committer:
 
     def _group_of(self, pod_key: str) -> str:
         """The cached pod's PodGroup key (``ns/name``), or '' when it names none."""
-        return _group_key(self.informers.objects["Pod"].get(pod_key) or {})
+        return pod_group_key(self.informers.objects["Pod"].get(pod_key) or {})
 
     async def _bind(self, decision: Bind, report: CommitReport) -> None:
         pod_key, node = decision.pod, decision.node
