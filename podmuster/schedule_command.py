@@ -24,6 +24,7 @@ from scheduler.api.pods import PodInfo, PodStatus
 from scheduler.api.resources import GPU_UNIT
 from scheduler.api.snapshot import ClusterSnapshot
 from scheduler.cache import pools
+from scheduler.cache.reading import key_of
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.config import ConfigError, SchedulerConfig, load_config, read_file
 from scheduler.cycle import Bind, CycleResult, PodGroupOutcome
@@ -264,8 +265,7 @@ def run(args: argparse.Namespace) -> int:
     for kind in sorted(k for k in first.built.ignored_kinds if k):
         print(f"podmuster: warning: ignoring objects of kind {kind}", file=sys.stderr)
     given = {
-        f"{(o.obj.get('metadata') or {}).get('namespace') or 'default'}/"
-        f"{(o.obj.get('metadata') or {}).get('name')}"
+        key_of(o.obj)
         for o in objects
         if o.obj.get("kind") == "PodGroup" and isinstance(o.obj.get("metadata"), dict)
     } | {  # refused while loading: their own lines name them
