@@ -21,23 +21,20 @@ from simulator.sweep import Sweep
 TEMPLATE = "sweep.html.j2"
 
 
-def _index(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _duration(value: float | None) -> str:
-    return "-" if value is None else units.duration(value)
+def _index(value: float) -> str:
+    return f"{value:.3f}"
 
 
 # (heading, metrics key, formatter) of the table's figure columns, after the point's name:
-# durations and percentages as the run's table and report write them (simulator/units.py).
+# durations and percentages as the run's table and report write them (simulator/units.py);
+# a missing figure is "-" (_cell), so the formatters see values only.
 COLUMNS: tuple[tuple[str, str | None, Callable[[Any], str]], ...] = (
     ("util", "gpu_allocation_ratio", units.percent),
-    ("wait mean", "wait_mean_s", _duration),
-    ("wait p95", "wait_p95_s", _duration),
+    ("wait mean", "wait_mean_s", units.duration),
+    ("wait p95", "wait_p95_s", units.duration),
     ("Jain", "jain_index", _index),
     ("fs dev", "fair_share_deviation", _index),
-    ("makespan", "makespan_s", _duration),
+    ("makespan", "makespan_s", units.duration),
     ("not started", "not_started", units.count),
     ("preempt/reclaim", None, str),
 )
@@ -45,6 +42,23 @@ COLUMNS: tuple[tuple[str, str | None, Callable[[Any], str]], ...] = (
 
 def _not_started(metrics: dict[str, Any]) -> int:
     return int(metrics.get("not_started") or 0)
+
+
+def _finished(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points that ran to the end, in grid order."""
+    return [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
+
+
+def _started(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The finished points where some job started (they have a wait)."""
+    return [r for r in _finished(rows) if r["metrics"].get("wait_mean_s") is not None]
+
+
+def _front_floor(rows: Sequence[dict[str, Any]]) -> int | None:
+    """The fewest jobs never started among the points with a wait: only points that
+    leave no more compete for the front (None: no such point)."""
+    started = [_not_started(r["metrics"]) for r in _started(rows)]
+    return min(started) if started else None
 
 
 def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -60,20 +74,11 @@ def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
     wait or better fairness is not a trade a platform team can take. A point
     where no job started has no wait at all and is never on the front.
     """
-    done = [
-        r["metrics"] | {"name": r["name"]}
-        for r in rows
-        if r["status"] == "ok"
-        and r["metrics"] is not None
-        and r["metrics"].get("wait_mean_s") is not None
-    ]
-    if not done:
-        return []
-    least = min(_not_started(m) for m in done)
+    least = _front_floor(rows)
     rivals = [
-        (m["name"], m["gpu_allocation_ratio"] or 0.0, m["wait_mean_s"])
-        for m in done
-        if _not_started(m) == least
+        (r["name"], r["metrics"]["gpu_allocation_ratio"] or 0.0, r["metrics"]["wait_mean_s"])
+        for r in _started(rows)
+        if _not_started(r["metrics"]) == least
     ]
     return [
         name
@@ -84,13 +89,9 @@ def pareto(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def off_front(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Finished points kept off the front by jobs they never started: name -> why, grid order."""
-    done = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
-    started = [
-        _not_started(r["metrics"]) for r in done if r["metrics"].get("wait_mean_s") is not None
-    ]
-    least = min(started) if started else None
+    least = _front_floor(rows)
     out = {}
-    for r in done:
+    for r in _finished(rows):
         missing = _not_started(r["metrics"])
         if r["metrics"].get("wait_mean_s") is None:
             out[r["name"]] = "no job started"
@@ -178,8 +179,8 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
     from matplotlib import pyplot
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-    finished = [r for r in rows if r["status"] == "ok" and r["metrics"] is not None]
-    done = [r for r in finished if r["metrics"].get("wait_mean_s") is not None]
+    finished = _finished(rows)
+    done = _started(rows)
     no_wait = [r["name"] for r in finished if r["metrics"].get("wait_mean_s") is None]
     figure, axes = pyplot.subplots(figsize=(10, 5.2), dpi=90)
     if not done:
