@@ -85,10 +85,13 @@ class Plan:
     since: dict[str, float] = field(default_factory=dict)
 
 
+_TRIED = "tried/"
+
+
 def tried_key(group: str) -> str:
     """The ``since`` key recording that ``group``'s restore was tried (the reconciler
     sets it when it creates the pod, or cannot)."""
-    return f"tried/{group}"
+    return _TRIED + group
 
 
 def _meta(obj: Object) -> Mapping[str, Any]:
@@ -179,7 +182,7 @@ def plan(
 
     alive: set[str] = set()  # a reservation pod holds it, or a restore is under way
     settled: set[str] = set()  # a reservation pod holds it
-    tried = {k.removeprefix("tried/") for k in since if k.startswith("tried/")}
+    tried = {k.removeprefix(_TRIED) for k in since if k.startswith(_TRIED)}
     for group, held in sorted(reservations.items()):
         for pod in held:
             if _meta(pod).get("deletionTimestamp"):
