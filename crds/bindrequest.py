@@ -23,10 +23,13 @@ from crds.meta import Int32, KaiModel, ObjectMeta
 
 __all__ = [
     "API_VERSION",
+    "BINDING_ERROR_REASON",
+    "BOUND_REASON",
     "KIND",
     "PHASE_FAILED",
     "PHASE_PENDING",
     "PHASE_SUCCEEDED",
+    "POD_BOUND_CONDITION",
     "RESOURCE_TYPE_FRACTION",
     "RESOURCE_TYPE_MIG_INSTANCE",
     "RESOURCE_TYPE_REGULAR",
@@ -52,6 +55,12 @@ ReceivedResourceType = Literal["Regular", "Fraction", "MigInstance"]
 PHASE_PENDING: Final = "Pending"
 PHASE_SUCCEEDED: Final = "Succeeded"
 PHASE_FAILED: Final = "Failed"
+
+POD_BOUND_CONDITION: Final = "PodBound"
+"""The pod condition KAI's binder writes: ``True``/``Bound`` or ``False``/``BindingError``."""
+BOUND_REASON: Final = "Bound"
+BINDING_ERROR_REASON: Final = "BindingError"
+"""The reason of a failed bind, on the pod's ``PodBound`` condition and its Warning Event."""
 
 
 class ReceivedGPU(KaiModel):

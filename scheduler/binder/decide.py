@@ -29,8 +29,16 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from crds import rules
-from crds.bindrequest import PHASE_FAILED, PHASE_SUCCEEDED, BindRequestStatus
+from crds.bindrequest import (
+    BINDING_ERROR_REASON,
+    BOUND_REASON,
+    PHASE_FAILED,
+    PHASE_SUCCEEDED,
+    POD_BOUND_CONDITION,
+    BindRequestStatus,
+)
 from kubeapi.backoff import exponential
+from kubeapi.objects import timestamp
 
 __all__ = [
     "Action",
@@ -39,6 +47,7 @@ __all__ = [
     "decide",
     "failed_attempts",
     "finally_failed",
+    "pod_bound_patch",
     "retry_delay",
     "succeeded_status",
 ]
@@ -157,3 +166,54 @@ def after_failure(
 def succeeded_status() -> dict[str, Any]:
     """Phase Succeeded; the reason of an earlier failure is removed, its count kept."""
     return BindRequestStatus(phase=PHASE_SUCCEEDED, reason=None).to_patch()
+
+
+def pod_bound_patch(
+    request: Mapping[str, Any], pod: Mapping[str, Any], node: str, error: str | None
+) -> dict[str, Any] | None:
+    """The status patch for the pod's ``PodBound`` condition, or None: nothing to write.
+
+    A failed bind sets ``False``/``BindingError`` with the reason, as KAI's binder does,
+    so ``kubectl describe pod`` and tools that read KAI's condition say why the pod waits.
+    A success sets ``True``/``Bound`` only over an earlier ``False``: a pod bound at the
+    first try gets no condition (KAI writes one on every bind; the API server's
+    ``PodScheduled=True`` says the same, and the binder saves a write per pod).
+    A pod that is not the request's (replaced, or bound elsewhere) is left alone.
+    """
+    meta = pod.get("metadata") or {}
+    owner = _owner_uid(request)
+    if owner and meta.get("uid") and owner != meta.get("uid"):
+        return None
+    if error is not None and (pod.get("spec") or {}).get("nodeName"):
+        return None
+    where = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    current = next(
+        (
+            c
+            for c in (pod.get("status") or {}).get("conditions") or []
+            if c.get("type") == POD_BOUND_CONDITION
+        ),
+        None,
+    )
+    if error is None:
+        if current is None or current.get("status") != "False":
+            return None
+        status, reason = "True", BOUND_REASON
+        message = f"Pod bound successfully to node {node}"
+    else:
+        status, reason = "False", BINDING_ERROR_REASON
+        message = f"Failed to bind pod {where} to node {node or '(none)'}: {error}"
+    if current is not None and (
+        current.get("status"),
+        current.get("reason"),
+        current.get("message"),
+    ) == (status, reason, message):
+        return None
+    condition = {
+        "type": POD_BOUND_CONDITION,
+        "status": status,
+        "reason": reason,
+        "message": message[:4096],
+        "lastTransitionTime": timestamp(),
+    }
+    return {"status": {"conditions": [condition]}}

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crds import gpusharing as names
-from crds.bindrequest import API_VERSION, KIND
+from crds.bindrequest import API_VERSION, BINDING_ERROR_REASON, KIND
 from crds.names import CREATED_BY_LABEL
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object
@@ -52,6 +52,7 @@ from scheduler.binder.decide import (
     after_failure,
     decide,
     failed_attempts,
+    pod_bound_patch,
     succeeded_status,
 )
 from scheduler.cache.room import NodeRoom
@@ -313,6 +314,8 @@ class Binder:
             self.metrics.bind_latency.observe((now - started) * 1000.0)
             where = {"bindrequest": "/".join(key), "node": action.node}
             log.info("bound", extra={**where, "checked_at": action.checked_at})
+            if pod is not None:
+                await self._pod_bound(request, pod, action.node, None)
             self._forget(key)
             return None
         retryable = action.kind == "retry"
@@ -325,14 +328,30 @@ class Binder:
             action.reason,
             extra={"bindrequest": "/".join(key), "attempts": status["failedAttempts"]},
         )
-        if pod is not None and (retry_at is None or failed_attempts(request) == 0):
-            await self._failure_event(pod, request, action, retry_at, now)
+        if pod is not None:
+            await self._pod_bound(request, pod, action.node, action.reason)
+            if retry_at is None or failed_attempts(request) == 0:
+                await self._failure_event(pod, request, action, retry_at, now)
         if retry_at is None:
             await claims.release(self.api, request)  # DRA: unreserve what was written
             self._forget(key)
             return None
         self.retry_at[key] = retry_at
         return retry_at - now
+
+    async def _pod_bound(self, request: Object, pod: Object, node: str, error: str | None) -> None:
+        """The pod's ``PodBound`` condition (:func:`~scheduler.binder.decide.pod_bound_patch`);
+        a refused write is logged, never a reason to fail the bind."""
+        patch = pod_bound_patch(request, pod, node, error)
+        if patch is None:
+            return
+        meta = pod.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
+        try:
+            await self.api.patch("v1", "Pod", namespace, name, patch, subresource="status",
+                                 strategic=True)  # fmt: skip
+        except ApiError as exc:
+            log.warning("PodBound condition of %s/%s: %s", namespace, name, exc)
 
     async def _failure_event(
         self,
@@ -359,7 +378,7 @@ class Binder:
         )
         try:
             involved = {"apiVersion": "v1", "kind": "Pod", **pod}
-            await self.api.create_event(involved, "Warning", "BindingError", message)
+            await self.api.create_event(involved, "Warning", BINDING_ERROR_REASON, message)
         except ApiError as exc:
             log.warning("event for %s: %s", where, exc)
 

@@ -84,6 +84,7 @@ BINDER: Grants = (
     | grants("scheduling.run.ai", "bindrequests/status", "patch")
     | grants("", "pods nodes", "get list watch")
     | grants("", "pods/binding", "create")
+    | grants("", "pods/status", "patch")  # PodBound=False after a failed bind
     # Fractional GPUs: label sharing pods; the sync deletes pods; per-pod ConfigMaps.
     | grants("", "pods", "patch delete")
     | grants("", "configmaps", "get create update")

@@ -286,3 +286,8 @@ def test_a_reservation_that_never_reports_fails_the_bind_request(
     assert binding[-1]["type"] == "Warning"
     assert f"Failed to bind pod {namespace}/stuck-0 to node {gpu_node}:" in binding[-1]["message"]
     assert "did not report a GPU" in binding[-1]["message"]
+    # and KAI's PodBound condition, which the API server accepted from the binder
+    pod = cluster.kubectl.get("pod", "stuck-0", "-n", namespace)
+    bound = [c for c in pod["status"].get("conditions") or [] if c["type"] == "PodBound"]
+    assert [(c["status"], c["reason"]) for c in bound] == [("False", "BindingError")]
+    assert "did not report a GPU" in bound[0]["message"]

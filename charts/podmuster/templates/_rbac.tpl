@@ -184,6 +184,11 @@ separately, in the release namespace only (rbac.yaml).
 - apiGroups: [""]
   resources: [pods]
   verbs: [patch, delete]
+# A pod whose bind failed gets KAI's PodBound=False condition (BindingError), turned True
+# if a later attempt binds it.
+- apiGroups: [""]
+  resources: [pods/status]
+  verbs: [patch]
 # A sharing pod's ConfigMap (NVIDIA_VISIBLE_DEVICES, GPU_PORTION), in the pod's namespace.
 - apiGroups: [""]
   resources: [configmaps]

@@ -257,3 +257,54 @@ def test_a_success_is_no_event() -> None:
     kube = world()
     asyncio.run(binder(kube).reconcile("ns", "p"))
     assert kube.events == []
+
+
+def pod_bound(kube: FakeKube) -> dict[str, Any] | None:
+    pod = kube.stored("v1", "Pod", "ns", "p")
+    assert pod is not None
+    found = [
+        c for c in (pod.get("status") or {}).get("conditions") or [] if c["type"] == "PodBound"
+    ]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_a_failed_bind_is_podbound_false_on_the_pod_and_a_later_bind_turns_it_true() -> None:
+    kube = world(limit=3)
+    clock = Clock()
+    b = binder(kube, clock)
+    kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
+    again = asyncio.run(b.reconcile("ns", "p"))
+    condition = pod_bound(kube)
+    assert condition is not None
+    assert (condition["status"], condition["reason"]) == ("False", "BindingError")  # KAI's
+    assert condition["message"].startswith("Failed to bind pod ns/p to node n1: binding pod p:")
+    assert node_of(kube) == ""
+    clock.now += again or 0.0
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    condition = pod_bound(kube)
+    assert condition is not None
+    assert (condition["status"], condition["reason"]) == ("True", "Bound")
+    assert condition["message"] == "Pod bound successfully to node n1"
+
+
+def test_the_same_failure_again_is_not_written_again() -> None:
+    kube = world(limit=4)
+    clock = Clock()
+    b = binder(kube, clock)
+    for _ in range(3):
+        kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
+        again = asyncio.run(b.reconcile("ns", "p"))
+        clock.now += again or 0.0
+    pod_writes = [ref for verb, ref in kube.calls if verb == "patch/status" and ref.kind == "Pod"]
+    assert len(pod_writes) == 1  # three failures for one reason: one condition
+
+
+def test_a_replaced_pod_gets_no_podbound_condition() -> None:
+    kube = world()
+    pod = kube.stored("v1", "Pod", "ns", "p")
+    assert pod is not None
+    kube.add({**pod, "metadata": {**pod["metadata"], "uid": "u2"}})  # same name, new pod
+    asyncio.run(binder(kube).reconcile("ns", "p"))
+    assert status(kube)["phase"] == "Failed"
+    assert pod_bound(kube) is None
