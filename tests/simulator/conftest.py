@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.kits.browser import chromium
 
 FIXTURES = Path(__file__).parent / "fixtures"
 _REPO = Path(__file__).resolve().parents[2]
@@ -35,3 +39,10 @@ def report_input() -> list[str]:
         "--cluster", str(FIXTURES / "report-cluster.yaml"),
         "--no-progress",
     ]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """A headless chromium for the pages' browser tests (tests/kits/browser.py); they skip
+    without it."""
+    yield from chromium()
