@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from simulator import units
 from simulator.plots import _png
 from simulator.sweep import Sweep
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TEMPLATE = "sweep.html.j2"
 
@@ -167,6 +170,11 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
 
 
 def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
+    """The trade-off plot (``tradeoff_figure``) as a base64 PNG for the page."""
+    return _png(tradeoff_figure(rows))
+
+
+def tradeoff_figure(rows: Sequence[dict[str, Any]]) -> Figure:
     """Utilisation (x) against mean wait (y) per point; colour Jain's index, size the deviation.
 
     A point where no job started has no wait: it is not drawn (never at a wait
@@ -187,7 +195,7 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         text = "no point finished" if not finished else "no job started in any point"
         axes.text(0.5, 0.5, text, ha="center", va="center")
         axes.set_axis_off()
-        return _png(figure)
+        return figure
     excluded = off_front(rows)
     metrics = [r["metrics"] for r in done]
     x = [m["gpu_allocation_ratio"] or 0.0 for m in metrics]
@@ -271,7 +279,7 @@ def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
         labelspacing=1.4,
         frameon=False,
     )
-    return _png(figure)
+    return figure
 
 
 def _page_row(entry: dict[str, Any], front: set[str]) -> dict[str, Any]:
