@@ -10,16 +10,24 @@ page, beside the single-run report (``simulator.report``).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from simulator import units
 from simulator.plots import _png
 from simulator.sweep import Sweep
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation, Text
+    from matplotlib.transforms import Bbox
+
+# a label's place around its marker: (horizontal alignment, dx, dy) in display pixels
+_Spot = tuple[Literal["left", "center", "right"], float, float]
 
 TEMPLATE = "sweep.html.j2"
 
@@ -169,6 +177,130 @@ def table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
         out.write(note + "\n")
 
 
+# Where a point's label goes, in display pixels: this far from its marker's edge, from
+# another label and from the plot's note.
+_GAP = 3.0
+
+
+@dataclass(frozen=True)
+class _Label:
+    """A point's label, its marker's radius in points, and whether its name reads better
+    to the left of the marker (a point in the right half of the plot)."""
+
+    annotation: Annotation
+    radius: float
+    leftward: bool
+
+
+def _spots(radius: float, width: float, height: float, leftward: bool, rows: int) -> list[_Spot]:
+    """Where a label of ``width`` x ``height`` px may sit around a marker of ``radius`` px,
+    nearest first: (ha, dx, dy) from the marker's centre to the label's anchor.
+
+    Beside the marker (the side towards the plot's middle first), above or below it
+    (centred, or starting or ending over it), then a line further up or down at a time,
+    up to ``rows`` lines.
+    """
+    near = radius + _GAP
+    step = height + _GAP
+    sides: list[tuple[Literal["left", "right"], float]] = [("right", -near), ("left", near)]
+    if not leftward:
+        sides.reverse()
+    ranked: list[tuple[float, _Spot]] = []
+    for k in range(rows + 1):
+        for dy in (0.0,) if k == 0 else (k * step, -k * step):
+            reach = math.hypot(near, max(0.0, abs(dy) - height / 2))
+            ranked += [(reach, (ha, dx, dy)) for ha, dx in sides]
+        offset = near + height / 2 + k * step
+        ranked += [
+            (near + k * step, (ha, 0.0, sign * offset))
+            for sign in (1, -1)
+            for ha in ("center", sides[0][0], sides[1][0])
+        ]
+    ranked.sort(key=lambda item: item[0])  # stable: a tie keeps the order above
+    return [spot for _, spot in ranked]
+
+
+def _meet(a: Bbox, b: Bbox, pad: float = 0.0) -> bool:
+    """Whether two boxes overlap or come closer than ``pad``."""
+    return bool(a.x0 < b.x1 + pad and b.x0 < a.x1 + pad and a.y0 < b.y1 + pad and b.y0 < a.y1 + pad)
+
+
+def _place_labels(
+    figure: Figure, axes: Axes, labels: Sequence[_Label], avoid: Sequence[Text]
+) -> None:
+    """Move each point's label to where it meets no other label nor ``avoid`` and stays
+    inside the axes; one moved away from its marker gets a thin leader line to it.
+
+    Measured on the drawn figure, in display pixels: each label's box comes from the
+    renderer, the longest label is placed first, and the places ``_spots`` lists are
+    tried nearest first (one sticking out sideways slid back into the axes). The first
+    inside the axes that meets no label placed before it, nor the note, nor its own
+    marker, and covers no other marker wins; without one, the nearest that covers the
+    fewest other markers. The axes' limits are fixed first so that nothing drawn later
+    moves the points.
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import Bbox
+
+    figure.canvas.draw()
+    axes.set_xlim(axes.get_xlim())
+    axes.set_ylim(axes.get_ylim())
+    frame = axes.get_window_extent()
+    pixels = figure.dpi / 72  # display pixels per point
+    centres = [axes.transData.transform(label.annotation.xy) for label in labels]
+    markers = [
+        Bbox.from_extents(cx - r, cy - r, cx + r, cy + r)
+        for (cx, cy), r in zip(centres, (label.radius * pixels for label in labels), strict=True)
+    ]
+    taken = [text.get_window_extent() for text in avoid]
+    boxes = [label.annotation.get_window_extent() for label in labels]
+    # the longest labels first: they have the fewest places to go
+    for i in sorted(range(len(labels)), key=lambda i: -boxes[i].width):
+        (cx, cy), label, own = centres[i], labels[i], markers[i]
+        width, height = boxes[i].width, boxes[i].height
+        rows = int(frame.height // (height + _GAP))
+        spots = _spots(label.radius * pixels, width, height, label.leftward, rows)
+        best: tuple[int, _Spot] | None = None
+        for ha, dx, dy in spots:
+            left = cx + dx - {"left": 0.0, "right": width, "center": width / 2}[ha]
+            slide = min(max(left, frame.x0), frame.x1 - width) - left  # back into the axes
+            dx, left = dx + slide, left + slide
+            spot = Bbox.from_bounds(left, cy + dy - height / 2, width, height)
+            if spot.x0 < frame.x0 or spot.y0 < frame.y0 or spot.y1 > frame.y1 or _meet(spot, own):
+                continue
+            if any(_meet(spot, other, _GAP) for other in taken):
+                continue
+            covered = sum(_meet(spot, m) for m in markers if m is not own)
+            if best is None or covered < best[0]:
+                best = (covered, (ha, dx, dy))
+            if covered == 0:
+                break
+        ha, dx, dy = spots[0] if best is None else best[1]  # no free place: beside its marker
+        label.annotation.set_horizontalalignment(ha)
+        label.annotation.xyann = (dx / pixels, dy / pixels)
+        placed = label.annotation.get_window_extent()
+        taken.append(placed)
+        # the label's nearest point to the marker's centre; farther than half a line from
+        # the marker's edge, a leader line joins them
+        ex, ey = min(max(cx, placed.x0), placed.x1), min(max(cy, placed.y0), placed.y1)
+        length = math.hypot(ex - cx, ey - cy)
+        edge = label.radius * pixels
+        if length - edge > _GAP + height / 2:
+            ends = axes.transAxes.inverted().transform(
+                [(cx + (ex - cx) * edge / length, cy + (ey - cy) * edge / length), (ex, ey)]
+            )
+            axes.add_line(
+                Line2D(
+                    ends[:, 0],
+                    ends[:, 1],
+                    transform=axes.transAxes,
+                    color="grey",
+                    linewidth=0.6,
+                    alpha=0.8,
+                )
+            )
+
+
 def tradeoff_plot(rows: Sequence[dict[str, Any]]) -> str:
     """The trade-off plot (``tradeoff_figure``) as a base64 PNG for the page."""
     return _png(tradeoff_figure(rows))
@@ -179,7 +311,8 @@ def tradeoff_figure(rows: Sequence[dict[str, Any]]) -> Figure:
 
     A point where no job started has no wait: it is not drawn (never at a wait
     of 0) but named in a note. A point kept off the front by jobs it never
-    started is a hollow marker whose label says how many.
+    started is a hollow marker whose label says how many. Each label is placed
+    where it meets no other, inside the axes (``_place_labels``).
     """
     import matplotlib
 
@@ -225,35 +358,24 @@ def tradeoff_figure(rows: Sequence[dict[str, Any]]) -> Figure:
         zorder=0, label="trade-off front",
     )  # fmt: skip
     middle = (min(x) + max(x)) / 2
-    placed: list[tuple[float, float]] = []  # label anchors so far, in axes fractions
-    span_x = (max(x) - min(x)) or 1.0
-    span_y = (max(y) - min(y)) or 1.0
-    for xi, yi, entry in zip(x, y, done, strict=True):
-        right_half = xi > middle and max(x) > min(x)  # its name goes to the left, inside the axes
-        fx, fy = (xi - min(x)) / span_x, (yi - min(y)) / span_y
-        shift = 5
-        while any(abs(fx - px) < 0.25 and abs(fy + shift / 200 - py) < 0.04 for px, py in placed):
-            shift += 9  # a label that would sit on another goes up a line
-        placed.append((fx, fy + shift / 200))
+    labels: list[_Label] = []
+    for xi, yi, size, entry in zip(x, y, sizes, done, strict=True):
         name = entry["name"]
         if name in excluded:
             name += ": " + excluded[name]
-        axes.annotate(
-            name,
-            (xi, yi),
-            textcoords="offset points",
-            xytext=(-7, shift) if right_half else (7, shift),
-            ha="right" if right_half else "left",
-            fontsize="x-small",
-            color="tab:red" if entry["name"] in excluded else "black",
-        )
+        annotation = axes.annotate(
+            name, (xi, yi), textcoords="offset points", xytext=(0, 0), va="center",
+            fontsize="x-small", color="tab:red" if entry["name"] in excluded else "black",
+        )  # fmt: skip
+        # the marker's radius: its size is an area in points squared
+        labels.append(_Label(annotation, size**0.5 / 2, xi > middle and max(x) > min(x)))
     axes.margins(x=0.08, y=0.15)
     note = "better: right (busier GPUs) and down (shorter waits)"
     if empty:
         note = "hollow red: jobs never started, so not on the front\n" + note
     if no_wait:
         note = f"not drawn, no job started: {', '.join(no_wait)}\n" + note
-    axes.text(
+    note_text = axes.text(
         0.99, 0.01, note, transform=axes.transAxes, ha="right", va="bottom",
         fontsize="x-small", color="dimgrey",
     )  # fmt: skip
@@ -279,6 +401,7 @@ def tradeoff_figure(rows: Sequence[dict[str, Any]]) -> Figure:
         labelspacing=1.4,
         frameon=False,
     )
+    _place_labels(figure, axes, labels, avoid=[note_text])
     return figure
 
 

@@ -572,3 +572,47 @@ def test_a_stopped_sweep_is_marked_incomplete_in_its_json_and_page(
     assert "Incomplete sweep: stopped by a signal. 1 of 4 points done, 3 cancelled" in (
         page.read_text()
     )
+
+
+def test_the_plot_labels_never_overlap_and_stay_in_the_figure() -> None:
+    """A crowded grid: 18 points of near-identical utilisation and wait with long names
+    (three kept off the front by jobs never started, whose labels are longer still).
+    Measured on the drawn figure with its renderer: no two labels' boxes meet, and each
+    lies inside the plot's axes (so inside the figure, clear of the colour bar)."""
+    from matplotlib import pyplot
+    from matplotlib.text import Annotation
+
+    from simulator import sweep_report
+
+    rows = []
+    for i in range(18):
+        name = f"placement-{'binpack' if i % 2 else 'spread'}/quota-research-heavy-{i}/no-reclaim"
+        entry = _started(name, 0.80 + 0.0004 * (i % 5), 1000.0 + 3.0 * (i % 4), 2 if i < 3 else 0)
+        entry["metrics"].update(jain_index=0.9 + 0.005 * i, fair_share_deviation=0.01 * i)
+        rows.append(entry)
+    figure = sweep_report.tradeoff_figure(rows)
+    try:
+        figure.canvas.draw()  # the extents below are the renderer's, as drawn
+        plot = figure.axes[0]
+        labels = [text for text in plot.texts if isinstance(text, Annotation)]
+        boxes = [(label.get_text(), label.get_window_extent()) for label in labels]
+        frame = plot.get_window_extent()
+    finally:
+        pyplot.close(figure)
+    assert sorted(text.split(":")[0] for text, _ in boxes) == sorted(r["name"] for r in rows)
+    outside = [
+        text
+        for text, box in boxes
+        for corner in ((box.x0, box.y0), (box.x1, box.y1))
+        if not (figure.bbox.contains(*corner) and frame.contains(*corner))
+    ]
+    overlapping = [
+        (a, b)
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if box_a.x0 < box_b.x1
+        and box_b.x0 < box_a.x1
+        and box_a.y0 < box_b.y1
+        and box_b.y0 < box_a.y1
+    ]
+    assert (outside, overlapping) == ([], [])
