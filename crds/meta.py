@@ -54,6 +54,7 @@ __all__ = [
     "SchemaFormat",
     "rfc3339",
     "rfc3339_seconds",
+    "strict_rfc3339_seconds",
 ]
 
 _INT32_MIN: Final = -(2**31)
@@ -135,6 +136,21 @@ def rfc3339_seconds(text: str) -> float:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
+
+
+_STRICT_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+
+
+def strict_rfc3339_seconds(text: str) -> float:
+    """Seconds since the epoch of a full RFC 3339 date-time, zone included (``ValueError``
+    otherwise): what Go's ``time.Parse(time.RFC3339, ...)`` accepts, for the timestamps
+    KAI's scheduler writes and reads back (a bare date, a space for ``T`` or a missing
+    zone, which :func:`rfc3339_seconds` reads, are refused)."""
+    if not _STRICT_RFC3339.fullmatch(text):
+        raise ValueError(f"{text!r} is not an RFC 3339 date-time")
+    return rfc3339_seconds(text.upper())
 
 
 def rfc3339(seconds: float) -> str:

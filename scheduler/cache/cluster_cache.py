@@ -540,10 +540,13 @@ class ClusterCache:
                 maybe_stale.add(key)
             else:
                 maybe_stale.discard(key)
+            found = list(record.notes)
             note = priority_note(job, classes) if job.priority_class not in classes else None
             if note:
+                found.append(note)
+            if found:
                 added = added or key not in notes
-                notes[key] = [note]
+                notes[key] = found
             elif key in notes:
                 del notes[key]
         by_queue: dict[str, str | None] = {}

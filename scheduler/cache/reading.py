@@ -14,6 +14,7 @@ from typing import Any
 from crds import bindrequest, durations, podgroup, rules
 from crds.errors import shown
 from crds.gpusharing import FRACTION, MEMORY
+from crds.meta import strict_rfc3339_seconds
 from crds.names import (
     LAST_EVICTION_ANNOTATION,
     LAST_START_ANNOTATION,
@@ -333,6 +334,7 @@ class PodGroupRecord:
     last_eviction: float | None = None
     preemption_delay: float | None = None
     staleness_grace: float | None = None
+    notes: tuple[str, ...] = ()  # what was ignored on reading, shown with the group's notes
 
     def info(self, classes: Mapping[str, int], default_priority: int) -> PodGroupInfo:
         priority = rules.priority_of(self.priority_class, classes, default_priority)
@@ -415,9 +417,10 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
     meta = group.metadata
     spec = group.spec
     annotations = meta.annotations or {}
-    last_start = annotations.get(LAST_START_ANNOTATION)
-    stale = annotations.get(STALE_ANNOTATION)
-    evicted = annotations.get(LAST_EVICTION_ANNOTATION)
+    notes: list[str] = []
+    last_start = _stamp(annotations, LAST_START_ANNOTATION, notes)
+    stale = _stamp(annotations, STALE_ANNOTATION, notes)
+    evicted = _stamp(annotations, LAST_EVICTION_ANNOTATION, notes)
     topology_tree = (
         read_topology_tree(body.get("spec") or {})
         if spec.topology_constraint or any(s.topology_constraint for s in spec.sub_groups or ())
@@ -434,21 +437,34 @@ def read_pod_group(body: Mapping[str, Any]) -> PodGroupRecord:
         preemptibility=spec.preemptibility or "",
         creation=parsing.timestamp(created, "metadata.creationTimestamp") if created else 0.0,
         pod_sets=_pod_sets(spec),
-        last_start=parsing.timestamp(last_start, f"metadata.annotations[{LAST_START_ANNOTATION}]")
-        if last_start
-        else None,
-        stale_since=parsing.timestamp(stale, f"metadata.annotations[{STALE_ANNOTATION}]")
-        if stale
-        else None,
+        last_start=last_start,
+        stale_since=stale,
         scale_up_hint=annotations.get(SCALE_UP_HINT_ANNOTATION) or "",
         topology=topology,
         topology_tree=topology_tree,
         shape=_shape(spec),
-        last_eviction=parsing.timestamp(
-            evicted, f"metadata.annotations[{LAST_EVICTION_ANNOTATION}]"
-        )
-        if evicted
-        else None,
+        last_eviction=evicted,
         preemption_delay=_seconds(spec.preemption_delay, "spec.preemptionDelay"),
         staleness_grace=_seconds(spec.staleness_grace_period, "spec.stalenessGracePeriod"),
+        notes=tuple(notes),
     )
+
+
+def _stamp(annotations: Mapping[str, str], name: str, notes: list[str]) -> float | None:
+    """A timestamp annotation the scheduler writes, or None when absent or unreadable.
+
+    A value that is not a full RFC 3339 date-time is ignored, with a note on the
+    PodGroup, as KAI's scheduler ignores it (it leaves the time unset): the group is
+    still scheduled, and the scheduler's next stamp replaces the value.
+    """
+    raw = annotations.get(name)
+    if not raw:
+        return None
+    try:
+        return strict_rfc3339_seconds(raw)
+    except ValueError:
+        notes.append(
+            f"IgnoredAnnotation: metadata.annotations[{name}]: {shown(raw)} is not an RFC 3339 "
+            "date-time (such as 2026-01-02T15:04:05Z); it is ignored"
+        )
+        return None

@@ -201,3 +201,35 @@ def test_group_reads_the_same_way(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert captured.err.splitlines() == [
         f"podmuster: {path}: ConfigMap c: metadata.labels: expected a map of strings, got [1]"
     ]
+
+
+@pytest.mark.parametrize("annotation", ["last-start", "stale-podgroup", "last-eviction"])
+@pytest.mark.parametrize("stamp", ["not-a-time", "2026-12-06 02:59:00", "2026-12-06T02:59:00"])
+def test_a_bad_scheduler_timestamp_on_a_podgroup_is_ignored_with_a_note(
+    annotation: str, stamp: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scheduler's own timestamp annotations: a value Go's RFC 3339 parse refuses (no
+    zone, a space for T, not a time) is ignored, as KAI's scheduler ignores it; the group is
+    scheduled and its outcome says so. Before, the whole PodGroup was left out."""
+    name = f"kai.scheduler/{annotation}-timestamp"
+    objects = copy.deepcopy(SNAPSHOT)
+    objects[2]["metadata"]["annotations"] = {name: stamp}
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(yaml.safe_dump_all(objects))
+    code = main(["schedule", str(path), "--explain"])
+    captured = capsys.readouterr()
+    out = yaml.safe_load(captured.out)
+    assert (code, captured.err) == (0, "")
+    assert {b["pod"] for b in out["binds"]} == {"ns/good-0"}
+    (group,) = out["podGroups"]
+    assert any(
+        r.startswith(f"IgnoredAnnotation: metadata.annotations[{name}]: ") for r in group["reasons"]
+    ), group
+
+
+def test_a_full_rfc3339_timestamp_with_an_offset_and_fractions_is_read() -> None:
+    from crds.meta import strict_rfc3339_seconds
+
+    assert strict_rfc3339_seconds("2026-12-06T03:59:00.5+01:00") == strict_rfc3339_seconds(
+        "2026-12-06T02:59:00.5Z"
+    )
