@@ -17,6 +17,7 @@ from typing import Any, Final
 __all__ = [
     "ADMISSION_GATE",
     "ADMISSION_GATE_ANNOTATION",
+    "APP_LABEL",
     "BATCH_MIN_MEMBER_ANNOTATION",
     "BUILTIN_PRIORITY_CLASSES",
     "CORE_KINDS",
@@ -37,6 +38,7 @@ __all__ = [
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "SCALE_UP_HINT_ANNOTATION",
+    "SCALING_APP",
     "SCALING_NAMESPACE",
     "SEGMENT_PREFERRED_ANNOTATION",
     "SEGMENT_REQUIRED_ANNOTATION",
@@ -132,6 +134,10 @@ carries it after ``helm uninstall`` (docs/install.md#uninstall); nothing else do
 # --- what the node-scale-adjuster writes on its stand-in pods ----------------------------
 SCALING_NAMESPACE: Final = "kai-scale-adjust"
 """Where the node-scale-adjuster creates its stand-in pods."""
+APP_LABEL: Final = "app"
+"""The label that marks KAI's utility pods: a scaling pod (:data:`SCALING_APP`) or a GPU
+reservation pod (``crds.gpusharing.RESERVATION_APP``), in whatever namespace they run."""
+SCALING_APP: Final = "scaling-pod"
 UNSCHEDULABLE_POD_NAME_LABEL: Final = "kai.scheduler/unschedulable-pod-name"
 UNSCHEDULABLE_POD_NAMESPACE_LABEL: Final = "kai.scheduler/unschedulable-pod-namespace"
 

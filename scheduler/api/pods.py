@@ -11,8 +11,8 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from crds.gpusharing import RESERVATION_NAMESPACE
-from crds.names import SCALING_NAMESPACE
+from crds.gpusharing import RESERVATION_APP
+from crds.names import APP_LABEL, SCALING_APP
 from scheduler.api.affinity import PodAffinity, SpreadConstraint
 from scheduler.api.gpu_sharing import GpuShare
 from scheduler.api.numa import NumaRequest
@@ -55,7 +55,7 @@ ACTIVE_ALLOCATED = frozenset(
     }
 )
 ACTIVE_USED = ACTIVE_ALLOCATED | {PodStatus.RELEASING}
-UTILITY_NAMESPACES = frozenset({SCALING_NAMESPACE, RESERVATION_NAMESPACE})
+UTILITY_APPS = frozenset({SCALING_APP, RESERVATION_APP})
 
 # Statuses whose resources count to the queue's allocated amount.
 COUNTS_TO_QUEUE = frozenset(
@@ -193,5 +193,12 @@ def is_utility_pod(pod: PodInfo) -> bool:
 
     Its usage is not foreign: subtracting it from the fair-share total would shrink
     every queue's share by the very room it keeps for them (docs/semantics.md §7).
+    Known by its ``app`` label, as KAI's scheduler knows it, not by its namespace: the
+    binder's and the scale adjuster's namespaces are settings.
     """
-    return pod.namespace in UTILITY_NAMESPACES
+    return pod.labels.get(APP_LABEL) in UTILITY_APPS
+
+
+def is_reservation_pod(pod: PodInfo) -> bool:
+    """A GPU reservation pod (label ``app=kai-resource-reservation``, in any namespace)."""
+    return pod.labels.get(APP_LABEL) == RESERVATION_APP

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from crds import errors, names, queue
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
-from crds.gpusharing import GPU_GROUP_LABEL, RESERVATION_NAMESPACE
+from crds.gpusharing import GPU_GROUP_LABEL
 from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.dra import Device, DeviceClassInfo, DraState, ResourceClaimInfo
@@ -45,6 +45,7 @@ from scheduler.api.pods import (
     PodInfo,
     PodStatus,
     frees_room,
+    is_reservation_pod,
     is_utility_pod,
 )
 from scheduler.api.queues import QueueInfo, QueueTree
@@ -408,9 +409,9 @@ class ClusterCache:
                     used.append(pod.request)
                 continue
             if status in ACTIVE_USED:
-                # the two rules asked only where they can hold (a reservation pod is in a
-                # utility namespace; only a Releasing pod frees room): 80,000 pods a cycle
-                if pod.namespace == RESERVATION_NAMESPACE and pod.node >= 0 and is_utility_pod(pod):
+                # the two rules asked only where they can hold (a reservation pod is bound;
+                # only a Releasing pod frees room): 80,000 pods a cycle
+                if pod.node >= 0 and is_reservation_pod(pod):
                     reservations.append(pod)  # counted below, once groups are known
                     continue
                 # taken off the total only on a node the total counts

@@ -33,7 +33,9 @@ from typing import Any
 from crds import rules
 from crds.gpusharing import FRACTION, GPU_RESOURCE, MEMORY, NUM_DEVICES
 from crds.names import (
+    APP_LABEL,
     DEFAULT_SCHEDULER_NAME,
+    SCALING_APP,
     SCALING_NAMESPACE,
     UNSCHEDULABLE_POD_NAME_LABEL,
     UNSCHEDULABLE_POD_NAMESPACE_LABEL,
@@ -54,8 +56,6 @@ __all__ = [
     "scaling_pod_name",
 ]
 
-APP_LABEL = "app"
-SCALING_APP = "scaling-pod"
 MAX_NAME = 63
 
 Object = dict[str, Any]

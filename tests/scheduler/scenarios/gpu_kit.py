@@ -77,13 +77,15 @@ def shared(
     )
 
 
-def reservation(group: str, where: str, *, state: str = "Running") -> list[Obj]:
+def reservation(
+    group: str, where: str, *, state: str = "Running", namespace: str = "kai-resource-reservation"
+) -> list[Obj]:
     """The binder's reservation pod for ``group`` on ``where`` (one whole GPU, not ours)."""
     from tests.kits.worlds import pod
 
     return pod(
         f"gpu-reservation-{group}",
-        namespace="kai-resource-reservation",
+        namespace=namespace,
         gpus=1,
         cpu="2m",
         memory="20M",

@@ -270,6 +270,19 @@ CASES = [
         ],
         binds={"w-0": "n0"},
     ),
+    # ... also in another namespace (the binder's --resource-reservation-namespace): the
+    # scheduler knows a reservation pod by its app label, as KAI's does.
+    GpuCase(
+        "reservation-pod-in-another-namespace-counted-once",
+        [
+            queue("q"),
+            gpu_node("n0", 2),
+            shared("r", "q", "n0", 0.5, "g1"),
+            reservation("g1", "n0", namespace="gpu-res"),
+            job("w", "q", gpus=1),
+        ],
+        binds={"w-0": "n0"},
+    ),
     # A reservation pod whose group has no fraction pod left still holds its GPU.
     GpuCase(
         "orphan-reservation-pod-holds-gpu",

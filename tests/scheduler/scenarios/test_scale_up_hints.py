@@ -563,8 +563,20 @@ def test_format_quantity() -> None:
     assert format_quantity(GPU, 8000) == "8"
 
 
-@pytest.mark.parametrize("namespace", ["kai-scale-adjust", "kai-resource-reservation"])
-def test_utility_pods_not_subtracted_from_fair_share(namespace: str) -> None:
+@pytest.mark.parametrize(
+    ("namespace", "app", "total"),
+    [
+        ("kai-scale-adjust", "scaling-pod", 4),
+        ("kai-resource-reservation", "kai-resource-reservation", 4),
+        # known by the app label, as KAI knows them: the namespaces are settings
+        ("gpu-res", "kai-resource-reservation", 4),
+        ("scalers", "scaling-pod", 4),
+        ("kai-resource-reservation", None, 3),  # no label: someone else's pod
+    ],
+)
+def test_utility_pods_not_subtracted_from_fair_share(
+    namespace: str, app: str | None, total: int
+) -> None:
     """§7: 4 GPUs, one held by a utility pod: the total stays 4 (a foreign pod makes it 3),
     so q (OQW 1) has fair share 4 while 3 GPUs are free for its jobs."""
     result = run_objects(
@@ -578,13 +590,14 @@ def test_utility_pods_not_subtracted_from_fair_share(namespace: str) -> None:
                 node="n0",
                 namespace=namespace,
                 scheduler_name="default-scheduler",
+                labels={"app": app} if app else None,
             ),
             *[job(f"j{i}", "q", gpus=1) for i in range(5)],
         ],
         explain=True,
     )
     (summary,) = [q for q in result.queues if q.name == "q"]
-    assert summary.fair_share[0] == 4
+    assert summary.fair_share[0] == total
     assert len(result.binds) == 3
 
 
