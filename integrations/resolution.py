@@ -119,11 +119,15 @@ def resolve_priority(
 
 
 def resolve_preemptibility(ctx: base.GroupingContext, chain: Iterable[base.RawObject]) -> str:
-    """Owner labels bottom→top, the pod label, ConfigMap defaults, else empty."""
+    """Owner labels bottom→top, the pod label, ConfigMap defaults, else empty.
+
+    A label set to ``""`` is a valid value, as in KAI (``ParsePreemptibility``): it ends
+    the search, and the scheduler derives preemptibility from the priority.
+    """
     owners = tuple(chain)
     for source in (*owners, ctx.pod):
         value = fields.labels(source).get(PREEMPTIBILITY_LABEL)
-        if value in _PREEMPTIBILITY_VALUES:
+        if value == "" or value in _PREEMPTIBILITY_VALUES:
             return str(value)
     for owner in owners:
         entry = _default_entry(ctx, owner)

@@ -100,6 +100,14 @@ def test_preemptibility_order_and_invalid_values() -> None:
     assert group(ctx(sts(), pod())).preemptibility == ""
 
 
+def test_an_empty_preemptibility_label_ends_the_search() -> None:
+    """KAI's ParsePreemptibility takes "" as a valid value (priority decides): an owner's
+    empty label wins over the pod's, where an invalid one is skipped."""
+    top = obj(SET, "Top", "t", labels={"kai.scheduler/preemptibility": ""})
+    the_pod = pod(labels={"kai.scheduler/preemptibility": "non-preemptible"})
+    assert group(ctx(top, the_pod, (top,))).preemptibility == ""
+
+
 def test_topology_user_and_top_owner_metadata() -> None:
     top = sts(
         labels={"a": "1"},
