@@ -306,56 +306,67 @@ def _optional_subgroups(name: str, queue_name: str, age: float, **group_args: An
     return started([group, *pods], age)
 
 
+def _and_later(case: Disruption, pipelined: str) -> list[Disruption]:
+    """The protected case, and its twin two hours later taking the optional subgroup s2
+    (so the protected case cannot pass for another reason)."""
+    later = replace(
+        case,
+        name=f"{case.name}-expired-later",
+        at=2 * HOUR,
+        evicted=["v-s2"],
+        pipelined={pipelined: "n0"},
+        pending=[],
+        reasons={},
+    )
+    return [case, later]
+
+
 # KAI's minimum runtime counts only pods above a pod set's own minMember as extras: a job
 # whose pod sets all run exactly their minimum is no victim while protected, even when
 # minSubGroup leaves one of its subgroups optional (KAI's PodGroupInfo.IsElastic).
 OPTIONAL_SUBGROUPS = [
     # Reclaim: v (queue qa, deserved 0) holds both GPUs, r (qb, deserved 1) wants one.
-    Disruption(
-        "reclaim-optional-subgroup-protected",
-        [
-            node("n0", gpus=2),
-            timed(queue("qa", gpu_quota=0), reclaim="1h"),
-            queue("qb", gpu_quota=1),
-            *_optional_subgroups("v", "qa", 60),
-            job("r", "qb", gpus=1),
-        ],
-        R,
-        pending=["r"],
-        reasons={
-            "r": [
-                "queue qa may give up work to queue qb, but none of its jobs may be evicted: job"
-                " default/v is within its minimum runtime (reclaimMinRuntime 1h of queue qa)"
-            ]
-        },
+    *_and_later(
+        Disruption(
+            "reclaim-optional-subgroup-protected",
+            [
+                node("n0", gpus=2),
+                timed(queue("qa", gpu_quota=0), reclaim="1h"),
+                queue("qb", gpu_quota=1),
+                *_optional_subgroups("v", "qa", 60),
+                job("r", "qb", gpus=1),
+            ],
+            R,
+            pending=["r"],
+            reasons={
+                "r": [
+                    "queue qa may give up work to queue qb, but none of its jobs may be evicted:"
+                    " job default/v is within its minimum runtime (reclaimMinRuntime 1h of queue"
+                    " qa)"
+                ]
+            },
+        ),
+        "r-0",
     ),
     # Preempt: a build job in the same queue wants one of train job v's GPUs.
-    Disruption(
-        "preempt-optional-subgroup-protected",
-        [
-            node("n0", gpus=2),
-            timed(queue("qa", gpu_quota=2), preempt="1h"),
-            *_optional_subgroups("v", "qa", 60, priority_class="train"),
-            job("b", "qa", gpus=1, priority_class="build"),
-        ],
-        P,
-        pending=["b"],
-        reasons={
-            "b": ["job default/v is within its minimum runtime (preemptMinRuntime 1h of queue qa)"]
-        },
-    ),
-    # Past the runtime the optional subgroup may go (so the cases above test protection).
-    Disruption(
-        "preempt-optional-subgroup-after-runtime",
-        [
-            node("n0", gpus=2),
-            timed(queue("qa", gpu_quota=2), preempt="1h"),
-            *_optional_subgroups("v", "qa", 2 * HOUR, priority_class="train"),
-            job("b", "qa", gpus=1, priority_class="build"),
-        ],
-        P,
-        evicted=["v-s2"],
-        pipelined={"b-0": "n0"},
+    *_and_later(
+        Disruption(
+            "preempt-optional-subgroup-protected",
+            [
+                node("n0", gpus=2),
+                timed(queue("qa", gpu_quota=2), preempt="1h"),
+                *_optional_subgroups("v", "qa", 60, priority_class="train"),
+                job("b", "qa", gpus=1, priority_class="build"),
+            ],
+            P,
+            pending=["b"],
+            reasons={
+                "b": [
+                    "job default/v is within its minimum runtime (preemptMinRuntime 1h of queue qa)"
+                ]
+            },
+        ),
+        "b-0",
     ),
 ]
 
