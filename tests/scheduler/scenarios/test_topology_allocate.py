@@ -169,10 +169,11 @@ SCENARIOS = [
         ],
         binds={"j-1": "n1"},
     ),
-    # A pod still being deleted pins too: j-0 is Releasing on n1, so j-1 replaces it in rack
-    # r2 rather than in the tighter r1.
+    # A pod being deleted does not pin (KAI v0.17 pins on active-allocated pods only): j-0 is
+    # Releasing on n1 in r2, and j-1 goes to the tighter r1. (When the Releasing pod pinned,
+    # j-1 went to r2; with no room there, consolidation evicted another job for it.)
     Scenario(
-        "releasing-pods-pin-too",
+        "releasing-pods-do-not-pin",
         [
             queue("q"),
             TOPOLOGY,
@@ -190,7 +191,7 @@ SCENARIOS = [
                 topology=required(RACK),
             ),
         ],
-        binds={"j-1": "n1"},
+        binds={"j-1": "n0"},
     ),
     # ... and when the pinned rack is full the extra waits, with a reason naming it.
     Scenario(
