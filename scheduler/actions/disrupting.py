@@ -211,6 +211,30 @@ def preemption_delay_end(job: PodGroupInfo) -> float | None:
     return anchor + job.preemption_delay
 
 
+_SHOWN_PROTECTED = 3  # jobs named in a "may not be evicted" reason
+
+
+def _no_victim_reason(
+    session: Session, action: str, job: PodGroupInfo, jobs: list[PodGroupInfo], head: str
+) -> str | None:
+    """``head`` and why the victim filters refuse ``jobs`` (the few first named), or None
+    when none of them is disruptable: the filters then are not why there is no victim.
+
+    Called only on a refusal, so the candidates are looked at a second time here.
+    """
+    why = [
+        refusal
+        for other in jobs
+        if is_disruptable(other)
+        and (refusal := session.victim_refusal(action, job, other)) is not None
+    ]
+    if not why:
+        return None
+    more = len(why) - _SHOWN_PROTECTED
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"{action}: {head}: {'; '.join(why[:_SHOWN_PROTECTED])}{tail}"
+
+
 def _refuse(session: Session, job: PodGroupInfo, reason: str) -> None:
     """The job was a candidate for the action but may not disrupt anyone: say why."""
     session.considered.add(job.key)
@@ -391,7 +415,27 @@ class PreemptAction:
                 else []
             )
             if not victims:
-                reason = none_lower.get(job.queue)
+                lower = (
+                    [
+                        other
+                        for other in candidates.get(job.queue, ())
+                        if other.key != job.key and other.priority < job.priority
+                    ]
+                    if floor is not None and floor < job.priority
+                    else []
+                )
+                reason = (
+                    _no_victim_reason(
+                        session,
+                        self.name,
+                        job,
+                        lower,
+                        f"no running lower-priority preemptible job in queue {job.queue}"
+                        " may be evicted",
+                    )
+                    if lower
+                    else none_lower.get(job.queue)
+                )
                 if reason is None:
                     reason = none_lower[job.queue] = (
                         f"{self.name}: no running lower-priority preemptible job in queue"
@@ -435,11 +479,13 @@ class ReclaimAction:
                 _refuse(session, job, skip)
                 continue
             by_queue: dict[str, list[PodGroupInfo]] = {}
+            giving: list[str] = []  # queues the queue filter lets give up work to this job
             for queue_name, jobs in candidates.items():
                 if queue_name == job.queue or not session.may_take_from_queue(
                     self.name, job, queue_name
                 ):
                     continue
+                giving.append(queue_name)
                 kept = [
                     other
                     for other in jobs
@@ -448,15 +494,27 @@ class ReclaimAction:
                 if kept:
                     by_queue[queue_name] = kept
             if not by_queue:
-                _refuse(
-                    session,
-                    job,
-                    f"{self.name}: no other queue holds preemptible work it may give up to queue"
-                    f" {job.queue} (queue {job.queue} beyond deserved: none is above its fair"
-                    " share; within deserved: none is above deserved in a resource the job asks"
-                    " for, or at deserved in all of them and above its fair share or deserved"
-                    " in one)",
-                )
+                if giving:
+                    one = len(giving) == 1
+                    head = (
+                        f"{'queue' if one else 'queues'} {', '.join(giving)} may give up work to"
+                        f" queue {job.queue}, but none of {'its' if one else 'their'} jobs may be"
+                        " evicted"
+                    )
+                    jobs = [other for name in giving for other in candidates[name]]
+                    reason = (
+                        _no_victim_reason(session, self.name, job, jobs, head)
+                        or f"{self.name}: {head}: none is running and preemptible"
+                    )
+                else:
+                    reason = (
+                        f"{self.name}: no other queue holds preemptible work it may give up to"
+                        f" queue {job.queue} (queue {job.queue} beyond deserved: none is above"
+                        " its fair share; within deserved: none is above deserved in a resource"
+                        " the job asks for, or at deserved in all of them and above its fair"
+                        " share or deserved in one)"
+                    )
+                _refuse(session, job, reason)
                 continue
             ordered = {name: reverse_job_order(session, jobs) for name, jobs in by_queue.items()}
             _try(session, job, tasks, key, failed, self.name, victim_chunks(session, ordered))

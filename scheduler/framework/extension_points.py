@@ -141,6 +141,8 @@ class Scenario:
 VictimQueueFilterFn = Callable[[str, PodGroupInfo, str], bool]
 # (action, preemptor, victim job) -> may this job be a victim at all
 VictimFilterFn = Callable[[str, PodGroupInfo, PodGroupInfo], bool]
+# (action, preemptor, victim job) -> why its VictimFilterFn refuses the job (for reasons)
+VictimFilterWhyFn = Callable[[str, PodGroupInfo, PodGroupInfo], str]
 # (scenario) -> reason it is invalid, or None
 ScenarioValidatorFn = Callable[[Scenario], str | None]
 

@@ -105,6 +105,7 @@ class Session:
         self.best_queue_fn: ep.BestQueueFn | None = None
         self.queue_keys: ep.QueueKeys | None = None  # with best_queue_fn (set_best_queue)
         self.victim_filters: list[ep.VictimFilterFn] = []
+        self._victim_filter_whys: list[ep.VictimFilterWhyFn | None] = []
         self.victim_queue_filters: list[ep.VictimQueueFilterFn] = []
         self.victim_order_fn: ep.VictimOrderFn | None = None
         self.simulation_budget: dict[str, int] = {}  # action -> simulations left this cycle
@@ -181,8 +182,12 @@ class Session:
     def add_job_capacity_check(self, fn: ep.JobCapacityFn) -> None:
         self.job_capacity_fns.append(fn)
 
-    def add_victim_filter(self, fn: ep.VictimFilterFn) -> None:
+    def add_victim_filter(
+        self, fn: ep.VictimFilterFn, why: ep.VictimFilterWhyFn | None = None
+    ) -> None:
+        """``fn`` decides; ``why`` says, for a job ``fn`` refuses, why (read only for reasons)."""
         self.victim_filters.append(fn)
+        self._victim_filter_whys.append(why)
 
     def add_scenario_validator(self, fn: ep.ScenarioValidatorFn) -> None:
         self.scenario_validators.append(fn)
@@ -207,6 +212,15 @@ class Session:
 
     def may_be_victim(self, action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> bool:
         return all(fn(action, preemptor, victim) for fn in self.victim_filters)
+
+    def victim_refusal(
+        self, action: str, preemptor: PodGroupInfo, victim: PodGroupInfo
+    ) -> str | None:
+        """Why a victim filter refuses ``victim`` (the first that does), or None."""
+        for fn, why in zip(self.victim_filters, self._victim_filter_whys, strict=True):
+            if not fn(action, preemptor, victim):
+                return why(action, preemptor, victim) if why else f"job {victim.key} is protected"
+        return None
 
     def scenario_problem(self, scenario: ep.Scenario) -> str | None:
         for fn in self.scenario_validators:

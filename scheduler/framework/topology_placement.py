@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler.api.podgroups import PodGroupInfo
-from scheduler.api.pods import ACTIVE_USED, PodInfo
+from scheduler.api.pods import ACTIVE_ALLOCATED, PodInfo, PodStatus
 from scheduler.api.resources import CPU, GPU, MEMORY, PODS, format_amount
 from scheduler.api.topology import (
     ROOT,
@@ -317,10 +317,12 @@ class _Placer:
         return _Capacity(ratio, _pack(demand, columns, summed), columns, summed, None)
 
     def _active_nodes(self, group: str, tasks: Sequence[PodInfo]) -> list[int]:
-        """Nodes of the group's other pods that hold resources, Releasing ones included.
+        """Nodes of the group's other active-allocated pods (KAI's pinning statuses).
 
-        A victim the solver evicts stays Releasing on its node until it is re-placed, so
-        its job's other chunks are still pinned to the domain they all came from.
+        A pod being deleted in the cluster does not pin: it is leaving, and its group may
+        go where there is room (KAI v0.17 alike). A pod this session evicted does: a
+        victim the solver evicts stays Releasing on its node until it is re-placed, so its
+        job's other chunks are still pinned to the domain they all came from.
         """
         placing = {id(t) for t in tasks}
         return [
@@ -328,7 +330,12 @@ class _Placer:
             for pod_set in self.job.pod_sets
             if not group or group in self.chains.get(pod_set.name, [])
             for pod in pod_set.pods
-            if pod.status in ACTIVE_USED and pod.node >= 0 and id(pod) not in placing
+            if pod.node >= 0
+            and id(pod) not in placing
+            and (
+                pod.status in ACTIVE_ALLOCATED
+                or (pod.status == PodStatus.RELEASING and pod.base_status != PodStatus.RELEASING)
+            )
         ]
 
     def _candidates(

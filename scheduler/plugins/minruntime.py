@@ -7,8 +7,9 @@ next cycle and nothing makes progress. A victim is protected while
 preempt the walk starts at the victim's leaf queue; for reclaim (KAI's default
 ``lca`` method) it starts one level below the lowest common ancestor of the
 two queues, or is the victim's top-level queue when they share none. A
-protected gang is no victim at all; a protected elastic job may still lose
-pods above its minimum (checked on the scenario).
+protected gang is no victim at all; a protected elastic job (a pod set running
+more pods than its ``minMember``) may still lose those extra pods, never a
+whole subgroup (checked on the scenario).
 """
 
 from __future__ import annotations
@@ -20,15 +21,48 @@ from scheduler.config import SchedulerConfig
 from scheduler.framework import extension_points as ep
 from scheduler.framework.session import Session
 
+_FIELDS = {"preempt": "preempt_min_runtime", "reclaim": "reclaim_min_runtime"}
+_KEYS = {"preempt": "preemptMinRuntime", "reclaim": "reclaimMinRuntime"}
 
-def _walk(tree: QueueTree, start: str, field: str) -> float | None:
+
+def _walk(tree: QueueTree, start: str, field: str) -> tuple[float, str] | None:
     current: str | None = start
     while current is not None:
         value = getattr(tree.queues[current], field)
         if value is not None:
-            return float(value)
+            return float(value), current
         current = tree.queues[current].parent
     return None
+
+
+def runtime_source(
+    tree: QueueTree,
+    action: str,
+    preemptor: PodGroupInfo,
+    victim: PodGroupInfo,
+    config: SchedulerConfig,
+) -> tuple[float, str | None]:
+    """The minimum runtime protecting ``victim`` against ``preemptor`` for ``action``, and
+    the queue that sets it (None: the scheduler default)."""
+    if victim.queue not in tree.queues:
+        return 0.0, None
+    default = (
+        config.default_preempt_min_runtime_s
+        if action == "preempt"
+        else config.default_reclaim_min_runtime_s
+    )
+    if action == "preempt":
+        return _walk(tree, victim.queue, _FIELDS[action]) or (default, None)
+    top_level = tree.path_to_root(victim.queue)[-1]
+    pair = (
+        tree.lca_children(preemptor.queue, victim.queue) if preemptor.queue in tree.queues else None
+    )
+    if preemptor.queue not in tree.queues or (pair is not None and pair[1] == top_level):
+        # different top-level queues: only the victim's top-level queue counts, no walk
+        top = tree.queues[top_level].reclaim_min_runtime
+        return (default, None) if top is None else (float(top), top_level)
+    start = pair[1] if pair is not None else victim.queue
+    return _walk(tree, start, _FIELDS[action]) or (default, None)
 
 
 def min_runtime(
@@ -39,22 +73,26 @@ def min_runtime(
     config: SchedulerConfig,
 ) -> float:
     """The minimum runtime protecting ``victim`` against ``preemptor`` for ``action``."""
-    if victim.queue not in tree.queues:
-        return 0.0
-    if action == "preempt":
-        found = _walk(tree, victim.queue, "preempt_min_runtime")
-        return config.default_preempt_min_runtime_s if found is None else found
-    top_level = tree.path_to_root(victim.queue)[-1]
-    pair = (
-        tree.lca_children(preemptor.queue, victim.queue) if preemptor.queue in tree.queues else None
+    return runtime_source(tree, action, preemptor, victim, config)[0]
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a Go-style duration: 1h, 10m, 1h30m, 45s."""
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{v}{u}" for v, u in ((hours, "h"), (minutes, "m"), (secs, "s")) if v]
+    return "".join(parts) or "0s"
+
+
+def protection(session: Session, action: str, preemptor: PodGroupInfo, victim: PodGroupInfo) -> str:
+    """Why ``victim`` may not be disrupted now: the minimum runtime and where it is set."""
+    runtime, queue = runtime_source(
+        session.snapshot.queues, action, preemptor, victim, session.config
     )
-    if preemptor.queue not in tree.queues or (pair is not None and pair[1] == top_level):
-        # different top-level queues: only the victim's top-level queue counts, no walk
-        top = tree.queues[top_level].reclaim_min_runtime
-        return config.default_reclaim_min_runtime_s if top is None else float(top)
-    start = pair[1] if pair is not None else victim.queue
-    found = _walk(tree, start, "reclaim_min_runtime")
-    return config.default_reclaim_min_runtime_s if found is None else found
+    key = _KEYS.get(action, "minRuntime")
+    where = f"of queue {queue}" if queue is not None else "the scheduler's default"
+    return f"job {victim.key} is within its minimum runtime ({key} {_duration(runtime)} {where})"
 
 
 def is_protected(
@@ -75,8 +113,28 @@ _ELASTIC = "minruntime.elastic"
 
 
 def _is_elastic(job: PodGroupInfo) -> bool:
-    """Running above its requirement: some pod or optional subgroup could go."""
-    return job.has_surplus({pod_set.name: pod_set.active_used() for pod_set in job.pod_sets})
+    """Some pod set runs more pods than its own minimum: a pod could go from it.
+
+    KAI's notion for minimum runtime: only pods above a pod set's ``minMember`` are
+    extras. A subgroup that ``minSubGroup`` leaves optional is not: a protected job
+    keeps all of its subgroups (docs/semantics.md §5.7).
+    """
+    return any(pod_set.active_used() > pod_set.min_available for pod_set in job.pod_sets)
+
+
+def _keeps_minimums(job: PodGroupInfo, gone: set[int]) -> bool:
+    """Every pod set losing pods in ``gone`` keeps at least its own minimum running."""
+    for pod_set in job.pod_sets:
+        kept = lost = 0
+        for pod in pod_set.pods:
+            if pod.status in ACTIVE_USED:
+                if id(pod) in gone:
+                    lost += 1
+                else:
+                    kept += 1
+        if lost and kept < pod_set.min_available:
+            return False
+    return True
 
 
 class MinRuntimePlugin:
@@ -120,18 +178,13 @@ class MinRuntimePlugin:
             for victim, gone in taken.values():
                 if not is_protected(session, scenario.action, scenario.preemptor, victim):
                     continue
-                kept = {
-                    pod_set.name: sum(
-                        1
-                        for pod in pod_set.pods
-                        if pod.status in ACTIVE_USED and id(pod) not in gone
-                    )
-                    for pod_set in victim.pod_sets
-                }
-                if not victim.counts_meet(kept):
+                if not _keeps_minimums(victim, gone):
                     return f"job {victim.key} is within its minimum runtime"
 
             return None
 
-        session.add_victim_filter(victim_filter)
+        session.add_victim_filter(
+            victim_filter,
+            lambda action, preemptor, victim: protection(session, action, preemptor, victim),
+        )
         session.add_scenario_validator(validator)

@@ -8,8 +8,9 @@ scheduler defaults. Preempt walks up from the victim's leaf queue. Reclaim
 (KAI's default ``lca`` method): for queues under different top-level queues
 only the victim's top-level queue counts, without a walk; otherwise the walk
 starts one level below the lowest common ancestor, on the victim's side. A
-protected gang is no victim at all; a protected elastic job may still lose
-pods above its minimum.
+protected gang is no victim at all; a protected elastic job (a pod set
+running more pods than its minMember) may still lose pods above its minimum,
+never a subgroup that ``minSubGroup`` leaves optional.
 
 Not covered because not implemented: the ``queue`` reclaim resolve method
 (podmuster resolves reclaim by ``lca`` only).
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 from disruption_kit import Disruption, Obj, check, running, started
 
-from tests.kits.worlds import job, node, queue
+from tests.kits.worlds import job, node, pod, pod_group, queue
 
 P = ("preempt",)
 R = ("reclaim",)
@@ -290,8 +291,114 @@ OTHERS = [
 ]
 
 
+def _optional_subgroups(name: str, queue_name: str, age: float, **group_args: Any) -> list[Obj]:
+    """A job of subgroups s1 and s2 (minMember 1, one 1-GPU pod each, both running on n0)
+    that needs only one of them (``minSubGroup: 1``), started ``age`` seconds ago."""
+    group = pod_group(
+        name, queue_name, min_member=None, sub_groups=[("s1", 1), ("s2", 1)], **group_args
+    )
+    group["spec"]["minSubGroup"] = 1
+    pods = [
+        obj
+        for sub in ("s1", "s2")
+        for obj in pod(f"{name}-{sub}", name, gpus=1, state="Running", node="n0", sub_group=sub)
+    ]
+    return started([group, *pods], age)
+
+
+def _and_later(case: Disruption, pipelined: str) -> list[Disruption]:
+    """The protected case, and its twin two hours later taking the optional subgroup s2
+    (so the protected case cannot pass for another reason)."""
+    later = replace(
+        case,
+        name=f"{case.name}-expired-later",
+        at=2 * HOUR,
+        evicted=["v-s2"],
+        pipelined={pipelined: "n0"},
+        pending=[],
+        reasons={},
+    )
+    return [case, later]
+
+
+# KAI's minimum runtime counts only pods above a pod set's own minMember as extras: a job
+# whose pod sets all run exactly their minimum is no victim while protected, even when
+# minSubGroup leaves one of its subgroups optional (KAI's PodGroupInfo.IsElastic).
+OPTIONAL_SUBGROUPS = [
+    # Reclaim: v (queue qa, deserved 0) holds both GPUs, r (qb, deserved 1) wants one.
+    *_and_later(
+        Disruption(
+            "reclaim-optional-subgroup-protected",
+            [
+                node("n0", gpus=2),
+                timed(queue("qa", gpu_quota=0), reclaim="1h"),
+                queue("qb", gpu_quota=1),
+                *_optional_subgroups("v", "qa", 60),
+                job("r", "qb", gpus=1),
+            ],
+            R,
+            pending=["r"],
+            reasons={
+                "r": [
+                    "queue qa may give up work to queue qb, but none of its jobs may be evicted:"
+                    " job default/v is within its minimum runtime (reclaimMinRuntime 1h of queue"
+                    " qa)"
+                ]
+            },
+        ),
+        "r-0",
+    ),
+    # Preempt: a build job in the same queue wants one of train job v's GPUs.
+    *_and_later(
+        Disruption(
+            "preempt-optional-subgroup-protected",
+            [
+                node("n0", gpus=2),
+                timed(queue("qa", gpu_quota=2), preempt="1h"),
+                *_optional_subgroups("v", "qa", 60, priority_class="train"),
+                job("b", "qa", gpus=1, priority_class="build"),
+            ],
+            P,
+            pending=["b"],
+            reasons={
+                "b": [
+                    "job default/v is within its minimum runtime (preemptMinRuntime 1h of queue qa)"
+                ]
+            },
+        ),
+        "b-0",
+    ),
+]
+
+
 def _many_small(count: int) -> list[Any]:
     return [running(f"t{i}", "qa", "n0") for i in range(count)]
+
+
+REASONS = [
+    # A protected gang empties the victim list: the reason names the minimum runtime (here
+    # the scheduler's default), not the queue filter that let queue qa give up work.
+    Disruption(
+        "reclaim-reason-names-min-runtime",
+        [
+            node("n0", gpus=2),
+            queue("qa", gpu_quota=0),
+            queue("qb", gpu_quota=1),
+            started(running("v", "qa", "n0", 2), 60),
+            job("r", "qb", gpus=1),
+        ],
+        R,
+        pending=["r"],
+        reasons={
+            "r": [
+                "reclaim: queue qa may give up work to queue qb, but none of its jobs may be"
+                " evicted: job default/v is within its minimum runtime (reclaimMinRuntime 1h"
+                " the scheduler's default)"
+            ]
+        },
+        settings={"default_reclaim_min_runtime_s": HOUR},
+    ),
+]
 
 
 BOUNDS = [
@@ -344,6 +451,8 @@ BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize("case", PREEMPT + RECLAIM + OTHERS + BOUNDS, ids=str)
+@pytest.mark.parametrize(
+    "case", PREEMPT + RECLAIM + OTHERS + OPTIONAL_SUBGROUPS + REASONS + BOUNDS, ids=str
+)
 def test_min_runtime_and_bounds(case: Disruption) -> None:
     check(case)

@@ -169,10 +169,11 @@ SCENARIOS = [
         ],
         binds={"j-1": "n1"},
     ),
-    # A pod still being deleted pins too: j-0 is Releasing on n1, so j-1 replaces it in rack
-    # r2 rather than in the tighter r1.
+    # A pod being deleted does not pin (KAI v0.17 pins on active-allocated pods only): j-0 is
+    # Releasing on n1 in r2, and j-1 goes to the tighter r1. (When the Releasing pod pinned,
+    # j-1 went to r2; with no room there, consolidation evicted another job for it.)
     Scenario(
-        "releasing-pods-pin-too",
+        "releasing-pods-do-not-pin",
         [
             queue("q"),
             TOPOLOGY,
@@ -190,7 +191,7 @@ SCENARIOS = [
                 topology=required(RACK),
             ),
         ],
-        binds={"j-1": "n1"},
+        binds={"j-1": "n0"},
     ),
     # ... and when the pinned rack is full the extra waits, with a reason naming it.
     Scenario(
@@ -319,6 +320,54 @@ SCENARIOS = [
             pod("mpi-w1", "mpi", gpus=1),
         ],
         binds={"mpi-l": "c1", "mpi-w0": "g1", "mpi-w1": "g1"},
+    ),
+    # Mixed sizes of one kind (2 GPUs and 1 GPU) are counted by summed resources too: r1's
+    # one 3-GPU node holds both and is the tighter rack. (KAI v0.17 counts copies of the
+    # largest pod per node, 1 on n0, and takes r2: a documented difference, topology.md.)
+    Scenario(
+        "mixed-sizes-summed-tighter-rack",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=3),
+            tnode("n1", "z1", "r2", gpus=2),
+            tnode("n2", "z1", "r2", gpus=2),
+            pod_group("m", "q", min_member=2, topology=required(RACK)),
+            pod("m-0", "m", gpus=2),
+            pod("m-1", "m", gpus=1),
+        ],
+        binds={"m-0": "n0", "m-1": "n0"},
+    ),
+    # The sum admits r1 (1 + 3 free for two 2-GPU pods) though no node there takes the
+    # second pod: the try fails, is rolled back, and the roomier r2 holds the gang.
+    Scenario(
+        "summed-room-admits-then-next-domain",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=1),
+            tnode("n1", "z1", "r1", gpus=3),
+            tnode("n2", "z1", "r2", gpus=3),
+            tnode("n3", "z1", "r2", gpus=3),
+            pod_group("m", "q", min_member=2, topology=required(RACK)),
+            pod("m-0", "m", gpus=2, cpu="1"),
+            pod("m-1", "m", gpus=2, cpu="2"),
+        ],
+        binds={"m-0": "n2", "m-1": "n3"},
+    ),
+    # A constraint naming the topology but no level keeps the job on the topology's nodes
+    # (every level label), in any domain: not on the unlabelled, tighter n1. (KAI v0.17
+    # never schedules it: a documented difference, topology.md.)
+    Scenario(
+        "topology-without-levels",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n0", "z1", "r1", gpus=2),
+            tnode("n1", None, None, gpus=1),
+            job("j", "q", gpus=1, topology={"topology": TOPO}),
+        ],
+        binds={"j-0": "n0"},
     ),
     # Two topologies: each job follows its own.
     Scenario(

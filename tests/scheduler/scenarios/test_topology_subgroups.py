@@ -97,6 +97,23 @@ SCENARIOS = [
         pending=["g"],
         reasons={"g": ["sub-group a: no rack of topology cluster-topo has room for 2 pods"]},
     ),
+    # The PodGroup's required rack pins on the running pod of any subgroup: s2's recreated
+    # pod waits for room in s1's rack r1 rather than take r2. (KAI v0.17 pins only on the
+    # pod sets being placed, s2 alone, and binds it in r2: a documented difference.)
+    Scenario(
+        "running-subgroup-pins-the-group",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n1", "z1", "r1", gpus=1),
+            tnode("n2", "z1", "r2", gpus=2),
+            pod_group("g", "q", sub_groups=[("s1", 1), ("s2", 1)], topology=required(RACK)),
+            pod("g-s1", "g", gpus=1, sub_group="s1", state="Running", node="n1"),
+            pod("g-s2", "g", gpus=1, sub_group="s2"),
+        ],
+        pending=["g"],
+        reasons={"g": ["the rack already holding its running pods (z1/r1)"]},
+    ),
     # Segments of two: each segment in one rack. Free: r1 3, r2 2, r3 1. Unconstrained
     # bin-packing would start on r3's node; worker-0 takes the tightest rack r2, worker-1 r1.
     Scenario(
