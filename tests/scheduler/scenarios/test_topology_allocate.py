@@ -369,6 +369,20 @@ SCENARIOS = [
         ],
         binds={"j-0": "n0"},
     ),
+    # Every node in one rack, the zone required: the zone holds the gang (KAI v0.17 starts
+    # at the deepest shared domain, counts no room at the zone and never schedules it: a
+    # documented difference, topology.md).
+    Scenario(
+        "required-level-above-the-deepest-shared-domain",
+        [
+            queue("q"),
+            TOPOLOGY,
+            tnode("n1", "z1", "r1", gpus=2),
+            tnode("n2", "z1", "r1", gpus=2),
+            job("j", "q", 2, gpus=1, topology=required(ZONE)),
+        ],
+        binds={"j-0": "n1", "j-1": "n1"},
+    ),
     # Two topologies: each job follows its own.
     Scenario(
         "two-topologies",
