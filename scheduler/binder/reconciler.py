@@ -206,10 +206,7 @@ class Binder:
         now = self.clock()
         started = self.reserving_since.setdefault(key, now)
         namespace = self.reservations.namespace
-        found = {
-            group: await self._read("v1", "Pod", namespace, sharing.reservation_name(node, group))
-            for group in fraction.groups
-        }
+        found = {group: await self._reservation_of(group, node) for group in fraction.groups}
         step = sharing.reserve(fraction, node, found, now - started, self.reservations)
         if step.kind == "fail":
             if step.timed_out:
@@ -232,6 +229,18 @@ class Binder:
                 self.waiting.setdefault(group, set()).add(key)
             return POLL_SECONDS
         return await self._prepare_pod(pod, node, fraction, step.uuids)
+
+    async def _reservation_of(self, group: str, node: str) -> Object | None:
+        """The reservation pod of ``group`` (by its label, whoever made it:
+        :func:`sharing.find_reservation`), from the Pod cache or else the server."""
+        namespace = self.reservations.namespace
+        synced = self._synced.get("Pod")
+        if synced is not None and synced.is_set():
+            pods = self.caches["Pod"].values()
+        else:
+            pods = await self.api.list("v1", "Pod", namespace, {names.GPU_GROUP_LABEL: group})
+        found = sharing.find_reservation(pods, group, node, namespace)
+        return None if found is None else dict(found)
 
     async def _prepare_pod(
         self, pod: Object, node: str, fraction: sharing.Fraction, uuids: tuple[str, ...]

@@ -11,10 +11,13 @@ Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
    (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
-2. Per group, the reservation pod ``gpu-reservation-<node>-<hash of group>`` in the
-   reservation namespace must exist on the selected node; missing ones are created,
-   labelled ``podmuster.io/created-by=binder`` and ``podmuster.io/scheduler-name=<the
-   binder's scheduler name>`` (:meth:`Settings.owner_labels`) besides KAI's labels.
+2. Per group, a reservation pod must exist on the selected node: the pod labelled
+   ``runai-gpu-group=<group>`` in the reservation namespace, whoever made it (KAI's
+   binder names its own ``gpu-reservation-<hash of node/group>``; :func:`find_reservation`
+   picks one, as KAI's binder finds it by that label). A missing one is created as
+   ``gpu-reservation-<node>-<hash of group>``, labelled ``podmuster.io/created-by=binder``
+   and ``podmuster.io/scheduler-name=<the binder's scheduler name>``
+   (:meth:`Settings.owner_labels`) besides KAI's labels.
 3. The binder waits (requeued, never blocking a worker) until every reservation pod of
    the request reports its GPU, at most the allocation timeout; then the BindRequest
    fails for good, naming the pods that did not report.
@@ -29,7 +32,7 @@ are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -47,6 +50,7 @@ __all__ = [
     "Step",
     "configmap",
     "configmap_of",
+    "find_reservation",
     "fraction_of",
     "pod_patch",
     "reservation_name",
@@ -143,6 +147,34 @@ def reservation_name(node: str, group: str) -> str:
     return f"{_PREFIX}{stem}-{digest}"
 
 
+def find_reservation(
+    pods: Iterable[Mapping[str, Any]], group: str, node: str, namespace: str
+) -> Mapping[str, Any] | None:
+    """The reservation pod holding ``group`` among ``pods``: labelled
+    ``runai-gpu-group=<group>`` in ``namespace``, whatever its name (None: there is none).
+
+    Of several, the one on ``node`` first, then one not being deleted, then one that
+    reported its GPU, then by name, so every bind of the group uses the same GPU.
+    """
+
+    def rank(pod: Mapping[str, Any]) -> tuple[bool, bool, bool, str]:
+        meta = pod.get("metadata") or {}
+        return (
+            str((pod.get("spec") or {}).get("nodeName") or "") != node,
+            bool(meta.get("deletionTimestamp")),
+            not reserved_gpu(pod),
+            str(meta.get("name") or ""),
+        )
+
+    held = [
+        pod
+        for pod in pods
+        if (pod.get("metadata") or {}).get("namespace") == namespace
+        and ((pod.get("metadata") or {}).get("labels") or {}).get(names.GPU_GROUP_LABEL) == group
+    ]
+    return min(held, key=rank, default=None)
+
+
 def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]:
     """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise."""
     resources = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
@@ -222,8 +254,8 @@ def reserve(
 ) -> Step:
     """The next step towards ``fraction``'s GPUs on ``node``.
 
-    ``found`` maps each group to the pod named :func:`reservation_name` (None: no such
-    pod); ``waited`` is how long the binder has been waiting for this request's GPUs.
+    ``found`` maps each group to its reservation pod (:func:`find_reservation`; None: no
+    such pod); ``waited`` is how long the binder has been waiting for this request's GPUs.
     """
     missing: list[dict[str, Any]] = []
     pending: list[str] = []

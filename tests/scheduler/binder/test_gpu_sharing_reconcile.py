@@ -353,3 +353,55 @@ def test_the_running_binder_is_woken_by_the_reservation_pod() -> None:
     asyncio.run(main())
     assert status(kube)["phase"] == "Succeeded"
     assert pod(kube, "p")["spec"]["nodeName"] == "n1"
+
+
+def kai_reservation(kube: FakeKube, group: str, uuid: str, node: str = "n1") -> str:
+    """A reservation pod as KAI's binder leaves it: its own name, only KAI's labels."""
+    name = "gpu-reservation-612cd9d364a5c1a2"
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": RNS, "uid": "uid-kai",
+                         "labels": {"app": "kai-resource-reservation", "runai-gpu-group": group},
+                         "annotations": {"run.ai/reserve_for_gpu_index": uuid}},
+            "spec": {"nodeName": node, "containers": [{"name": "resource-reservation"}]},
+        }
+    )  # fmt: skip
+    return name
+
+
+def test_a_group_whose_reservation_pod_kai_made_reuses_it() -> None:
+    # Finding 3: the reservation pod is found by its group label, not by podmuster's name.
+    kube, clock = world(), Clock()
+    kai_reservation(kube, "g1", "GPU-kai")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None  # no 2nd GPU
+    assert [
+        p["metadata"]["name"] for p in kube.of_kind("Pod") if p["metadata"]["namespace"] == RNS
+    ] == ["gpu-reservation-612cd9d364a5c1a2"]
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"]["NVIDIA_VISIBLE_DEVICES"] == "GPU-kai"
+    assert pod(kube, "p")["spec"]["nodeName"] == "n1"
+
+
+def test_a_kai_reservation_pod_is_found_in_the_watch_cache_too() -> None:
+    kube, clock = world(), Clock()
+    kai_reservation(kube, "g1", "GPU-kai")
+    b = binder(kube, clock)
+    load_caches(b, kube)
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+    assert pod(kube, "p")["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-kai"
+
+
+def test_a_group_held_by_a_reservation_pod_on_another_node_fails_naming_it() -> None:
+    kube, clock = world(), Clock()
+    name = kai_reservation(kube, "g1", "GPU-kai", node="n2")
+    asyncio.run(binder(kube, clock).reconcile("ns", "p"))
+    assert (
+        f"reservation pod {RNS}/{name} of GPU group g1 is on node n2, not n1"
+        in status(kube)["reason"]
+    )
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
