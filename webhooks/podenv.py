@@ -13,7 +13,7 @@ For pods whose ``spec.schedulerName`` is ours and that carry ``gpu-fraction`` or
 
 * annotation ``runai/shared-gpu-configmap`` names the ConfigMap (kept if present, else
   ``<pod name>-shared-gpu``; a pod created with ``generateName`` has no name yet, so a
-  random suffix stands in for the one the API server will pick);
+  random suffix of :data:`SUFFIX_BYTES` stands in for the one the API server will pick);
 * the container named by ``gpu-fraction-container-name`` (a container or init
   container; default the first container) gets ``NVIDIA_VISIBLE_DEVICES`` and
   ``GPU_PORTION`` from that ConfigMap (``valueFrom.configMapKeyRef``, not optional:
@@ -27,11 +27,18 @@ reinvocation changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from crds import gpusharing as names
 
-__all__ = ["mutate_pod"]
+__all__ = ["SUFFIX_BYTES", "mutate_pod"]
+
+SUFFIX_BYTES: Final = 8
+"""Random bytes (hex in the name) standing in for a ``generateName`` pod's future name:
+all replicas of a workload share the ``generateName``, and two live pods given one
+ConfigMap name would read one GPU env. 64 bits make that a ~10^-12 chance at 5,000
+replicas (KAI's 7 letters of 27: ~10^-3); the binder also refuses a ConfigMap another
+live pod owns."""
 
 JsonPatch = list[dict[str, Any]]
 

@@ -249,8 +249,6 @@ class Binder:
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         try:
-            patch = sharing.pod_patch(pod, fraction, uuids)
-            await self.api.patch("v1", "Pod", namespace, name, patch)
             wanted = sharing.configmap(pod, fraction, uuids, cdi=self.reservations.cdi)
             try:
                 await self.api.create(wanted)
@@ -258,6 +256,9 @@ class Binder:
                 current = await self.api.get(
                     "v1", "ConfigMap", namespace, wanted["metadata"]["name"]
                 )
+                taken = await self._taken_by(current, pod)
+                if taken:
+                    return Action("fail", node, taken)
                 current["data"] = wanted["data"]
                 current["metadata"]["ownerReferences"] = wanted["metadata"]["ownerReferences"]
                 current["metadata"]["labels"] = {
@@ -265,11 +266,27 @@ class Binder:
                     **wanted["metadata"]["labels"],
                 }
                 await self.api.replace(current)
+            patch = sharing.pod_patch(pod, fraction, uuids)
+            await self.api.patch("v1", "Pod", namespace, name, patch)
         except NotFoundError:
             return Action("fail", node, f"pod {name} does not exist")
         except ApiError as exc:
             return Action("retry", node, f"preparing pod {name} for its GPU groups: {exc.message}")
         return None
+
+    async def _taken_by(self, configmap: Object, pod: Object) -> str:
+        """Why ``pod`` may not have ``configmap`` (another live pod owns it), or ``""``."""
+        namespace = str((pod.get("metadata") or {}).get("namespace"))
+        for owner, uid in sharing.foreign_owners(configmap, pod):
+            other = await self._get("v1", "Pod", namespace, owner)
+            if other is not None and str(other["metadata"].get("uid") or "") == uid:
+                cm = f"{namespace}/{configmap['metadata']['name']}"
+                return (
+                    f"ConfigMap {cm} (annotation {names.CONFIGMAP_ANNOTATION}) belongs to "
+                    f"pod {namespace}/{owner}, which still exists: two pods cannot share one "
+                    "GPU ConfigMap; delete this pod so it is created again with another name"
+                )
+        return ""
 
     async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
         meta = pod.get("metadata") or {}

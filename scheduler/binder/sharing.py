@@ -51,6 +51,7 @@ __all__ = [
     "configmap",
     "configmap_of",
     "find_reservation",
+    "foreign_owners",
     "fraction_of",
     "pod_patch",
     "reservation_name",
@@ -337,6 +338,21 @@ def pod_patch(
             "annotations": annotations,
         }
     }
+
+
+def foreign_owners(configmap: Mapping[str, Any], pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(name, uid) of every Pod owning ``configmap`` that is not ``pod``.
+
+    A sharing pod's ConfigMap name comes from admission; two live pods given the same name
+    (a collision of ``generateName`` suffixes, or a name set by hand) would read one GPU
+    env. The binder writes the ConfigMap over only when none of these pods still exists
+    (a recreated pod of the same name, e.g. a StatefulSet's, takes its predecessor's)."""
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    return [
+        (str(ref.get("name") or ""), str(ref.get("uid") or ""))
+        for ref in (configmap.get("metadata") or {}).get("ownerReferences") or ()
+        if ref.get("kind") == "Pod" and str(ref.get("uid") or "") != uid
+    ]
 
 
 CDI_DEVICE_PREFIX: Final = "k8s.device-plugin.nvidia.com/gpu="

@@ -177,18 +177,17 @@ def test_a_reservation_that_never_reports_fails_the_request_for_good() -> None:
     assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="timed_out") == 1
 
 
+def add_configmap(kube: FakeKube, owner: str, uid: str, data: dict[str, str]) -> None:
+    """ConfigMap ``p-abc-shared-gpu`` (``p``'s, by its annotation) owned by pod ``owner``."""
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": owner, "uid": uid}
+    meta = {"name": "p-abc-shared-gpu", "namespace": "ns", "ownerReferences": [ref]}
+    kube.add({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+
+
 def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
     kube, clock = world(), Clock()
-    kube.add(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "p-abc-shared-gpu", "namespace": "ns",
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p",
-                                              "uid": "an-older-pod"}]},
-            "data": {"NVIDIA_VISIBLE_DEVICES": "GPU-old", "GPU_PORTION": "0.10"},
-        }
-    )  # fmt: skip
+    add_configmap(kube, "p", "an-older-pod", {"NVIDIA_VISIBLE_DEVICES": "GPU-old",
+                                               "GPU_PORTION": "0.10"})  # fmt: skip
     b = binder(kube, clock)
     asyncio.run(b.reconcile("ns", "p"))
     report_gpu(kube, "g1", "GPU-new")
@@ -405,3 +404,26 @@ def test_a_group_held_by_a_reservation_pod_on_another_node_fails_naming_it() -> 
         in status(kube)["reason"]
     )
     assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+
+
+def test_a_configmap_another_live_pod_owns_fails_the_bind_and_is_left_alone() -> None:
+    # Finding 9: two live pods given one ConfigMap name; the second must not take it over.
+    kube, clock = world(), Clock()
+    add_pod(kube, "other", {"runai/shared-gpu-configmap": "p-abc-shared-gpu"})
+    theirs = {"NVIDIA_VISIBLE_DEVICES": "GPU-theirs", "GPU_PORTION": "0.50"}
+    add_configmap(kube, "other", "uid-other", theirs)
+    kai_reservation(kube, "g1", "GPU-mine")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    got = status(kube)
+    assert got["phase"] == "Failed"
+    assert got["reason"] == (
+        "ConfigMap ns/p-abc-shared-gpu (annotation runai/shared-gpu-configmap) belongs to pod "
+        "ns/other, which still exists: two pods cannot share one GPU ConfigMap; delete this "
+        "pod so it is created again with another name"
+    )
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"] == theirs
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-other"
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
