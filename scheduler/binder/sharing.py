@@ -82,7 +82,7 @@ class Settings:
 
     namespace: str = names.RESERVATION_NAMESPACE
     image: str = DEFAULT_IMAGE
-    runtime_class: str = "nvidia"
+    runtime_class: str = ""
     timeout: float = 40.0
     grace: float = 20.0
     service_account: str = names.RESERVATION_SERVICE_ACCOUNT

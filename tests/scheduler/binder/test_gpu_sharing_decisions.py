@@ -115,16 +115,18 @@ def test_the_reservation_pod() -> None:
     assert spec["nodeName"] == "n1"
     assert "schedulerName" not in spec
     assert spec["serviceAccountName"] == "kai-resource-reservation"
-    assert spec["runtimeClassName"] == "nvidia"
+    assert "runtimeClassName" not in spec  # none by default, as KAI's
     assert spec["tolerations"] == [{"operator": "Exists"}]
     resources = spec["containers"][0]["resources"]
     assert resources["limits"]["nvidia.com/gpu"] == "1"
     assert resources["requests"]["nvidia.com/gpu"] == "1"
     bare = reservation_pod(
-        "n1", "g1", Settings(runtime_class="", namespace="rr", image="img", scheduler_name="pm")
+        "n1",
+        "g1",
+        Settings(runtime_class="nvidia", namespace="rr", image="img", scheduler_name="pm"),
     )
     assert bare["metadata"]["labels"]["podmuster.io/scheduler-name"] == "pm"
-    assert "runtimeClassName" not in bare["spec"]
+    assert bare["spec"]["runtimeClassName"] == "nvidia"
     assert bare["metadata"]["namespace"] == "rr"
     assert bare["spec"]["containers"][0]["image"] == "img"
 
