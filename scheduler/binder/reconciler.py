@@ -50,6 +50,7 @@ from scheduler.binder import claims, sharing, syncing, volumes
 from scheduler.binder.decide import (
     Action,
     after_failure,
+    bound_annotations,
     decide,
     failed_attempts,
     pod_bound_patch,
@@ -310,7 +311,10 @@ class Binder:
             None, {**pod, "spec": {**pod.get("spec", {}), "nodeName": action.node}}
         )
         try:
-            await self.api.bind(namespace, pod_name, action.node, uid=str(meta.get("uid") or ""))
+            await self.api.bind(
+                namespace, pod_name, action.node, uid=str(meta.get("uid") or ""),
+                annotations=bound_annotations(request),
+            )  # fmt: skip
         except NotFoundError:
             self.room.pod_changed(pod, None)
             return Action("fail", action.node, f"pod {pod_name} does not exist")
