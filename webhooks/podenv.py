@@ -17,7 +17,8 @@ For pods whose ``spec.schedulerName`` is ours and that carry ``gpu-fraction`` or
 * the container named by ``gpu-fraction-container-name`` (a container or init
   container; default the first container) gets ``NVIDIA_VISIBLE_DEVICES`` and
   ``GPU_PORTION`` from that ConfigMap (``valueFrom.configMapKeyRef``, not optional:
-  the container must not start without its GPU). Entries of the same names are
+  the container must not start without its GPU), and ``RUNAI_NUM_OF_GPUS`` (KAI's
+  older name of the portion, optional). Entries of the same names are
   replaced, every other entry kept in order.
 
 A pod the rules do not concern gets an empty patch. The mutation is idempotent, so a
@@ -58,13 +59,22 @@ def _target(spec: Mapping[str, Any], wanted: str | None) -> tuple[str, int] | No
     return None
 
 
+_REQUIRED: Final = (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV)
+_OURS: Final = (*_REQUIRED, names.NUM_OF_GPUS_ENV)
+
+
 def _env(configmap: str) -> list[dict[str, Any]]:
+    """The GPU env read from ``configmap``; ``RUNAI_NUM_OF_GPUS`` (KAI's deprecated name of
+    the portion) is optional, so a ConfigMap an older binder wrote still starts the pod."""
     return [
         {
             "name": key,
-            "valueFrom": {"configMapKeyRef": {"name": configmap, "key": key}},
+            "valueFrom": {
+                "configMapKeyRef": {"name": configmap, "key": key}
+                | ({} if key in _REQUIRED else {"optional": True})
+            },
         }
-        for key in (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV)
+        for key in _OURS
     ]
 
 
@@ -93,8 +103,7 @@ def mutate_pod(obj: Mapping[str, Any], scheduler_name: str, suffix: str) -> Json
         return patch
     section, index = target
     container = spec[section][index]
-    ours = {names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV}
-    kept = [e for e in container.get("env") or () if e.get("name") not in ours]
+    kept = [e for e in container.get("env") or () if e.get("name") not in _OURS]
     env = kept + _env(str(configmap))
     if env != list(container.get("env") or ()):
         patch.append({"op": "add", "path": _pointer("spec", section, index, "env"), "value": env})

@@ -249,24 +249,16 @@ class Binder:
         """Label ``pod`` with its groups and write its ConfigMap (None: done)."""
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        maps = sharing.configmaps_of(pod)
+        cdi = self.reservations.cdi
         try:
-            wanted = sharing.configmap(pod, fraction, uuids, cdi=self.reservations.cdi)
-            try:
-                await self.api.create(wanted)
-            except ConflictError:
-                current = await self.api.get(
-                    "v1", "ConfigMap", namespace, wanted["metadata"]["name"]
-                )
-                taken = await self._taken_by(current, pod)
+            for wanted in [
+                *(sharing.configmap(pod, fraction, uuids, cdi=cdi, name=n) for n in maps.data),
+                *(sharing.configmap(pod, None, (), name=n) for n in maps.present),
+            ]:
+                taken = await self._write_configmap(wanted, pod)
                 if taken:
                     return Action("fail", node, taken)
-                current["data"] = wanted["data"]
-                current["metadata"]["ownerReferences"] = wanted["metadata"]["ownerReferences"]
-                current["metadata"]["labels"] = {
-                    **(current["metadata"].get("labels") or {}),
-                    **wanted["metadata"]["labels"],
-                }
-                await self.api.replace(current)
             patch = sharing.pod_patch(pod, fraction, uuids)
             await self.api.patch("v1", "Pod", namespace, name, patch)
         except NotFoundError:
@@ -274,6 +266,29 @@ class Binder:
         except ApiError as exc:
             return Action("retry", node, f"preparing pod {name} for its GPU groups: {exc.message}")
         return None
+
+    async def _write_configmap(self, wanted: dict[str, Any], pod: Object) -> str:
+        """Create ``wanted``, or take over the ConfigMap of its name: its data (when
+        ``wanted`` has any) and owner become ``pod``'s. Returns why not (another live pod
+        owns it), else ``""``."""
+        meta = wanted["metadata"]
+        try:
+            await self.api.create(wanted)
+            return ""
+        except ConflictError:
+            current = await self.api.get("v1", "ConfigMap", meta["namespace"], meta["name"])
+        taken = await self._taken_by(current, pod)
+        if taken:
+            return taken
+        if wanted["data"]:
+            current["data"] = wanted["data"]
+        current["metadata"]["ownerReferences"] = meta["ownerReferences"]
+        current["metadata"]["labels"] = {
+            **(current["metadata"].get("labels") or {}),
+            **meta["labels"],
+        }
+        await self.api.replace(current)
+        return ""
 
     async def _taken_by(self, configmap: Object, pod: Object) -> str:
         """Why ``pod`` may not have ``configmap`` (another live pod owns it), or ``""``."""
@@ -524,7 +539,7 @@ class Binder:
         for pod in pods:
             meta = pod.get("metadata") or {}
             listed = str((meta.get("annotations") or {}).get(names.GPU_UUIDS_ANNOTATION) or "")
-            namespace, name = str(meta.get("namespace")), sharing.configmap_of(pod)
+            namespace, name = str(meta.get("namespace")), sharing.configmaps_of(pod).data[0]
             if not listed:  # bound by an older binder: its ConfigMap says
                 try:
                     configmap = await self.api.get("v1", "ConfigMap", namespace, name)

@@ -50,6 +50,7 @@ __all__ = [
     "Step",
     "configmap",
     "configmap_of",
+    "configmaps_of",
     "find_reservation",
     "foreign_owners",
     "fraction_of",
@@ -320,6 +321,68 @@ def configmap_of(pod: Mapping[str, Any]) -> str:
     return str(named or names.configmap_name(str(meta.get("name") or "")))
 
 
+_GPU_KEYS: Final = (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV, names.NUM_OF_GPUS_ENV)
+
+
+@dataclass(frozen=True, slots=True)
+class PodConfigMaps:
+    """The GPU ConfigMaps a sharing pod reads: ``data`` get the GPU env, ``present`` need
+    only exist (KAI's ``-evar`` maps, read by ``envFrom``)."""
+
+    data: tuple[str, ...]
+    present: tuple[str, ...] = ()
+
+
+def configmaps_of(pod: Mapping[str, Any]) -> PodConfigMaps:
+    """The ConfigMaps ``pod``'s spec makes it read its GPU from.
+
+    ``data``: every ConfigMap a container's env reads ``NVIDIA_VISIBLE_DEVICES``,
+    ``GPU_PORTION`` or ``RUNAI_NUM_OF_GPUS`` from (``configMapKeyRef``); none (a pod the
+    mutation did not wire): :func:`configmap_of`. ``present``: the other ConfigMaps whose
+    names start with :func:`configmap_of` that a container's ``envFrom`` or a volume
+    reads, not optional: a pod admitted under KAI's contract (``<prefix>-<index>`` with
+    the env, ``<prefix>-<index>-evar`` by ``envFrom``) starts only when they exist. The
+    prefix keeps the binder from creating a user's own ConfigMaps.
+    """
+    spec = pod.get("spec") or {}
+    containers = [
+        c
+        for section in ("initContainers", "containers")
+        for c in spec.get(section) or ()
+        if isinstance(c, Mapping)
+    ]
+    data: list[str] = []
+    for container in containers:
+        for entry in container.get("env") or ():
+            ref = (
+                ((entry.get("valueFrom") or {}).get("configMapKeyRef") or {})
+                if isinstance(entry, Mapping)
+                else {}
+            )
+            name = str(ref.get("name") or "")
+            if entry.get("name") in _GPU_KEYS and name and name not in data:
+                data.append(name)
+    if not data:
+        data.append(configmap_of(pod))
+    prefix = configmap_of(pod)
+    refs = [
+        (entry.get("configMapRef") or {})
+        for container in containers
+        for entry in container.get("envFrom") or ()
+        if isinstance(entry, Mapping)
+    ] + [
+        (volume.get("configMap") or {})
+        for volume in spec.get("volumes") or ()
+        if isinstance(volume, Mapping)
+    ]
+    present: list[str] = []
+    for ref in refs:
+        name = str(ref.get("name") or "") if isinstance(ref, Mapping) else ""
+        if name.startswith(prefix) and not ref.get("optional") and name not in data + present:
+            present.append(name)
+    return PodConfigMaps(tuple(data), tuple(present))
+
+
 def pod_patch(
     pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -359,24 +422,35 @@ CDI_DEVICE_PREFIX: Final = "k8s.device-plugin.nvidia.com/gpu="
 
 
 def configmap(
-    pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str], *, cdi: bool = False
+    pod: Mapping[str, Any],
+    fraction: Fraction | None,
+    uuids: Sequence[str],
+    *,
+    cdi: bool = False,
+    name: str = "",
 ) -> dict[str, Any]:
-    """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with
-    it; labelled ``CREATED_BY_LABEL`` so the chart's cleanup hook finds it after an uninstall)."""
+    """``pod``'s ConfigMap ``name`` (default :func:`configmap_of`): the env its container
+    reads, none with ``fraction`` None (a map that need only exist). Owned by the pod, so
+    it goes with it; labelled ``CREATED_BY_LABEL`` so the chart's cleanup hook finds it
+    after an uninstall."""
     meta = pod.get("metadata") or {}
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": configmap_of(pod),
-            "namespace": meta.get("namespace"),
-            "labels": {CREATED_BY_LABEL: "binder"},
-            "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
-        },
-        "data": {
+    data: dict[str, str] = {}
+    if fraction is not None:
+        data = {
             names.VISIBLE_DEVICES_ENV: ",".join(
                 f"{CDI_DEVICE_PREFIX}{uuid}" if cdi else uuid for uuid in uuids
             ),
             names.GPU_PORTION_ENV: fraction.portion,
+            names.NUM_OF_GPUS_ENV: fraction.portion,
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name or configmap_of(pod),
+            "namespace": meta.get("namespace"),
+            "labels": {CREATED_BY_LABEL: "binder"},
+            "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
+        "data": data,
     }

@@ -250,7 +250,11 @@ def test_configmap_holds_uuids_and_portion_owned_by_the_pod() -> None:
     ]
     # the chart's cleanup hook deletes it by this label after an uninstall
     assert cm["metadata"]["labels"] == {CREATED_BY_LABEL: "binder"}
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",  # KAI still writes it (deprecated name of GPU_PORTION)
+    }
 
 
 def test_cdi_names_the_devices() -> None:

@@ -114,7 +114,11 @@ def test_reserves_waits_labels_writes_configmap_and_binds() -> None:
     assert bound["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-aaa"
     cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",
+    }
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
     assert status(kube)["phase"] == "Succeeded"
     verbs = [c[0] for c in kube.calls]
@@ -133,7 +137,11 @@ def test_a_second_pod_of_the_group_reuses_the_reservation_pod() -> None:
     assert len(kube.of_kind("Pod")) == 3  # p, q and one reservation pod
     cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")  # no annotation: default name
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.25"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
+        "GPU_PORTION": "0.25",
+        "RUNAI_NUM_OF_GPUS": "0.25",
+    }
     assert pod(kube, "q")["metadata"]["annotations"]["runai/shared-gpu-configmap"] == "q-shared-gpu"
 
 
@@ -194,7 +202,11 @@ def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
     assert asyncio.run(b.reconcile("ns", "p")) is None
     cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-new", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-new",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",
+    }
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
 
 
@@ -427,3 +439,63 @@ def test_a_configmap_another_live_pod_owns_fails_the_bind_and_is_left_alone() ->
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-other"
     assert not pod(kube, "p")["spec"].get("nodeName")
     assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
+
+
+def kai_mutated(kube: FakeKube, name: str, prefix: str) -> None:
+    """A pod as KAI's admission leaves it: the annotation holds a prefix; the first
+    container reads ``<prefix>-0`` (env), ``<prefix>-0-evar`` (envFrom) and a volume."""
+    env = [
+        {"name": key, "valueFrom": {"configMapKeyRef": {"name": f"{prefix}-0", "key": key}}}
+        for key in ("NVIDIA_VISIBLE_DEVICES", "RUNAI_NUM_OF_GPUS", "GPU_PORTION")
+    ]
+    container = {"name": "main", "env": env,
+                 "envFrom": [{"configMapRef": {"name": f"{prefix}-0-evar"}},
+                             {"configMapRef": {"name": "users-own"}}]}  # fmt: skip
+    volumes = [{"name": f"{prefix}-0-vol", "configMap": {"name": f"{prefix}-0"}}]
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
+                         "annotations": {"runai/shared-gpu-configmap": prefix}},
+            "spec": {"schedulerName": "kai-scheduler", "containers": [container],
+                     "volumes": volumes},
+        }
+    )  # fmt: skip
+
+
+def test_a_pod_admitted_by_kais_webhook_gets_the_configmaps_it_reads() -> None:
+    # Finding 4: KAI's contract: <prefix>-<index> with the env, <prefix>-<index>-evar.
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    kai_mutated(kube, "kmut1", "kmut1-ab12cd3-shared-gpu")
+    add_request(kube, "kmut1", ["g1"])
+    kai_reservation(kube, "g1", "GPU-kai")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "kmut1")) is None
+    assert status(kube, "kmut1")["phase"] == "Succeeded"
+    names = sorted(c["metadata"]["name"] for c in kube.of_kind("ConfigMap"))
+    assert names == ["kmut1-ab12cd3-shared-gpu-0", "kmut1-ab12cd3-shared-gpu-0-evar"]
+    env = kube.stored("v1", "ConfigMap", "ns", "kmut1-ab12cd3-shared-gpu-0")
+    assert env is not None
+    assert env["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-kai", "GPU_PORTION": "0.50", "RUNAI_NUM_OF_GPUS": "0.50"
+    }  # fmt: skip
+    evar = kube.stored("v1", "ConfigMap", "ns", "kmut1-ab12cd3-shared-gpu-0-evar")
+    assert evar is not None
+    assert evar["data"] == {}
+    assert evar["metadata"]["ownerReferences"][0]["uid"] == "uid-kmut1"
+
+
+def test_a_restore_reads_the_gpu_from_the_configmap_a_kai_bound_pod_reads() -> None:
+    kube, clock = FakeKube(), Clock()
+    kai_mutated(kube, "kold", "kold-ab12cd3-shared-gpu")
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kold-ab12cd3-shared-gpu-0", "namespace": "ns"},
+            "data": {"NVIDIA_VISIBLE_DEVICES": "GPU-kai0000000001"},
+        }
+    )
+    b = binder(kube, clock)
+    assert asyncio.run(b._gpus_of([pod(kube, "kold")])) == ["GPU-kai0000000001"]
