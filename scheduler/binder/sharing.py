@@ -178,8 +178,14 @@ def find_reservation(
 
 
 def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]:
-    """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise."""
-    resources = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
+    """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise.
+
+    It requests 2m CPU and 20Mi memory but is limited only in ``nvidia.com/gpu``: a
+    memory limit could OOM-kill the reservation image (it loads NVML) and take the GPU
+    from its group (KAI's requests nothing but the GPU; the requests keep this one out of
+    the BestEffort class the kubelet evicts first)."""
+    requests = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
+    limits = {names.GPU_RESOURCE: "1"}
     spec: dict[str, Any] = {
         "nodeName": node,
         "serviceAccountName": settings.service_account,
@@ -191,7 +197,7 @@ def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]
                 "name": "resource-reservation",
                 "image": settings.image,
                 "imagePullPolicy": "IfNotPresent",
-                "resources": {"requests": resources, "limits": resources},
+                "resources": {"requests": requests, "limits": limits},
                 "env": [
                     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
                     {

@@ -118,8 +118,9 @@ def test_the_reservation_pod() -> None:
     assert "runtimeClassName" not in spec  # none by default, as KAI's
     assert spec["tolerations"] == [{"operator": "Exists"}]
     resources = spec["containers"][0]["resources"]
-    assert resources["limits"]["nvidia.com/gpu"] == "1"
-    assert resources["requests"]["nvidia.com/gpu"] == "1"
+    # only the GPU is limited: a 20Mi memory limit could OOM-kill the reservation image
+    assert resources["limits"] == {"nvidia.com/gpu": "1"}
+    assert resources["requests"] == {"cpu": "2m", "memory": "20Mi", "nvidia.com/gpu": "1"}
     bare = reservation_pod(
         "n1",
         "g1",
