@@ -6,7 +6,8 @@ GPU group the scheduler chose, the binder keeps one **reservation pod** pinned t
 node that requests one whole ``nvidia.com/gpu``; the code inside it (the device plugin
 in tests) writes the UUID of the GPU it got in the annotation
 ``run.ai/reserve_for_gpu_index``. Every pod of the group then sees that GPU through the
-env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``), wired at admission.
+env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``, ``RUNAI_NUM_OF_GPUS``),
+wired at admission.
 Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
@@ -21,9 +22,11 @@ Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 3. The binder waits (requeued, never blocking a worker) until every reservation pod of
    the request reports its GPU, at most the allocation timeout; then the BindRequest
    fails for good, naming the pods that did not report.
-4. Then the pod is labelled ``runai-gpu-group=<first group>`` (and, with several
-   devices, ``runai-gpu-group/<group>`` per group), annotated
-   ``received-resource-type: Fraction``, its ConfigMap written, and it is bound.
+4. Then the ConfigMaps the pod's spec reads are written (:func:`configmaps_of`; one
+   another live pod owns fails the request), the pod is labelled
+   ``runai-gpu-group=<first group>`` (and, with several devices,
+   ``runai-gpu-group/<group>`` per group), annotated ``received-resource-type: Fraction``,
+   and it is bound.
 
 Reservation pods tolerate every taint: they are pinned by ``nodeName`` as DaemonSet pods
 are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
