@@ -26,6 +26,7 @@ __all__ = [
     "MULTI_GROUP_LABEL_PREFIX",
     "NODE_GPU_MEMORY_LABEL",
     "NUM_DEVICES",
+    "NUM_OF_GPUS_ENV",
     "RECEIVED_RESOURCE_TYPE_ANNOTATION",
     "RESERVATION_APP",
     "RESERVATION_NAMESPACE",
@@ -56,11 +57,15 @@ NODE_GPU_MEMORY_LABEL: Final = "nvidia.com/gpu.memory"
 
 # --- what the admission mutation and the binder write -------------------------------
 CONFIGMAP_ANNOTATION: Final = "runai/shared-gpu-configmap"
-"""On a sharing pod: the name of its ConfigMap holding the env below (set at admission)."""
+"""On a sharing pod: the name of its ConfigMap holding the env below (set at admission).
+KAI's admission writes a prefix instead: its containers read ``<prefix>-<index>`` and
+``<prefix>-<index>-evar``; the binder writes the ConfigMaps a pod's spec references."""
 VISIBLE_DEVICES_ENV: Final = "NVIDIA_VISIBLE_DEVICES"
 """The GPU UUIDs the pod's container sees (comma-separated), from its ConfigMap."""
 GPU_PORTION_ENV: Final = "GPU_PORTION"
 """The portion of each device the pod received (e.g. ``"0.50"``), from its ConfigMap."""
+NUM_OF_GPUS_ENV: Final = "RUNAI_NUM_OF_GPUS"
+"""The same portion under KAI's older name (KAI: "Deprecated, please use GPU_PORTION")."""
 GPU_GROUP_LABEL: Final = "runai-gpu-group"
 """On a bound sharing pod and on its reservation pod: the GPU group id."""
 MULTI_GROUP_LABEL_PREFIX: Final = "runai-gpu-group/"

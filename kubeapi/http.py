@@ -23,7 +23,7 @@ import aiohttp
 
 from kubeapi import credentials, errors, keepalive, objects, ratelimit, transport
 from kubeapi.objects import Object, ObjectRef
-from kubeapi.protocol import Listing, PageHandler, WatchEvent
+from kubeapi.protocol import Annotations, Listing, PageHandler, WatchEvent
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 MERGE = "application/merge-patch+json"
@@ -313,11 +313,15 @@ class KubeHttp:
             body["preconditions"] = {"uid": uid}  # type: ignore[assignment]
         await self._request("DELETE", path, ref, body=body)
 
-    async def bind(self, namespace: str, pod: str, node: str, *, uid: str = "") -> None:
+    async def bind(
+        self, namespace: str, pod: str, node: str, *, uid: str = "", annotations: Annotations = None
+    ) -> None:
         ref = ObjectRef("v1", "Pod", namespace, pod)
         meta: Object = {"name": pod, "namespace": namespace}
         if uid:
             meta["uid"] = uid
+        if annotations:
+            meta["annotations"] = dict(annotations)
         body = {
             "apiVersion": "v1",
             "kind": "Binding",

@@ -100,6 +100,8 @@ class Kube(KubeReader, KubeWriter, Protocol):
 
 PageHandler = Callable[[list[Object]], None]
 """Called with each page of a list as it arrives."""
+Annotations = Mapping[str, str] | None
+"""Annotations a Binding carries; the API server copies them onto the pod it binds."""
 
 
 class KubeWatcher(Protocol):
@@ -159,6 +161,9 @@ class KubeController(Kube, KubeWatcher, Protocol):
         """Delete an object; with ``uid`` only that incarnation (else ConflictError)."""
         ...
 
-    async def bind(self, namespace: str, pod: str, node: str, *, uid: str = "") -> None:
-        """POST a core/v1 Binding to ``pods/{pod}/binding``."""
+    async def bind(
+        self, namespace: str, pod: str, node: str, *, uid: str = "", annotations: Annotations = None
+    ) -> None:
+        """POST a core/v1 Binding to ``pods/{pod}/binding``; the API server copies the
+        Binding's ``annotations`` onto the pod in the same write."""
         ...

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubeapi.errors import ApiError
 from kubeapi.objects import Object
-from kubeapi.protocol import KubeController, Listing, PageHandler, WatchEvent
+from kubeapi.protocol import Annotations, KubeController, Listing, PageHandler, WatchEvent
 
 __all__ = ["FencedWrites", "NotLeaderError"]
 
@@ -118,9 +118,11 @@ class FencedWrites:
         self._check(f"delete {kind} {namespace}/{name}")
         await self.api.delete(api_version, kind, namespace, name, uid=uid)
 
-    async def bind(self, namespace: str, pod: str, node: str, *, uid: str = "") -> None:
+    async def bind(
+        self, namespace: str, pod: str, node: str, *, uid: str = "", annotations: Annotations = None
+    ) -> None:
         self._check(f"bind Pod {namespace}/{pod}")
-        await self.api.bind(namespace, pod, node, uid=uid)
+        await self.api.bind(namespace, pod, node, uid=uid, annotations=annotations)
 
 
 def _name(obj: Mapping[str, Any]) -> str:

@@ -139,8 +139,8 @@ PODMUSTER: Examples = {
             "podmuster run binder --leader-elect --workers 8",
         ),
         Example(
-            "GPU sharing with CDI device names and no runtime class",
-            "podmuster run binder --cdi-enabled --resource-reservation-runtime-class ''",
+            "GPU sharing with CDI device names, reservation pods in the nvidia runtime class",
+            "podmuster run binder --cdi-enabled --resource-reservation-runtime-class nvidia",
         ),
     ),
     ("run", "controllers"): (

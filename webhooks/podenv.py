@@ -13,11 +13,12 @@ For pods whose ``spec.schedulerName`` is ours and that carry ``gpu-fraction`` or
 
 * annotation ``runai/shared-gpu-configmap`` names the ConfigMap (kept if present, else
   ``<pod name>-shared-gpu``; a pod created with ``generateName`` has no name yet, so a
-  random suffix stands in for the one the API server will pick);
+  random suffix of :data:`SUFFIX_BYTES` stands in for the one the API server will pick);
 * the container named by ``gpu-fraction-container-name`` (a container or init
   container; default the first container) gets ``NVIDIA_VISIBLE_DEVICES`` and
   ``GPU_PORTION`` from that ConfigMap (``valueFrom.configMapKeyRef``, not optional:
-  the container must not start without its GPU). Entries of the same names are
+  the container must not start without its GPU), and ``RUNAI_NUM_OF_GPUS`` (KAI's
+  older name of the portion, optional). Entries of the same names are
   replaced, every other entry kept in order.
 
 A pod the rules do not concern gets an empty patch. The mutation is idempotent, so a
@@ -27,11 +28,18 @@ reinvocation changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from crds import gpusharing as names
 
-__all__ = ["mutate_pod"]
+__all__ = ["SUFFIX_BYTES", "mutate_pod"]
+
+SUFFIX_BYTES: Final = 8
+"""Random bytes (hex in the name) standing in for a ``generateName`` pod's future name:
+all replicas of a workload share the ``generateName``, and two live pods given one
+ConfigMap name would read one GPU env. 64 bits make that a ~10^-12 chance at 5,000
+replicas (KAI's 7 letters of 27: ~10^-3); the binder also refuses a ConfigMap another
+live pod owns."""
 
 JsonPatch = list[dict[str, Any]]
 
@@ -51,13 +59,22 @@ def _target(spec: Mapping[str, Any], wanted: str | None) -> tuple[str, int] | No
     return None
 
 
+_REQUIRED: Final = (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV)
+_OURS: Final = (*_REQUIRED, names.NUM_OF_GPUS_ENV)
+
+
 def _env(configmap: str) -> list[dict[str, Any]]:
+    """The GPU env read from ``configmap``; ``RUNAI_NUM_OF_GPUS`` (KAI's deprecated name of
+    the portion) is optional, so a ConfigMap an older binder wrote still starts the pod."""
     return [
         {
             "name": key,
-            "valueFrom": {"configMapKeyRef": {"name": configmap, "key": key}},
+            "valueFrom": {
+                "configMapKeyRef": {"name": configmap, "key": key}
+                | ({} if key in _REQUIRED else {"optional": True})
+            },
         }
-        for key in (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV)
+        for key in _OURS
     ]
 
 
@@ -86,8 +103,7 @@ def mutate_pod(obj: Mapping[str, Any], scheduler_name: str, suffix: str) -> Json
         return patch
     section, index = target
     container = spec[section][index]
-    ours = {names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV}
-    kept = [e for e in container.get("env") or () if e.get("name") not in ours]
+    kept = [e for e in container.get("env") or () if e.get("name") not in _OURS]
     env = kept + _env(str(configmap))
     if env != list(container.get("env") or ()):
         patch.append({"op": "add", "path": _pointer("spec", section, index, "env"), "value": env})

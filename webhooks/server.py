@@ -150,7 +150,7 @@ def build_app(
 
     async def mutate_pod(request: web.Request) -> web.Response:
         review, obj = await _decode(request, "Pod")
-        patch = podenv.mutate_pod(obj, scheduler_name, secrets.token_hex(3))
+        patch = podenv.mutate_pod(obj, scheduler_name, secrets.token_hex(podenv.SUFFIX_BYTES))
         return web.json_response(mutation_response(review, patch))
 
     async def gate_pod(request: web.Request) -> web.Response:

@@ -16,6 +16,9 @@ Rules (docs/semantics.md §1.2 step 5, §2.4), and where podmuster differs:
   binder retries while ``failedAttempts < backoffLimit``, the n-th retry
   ``2**(n-1)`` seconds after the failure (1 s, 2 s, 4 s, ... as KAI's
   ``2^failedAttempts`` counted before the increment).
+- Every pod bound gets ``received-resource-type: <spec.receivedResourceType>``
+  (``Regular``, ``Fraction``, ``MigInstance``), as KAI's binder writes, carried by the
+  binding itself (:func:`bound_annotations`), so a bind stays two API calls.
 - ``backoffLimit`` unset: a single attempt, as KAI's binder makes (its scheduler
   never sets the field); podmuster's scheduler sets it (``--bind-backoff-limit``).
   When a request has finally failed is :func:`crds.rules.bind_request_finally_failed`,
@@ -37,6 +40,7 @@ from crds.bindrequest import (
     POD_BOUND_CONDITION,
     BindRequestStatus,
 )
+from crds.gpusharing import RECEIVED_RESOURCE_TYPE_ANNOTATION
 from kubeapi.backoff import exponential
 from kubeapi.objects import timestamp
 
@@ -44,6 +48,7 @@ __all__ = [
     "Action",
     "after_failure",
     "backoff_limit",
+    "bound_annotations",
     "decide",
     "failed_attempts",
     "finally_failed",
@@ -217,3 +222,11 @@ def pod_bound_patch(
         "lastTransitionTime": timestamp(),
     }
     return {"status": {"conditions": [condition]}}
+
+
+def bound_annotations(request: Mapping[str, Any]) -> dict[str, str]:
+    """The annotations the binding writes on the pod (the API server copies a Binding's
+    annotations onto the pod in the same write): ``received-resource-type`` from the
+    request's ``spec.receivedResourceType``, as KAI's binder writes on every pod it binds."""
+    received = (request.get("spec") or {}).get("receivedResourceType")
+    return {RECEIVED_RESOURCE_TYPE_ANNOTATION: str(received)} if received else {}

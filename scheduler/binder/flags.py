@@ -59,8 +59,9 @@ def add_reservation_arguments(parser: argparse.ArgumentParser | argparse._Argume
     )
     parser.add_argument(
         "--resource-reservation-runtime-class",
-        default="nvidia",
-        help="runtimeClassName of the reservation pods ('' for none; default: nvidia)",
+        default="",
+        help="runtimeClassName of the reservation pods (default: none, as KAI's; set it "
+        "when GPU containers need a class, e.g. nvidia)",
     )
     parser.add_argument(
         "--resource-reservation-allocation-timeout",

@@ -50,6 +50,7 @@ from scheduler.binder import claims, sharing, syncing, volumes
 from scheduler.binder.decide import (
     Action,
     after_failure,
+    bound_annotations,
     decide,
     failed_attempts,
     pod_bound_patch,
@@ -206,10 +207,7 @@ class Binder:
         now = self.clock()
         started = self.reserving_since.setdefault(key, now)
         namespace = self.reservations.namespace
-        found = {
-            group: await self._read("v1", "Pod", namespace, sharing.reservation_name(node, group))
-            for group in fraction.groups
-        }
+        found = {group: await self._reservation_of(group, node) for group in fraction.groups}
         step = sharing.reserve(fraction, node, found, now - started, self.reservations)
         if step.kind == "fail":
             if step.timed_out:
@@ -233,34 +231,78 @@ class Binder:
             return POLL_SECONDS
         return await self._prepare_pod(pod, node, fraction, step.uuids)
 
+    async def _reservation_of(self, group: str, node: str) -> Object | None:
+        """The reservation pod of ``group`` (by its label, whoever made it:
+        :func:`sharing.find_reservation`), from the Pod cache or else the server."""
+        namespace = self.reservations.namespace
+        synced = self._synced.get("Pod")
+        if synced is not None and synced.is_set():
+            pods = self.caches["Pod"].values()
+        else:
+            pods = await self.api.list("v1", "Pod", namespace, {names.GPU_GROUP_LABEL: group})
+        found = sharing.find_reservation(pods, group, node, namespace)
+        return None if found is None else dict(found)
+
     async def _prepare_pod(
         self, pod: Object, node: str, fraction: sharing.Fraction, uuids: tuple[str, ...]
     ) -> Action | None:
         """Label ``pod`` with its groups and write its ConfigMap (None: done)."""
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        maps = sharing.configmaps_of(pod)
+        cdi = self.reservations.cdi
         try:
+            for wanted in [
+                *(sharing.configmap(pod, fraction, uuids, cdi=cdi, name=n) for n in maps.data),
+                *(sharing.configmap(pod, None, (), name=n) for n in maps.present),
+            ]:
+                taken = await self._write_configmap(wanted, pod)
+                if taken:
+                    return Action("fail", node, taken)
             patch = sharing.pod_patch(pod, fraction, uuids)
             await self.api.patch("v1", "Pod", namespace, name, patch)
-            wanted = sharing.configmap(pod, fraction, uuids, cdi=self.reservations.cdi)
-            try:
-                await self.api.create(wanted)
-            except ConflictError:
-                current = await self.api.get(
-                    "v1", "ConfigMap", namespace, wanted["metadata"]["name"]
-                )
-                current["data"] = wanted["data"]
-                current["metadata"]["ownerReferences"] = wanted["metadata"]["ownerReferences"]
-                current["metadata"]["labels"] = {
-                    **(current["metadata"].get("labels") or {}),
-                    **wanted["metadata"]["labels"],
-                }
-                await self.api.replace(current)
         except NotFoundError:
             return Action("fail", node, f"pod {name} does not exist")
         except ApiError as exc:
             return Action("retry", node, f"preparing pod {name} for its GPU groups: {exc.message}")
         return None
+
+    async def _write_configmap(self, wanted: dict[str, Any], pod: Object) -> str:
+        """Create ``wanted``, or take over the ConfigMap of its name: its data (when
+        ``wanted`` has any) and owner become ``pod``'s. Returns why not (another live pod
+        owns it), else ``""``."""
+        meta = wanted["metadata"]
+        try:
+            await self.api.create(wanted)
+            return ""
+        except ConflictError:
+            current = await self.api.get("v1", "ConfigMap", meta["namespace"], meta["name"])
+        taken = await self._taken_by(current, pod)
+        if taken:
+            return taken
+        if wanted["data"]:
+            current["data"] = wanted["data"]
+        current["metadata"]["ownerReferences"] = meta["ownerReferences"]
+        current["metadata"]["labels"] = {
+            **(current["metadata"].get("labels") or {}),
+            **meta["labels"],
+        }
+        await self.api.replace(current)
+        return ""
+
+    async def _taken_by(self, configmap: Object, pod: Object) -> str:
+        """Why ``pod`` may not have ``configmap`` (another live pod owns it), or ``""``."""
+        namespace = str((pod.get("metadata") or {}).get("namespace"))
+        for owner, uid in sharing.foreign_owners(configmap, pod):
+            other = await self._get("v1", "Pod", namespace, owner)
+            if other is not None and str(other["metadata"].get("uid") or "") == uid:
+                cm = f"{namespace}/{configmap['metadata']['name']}"
+                return (
+                    f"ConfigMap {cm} (annotation {names.CONFIGMAP_ANNOTATION}) belongs to "
+                    f"pod {namespace}/{owner}, which still exists: two pods cannot share one "
+                    "GPU ConfigMap; delete this pod so it is created again with another name"
+                )
+        return ""
 
     async def _bind(self, request: Object, pod: Object, action: Action) -> Action:
         meta = pod.get("metadata") or {}
@@ -284,7 +326,10 @@ class Binder:
             None, {**pod, "spec": {**pod.get("spec", {}), "nodeName": action.node}}
         )
         try:
-            await self.api.bind(namespace, pod_name, action.node, uid=str(meta.get("uid") or ""))
+            await self.api.bind(
+                namespace, pod_name, action.node, uid=str(meta.get("uid") or ""),
+                annotations=bound_annotations(request),
+            )  # fmt: skip
         except NotFoundError:
             self.room.pod_changed(pod, None)
             return Action("fail", action.node, f"pod {pod_name} does not exist")
@@ -494,7 +539,7 @@ class Binder:
         for pod in pods:
             meta = pod.get("metadata") or {}
             listed = str((meta.get("annotations") or {}).get(names.GPU_UUIDS_ANNOTATION) or "")
-            namespace, name = str(meta.get("namespace")), sharing.configmap_of(pod)
+            namespace, name = str(meta.get("namespace")), sharing.configmaps_of(pod).data[0]
             if not listed:  # bound by an older binder: its ConfigMap says
                 try:
                     configmap = await self.api.get("v1", "ConfigMap", namespace, name)

@@ -6,21 +6,27 @@ GPU group the scheduler chose, the binder keeps one **reservation pod** pinned t
 node that requests one whole ``nvidia.com/gpu``; the code inside it (the device plugin
 in tests) writes the UUID of the GPU it got in the annotation
 ``run.ai/reserve_for_gpu_index``. Every pod of the group then sees that GPU through the
-env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``), wired at admission.
+env of its ConfigMap (``NVIDIA_VISIBLE_DEVICES``, ``GPU_PORTION``, ``RUNAI_NUM_OF_GPUS``),
+wired at admission.
 Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
    (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
-2. Per group, the reservation pod ``gpu-reservation-<node>-<hash of group>`` in the
-   reservation namespace must exist on the selected node; missing ones are created,
-   labelled ``podmuster.io/created-by=binder`` and ``podmuster.io/scheduler-name=<the
-   binder's scheduler name>`` (:meth:`Settings.owner_labels`) besides KAI's labels.
+2. Per group, a reservation pod must exist on the selected node: the pod labelled
+   ``runai-gpu-group=<group>`` in the reservation namespace, whoever made it (KAI's
+   binder names its own ``gpu-reservation-<hash of node/group>``; :func:`find_reservation`
+   picks one, as KAI's binder finds it by that label). A missing one is created as
+   ``gpu-reservation-<node>-<hash of group>``, labelled ``podmuster.io/created-by=binder``
+   and ``podmuster.io/scheduler-name=<the binder's scheduler name>``
+   (:meth:`Settings.owner_labels`) besides KAI's labels.
 3. The binder waits (requeued, never blocking a worker) until every reservation pod of
    the request reports its GPU, at most the allocation timeout; then the BindRequest
    fails for good, naming the pods that did not report.
-4. Then the pod is labelled ``runai-gpu-group=<first group>`` (and, with several
-   devices, ``runai-gpu-group/<group>`` per group), annotated
-   ``received-resource-type: Fraction``, its ConfigMap written, and it is bound.
+4. Then the ConfigMaps the pod's spec reads are written (:func:`configmaps_of`; one
+   another live pod owns fails the request), the pod is labelled
+   ``runai-gpu-group=<first group>`` (and, with several devices,
+   ``runai-gpu-group/<group>`` per group), annotated ``received-resource-type: Fraction``,
+   and it is bound.
 
 Reservation pods tolerate every taint: they are pinned by ``nodeName`` as DaemonSet pods
 are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
@@ -29,7 +35,7 @@ are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -47,6 +53,9 @@ __all__ = [
     "Step",
     "configmap",
     "configmap_of",
+    "configmaps_of",
+    "find_reservation",
+    "foreign_owners",
     "fraction_of",
     "pod_patch",
     "reservation_name",
@@ -77,7 +86,7 @@ class Settings:
 
     namespace: str = names.RESERVATION_NAMESPACE
     image: str = DEFAULT_IMAGE
-    runtime_class: str = "nvidia"
+    runtime_class: str = ""
     timeout: float = 40.0
     grace: float = 20.0
     service_account: str = names.RESERVATION_SERVICE_ACCOUNT
@@ -143,9 +152,43 @@ def reservation_name(node: str, group: str) -> str:
     return f"{_PREFIX}{stem}-{digest}"
 
 
+def find_reservation(
+    pods: Iterable[Mapping[str, Any]], group: str, node: str, namespace: str
+) -> Mapping[str, Any] | None:
+    """The reservation pod holding ``group`` among ``pods``: labelled
+    ``runai-gpu-group=<group>`` in ``namespace``, whatever its name (None: there is none).
+
+    Of several, the one on ``node`` first, then one not being deleted, then one that
+    reported its GPU, then by name, so every bind of the group uses the same GPU.
+    """
+
+    def rank(pod: Mapping[str, Any]) -> tuple[bool, bool, bool, str]:
+        meta = pod.get("metadata") or {}
+        return (
+            str((pod.get("spec") or {}).get("nodeName") or "") != node,
+            bool(meta.get("deletionTimestamp")),
+            not reserved_gpu(pod),
+            str(meta.get("name") or ""),
+        )
+
+    held = [
+        pod
+        for pod in pods
+        if (pod.get("metadata") or {}).get("namespace") == namespace
+        and ((pod.get("metadata") or {}).get("labels") or {}).get(names.GPU_GROUP_LABEL) == group
+    ]
+    return min(held, key=rank, default=None)
+
+
 def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]:
-    """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise."""
-    resources = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
+    """The reservation pod of ``group`` on ``node``: one whole GPU, pinned, tiny otherwise.
+
+    It requests 2m CPU and 20Mi memory but is limited only in ``nvidia.com/gpu``: a
+    memory limit could OOM-kill the reservation image (it loads NVML) and take the GPU
+    from its group (KAI's requests nothing but the GPU; the requests keep this one out of
+    the BestEffort class the kubelet evicts first)."""
+    requests = {"cpu": "2m", "memory": "20Mi", names.GPU_RESOURCE: "1"}
+    limits = {names.GPU_RESOURCE: "1"}
     spec: dict[str, Any] = {
         "nodeName": node,
         "serviceAccountName": settings.service_account,
@@ -157,7 +200,7 @@ def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]
                 "name": "resource-reservation",
                 "image": settings.image,
                 "imagePullPolicy": "IfNotPresent",
-                "resources": {"requests": resources, "limits": resources},
+                "resources": {"requests": requests, "limits": limits},
                 "env": [
                     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
                     {
@@ -222,8 +265,8 @@ def reserve(
 ) -> Step:
     """The next step towards ``fraction``'s GPUs on ``node``.
 
-    ``found`` maps each group to the pod named :func:`reservation_name` (None: no such
-    pod); ``waited`` is how long the binder has been waiting for this request's GPUs.
+    ``found`` maps each group to its reservation pod (:func:`find_reservation`; None: no
+    such pod); ``waited`` is how long the binder has been waiting for this request's GPUs.
     """
     missing: list[dict[str, Any]] = []
     pending: list[str] = []
@@ -287,6 +330,68 @@ def configmap_of(pod: Mapping[str, Any]) -> str:
     return str(named or names.configmap_name(str(meta.get("name") or "")))
 
 
+_GPU_KEYS: Final = (names.VISIBLE_DEVICES_ENV, names.GPU_PORTION_ENV, names.NUM_OF_GPUS_ENV)
+
+
+@dataclass(frozen=True, slots=True)
+class PodConfigMaps:
+    """The GPU ConfigMaps a sharing pod reads: ``data`` get the GPU env, ``present`` need
+    only exist (KAI's ``-evar`` maps, read by ``envFrom``)."""
+
+    data: tuple[str, ...]
+    present: tuple[str, ...] = ()
+
+
+def configmaps_of(pod: Mapping[str, Any]) -> PodConfigMaps:
+    """The ConfigMaps ``pod``'s spec makes it read its GPU from.
+
+    ``data``: every ConfigMap a container's env reads ``NVIDIA_VISIBLE_DEVICES``,
+    ``GPU_PORTION`` or ``RUNAI_NUM_OF_GPUS`` from (``configMapKeyRef``); none (a pod the
+    mutation did not wire): :func:`configmap_of`. ``present``: the other ConfigMaps whose
+    names start with :func:`configmap_of` that a container's ``envFrom`` or a volume
+    reads, not optional: a pod admitted under KAI's contract (``<prefix>-<index>`` with
+    the env, ``<prefix>-<index>-evar`` by ``envFrom``) starts only when they exist. The
+    prefix keeps the binder from creating a user's own ConfigMaps.
+    """
+    spec = pod.get("spec") or {}
+    containers = [
+        c
+        for section in ("initContainers", "containers")
+        for c in spec.get(section) or ()
+        if isinstance(c, Mapping)
+    ]
+    data: list[str] = []
+    for container in containers:
+        for entry in container.get("env") or ():
+            ref = (
+                ((entry.get("valueFrom") or {}).get("configMapKeyRef") or {})
+                if isinstance(entry, Mapping)
+                else {}
+            )
+            name = str(ref.get("name") or "")
+            if entry.get("name") in _GPU_KEYS and name and name not in data:
+                data.append(name)
+    if not data:
+        data.append(configmap_of(pod))
+    prefix = configmap_of(pod)
+    refs = [
+        (entry.get("configMapRef") or {})
+        for container in containers
+        for entry in container.get("envFrom") or ()
+        if isinstance(entry, Mapping)
+    ] + [
+        (volume.get("configMap") or {})
+        for volume in spec.get("volumes") or ()
+        if isinstance(volume, Mapping)
+    ]
+    present: list[str] = []
+    for ref in refs:
+        name = str(ref.get("name") or "") if isinstance(ref, Mapping) else ""
+        if name.startswith(prefix) and not ref.get("optional") and name not in data + present:
+            present.append(name)
+    return PodConfigMaps(tuple(data), tuple(present))
+
+
 def pod_patch(
     pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -307,28 +412,54 @@ def pod_patch(
     }
 
 
+def foreign_owners(configmap: Mapping[str, Any], pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(name, uid) of every Pod owning ``configmap`` that is not ``pod``.
+
+    A sharing pod's ConfigMap name comes from admission; two live pods given the same name
+    (a collision of ``generateName`` suffixes, or a name set by hand) would read one GPU
+    env. The binder writes the ConfigMap over only when none of these pods still exists
+    (a recreated pod of the same name, e.g. a StatefulSet's, takes its predecessor's)."""
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    return [
+        (str(ref.get("name") or ""), str(ref.get("uid") or ""))
+        for ref in (configmap.get("metadata") or {}).get("ownerReferences") or ()
+        if ref.get("kind") == "Pod" and str(ref.get("uid") or "") != uid
+    ]
+
+
 CDI_DEVICE_PREFIX: Final = "k8s.device-plugin.nvidia.com/gpu="
 
 
 def configmap(
-    pod: Mapping[str, Any], fraction: Fraction, uuids: Sequence[str], *, cdi: bool = False
+    pod: Mapping[str, Any],
+    fraction: Fraction | None,
+    uuids: Sequence[str],
+    *,
+    cdi: bool = False,
+    name: str = "",
 ) -> dict[str, Any]:
-    """``pod``'s ConfigMap: the env its container reads (owned by the pod, so it goes with
-    it; labelled ``CREATED_BY_LABEL`` so the chart's cleanup hook finds it after an uninstall)."""
+    """``pod``'s ConfigMap ``name`` (default :func:`configmap_of`): the env its container
+    reads, none with ``fraction`` None (a map that need only exist). Owned by the pod, so
+    it goes with it; labelled ``CREATED_BY_LABEL`` so the chart's cleanup hook finds it
+    after an uninstall."""
     meta = pod.get("metadata") or {}
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": configmap_of(pod),
-            "namespace": meta.get("namespace"),
-            "labels": {CREATED_BY_LABEL: "binder"},
-            "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
-        },
-        "data": {
+    data: dict[str, str] = {}
+    if fraction is not None:
+        data = {
             names.VISIBLE_DEVICES_ENV: ",".join(
                 f"{CDI_DEVICE_PREFIX}{uuid}" if cdi else uuid for uuid in uuids
             ),
             names.GPU_PORTION_ENV: fraction.portion,
+            names.NUM_OF_GPUS_ENV: fraction.portion,
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name or configmap_of(pod),
+            "namespace": meta.get("namespace"),
+            "labels": {CREATED_BY_LABEL: "binder"},
+            "ownerReferences": [owner_reference({"apiVersion": "v1", "kind": "Pod", **pod})],
         },
+        "data": data,
     }

@@ -153,7 +153,8 @@ def bind_request(
         count = int((meta.get("annotations") or {}).get(NUM_DEVICES) or 1)
         portion = f"{float(fraction):.2f}"
     else:
-        resource_type, count, portion = "Regular", _whole_gpus(pod), "0.00"
+        count = _whole_gpus(pod)  # KAI: a whole device is portion 1, none is 0
+        resource_type, portion = "Regular", "1.00" if count else "0.00"
     spec: dict[str, Any] = {
         "podName": meta.get("name"),
         "selectedNode": node,

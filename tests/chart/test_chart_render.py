@@ -129,7 +129,7 @@ def test_all_mode_is_one_deployment(helm: Helm) -> None:
     parsed = build_parser().parse_args(args_of(rendered, "all"))
     assert parsed.component == "all"
     assert parsed.resource_reservation_allocation_timeout == 40
-    assert parsed.resource_reservation_runtime_class == "nvidia"
+    assert parsed.resource_reservation_runtime_class == ""  # none by default, as KAI's
     assert not parsed.cdi_enabled
     assert (parsed.scheduler_name, parsed.queue_label_key) == ("batch", "q")
     assert parsed.config == "/etc/podmuster/scheduler.yaml"
@@ -178,7 +178,7 @@ def test_non_default_values(helm: Helm) -> None:
         },
         "binder": {
             "workers": 3,
-            "resourceReservation": {"runtimeClassName": "", "allocationTimeout": 5},
+            "resourceReservation": {"runtimeClassName": "nvidia", "allocationTimeout": 5},
             "cdiEnabled": True,
         },
         "podDisruptionBudget": {"enabled": False},
@@ -206,7 +206,7 @@ def test_non_default_values(helm: Helm) -> None:
     binder = parser.parse_args(args_of(rendered, "binder"))
     assert binder.workers == 3
     assert binder.scheduler_name == "podmuster"  # its own work only, beside KAI
-    assert binder.resource_reservation_runtime_class == ""
+    assert binder.resource_reservation_runtime_class == "nvidia"
     assert binder.resource_reservation_allocation_timeout == 5
     assert binder.resource_reservation_namespace == "kai-resource-reservation"
     assert binder.cdi_enabled

@@ -11,7 +11,8 @@ GPUs it is told are broken.
 Covered: one pod; two pods sharing one reservation pod; both deleted, the reservation
 pod goes; a reservation pod deleted, it is re-created on the pod's GPU and the pod kept;
 one that cannot be restored (no GPU reported), its sharing pod goes with an Event;
-another scheduler's BindRequest and running sharing pod left alone; a reservation that
+another scheduler's BindRequest and running sharing pod left alone; a group whose
+reservation pod KAI's binder made (its own name) reuses it; a reservation that
 never reports, the BindRequest fails with the timeout reason and a BindingError Event.
 """
 
@@ -132,7 +133,9 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
     assert pod["metadata"]["labels"]["runai-gpu-group"] == group
     assert pod["metadata"]["annotations"]["received-resource-type"] == "Fraction"
     configmap = cluster.kubectl.get("configmap", "nb-0-shared-gpu", "-n", namespace)
-    assert configmap["data"] == {"NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.50"}
+    assert configmap["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.50", "RUNAI_NUM_OF_GPUS": "0.50"
+    }  # fmt: skip
     assert configmap["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
     # what the chart's cleanup hook selects after helm uninstall (test_chart_lifecycle.py)
     assert configmap["metadata"]["labels"] == {CREATED_BY_LABEL: "binder"}
@@ -146,7 +149,9 @@ def test_two_pods_share_one_reservation_pod_until_both_are_gone(
         reservation["metadata"]["name"]
     ]
     second = cluster.kubectl.get("configmap", "nb-1-shared-gpu", "-n", namespace)["data"]
-    assert second == {"NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.25"}
+    assert second == {
+        "NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.25", "RUNAI_NUM_OF_GPUS": "0.25"
+    }  # fmt: skip
 
     cluster.kubectl.run("delete", "pod", "nb-0", "-n", namespace, "--wait=false")
     wait_for("nb-0 gone", lambda: gone(cluster, "pod", "nb-0", "-n", namespace), timeout=30)
@@ -252,6 +257,43 @@ def test_another_schedulers_work_is_left_alone(
     assert not reservations_of(cluster, group)
     assert cluster.kubectl.exists("pod", "theirs-1", "-n", namespace)
     assert not reservations_of(cluster, f"{group}-r")  # not restored either: not ours
+
+
+def test_a_group_whose_reservation_pod_kai_made_reuses_it(
+    cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
+) -> None:
+    """Taking over from KAI: its binder named the group's reservation pod
+    ``gpu-reservation-<16 hex>``; the binder finds it by the group label and binds the new
+    pod to its GPU instead of reserving a second one."""
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    kais = f"gpu-reservation-{uuid.uuid4().hex[:16]}"
+    container = {"name": "resource-reservation", "image": "registry.invalid/x:none",
+                 "resources": {"limits": {"nvidia.com/gpu": "1"}}}  # fmt: skip
+    cluster.kubectl.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": kais, "namespace": RESERVATIONS,
+                         "labels": {"app": "kai-resource-reservation", "runai-gpu-group": group}},
+            "spec": {"nodeName": gpu_node, "tolerations": [{"operator": "Exists"}],
+                     "terminationGracePeriodSeconds": 0, "containers": [container]},
+        }
+    )  # fmt: skip
+    try:
+        gpu = wait_for(
+            "KAI's reservation pod reports its GPU",
+            lambda: (cluster.kubectl.get("pod", kais, "-n", RESERVATIONS)["metadata"]
+                     .get("annotations") or {}).get("run.ai/reserve_for_gpu_index"),
+            timeout=30,
+        )  # fmt: skip
+        cluster.kubectl.create(sharing_pod(namespace, "new-0"))
+        fraction_request(cluster, namespace, "new-0", gpu_node, group)
+        succeeded(cluster, namespace, "new-0")
+        assert [r["metadata"]["name"] for r in reservations_of(cluster, group)] == [kais]
+        data = cluster.kubectl.get("configmap", "new-0-shared-gpu", "-n", namespace)["data"]
+        assert data["NVIDIA_VISIBLE_DEVICES"] == gpu
+    finally:
+        cluster.kubectl.run("delete", "pod", kais, "-n", RESERVATIONS, "--wait=false")
 
 
 def test_a_reservation_that_never_reports_fails_the_bind_request(

@@ -80,7 +80,9 @@ def test_half_gpu_pods_end_up_two_per_gpu_with_one_reservation_each(
         name = pod["metadata"]["name"]
         data = cluster.kubectl.get("configmap", f"{name}-shared-gpu", "-n", namespace)["data"]
         gpu = reservation["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"]
-        assert data == {"NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.50"}
+        assert data == {
+            "NVIDIA_VISIBLE_DEVICES": gpu, "GPU_PORTION": "0.50", "RUNAI_NUM_OF_GPUS": "0.50"
+        }  # fmt: skip
     assert len({reservations[g]["metadata"]["name"] for g in groups}) == 2
 
     # Both GPUs are shared full: a fifth half-GPU pod waits, reported unschedulable.

@@ -93,6 +93,8 @@ def test_binder_binds_and_reports_success(
     )
     pod = cluster.kubectl.get("pod", "train-0", "-n", namespace)
     assert pod["spec"]["nodeName"] == kwok_node
+    # the binding carried it: the API server copies a Binding's annotations onto the pod
+    assert pod["metadata"]["annotations"]["received-resource-type"] == "Regular"
     wait_phase(cluster, namespace, "train-0", "Running")
     assert cluster.kubectl.exists("bindrequests.scheduling.run.ai", "train-0", "-n", namespace)
     lease = cluster.kubectl.get("lease", "podmuster-binder", "-n", "default")

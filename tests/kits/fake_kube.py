@@ -18,7 +18,7 @@ from typing import Any
 
 from kubeapi import errors, objects
 from kubeapi.objects import Object, ObjectRef
-from kubeapi.protocol import Listing, PageHandler, WatchEvent
+from kubeapi.protocol import Annotations, Listing, PageHandler, WatchEvent
 
 Key = tuple[str, str, str, str]
 """(apiVersion, kind, namespace, name)."""
@@ -293,11 +293,15 @@ class FakeKube:
             raise errors.ConflictError(ref, "Precondition failed: UID in precondition", 409)
         self.remove(api_version, kind, namespace, name)
 
-    async def bind(self, namespace: str, pod: str, node: str, *, uid: str = "") -> None:
+    async def bind(
+        self, namespace: str, pod: str, node: str, *, uid: str = "", annotations: Annotations = None
+    ) -> None:
         ref = ObjectRef("v1", "Pod", namespace, pod)
         self._call("bind", ref)
         current = self._existing(ref)
         if current.get("spec", {}).get("nodeName"):
             raise errors.ConflictError(ref, "pod is already assigned to a node", 409)
         body = merge(current, {"spec": {"nodeName": node}})
+        if annotations:  # the API server copies a Binding's annotations onto the pod
+            body = merge(body, {"metadata": {"annotations": dict(annotations)}})
         self._put("MODIFIED", ref, body)

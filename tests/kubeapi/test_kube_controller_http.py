@@ -165,7 +165,7 @@ def test_patch_delete_and_bind_requests() -> None:
         status = {"status": {"conditions": [{"type": "PodScheduled", "status": "False"}]}}
         await client.patch("v1", "Pod", "ns", "p", status, subresource="status", strategic=True)
         await client.delete("v1", "Pod", "ns", "p", uid="u1")
-        await client.bind("ns", "p", "node-1", uid="u1")
+        await client.bind("ns", "p", "node-1", uid="u1", annotations={"a": "b"})
 
     run(route, scenario)
     assert seen[0][:3] == (
@@ -178,6 +178,7 @@ def test_patch_delete_and_bind_requests() -> None:
     assert seen[2][1] == "/api/v1/namespaces/ns/pods/p/binding"
     assert seen[2][3]["target"] == {"apiVersion": "v1", "kind": "Node", "name": "node-1"}
     assert seen[2][3]["metadata"]["uid"] == "u1"
+    assert seen[2][3]["metadata"]["annotations"] == {"a": "b"}  # copied onto the pod
 
 
 def test_lease_and_crd_paths_need_no_discovery() -> None:

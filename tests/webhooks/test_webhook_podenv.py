@@ -21,6 +21,16 @@ ENV = [
         "name": "GPU_PORTION",
         "valueFrom": {"configMapKeyRef": {"name": "nb-shared-gpu", "key": "GPU_PORTION"}},
     },
+    {  # KAI's deprecated name of the portion, which KAI's binder still writes (finding 4)
+        "name": "RUNAI_NUM_OF_GPUS",
+        "valueFrom": {
+            "configMapKeyRef": {
+                "name": "nb-shared-gpu",
+                "key": "RUNAI_NUM_OF_GPUS",
+                "optional": True,
+            }
+        },
+    },
 ]
 
 

@@ -157,7 +157,8 @@ def test_the_mutation_answers_with_a_base64_json_patch() -> None:
     patch = json.loads(base64.b64decode(response["patch"]))
     [annotation, env] = patch
     assert annotation["path"] == "/metadata/annotations/runai~1shared-gpu-configmap"
-    assert re.fullmatch(r"nb-[0-9a-f]{6}-shared-gpu", annotation["value"])
+    # 64 random bits (finding 9: 24 bits let replicas of one workload collide)
+    assert re.fullmatch(r"nb-[0-9a-f]{16}-shared-gpu", annotation["value"])
     assert env["path"] == "/spec/containers/0/env"
 
 

@@ -14,19 +14,20 @@ def test_defaults_are_kais() -> None:
     args = cli.build_parser().parse_args(["run", "binder"])
     assert reservation_settings(args) == Settings(image=DEFAULT_IMAGE)
     assert reservation_settings(args).timeout == 40.0
+    assert reservation_settings(args).runtime_class == ""  # KAI v0.17: no runtime class
 
 
 def test_every_flag_reaches_the_settings() -> None:
     args = cli.build_parser().parse_args(
         [
             "run", "binder", "--resource-reservation-namespace=gpu-rr",
-            "--resource-reservation-image=img:1", "--resource-reservation-runtime-class=",
+            "--resource-reservation-image=img:1", "--resource-reservation-runtime-class=nvidia",
             "--resource-reservation-allocation-timeout=5", "--resource-reservation-grace=0",
             "--cdi-enabled", "--scheduler-name=podmuster",
         ]
     )  # fmt: skip
     assert reservation_settings(args) == Settings(
-        namespace="gpu-rr", image="img:1", runtime_class="", timeout=5.0, grace=0.0, cdi=True,
+        namespace="gpu-rr", image="img:1", runtime_class="nvidia", timeout=5.0, grace=0.0, cdi=True,
         scheduler_name="podmuster",
     )  # fmt: skip
 

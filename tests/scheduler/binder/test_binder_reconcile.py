@@ -36,7 +36,7 @@ def world(node: str = "n1", *, bound: str = "", limit: int | None = None) -> Fak
     if bound:
         pod["spec"]["nodeName"] = bound
     kube.add(pod)
-    spec: dict[str, Any] = {"podName": "p", "selectedNode": node}
+    spec: dict[str, Any] = {"podName": "p", "selectedNode": node, "receivedResourceType": "Regular"}
     if limit is not None:
         spec["backoffLimit"] = limit
     kube.add(
@@ -215,6 +215,10 @@ def test_running_binder_reads_from_its_watch_caches_two_calls_per_bind() -> None
     asyncio.run(main())
     writes = [verb for verb, _ in kube.calls if verb not in ("list", "watch")]
     assert writes == ["bind", "patch/status"]
+    # KAI's binder annotates every pod it binds; the binding carries it (no third call)
+    pod = kube.stored("v1", "Pod", "ns", "p")
+    assert pod is not None
+    assert pod["metadata"]["annotations"] == {"received-resource-type": "Regular"}
 
 
 def test_a_stale_cached_pod_is_read_again_before_a_permanent_failure() -> None:

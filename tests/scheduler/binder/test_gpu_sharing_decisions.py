@@ -115,16 +115,19 @@ def test_the_reservation_pod() -> None:
     assert spec["nodeName"] == "n1"
     assert "schedulerName" not in spec
     assert spec["serviceAccountName"] == "kai-resource-reservation"
-    assert spec["runtimeClassName"] == "nvidia"
+    assert "runtimeClassName" not in spec  # none by default, as KAI's
     assert spec["tolerations"] == [{"operator": "Exists"}]
     resources = spec["containers"][0]["resources"]
-    assert resources["limits"]["nvidia.com/gpu"] == "1"
-    assert resources["requests"]["nvidia.com/gpu"] == "1"
+    # only the GPU is limited: a 20Mi memory limit could OOM-kill the reservation image
+    assert resources["limits"] == {"nvidia.com/gpu": "1"}
+    assert resources["requests"] == {"cpu": "2m", "memory": "20Mi", "nvidia.com/gpu": "1"}
     bare = reservation_pod(
-        "n1", "g1", Settings(runtime_class="", namespace="rr", image="img", scheduler_name="pm")
+        "n1",
+        "g1",
+        Settings(runtime_class="nvidia", namespace="rr", image="img", scheduler_name="pm"),
     )
     assert bare["metadata"]["labels"]["podmuster.io/scheduler-name"] == "pm"
-    assert "runtimeClassName" not in bare["spec"]
+    assert bare["spec"]["runtimeClassName"] == "nvidia"
     assert bare["metadata"]["namespace"] == "rr"
     assert bare["spec"]["containers"][0]["image"] == "img"
 
@@ -248,7 +251,11 @@ def test_configmap_holds_uuids_and_portion_owned_by_the_pod() -> None:
     ]
     # the chart's cleanup hook deletes it by this label after an uninstall
     assert cm["metadata"]["labels"] == {CREATED_BY_LABEL: "binder"}
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-1,GPU-2",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",  # KAI still writes it (deprecated name of GPU_PORTION)
+    }
 
 
 def test_cdi_names_the_devices() -> None:

@@ -114,7 +114,11 @@ def test_reserves_waits_labels_writes_configmap_and_binds() -> None:
     assert bound["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-aaa"
     cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",
+    }
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
     assert status(kube)["phase"] == "Succeeded"
     verbs = [c[0] for c in kube.calls]
@@ -133,7 +137,11 @@ def test_a_second_pod_of_the_group_reuses_the_reservation_pod() -> None:
     assert len(kube.of_kind("Pod")) == 3  # p, q and one reservation pod
     cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")  # no annotation: default name
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "GPU_PORTION": "0.25"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
+        "GPU_PORTION": "0.25",
+        "RUNAI_NUM_OF_GPUS": "0.25",
+    }
     assert pod(kube, "q")["metadata"]["annotations"]["runai/shared-gpu-configmap"] == "q-shared-gpu"
 
 
@@ -177,25 +185,28 @@ def test_a_reservation_that_never_reports_fails_the_request_for_good() -> None:
     assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="timed_out") == 1
 
 
+def add_configmap(kube: FakeKube, owner: str, uid: str, data: dict[str, str]) -> None:
+    """ConfigMap ``p-abc-shared-gpu`` (``p``'s, by its annotation) owned by pod ``owner``."""
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": owner, "uid": uid}
+    meta = {"name": "p-abc-shared-gpu", "namespace": "ns", "ownerReferences": [ref]}
+    kube.add({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+
+
 def test_an_existing_configmap_is_updated_and_owned_by_this_pod() -> None:
     kube, clock = world(), Clock()
-    kube.add(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "p-abc-shared-gpu", "namespace": "ns",
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p",
-                                              "uid": "an-older-pod"}]},
-            "data": {"NVIDIA_VISIBLE_DEVICES": "GPU-old", "GPU_PORTION": "0.10"},
-        }
-    )  # fmt: skip
+    add_configmap(kube, "p", "an-older-pod", {"NVIDIA_VISIBLE_DEVICES": "GPU-old",
+                                               "GPU_PORTION": "0.10"})  # fmt: skip
     b = binder(kube, clock)
     asyncio.run(b.reconcile("ns", "p"))
     report_gpu(kube, "g1", "GPU-new")
     assert asyncio.run(b.reconcile("ns", "p")) is None
     cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
     assert cm is not None
-    assert cm["data"] == {"NVIDIA_VISIBLE_DEVICES": "GPU-new", "GPU_PORTION": "0.50"}
+    assert cm["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-new",
+        "GPU_PORTION": "0.50",
+        "RUNAI_NUM_OF_GPUS": "0.50",
+    }
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
 
 
@@ -353,3 +364,138 @@ def test_the_running_binder_is_woken_by_the_reservation_pod() -> None:
     asyncio.run(main())
     assert status(kube)["phase"] == "Succeeded"
     assert pod(kube, "p")["spec"]["nodeName"] == "n1"
+
+
+def kai_reservation(kube: FakeKube, group: str, uuid: str, node: str = "n1") -> str:
+    """A reservation pod as KAI's binder leaves it: its own name, only KAI's labels."""
+    name = "gpu-reservation-612cd9d364a5c1a2"
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": RNS, "uid": "uid-kai",
+                         "labels": {"app": "kai-resource-reservation", "runai-gpu-group": group},
+                         "annotations": {"run.ai/reserve_for_gpu_index": uuid}},
+            "spec": {"nodeName": node, "containers": [{"name": "resource-reservation"}]},
+        }
+    )  # fmt: skip
+    return name
+
+
+def test_a_group_whose_reservation_pod_kai_made_reuses_it() -> None:
+    # Finding 3: the reservation pod is found by its group label, not by podmuster's name.
+    kube, clock = world(), Clock()
+    kai_reservation(kube, "g1", "GPU-kai")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None  # no 2nd GPU
+    assert [
+        p["metadata"]["name"] for p in kube.of_kind("Pod") if p["metadata"]["namespace"] == RNS
+    ] == ["gpu-reservation-612cd9d364a5c1a2"]
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"]["NVIDIA_VISIBLE_DEVICES"] == "GPU-kai"
+    assert pod(kube, "p")["spec"]["nodeName"] == "n1"
+
+
+def test_a_kai_reservation_pod_is_found_in_the_watch_cache_too() -> None:
+    kube, clock = world(), Clock()
+    kai_reservation(kube, "g1", "GPU-kai")
+    b = binder(kube, clock)
+    load_caches(b, kube)
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+    assert pod(kube, "p")["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-kai"
+
+
+def test_a_group_held_by_a_reservation_pod_on_another_node_fails_naming_it() -> None:
+    kube, clock = world(), Clock()
+    name = kai_reservation(kube, "g1", "GPU-kai", node="n2")
+    asyncio.run(binder(kube, clock).reconcile("ns", "p"))
+    assert (
+        f"reservation pod {RNS}/{name} of GPU group g1 is on node n2, not n1"
+        in status(kube)["reason"]
+    )
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+
+
+def test_a_configmap_another_live_pod_owns_fails_the_bind_and_is_left_alone() -> None:
+    # Finding 9: two live pods given one ConfigMap name; the second must not take it over.
+    kube, clock = world(), Clock()
+    add_pod(kube, "other", {"runai/shared-gpu-configmap": "p-abc-shared-gpu"})
+    theirs = {"NVIDIA_VISIBLE_DEVICES": "GPU-theirs", "GPU_PORTION": "0.50"}
+    add_configmap(kube, "other", "uid-other", theirs)
+    kai_reservation(kube, "g1", "GPU-mine")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    got = status(kube)
+    assert got["phase"] == "Failed"
+    assert got["reason"] == (
+        "ConfigMap ns/p-abc-shared-gpu (annotation runai/shared-gpu-configmap) belongs to pod "
+        "ns/other, which still exists: two pods cannot share one GPU ConfigMap; delete this "
+        "pod so it is created again with another name"
+    )
+    cm = kube.stored("v1", "ConfigMap", "ns", "p-abc-shared-gpu")
+    assert cm is not None
+    assert cm["data"] == theirs
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == "uid-other"
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert "runai-gpu-group" not in (pod(kube, "p")["metadata"].get("labels") or {})
+
+
+def kai_mutated(kube: FakeKube, name: str, prefix: str) -> None:
+    """A pod as KAI's admission leaves it: the annotation holds a prefix; the first
+    container reads ``<prefix>-0`` (env), ``<prefix>-0-evar`` (envFrom) and a volume."""
+    env = [
+        {"name": key, "valueFrom": {"configMapKeyRef": {"name": f"{prefix}-0", "key": key}}}
+        for key in ("NVIDIA_VISIBLE_DEVICES", "RUNAI_NUM_OF_GPUS", "GPU_PORTION")
+    ]
+    container = {"name": "main", "env": env,
+                 "envFrom": [{"configMapRef": {"name": f"{prefix}-0-evar"}},
+                             {"configMapRef": {"name": "users-own"}}]}  # fmt: skip
+    volumes = [{"name": f"{prefix}-0-vol", "configMap": {"name": f"{prefix}-0"}}]
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
+                         "annotations": {"runai/shared-gpu-configmap": prefix}},
+            "spec": {"schedulerName": "kai-scheduler", "containers": [container],
+                     "volumes": volumes},
+        }
+    )  # fmt: skip
+
+
+def test_a_pod_admitted_by_kais_webhook_gets_the_configmaps_it_reads() -> None:
+    # Finding 4: KAI's contract: <prefix>-<index> with the env, <prefix>-<index>-evar.
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    kai_mutated(kube, "kmut1", "kmut1-ab12cd3-shared-gpu")
+    add_request(kube, "kmut1", ["g1"])
+    kai_reservation(kube, "g1", "GPU-kai")
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "kmut1")) is None
+    assert status(kube, "kmut1")["phase"] == "Succeeded"
+    names = sorted(c["metadata"]["name"] for c in kube.of_kind("ConfigMap"))
+    assert names == ["kmut1-ab12cd3-shared-gpu-0", "kmut1-ab12cd3-shared-gpu-0-evar"]
+    env = kube.stored("v1", "ConfigMap", "ns", "kmut1-ab12cd3-shared-gpu-0")
+    assert env is not None
+    assert env["data"] == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-kai", "GPU_PORTION": "0.50", "RUNAI_NUM_OF_GPUS": "0.50"
+    }  # fmt: skip
+    evar = kube.stored("v1", "ConfigMap", "ns", "kmut1-ab12cd3-shared-gpu-0-evar")
+    assert evar is not None
+    assert evar["data"] == {}
+    assert evar["metadata"]["ownerReferences"][0]["uid"] == "uid-kmut1"
+
+
+def test_a_restore_reads_the_gpu_from_the_configmap_a_kai_bound_pod_reads() -> None:
+    kube, clock = FakeKube(), Clock()
+    kai_mutated(kube, "kold", "kold-ab12cd3-shared-gpu")
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kold-ab12cd3-shared-gpu-0", "namespace": "ns"},
+            "data": {"NVIDIA_VISIBLE_DEVICES": "GPU-kai0000000001"},
+        }
+    )
+    b = binder(kube, clock)
+    assert asyncio.run(b._gpus_of([pod(kube, "kold")])) == ["GPU-kai0000000001"]

@@ -47,7 +47,7 @@ def test_bind_requests_have_kai_shape_and_are_not_duplicated() -> None:
         "podName": "a-0",
         "selectedNode": "n1",
         "receivedResourceType": "Regular",
-        "receivedGPU": {"count": 1, "portion": "0.00"},
+        "receivedGPU": {"count": 1, "portion": "1.00"},  # KAI: a whole GPU is portion 1
         "backoffLimit": 3,
     }
 
