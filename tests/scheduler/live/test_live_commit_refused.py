@@ -11,7 +11,7 @@ from live_objects import api_with, with_informers
 from crds.names import STALE_ANNOTATION
 from kubeapi.errors import ForbiddenError
 from scheduler.config import SchedulerConfig
-from scheduler.cycle import CycleResult, run_cycle
+from scheduler.cycle import Bind, CycleResult, PodGroupOutcome, run_cycle
 from scheduler.live.committing import Committer
 from scheduler.live.informers import Informers
 from tests.kits import worlds as st
@@ -79,3 +79,31 @@ def test_a_refused_bind_makes_the_gang_stale_and_says_why_once() -> None:
     group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "g")
     assert group is not None
     assert STALE_ANNOTATION in group["metadata"]["annotations"]
+
+
+def test_a_refused_direct_bind_is_reported_and_said_again_once_its_condition_was_replaced() -> None:
+    fake = api_with([st.node("n1"), st.queue("q"), st.job("a", "q")])
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers, direct_bind=True)
+        for _ in range(2):
+            fake.fail("bind", ForbiddenError("Pod default/a-0", REFUSAL, 403))
+            report = await committer.commit(CycleResult(binds=[Bind("default/a-0", "n1")]))
+            assert list(report.bind_failures) == ["default/a-0"]
+        assert [e["reason"] for e in fake.events] == ["FailedBinding"]
+        # the next cycle says why the pod waits (Unschedulable) and the bind is refused again
+        pending = PodGroupOutcome("default/a", "q", "pending", ("no node fits",))
+        await committer.commit(CycleResult(pod_groups=[pending]))
+        fake.fail("bind", ForbiddenError("Pod default/a-0", REFUSAL, 403))
+        report = await committer.commit(CycleResult(binds=[Bind("default/a-0", "n1")]))
+        assert list(report.bind_failures) == ["default/a-0"]
+        # and a bind that goes through is not reported
+        report = await committer.commit(CycleResult(binds=[Bind("default/a-0", "n1")]))
+        assert report.bind_failures == {}
+        assert report.bound == 1
+
+    with_informers(fake, scenario)
+    assert [e["reason"] for e in fake.events if e["reason"] != "Unschedulable"] == [
+        "FailedBinding",
+        "FailedBinding",
+    ]
