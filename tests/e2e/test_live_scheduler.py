@@ -18,7 +18,7 @@ import pytest
 from crds.names import CREATED_BY_LABEL
 
 from .controlplane import Cluster
-from .kube import Obj, wait_for
+from .kube import KubectlError, Obj, wait_for
 from .live import component
 from .objects import KWOK_TOLERATION, unschedulable
 from .procs import ManagedProcess
@@ -219,18 +219,34 @@ def test_a_gang_whose_bind_request_is_refused_is_evicted_as_stale_and_told(
         }
     )
     try:
+        probe = {
+            "apiVersion": "scheduling.run.ai/v1alpha2",
+            "kind": "BindRequest",
+            "metadata": {"name": "vg-3", "namespace": namespace},
+            "spec": {"podName": "vg-3", "selectedNode": kwok_node},
+        }
+
+        def enforced() -> bool:
+            try:
+                cluster.kubectl.create(probe, "--dry-run=server")
+            except KubectlError as err:
+                return "e2e: refused" in err.stderr
+            return False
+
+        wait_for("the policy enforced", enforced, timeout=30)
         group, *members = gang(namespace, "vg", queue_name, kwok_node, 4, "1")
         group["spec"]["stalenessGracePeriod"] = "2s"
         cluster.kubectl.create(group)
         for member in members[:3]:  # already running: bound by hand
             member["spec"]["nodeName"] = kwok_node
-        # the policy may take a moment to be enforced: vg-3 comes once vg-0..2 run
+        # vg-3 comes once vg-0..2 run
         for member in members[:3]:
             cluster.kubectl.create(member)
 
         def running() -> bool:
             pods = cluster.kubectl.items("pods", "-n", namespace)
-            return sum(p.get("status", {}).get("phase") == "Running" for p in pods) == 3
+            phases = [str(p.get("status", {}).get("phase")) for p in pods]
+            return phases.count("Running") == 3
 
         wait_for("vg-0..2 Running", running, timeout=60)
 

@@ -114,7 +114,7 @@ def test_a_gang_whose_bind_is_always_refused_is_evicted_after_the_grace() -> Non
     period, evicted."""
     fake = RefusingKube("g-3")
     running = ["Running"] * 3 + ["Pending"]
-    objects = [
+    objects: list[Any] = [
         st.node("n1", gpus=8),
         st.queue("q", gpu_quota=8),
         st.job("g", "q", 4, gpus=1, states=running, nodes=["n1"] * 3 + [None]),
