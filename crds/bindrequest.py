@@ -60,7 +60,9 @@ POD_BOUND_CONDITION: Final = "PodBound"
 """The pod condition KAI's binder writes: ``True``/``Bound`` or ``False``/``BindingError``."""
 BOUND_REASON: Final = "Bound"
 BINDING_ERROR_REASON: Final = "BindingError"
-"""The reason of a failed bind, on the pod's ``PodBound`` condition and its Warning Event."""
+"""The reason of a failed bind, on the pod's ``PodBound`` condition and its Warning Event
+(the binder's), and on its ``PodScheduled=False`` condition when the scheduler could not
+write the BindRequest (as KAI's scheduler; its Event is ``FailedBinding`` then)."""
 
 
 class ReceivedGPU(KaiModel):

@@ -142,6 +142,9 @@ def explain_text(what: str, entry: Mapping[str, Any]) -> str:
         ]
     elif entry["waiting"] and entry.get("bindFailures"):
         lines.append("Why: the scheduler placed its pods, but binding them failed (below)")
+    elif entry["waiting"] and entry["podMessages"]:
+        # a pod whose BindRequest the API server refused says so on its own condition
+        lines.append("Why: the group has no scheduling condition; its pods say (below)")
     elif entry["waiting"]:
         lines.append("Why: the scheduler has not considered it yet (no scheduling condition)")
     if entry.get("bindFailures"):

@@ -6,11 +6,18 @@ cannot use. The first cycle that sees it stale stamps the PodGroup
 the grace period (the PodGroup's ``stalenessGracePeriod``, else the
 scheduler's default of 60 s; negative = never) every active pod of the job is
 evicted. The stamp is removed when the job recovers.
+
+A pod whose bind the last commit could not write (``ClusterSnapshot.bind_failed``) and
+that allocate placed again this cycle does not count (:func:`failing_binds`): the live
+scheduler writes a cycle's binds after deciding it, so without this a gang whose
+BindRequest is refused for one pod every cycle would look complete to this action,
+every cycle, and stay partly bound for ever. KAI unallocates such a pod in its session
+when the bind fails.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from crds.meta import rfc3339
 from crds.names import STALE_ANNOTATION
@@ -19,18 +26,19 @@ from scheduler.api.pods import ACTIVE_ALLOCATED, ACTIVE_USED, PodStatus
 from scheduler.framework.session import Session
 
 
-def is_stale(job: PodGroupInfo) -> bool:
+def is_stale(job: PodGroupInfo, not_counted: Container[str] = frozenset()) -> bool:
     """No pod succeeded, something is active, and the active pods miss the group's requirement.
 
+    The pods whose keys are in ``not_counted`` are not active (:func:`failing_binds`).
     One pass over the pods: the action asks this of every job in the cluster each cycle.
     """
     if job.shape is None and len(job.pod_sets) == 1:
         # one pod set required directly (most jobs): its own count against its minimum
         pod_set = job.pod_sets[0]
-        return 0 < _used(pod_set) < pod_set.min_available
+        return 0 < _used(pod_set, not_counted) < pod_set.min_available
     used: dict[str, int] = {}
     for pod_set in job.pod_sets:
-        count = _used(pod_set)
+        count = _used(pod_set, not_counted)
         if count < 0:
             return False
         used[pod_set.name] = count
@@ -39,16 +47,26 @@ def is_stale(job: PodGroupInfo) -> bool:
     return not job.counts_meet(used)
 
 
-def _used(pod_set: PodSetInfo) -> int:
-    """The pod set's active pods (holding resources), or -1 when one of its pods succeeded."""
+def _used(pod_set: PodSetInfo, not_counted: Container[str]) -> int:
+    """The pod set's active pods (holding resources) but those ``not_counted``, or -1 when
+    one of its pods succeeded."""
     count = 0
     for pod in pod_set.pods:
         status = pod.status
         if status == PodStatus.SUCCEEDED:
             return -1
-        if status in ACTIVE_USED:
+        if status in ACTIVE_USED and not (not_counted and pod.key in not_counted):
             count += 1
     return count
+
+
+def failing_binds(session: Session) -> frozenset[str]:
+    """The pods placed this cycle whose bind the last commit could not write
+    (``ClusterSnapshot.bind_failed``): likely refused again, they do not count."""
+    failed = session.snapshot.bind_failed
+    if not failed:
+        return frozenset()
+    return frozenset(pod.key for pod, _ in session.decisions.binds if pod.key in failed)
 
 
 def may_be_stale(session: Session) -> Iterable[str]:
@@ -67,8 +85,8 @@ def may_be_stale(session: Session) -> Iterable[str]:
     return maybe | session.job_versions.keys()
 
 
-def _needs_care(job: PodGroupInfo | None) -> bool:
-    return job is not None and (job.stale_since is not None or is_stale(job))
+def _needs_care(job: PodGroupInfo | None, not_counted: Container[str]) -> bool:
+    return job is not None and (job.stale_since is not None or is_stale(job, not_counted))
 
 
 class StaleGangEvictionAction:
@@ -79,11 +97,11 @@ class StaleGangEvictionAction:
     def execute(self, session: Session) -> None:
         default_grace = session.config.staleness_grace_period_s
         now = session.snapshot.now
-        jobs = session.snapshot.jobs
+        jobs, failed = session.snapshot.jobs, failing_binds(session)
         # a job neither stale nor stamped needs nothing; jobs are independent of each other
-        for key in sorted(k for k in may_be_stale(session) if _needs_care(jobs.get(k))):
+        for key in sorted(k for k in may_be_stale(session) if _needs_care(jobs.get(k), failed)):
             job = jobs[key]
-            if not is_stale(job):
+            if not is_stale(job, failed):
                 if job.stale_since is not None:
                     session.annotations.setdefault(key, {})[STALE_ANNOTATION] = None
                 continue

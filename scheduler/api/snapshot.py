@@ -58,6 +58,12 @@ class ClusterSnapshot:
     # their requirement with every pod active, or with a pod active and one not (a group
     # holding nothing is not stale); None: ask all
     maybe_stale: set[str] | None = None
+    # Pod keys whose bind the last commit could not write (its BindRequest create, or
+    # its direct binding, refused by the API server: an admission policy, a quota):
+    # placed again this cycle, such a pod does not count to its gang's requirement for
+    # stale-gang eviction, as KAI unallocates a pod whose bind fails (docs/semantics.md
+    # §5.2). The live loop fills it from the previous commit's report.
+    bind_failed: frozenset[str] = frozenset()
     # What a cycle leaves for the next that spans jobs (the sorted pending leaves:
     # scheduler.actions.pending), handed from snapshot to snapshot by the cache. Every
     # entry is checked against this snapshot before it is used, so a snapshot built on

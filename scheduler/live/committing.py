@@ -51,7 +51,14 @@ session close do (§1.2 step 4):
 * an object the cache rejected → a Warning ``InvalidObject`` Event naming the field.
 
 A failed write is logged with the object and counted in :class:`CommitReport`; it
-never stops the other writes, and the next cycle decides again.
+never stops the other writes, and the next cycle decides again. A bind the API server
+refuses (BindRequest create or ``pods/binding``: an admission policy or webhook, a
+``ResourceQuota`` on BindRequests) is also kept in ``CommitReport.bind_failures``: the loop
+hands it to the next cycle (``ClusterSnapshot.bind_failed``), whose stale-gang eviction
+does not count the pod to its gang when allocate places it again (KAI unallocates it
+in the session), so a gang that can never be completed is evicted after the grace
+period instead of staying partly bound. The pod gets ``PodScheduled=False`` with reason
+``BindingError`` and a Warning ``FailedBinding`` Event (KAI's), once per refusal.
 """
 
 from __future__ import annotations
@@ -60,11 +67,11 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
-from crds.bindrequest import SELECTED_NODE_LABEL
+from crds.bindrequest import BINDING_ERROR_REASON, SELECTED_NODE_LABEL
 from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
 from crds.names import ADMISSION_GATE, CREATED_BY_LABEL, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
@@ -104,6 +111,10 @@ class CommitReport:
     failed: int = 0
     refused: int = 0  # direct binds left undone: the node's room was taken meanwhile
     ungated: int = 0  # pods whose admission gate was removed
+    # pod key -> why the API server refused its bind (BindRequest create, or pods/binding):
+    # the next cycle's ClusterSnapshot.bind_failed, so stale-gang eviction does not count
+    # the pod to its gang when it is placed again (and likely refused again)
+    bind_failures: dict[str, str] = field(default_factory=dict)
 
 
 def binder_needed(pod: Mapping[str, Any]) -> str | None:
@@ -242,6 +253,9 @@ class Committer:
             informers.listeners.append(self._pod_seen)
         # PodGroup key -> annotation changes applied to the cache, not yet written
         self.pending_annotations: dict[str, dict[str, str | None]] = {}
+        # pod key -> the bind refusal its condition and Event said (said again only when
+        # the refusal changes or the condition was replaced); dropped once the pod binds
+        self._refusals_said: dict[str, str] = {}
         # groups that may hold our UnschedulableOnNodePool condition (None: not read yet)
         self._marked: set[str] | None = None
 
@@ -253,6 +267,9 @@ class Committer:
         """Write ``result``; with ``stream``, its binds already sent are not sent again."""
         stream = stream or self.stream()
         report = stream.report
+        pods = self.informers.objects["Pod"]
+        for gone in [key for key in self._refusals_said if key not in pods]:
+            del self._refusals_said[gone]
         stream.add(result.binds)
         binding = asyncio.ensure_future(stream.close())
         # Two turns of the event loop: the writers take their first binds, and send their
@@ -386,6 +403,7 @@ class Committer:
             )
             await self._guarded(f"delete failed BindRequest {pod_key}", delete, report)
         body = bind_request(pod, node, self.backoff_limit, decision, self.informers.pool)
+        error: ApiError | None = None
         async with self._limit:
             try:
                 created = await self.api.create(body)
@@ -393,12 +411,39 @@ class Committer:
                 report.already_binding += 1
                 return
             except ApiError as exc:
-                report.failed += 1
-                log.warning("create BindRequest %s on %s failed: %s", pod_key, node, exc)
-                return
+                error = exc
+        if error is not None:
+            log.warning("create BindRequest %s on %s failed: %s", pod_key, node, error)
+            await self._refused(pod, node, error, report)
+            return
+        self._refusals_said.pop(pod_key, None)
         self.informers.observe("ADDED", created)
         report.bind_requests += 1
         log.info("bind request created", extra={"pod": pod_key, "node": node})
+
+    async def _refused(self, pod: Object, node: str, error: ApiError, report: CommitReport) -> None:
+        """The API server refused ``pod``'s bind (an admission policy or webhook, a quota on
+        BindRequests, ...): the next cycle is told (``report.bind_failures``), and the pod
+        says why as KAI's does: ``PodScheduled=False``/``BindingError`` and a Warning
+        ``FailedBinding`` Event, once per refusal (not every cycle it is refused again)."""
+        meta = pod.get("metadata") or {}
+        namespace, name = meta.get("namespace") or "default", str(meta.get("name"))
+        pod_key, text = f"{namespace}/{name}", str(error)
+        report.failed += 1
+        report.bind_failures[pod_key] = text
+        if self._refusals_said.get(pod_key) == text and statuses.says_bind_failure(pod):
+            return
+        self._refusals_said[pod_key] = text
+        message = statuses.bind_failure_message(pod_key, node, text)
+        await self._event(pod, "Warning", statuses.FAILED_BINDING, message, report)
+        patch = statuses.pod_scheduled_patch((message,), BINDING_ERROR_REASON)
+        write = self.api.patch(
+            "v1", "Pod", namespace, name, patch, subresource="status", strategic=True
+        )
+        stored = await self._guarded(f"PodScheduled condition of Pod {pod_key}", write, report)
+        if stored is not None:
+            report.conditions += 1
+            self.informers.observe("MODIFIED", stored)
 
     async def _bind_directly(
         self, pod: Object, namespace: str, name: str, node: str, report: CommitReport
@@ -410,6 +455,7 @@ class Committer:
         # before waiting for a slot, another scheduler's binds made during the wait would
         # be missed (an e2e run under load over-committed a node that way).
         checked_at: str | None = None  # the revision of the node's pods the check read
+        error: ApiError | None = None
         async with self._limit:
             if self.room is not None:
                 checked_at = await node_pods.refresh(self.room, self.api, node)
@@ -430,10 +476,13 @@ class Committer:
                 self._unhold(pod)
                 return
             except ApiError as exc:
-                report.failed += 1
+                error = exc
                 self._unhold(pod)
-                log.warning("bind Pod %s/%s to %s failed: %s", namespace, name, node, exc)
-                return
+        if error is not None:
+            log.warning("bind Pod %s/%s to %s failed: %s", namespace, name, node, error)
+            await self._refused(pod, node, error, report)
+            return
+        self._refusals_said.pop(f"{namespace}/{name}", None)
         # The same resourceVersion with spec.nodeName set: the cache counts the pod on
         # its node now, and the watch event (a newer version) replaces this copy.
         self.informers.observe("MODIFIED", bound)

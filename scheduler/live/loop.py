@@ -103,10 +103,15 @@ async def run(
     feed = None if usage_db is None else UsageFeed(usage_db)
     refreshing = None if feed is None else asyncio.create_task(feed.refresh(stop), name="usage")
 
+    # the pods whose bind the API server refused in the last commit: an input of the next
+    # cycle, as usage is (stale-gang eviction does not count them to their gangs)
+    bind_failed: frozenset[str] = frozenset()
+
     def decide(early: EarlyBinds | None) -> tuple[SnapshotResult, CycleResult, float]:
         snapshot = cache.snapshot(time.time(), options.config.stuck_in_releasing_s)
         if feed is not None:  # time-based fair share: usage is an input of the cycle
             feed.fill(snapshot.snapshot)
+        snapshot.snapshot.bind_failed = bind_failed
         decided = time.monotonic()
         result = run_cycle(snapshot.snapshot, options.config, explain=True, early=early)
         return snapshot, result, decided
@@ -149,6 +154,7 @@ async def run(
                     break
                 with gc_paused():
                     report = await committer.commit(result, stream)
+                bind_failed = frozenset(report.bind_failures)
                 if collector is not None:
                     collector.settle()
             metrics.observe_result(
@@ -175,6 +181,7 @@ async def run(
                     "refused_binds": report.refused,
                     "ungated": report.ungated,
                     "failed_writes": report.failed,
+                    "failed_binds": len(report.bind_failures),
                 },
             )
             remaining = options.schedule_period - (time.monotonic() - started)

@@ -14,6 +14,11 @@ that names the gang member the engine happened to try (``pod ns/train-2: ...``) 
 the same reason when the next cycle tries ``train-1`` for the same failure
 (:func:`cause`), so a waiting gang's status is not rewritten, nor its Event sent
 again, every cycle the member alternates.
+
+A pod whose bind the API server refused (its BindRequest create, or ``pods/binding``
+with ``--direct-bind``) says so as in KAI: ``PodScheduled=False`` with reason
+``BindingError`` and a Warning ``FailedBinding`` Event, both with
+:func:`bind_failure_message`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crds.bindrequest import BINDING_ERROR_REASON
 from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from kubeapi.objects import Object, timestamp
 
@@ -34,6 +40,8 @@ CODES = (
     "AdmissionGated",
     REASON_PREEMPTION_DELAY_NOT_ELAPSED,
 )
+FAILED_BINDING = "FailedBinding"
+"""KAI's Warning Event reason on that pod."""
 _CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
 _MEMBER = re.compile(r"\bpod [^\s/:;,]+/[^\s:;,]+")
 """A pod named by its ``namespace/name`` key in an engine reason."""
@@ -86,12 +94,12 @@ def cleared_patch(group: Mapping[str, Any], node_pool: str = NODE_POOL) -> Objec
     return {"status": {"schedulingConditions": kept}}
 
 
-def pod_scheduled_patch(reasons: Sequence[str]) -> Object:
-    """Strategic-merge patch for a pod's status: ``PodScheduled=False``, ``Unschedulable``."""
+def pod_scheduled_patch(reasons: Sequence[str], reason: str = "Unschedulable") -> Object:
+    """Strategic-merge patch for a pod's status: ``PodScheduled=False`` with ``reason``."""
     condition = {
         "type": "PodScheduled",
         "status": "False",
-        "reason": "Unschedulable",
+        "reason": reason,
         "message": message_of(reasons)[:4096],
         "lastTransitionTime": timestamp(),
     }
@@ -108,6 +116,20 @@ def pod_needs_condition(pod: Mapping[str, Any], reasons: Sequence[str]) -> bool:
                 and cause(str(condition.get("message"))) == cause(message_of(reasons)[:4096])
             )
     return True
+
+
+def bind_failure_message(pod_key: str, node: str, error: str) -> str:
+    """KAI's text for a bind the scheduler could not write (its pod condition and Event)."""
+    return f"Failed to bind pod {pod_key} to node {node}. {error}"
+
+
+def says_bind_failure(pod: Mapping[str, Any]) -> bool:
+    """The pod's ``PodScheduled`` condition says its bind failed (``BindingError``)."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled":
+            failed = (condition.get("status"), condition.get("reason"))
+            return failed == ("False", BINDING_ERROR_REASON)
+    return False
 
 
 def scheduling_condition(

@@ -18,7 +18,7 @@ import pytest
 from crds.names import CREATED_BY_LABEL
 
 from .controlplane import Cluster
-from .kube import Obj, wait_for
+from .kube import KubectlError, Obj, wait_for
 from .live import component
 from .objects import KWOK_TOLERATION, unschedulable
 from .procs import ManagedProcess
@@ -179,3 +179,103 @@ def test_a_broken_queue_is_reported_while_others_are_scheduled(
         assert "stuck-0" not in bind_requests(cluster, namespace)
     finally:
         cluster.kubectl.run("delete", "queue.scheduling.run.ai", broken, "--ignore-not-found")
+
+
+def test_a_gang_whose_bind_request_is_refused_is_evicted_as_stale_and_told(
+    cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
+) -> None:
+    """A ValidatingAdmissionPolicy refuses one member's BindRequest, every time: the pod
+    gets KAI's Warning FailedBinding Event (once, not every cycle), and the gang, running
+    below its minimum, is evicted as stale after its grace period (2 s here)."""
+    policy = f"deny-{namespace}"[:63]
+    refuse = f"object.metadata.namespace != '{namespace}' || object.spec.podName != 'vg-3'"
+    cluster.kubectl.create(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": policy},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {
+                            "apiGroups": ["scheduling.run.ai"],
+                            "apiVersions": ["*"],
+                            "operations": ["CREATE"],
+                            "resources": ["bindrequests"],
+                        }
+                    ]
+                },
+                "validations": [{"expression": refuse, "message": "e2e: refused"}],
+            },
+        }
+    )
+    cluster.kubectl.create(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": policy},
+            "spec": {"policyName": policy, "validationActions": ["Deny"]},
+        }
+    )
+    try:
+        probe = {
+            "apiVersion": "scheduling.run.ai/v1alpha2",
+            "kind": "BindRequest",
+            "metadata": {"name": "vg-3", "namespace": namespace},
+            "spec": {"podName": "vg-3", "selectedNode": kwok_node},
+        }
+
+        def enforced() -> bool:
+            try:
+                cluster.kubectl.create(probe, "--dry-run=server")
+            except KubectlError as err:
+                return "e2e: refused" in err.stderr
+            return False
+
+        wait_for("the policy enforced", enforced, timeout=30)
+        group, *members = gang(namespace, "vg", queue_name, kwok_node, 4, "1")
+        group["spec"]["stalenessGracePeriod"] = "2s"
+        cluster.kubectl.create(group)
+        for member in members[:3]:  # already running: bound by hand
+            member["spec"]["nodeName"] = kwok_node
+        # vg-3 comes once vg-0..2 run
+        for member in members[:3]:
+            cluster.kubectl.create(member)
+
+        def running() -> bool:
+            pods = cluster.kubectl.items("pods", "-n", namespace)
+            phases = [str(p.get("status", {}).get("phase")) for p in pods]
+            return phases.count("Running") == 3
+
+        wait_for("vg-0..2 Running", running, timeout=60)
+
+        def refused_event() -> Obj | None:
+            for event in cluster.kubectl.items("events", "-n", namespace):
+                if event["reason"] == "FailedBinding":
+                    return dict(event)
+            return None
+
+        cluster.kubectl.create(members[3])
+        event = wait_for("a FailedBinding Event on vg-3", refused_event, timeout=60)
+        assert event["type"] == "Warning"
+        assert event["involvedObject"]["name"] == "vg-3"
+        assert "e2e: refused" in event["message"]
+
+        def evicted() -> bool:
+            pods = cluster.kubectl.items("pods", "-n", namespace)
+            alive = [
+                p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")
+            ]
+            return alive == ["vg-3"]
+
+        wait_for("vg-0..2 evicted as stale", evicted, timeout=60)
+        events = cluster.kubectl.items("events", "-n", namespace)
+        assert sum(e["reason"] == "FailedBinding" for e in events) == 1  # said once
+        assert any(e["reason"] == "Evict" and e["involvedObject"]["name"] == "vg-0" for e in events)
+        assert "vg-3" not in bind_requests(cluster, namespace)
+    finally:
+        cluster.kubectl.run(
+            "delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found"
+        )
+        cluster.kubectl.run("delete", "validatingadmissionpolicy", policy, "--ignore-not-found")

@@ -407,3 +407,16 @@ def test_a_retrying_bind_is_shown_as_retrying(watch: ClusterWatch) -> None:
     text = kubectl_plugin.explain_text("PodGroup ns/train", entry)
     assert "  pod train-0 on node n0: apiserver busy (attempt 1; the binder retries)" in text
     assert "Why (the scheduler's reasons):" in text  # its own reasons still come first
+
+
+def test_a_refused_bind_request_is_explained_by_the_pods_condition(watch: ClusterWatch) -> None:
+    """The scheduler could not create train-0's BindRequest (an admission policy): the
+    group has no condition, its pod's PodScheduled=False/BindingError says why."""
+    entry = watch.explain("ns/train")
+    assert entry is not None
+    message = "Failed to bind pod ns/train-0 to node n0. BindRequest ns/train-0: denied"
+    refused = {**entry, "reasons": [], "bindFailures": [], "podMessages": [message]}
+    text = kubectl_plugin.explain_text("PodGroup ns/train", refused)
+    assert "Why: the group has no scheduling condition; its pods say (below)" in text
+    assert "not considered it yet" not in text
+    assert f"  {message}" in text

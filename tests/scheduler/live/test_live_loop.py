@@ -7,16 +7,21 @@ import asyncio
 import json
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from live_objects import api_with, scheduler_log, until
 
+from kubeapi.errors import ForbiddenError
+from kubeapi.objects import Object, ObjectRef
 from liveprocess import logs
 from liveprocess.leader import LEASE_API
 from podmuster.cli import build_parser
 from scheduler.config import SchedulerConfig
 from scheduler.live import loop
 from tests.kits import worlds as st
+from tests.kits.fake_kube import FakeKube
 
 
 def test_leader_runs_cycles_and_releases_the_lease_on_stop() -> None:
@@ -87,3 +92,44 @@ def test_run_scheduler_flags() -> None:
     )
     assert (args.leader_elect, args.schedule_period, args.scheduler_name) == (True, 0.5, None)
     assert args.handler.__module__ == "scheduler.live.flags"
+
+
+class RefusingKube(FakeKube):
+    """Refuses every BindRequest of one pod, as an admission policy would."""
+
+    def __init__(self, refused: str) -> None:
+        super().__init__()
+        self.refused = refused
+
+    async def create(self, obj: Mapping[str, Any]) -> Object:
+        if obj.get("kind") == "BindRequest" and obj["metadata"]["name"] == self.refused:
+            self.calls.append(("create", ObjectRef.of(obj)))
+            raise ForbiddenError(ObjectRef.of(obj), "denied by the policy", 403)
+        return await super().create(obj)
+
+
+def test_a_gang_whose_bind_is_always_refused_is_evicted_after_the_grace() -> None:
+    """The loop hands the commit's refused binds to the next cycle (bind_failed): the gang
+    with three pods running and the fourth refused is stamped stale and, past the grace
+    period, evicted."""
+    fake = RefusingKube("g-3")
+    running = ["Running"] * 3 + ["Pending"]
+    objects: list[Any] = [
+        st.node("n1", gpus=8),
+        st.queue("q", gpu_quota=8),
+        st.job("g", "q", 4, gpus=1, states=running, nodes=["n1"] * 3 + [None]),
+    ]
+    for obj in st.stamp(st.flatten(objects)):
+        fake.add(obj)
+    config = SchedulerConfig(staleness_grace_period_s=0.3)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        running = asyncio.create_task(loop.run(fake, loop.Options(config, 0.02), stop))
+        await until(lambda: len(fake.of_kind("Pod")) == 1, 5)
+        stop.set()
+        await asyncio.wait_for(running, 2)
+
+    asyncio.run(main())
+    assert [p["metadata"]["name"] for p in fake.of_kind("Pod")] == ["g-3"]
+    assert any(e["reason"] == "FailedBinding" for e in fake.events)

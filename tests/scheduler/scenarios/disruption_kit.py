@@ -97,6 +97,7 @@ class Disruption:
     evicted_by: str | None = None
     at: float = 0.0
     settings: Mapping[str, Any] = field(default_factory=dict)
+    bind_failed: Sequence[str] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -109,6 +110,7 @@ def run(case: Disruption) -> CycleResult:
     now = NOW.timestamp() + case.at
     config = case.config()
     built = build_snapshot(sourced(case.objects), now=now, stuck_after=config.stuck_in_releasing_s)
+    built.snapshot.bind_failed = frozenset(f"default/{name}" for name in case.bind_failed)
     return run_cycle(built.snapshot, config, explain=True)
 
 

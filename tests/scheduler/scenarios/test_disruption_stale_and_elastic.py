@@ -157,6 +157,37 @@ STALE = [
         binds={"g-2": "n0"},
         annotations={"g": {STALE_ANNOTATION: None}},
     ),
+    # The pod allocate completes the gang with had its bind refused by the API server in
+    # the last commit (an admission policy, a quota): it does not count, so the gang is
+    # stale and stamped (KAI unallocates a pod whose bind fails, in the cycle). Its bind
+    # is still sent: the refusal may have passed.
+    Disruption(
+        "bind-failed-last-commit-does-not-complete",
+        picture(gang(["Running", "Running", "Pending"])),
+        ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"),
+        binds={"g-2": "n0"},
+        annotations={"g": {STALE_ANNOTATION: rfc3339(0)}},
+        bind_failed=["g-2"],
+    ),
+    # ... and past the grace period the whole gang goes, the failing pod's bind with it.
+    Disruption(
+        "bind-failed-past-grace-evicted",
+        picture(stale(gang(["Running", "Running", "Pending"]), 120)),
+        ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"),
+        evicted=["g-0", "g-1"],
+        evicted_by="stalegangeviction",
+        bind_failed=["g-2"],
+    ),
+    # A failed bind of a pod the cycle does not place again changes nothing: a gang at its
+    # minimum stays unstamped.
+    Disruption(
+        "bind-failed-of-another-pod-ignored",
+        picture(gang(["Running", "Running", "Running", "Pending"])),
+        ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"),
+        binds={"g-3": "n0"},
+        annotations={},
+        bind_failed=["g-9"],
+    ),
     # Sub-groups: one pod set below its minimum makes the whole job stale; all active pods go.
     Disruption(
         "one-pod-set-below-minimum",
