@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crds.gpusharing import WHOLE_GPU_RESOURCES
+
 Vector = npt.NDArray[np.int64]
 
 CPU = 0
@@ -28,7 +30,7 @@ BASE_COLUMNS = ("cpu", "memory", "pods", "gpu")
 GPU_UNIT = 1000
 
 # Resource names that count as whole GPUs.
-GPU_RESOURCE_NAMES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+GPU_RESOURCE_NAMES = WHOLE_GPU_RESOURCES
 
 # Queue-level accounting (fair share, quota, limit) covers these three, in this order.
 QUEUE_RESOURCES = ("gpu", "cpu", "memory")
