@@ -19,7 +19,7 @@ from scheduler.api.resources import GPU_UNIT
 from scheduler.binder.decide import decide
 from scheduler.cache.reading import read_bind_request
 from scheduler.cache.snapshotting import build_snapshot
-from scheduler.controllers.podgroup_status import is_non_preemptible, pod_request
+from scheduler.controllers.podgroup_status import GpuMemory, is_non_preemptible, pod_request
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.scale_adjuster.deciding import DeviceError, Settings, devices_of, scaling_pod
 from simulator.workloads import pod_gpus
@@ -305,3 +305,31 @@ def test_scheduler_and_status_controller_agree_on_priority(
         ),
     }
     assert answers == dict.fromkeys(answers, (priority, preemptible))
+
+
+# --- a node's GPU memory ---------------------------------------------------------------------
+
+NODE_MEMORY = [
+    ("40000", (40000, True)),
+    ("40050", (40000, True)),
+    ("1048575", (1048500, True)),  # the largest value read as MiB
+    (str(16 * 1024**3), (16300, True)),  # bytes (gpu-feature-discovery issue 26): 16384 MiB
+    (str(80 * 10**9), (76200, True)),  # 80 GB in bytes: 76293 MiB
+    ("1048576", (rules.UNSYNCED_GPU_MEMORY, False)),  # 1 MiB in bytes: below 100
+    ("99", (rules.UNSYNCED_GPU_MEMORY, False)),
+    (" 40000", (rules.UNSYNCED_GPU_MEMORY, False)),
+    ("\u00b2", (rules.UNSYNCED_GPU_MEMORY, False)),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), NODE_MEMORY)
+def test_engine_and_status_controller_read_the_same_gpu_memory(
+    raw: str, expected: tuple[int, bool]
+) -> None:
+    labels = {"nvidia.com/gpu.memory": raw}
+    assert rules.node_gpu_memory(labels) == expected
+    node = t.node("n", gpus=1, labels=labels)
+    objects = t.flatten([t.queue("q"), node])
+    shared = build_snapshot(t.sourced(objects)).snapshot.nodes.shared
+    assert (int(shared.memory[0]), bool(shared.synced[0])) == expected
+    assert GpuMemory([node]).of("n") == expected[0]
