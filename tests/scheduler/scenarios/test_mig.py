@@ -104,6 +104,64 @@ CASES = [
         [queue("q"), mixed("a0"), gpu_node("b0", 1), job("f", "q", annotations=fraction(0.5))],
         binds={"f-0": "b0"},
     ),
+    # The MIG label is read as Go's ParseBool (KAI): "True" and "1" enable MIG, so the
+    # mixed node takes the slice ...
+    *[
+        GpuCase(
+            f"mig-enabled-{value}",
+            [
+                queue("q"),
+                node(
+                    "m0",
+                    extended={SLICE: "7"},
+                    labels={
+                        "nvidia.com/mig.strategy": "mixed",
+                        "node-role.kubernetes.io/mig-enabled": value,
+                    },
+                ),
+                job("s", "q", extended={SLICE: "1"}),
+            ],
+            binds={"s-0": "m0"},
+        )
+        for value in ("True", "1", "t", "TRUE")
+    ],
+    # ... and a value ParseBool refuses ("yes") leaves the node without MIG.
+    GpuCase(
+        "mig-enabled-not-a-bool",
+        [
+            queue("q"),
+            node(
+                "m0",
+                extended={SLICE: "7"},
+                labels={
+                    "nvidia.com/mig.strategy": "mixed",
+                    "node-role.kubernetes.io/mig-enabled": "yes",
+                },
+            ),
+            job("s", "q", extended={SLICE: "1"}),
+        ],
+        pending=["s"],
+        reasons={"s": ["not MIG-enabled"]},
+    ),
+    # A strategy neither single nor mixed ("none") is KAI's none: no restriction, so a
+    # fraction and a whole GPU go there; a slice still needs a node offering it.
+    GpuCase(
+        "strategy-none-restricts-nothing",
+        [
+            queue("q"),
+            node(
+                "n0",
+                gpus=4,
+                labels={
+                    "nvidia.com/mig.strategy": "none",
+                    "node-role.kubernetes.io/mig-enabled": "true",
+                },
+            ),
+            job("f", "q", annotations=fraction(0.5)),
+            job("w", "q", gpus=1),
+        ],
+        binds={"f-0": "n0", "w-0": "n0"},
+    ),
     # Quota: one 3g.20gb slice counts 3 GPUs, over a limit of 2.
     GpuCase(
         "slice-counts-x-gpus",
