@@ -179,3 +179,33 @@ def test_a_broken_queue_is_reported_while_others_are_scheduled(
         assert "stuck-0" not in bind_requests(cluster, namespace)
     finally:
         cluster.kubectl.run("delete", "queue.scheduling.run.ai", broken, "--ignore-not-found")
+
+
+def test_a_non_ascii_gpu_annotation_is_reported_and_the_scheduler_keeps_running(
+    cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
+) -> None:
+    """``gpu-memory: "²"`` passed ``str.isdigit`` and ``int()`` raised: the scheduler exited
+    and crash-looped while the pod existed. Now it is one bad pod, reported by an Event."""
+    group, bad = gang(namespace, "superscript", queue_name, kwok_node, 1, "1")
+    bad["metadata"]["annotations"]["gpu-memory"] = "\u00b2"
+    cluster.kubectl.create(group)
+    cluster.kubectl.create(bad)
+
+    def invalid_event() -> Obj | None:
+        for event in cluster.kubectl.items("events", "-n", namespace):
+            involved = event["involvedObject"]
+            if (involved["kind"], involved["name"]) == ("Pod", "superscript-0"):
+                return dict(event) if event["reason"] == "InvalidObject" else None
+        return None
+
+    event = wait_for("an InvalidObject Event on Pod superscript-0", invalid_event, timeout=30)
+    assert "metadata.annotations[gpu-memory]: must be a positive integer" in event["message"]
+    for obj in gang(namespace, "after", queue_name, kwok_node, 1, "1"):
+        cluster.kubectl.create(obj)
+    wait_for(
+        "a BindRequest for after-0",
+        lambda: "after-0" in bind_requests(cluster, namespace),
+        timeout=30,
+    )
+    assert "superscript-0" not in bind_requests(cluster, namespace)
+    scheduler.check_alive()
