@@ -35,6 +35,15 @@ def single(name: str, gpus: int = 7) -> dict[str, object]:
     )
 
 
+def labelled(name: str, enabled: str, strategy: str, *, slices: bool = True) -> dict[str, object]:
+    """A node labelled ``mig-enabled=<enabled>`` and ``mig.strategy=<strategy>``: seven
+    1g.5gb slices, or (``slices=False``) four GPUs."""
+    labels = {"nvidia.com/mig.strategy": strategy, "node-role.kubernetes.io/mig-enabled": enabled}
+    if slices:
+        return node(name, extended={SLICE: "7"}, labels=labels)
+    return node(name, gpus=4, labels=labels)
+
+
 CASES = [
     # A slice request goes to the mixed node, which offers that slice.
     GpuCase(
@@ -109,18 +118,7 @@ CASES = [
     *[
         GpuCase(
             f"mig-enabled-{value}",
-            [
-                queue("q"),
-                node(
-                    "m0",
-                    extended={SLICE: "7"},
-                    labels={
-                        "nvidia.com/mig.strategy": "mixed",
-                        "node-role.kubernetes.io/mig-enabled": value,
-                    },
-                ),
-                job("s", "q", extended={SLICE: "1"}),
-            ],
+            [queue("q"), labelled("m0", value, "mixed"), job("s", "q", extended={SLICE: "1"})],
             binds={"s-0": "m0"},
         )
         for value in ("True", "1", "t", "TRUE")
@@ -128,35 +126,17 @@ CASES = [
     # ... and a value ParseBool refuses ("yes") leaves the node without MIG.
     GpuCase(
         "mig-enabled-not-a-bool",
-        [
-            queue("q"),
-            node(
-                "m0",
-                extended={SLICE: "7"},
-                labels={
-                    "nvidia.com/mig.strategy": "mixed",
-                    "node-role.kubernetes.io/mig-enabled": "yes",
-                },
-            ),
-            job("s", "q", extended={SLICE: "1"}),
-        ],
+        [queue("q"), labelled("m0", "yes", "mixed"), job("s", "q", extended={SLICE: "1"})],
         pending=["s"],
         reasons={"s": ["not MIG-enabled"]},
     ),
     # A strategy neither single nor mixed ("none") is KAI's none: no restriction, so a
-    # fraction and a whole GPU go there; a slice still needs a node offering it.
+    # fraction and a whole GPU go there.
     GpuCase(
         "strategy-none-restricts-nothing",
         [
             queue("q"),
-            node(
-                "n0",
-                gpus=4,
-                labels={
-                    "nvidia.com/mig.strategy": "none",
-                    "node-role.kubernetes.io/mig-enabled": "true",
-                },
-            ),
+            labelled("n0", "true", "none", slices=False),
             job("f", "q", annotations=fraction(0.5)),
             job("w", "q", gpus=1),
         ],
