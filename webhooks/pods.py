@@ -4,7 +4,10 @@ Why this module exists: a Pod asks for part of a GPU by annotation only, and the
 server checks annotations for nothing but their syntax. A ``gpu-fraction`` of ``1.5``,
 a ``gpu-memory`` of ``8Gi`` or a fraction next to an ``nvidia.com/gpu`` limit would be
 stored, then stay pending or be placed wrongly. The admission webhook refuses such pods
-at creation; the rules live here, apart from the HTTP edge (:mod:`webhooks.server`).
+at creation, and updates that change a sharing annotation (the chart's ``matchConditions``
+send only those; the object judged is the new one); the rules live here, apart from the
+HTTP edge (:mod:`webhooks.server`), and the scheduler applies the same ones
+(:mod:`crds.rules`), so an admitted pod is never refused later for its annotations.
 Each problem is one :class:`~crds.errors.InputError` naming the pod and the annotation.
 
 Rules (KAI's annotation contract), for pods whose ``spec.schedulerName`` is ours only:
