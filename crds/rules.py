@@ -36,6 +36,7 @@ from crds.names import ADMISSION_GATE, ADMISSION_GATE_ANNOTATION
 __all__ = [
     "DEFAULT_BACKOFF_LIMIT",
     "DEFAULT_PRIORITY",
+    "FRACTION_UNIT",
     "NON_PREEMPTIBLE_FROM",
     "UNSYNCED_GPU_MEMORY",
     "RuleError",
@@ -118,11 +119,15 @@ def gpu_fraction(raw: Any) -> float:
     return value
 
 
-def fraction_units(fraction: float, unit: int) -> int:
-    """A :func:`gpu_fraction` in ``unit`` parts of one GPU (the scheduler keeps thousandths):
-    rounded, then at least 1 and at most ``unit - 1``, so every fraction the webhook admits
-    is also scheduled (KAI takes any 0 < x < 1; 0.0004 is charged as 0.001, 0.9996 as 0.999)."""
-    return min(max(round(fraction * unit), 1), unit - 1)
+FRACTION_UNIT: Final = 1000
+"""Parts of one GPU a ``gpu-fraction`` is kept in (thousandths): the scheduler's GPU unit."""
+
+
+def fraction_units(fraction: float) -> int:
+    """A :func:`gpu_fraction` in thousandths of one GPU, as every component charges it:
+    rounded, then at least 1 and at most 999, so every fraction the webhook admits is also
+    scheduled (KAI takes any 0 < x < 1; 0.0004 is charged as 0.001, 0.9996 as 0.999)."""
+    return min(max(round(fraction * FRACTION_UNIT), 1), FRACTION_UNIT - 1)
 
 
 def whole_gpu_conflicts(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> list[RuleError]:
@@ -257,7 +262,8 @@ def node_gpu_memory(labels: Mapping[str, Any]) -> tuple[int, bool]:
 def pod_gpus(
     whole: float, shared: SharedGpu | None, device_memory_mib: int | None, *, on_node: bool
 ) -> float:
-    """The GPUs KAI counts for a pod: its whole devices, plus fraction x devices, or for a
+    """The GPUs KAI counts for a pod: its whole devices, plus fraction x devices (the
+    fraction in thousandths, :func:`fraction_units`, as the scheduler charges it), or for a
     gpu-memory request devices x its share of one GPU of ``device_memory_mib``.
 
     A pod on a node (``on_node``) takes :func:`gpu_memory_portion` of that node's GPU; a
@@ -267,7 +273,7 @@ def pod_gpus(
     if shared is None:
         return whole
     if shared.fraction is not None:
-        return whole + shared.fraction * shared.devices
+        return whole + fraction_units(shared.fraction) / FRACTION_UNIT * shared.devices
     if not device_memory_mib:
         return whole
     if on_node:

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crds.gpusharing import WHOLE_GPU_RESOURCES
+from crds.rules import FRACTION_UNIT
 
 Vector = npt.NDArray[np.int64]
 
@@ -27,7 +28,7 @@ GPU = 3
 BASE_COLUMNS = ("cpu", "memory", "pods", "gpu")
 
 # One whole GPU in the GPU column: thousandths, so fractions (0.5, 0.25) stay exact.
-GPU_UNIT = 1000
+GPU_UNIT = FRACTION_UNIT
 
 # Resource names that count as whole GPUs.
 GPU_RESOURCE_NAMES = WHOLE_GPU_RESOURCES

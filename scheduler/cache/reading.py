@@ -235,7 +235,7 @@ def read_gpu_share(annotations: Mapping[str, str], spec: Mapping[str, Any]) -> G
             raise conflict
     except rules.RuleError as exc:
         raise FieldError(exc.field, exc.message) from None
-    portion = 0 if shared.fraction is None else rules.fraction_units(shared.fraction, GPU_UNIT)
+    portion = 0 if shared.fraction is None else rules.fraction_units(shared.fraction)
     return GpuShare(portion, shared.memory_mib, shared.devices, shared.container)
 
 

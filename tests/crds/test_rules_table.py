@@ -173,6 +173,9 @@ GPU_ROWS = [
     ({}, 2.0, 2.0),
     ({FRACTION: "0.5"}, 0, 0.5),
     ({FRACTION: "0.25", NUM_DEVICES: "3"}, 0, 0.75),
+    ({FRACTION: "0.3333", NUM_DEVICES: "3"}, 0, 0.999),  # thousandths, as charged
+    ({FRACTION: "0.0004"}, 0, 0.001),
+    ({FRACTION: "0.9996", NUM_DEVICES: "2"}, 0, 1.998),
 ]
 
 
