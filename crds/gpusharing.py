@@ -36,6 +36,7 @@ __all__ = [
     "RESTORED_FOR_GPU_ANNOTATION",
     "SHARING_ANNOTATIONS",
     "VISIBLE_DEVICES_ENV",
+    "WHOLE_GPU_RESOURCES",
     "configmap_name",
 ]
 
@@ -52,6 +53,8 @@ MPS: Final = "mps"
 """``"true"`` runs the pod's GPU work through the node's MPS daemon."""
 SHARING_ANNOTATIONS: Final = (FRACTION, MEMORY, NUM_DEVICES, CONTAINER_NAME, MPS)
 GPU_RESOURCE: Final = "nvidia.com/gpu"
+WHOLE_GPU_RESOURCES: Final = frozenset({GPU_RESOURCE, "amd.com/gpu"})
+"""Resources that count as whole GPUs (the scheduler's GPU column)."""
 NODE_GPU_MEMORY_LABEL: Final = "nvidia.com/gpu.memory"
 """On a GPU node (set by the GPU operator): MiB of memory per GPU."""
 

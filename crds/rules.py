@@ -23,12 +23,20 @@ from typing import Any, Final, TypeVar
 
 from crds.bindrequest import PHASE_FAILED
 from crds.errors import shown
-from crds.gpusharing import CONTAINER_NAME, FRACTION, MEMORY, NODE_GPU_MEMORY_LABEL, NUM_DEVICES
+from crds.gpusharing import (
+    CONTAINER_NAME,
+    FRACTION,
+    MEMORY,
+    NODE_GPU_MEMORY_LABEL,
+    NUM_DEVICES,
+    WHOLE_GPU_RESOURCES,
+)
 from crds.names import ADMISSION_GATE, ADMISSION_GATE_ANNOTATION
 
 __all__ = [
     "DEFAULT_BACKOFF_LIMIT",
     "DEFAULT_PRIORITY",
+    "FRACTION_UNIT",
     "NON_PREEMPTIBLE_FROM",
     "UNSYNCED_GPU_MEMORY",
     "RuleError",
@@ -39,6 +47,7 @@ __all__ = [
     "backoff_limit",
     "bind_request_finally_failed",
     "container_resources",
+    "fraction_units",
     "gpu_devices",
     "gpu_fraction",
     "gpu_memory",
@@ -52,6 +61,7 @@ __all__ = [
     "pod_resources",
     "priority_of",
     "shared_gpu",
+    "whole_gpu_conflicts",
 ]
 
 DEFAULT_BACKOFF_LIMIT: Final = 0
@@ -98,7 +108,7 @@ def gpu_fraction(raw: Any) -> float:
     A whole GPU is asked for with ``nvidia.com/gpu``, never with a fraction of 1;
     KAI's admission webhook rejects 1 and more, so no component may accept it.
     """
-    text = str(raw).strip()
+    text = str(raw)  # no spaces: KAI's ParseFloat refuses them
     value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not 0 < value < 1:  # nan: not a plain decimal number
         raise RuleError(
@@ -109,13 +119,73 @@ def gpu_fraction(raw: Any) -> float:
     return value
 
 
+FRACTION_UNIT: Final = 1000
+"""Parts of one GPU a ``gpu-fraction`` is kept in (thousandths): the scheduler's GPU unit."""
+
+
+def fraction_units(fraction: float) -> int:
+    """A :func:`gpu_fraction` in thousandths of one GPU, as every component charges it:
+    rounded, then at least 1 and at most 999, so every fraction the webhook admits is also
+    scheduled (KAI takes any 0 < x < 1; 0.0004 is charged as 0.001, 0.9996 as 0.999)."""
+    return min(max(round(fraction * FRACTION_UNIT), 1), FRACTION_UNIT - 1)
+
+
+def whole_gpu_conflicts(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> list[RuleError]:
+    """A shared-GPU request (``gpu-fraction`` or ``gpu-memory``) next to a whole-GPU resource:
+    one error per container or init container that names one in its limits or requests,
+    whatever the amount (KAI's admission refuses any ``nvidia.com/gpu`` limit key, even 0;
+    ``amd.com/gpu`` is refused too, as the scheduler counts it as a whole GPU)."""
+    sharing = next((name for name in (FRACTION, MEMORY) if name in annotations), None)
+    if sharing is None:
+        return []
+    errors = []
+    for kind in ("containers", "initContainers"):
+        for index, container in enumerate(_list(spec.get(kind))):
+            resources = _map(_map(container).get("resources"))
+            found = next(
+                (
+                    (section, name, amount)
+                    for section in ("limits", "requests")
+                    for name, amount in _map(resources.get(section)).items()
+                    if name in WHOLE_GPU_RESOURCES
+                ),
+                None,
+            )
+            if found is not None:
+                section, name, amount = found
+                errors.append(
+                    RuleError(
+                        f"spec.{kind}[{index}].resources.{section}[{name}]",
+                        f"{name} {section[:-1]} {shown(amount)} cannot be combined with the "
+                        f"{sharing} annotation: ask for shared or whole GPUs, not both",
+                    )
+                )
+    return errors
+
+
+_UINT64_MAX: Final = 2**64 - 1
+
+
+def _uint(raw: Any) -> int | None:
+    """``raw`` read as Go's ``strconv.ParseUint(text, 10, 64)`` reads it (KAI's reader of
+    integer annotations and labels), else None: ASCII digits only, so no sign, no space
+    and no other script's digits (Python's ``str.isdigit`` takes a superscript two, which
+    ``int`` then refuses, and Arabic-Indic digits, which it reads), and at most 2**64 - 1."""
+    text = str(raw)
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if value <= _UINT64_MAX else None
+
+
 def _positive_int(raw: Any, name: str, what: str) -> int:
-    text = str(raw).strip()
-    if not text.isdigit() or int(text) <= 0:
+    value = _uint(raw)
+    if not value:
         raise RuleError(
-            annotation_field(name), f"must be a positive integer{what}, got {shown(raw)}"
+            annotation_field(name),
+            f"must be a positive integer{what} (ASCII digits only), got {shown(raw)}",
         )
-    return int(text)
+    return value
 
 
 def gpu_memory(raw: Any) -> int:
@@ -169,22 +239,31 @@ UNSYNCED_GPU_MEMORY: Final = 100
 """MiB assumed per device of a node without a usable ``nvidia.com/gpu.memory`` label."""
 
 
+_MIB: Final = 1024 * 1024
+_BYTES_FROM: Final = _MIB
+"""A ``nvidia.com/gpu.memory`` label of this many or more (1 TiB in MiB) is bytes, as KAI reads
+it: gpu-feature-discovery has published bytes (its issue 26)."""
+
+
 def node_gpu_memory(labels: Mapping[str, Any]) -> tuple[int, bool]:
     """(MiB per GPU, whether it is known) of a node, from its ``nvidia.com/gpu.memory`` label:
+    an integer of MiB, or of bytes when 1,048,576 or more (then converted to whole MiB),
     rounded down to a multiple of 100; missing, unreadable or below 100, KAI assumes 100 and
     the node is not synced (gpu-memory pods are not placed there)."""
     raw = labels.get(NODE_GPU_MEMORY_LABEL)
-    text = str(raw).strip() if raw is not None else ""
-    if not text.isdigit() or int(text) < UNSYNCED_GPU_MEMORY:
+    value = _uint(raw) if raw is not None else None
+    if value is not None and value >= _BYTES_FROM:
+        value //= _MIB  # bytes: gpu-feature-discovery issue 26, as KAI reads it
+    if value is None or value < UNSYNCED_GPU_MEMORY:
         return UNSYNCED_GPU_MEMORY, False
-    value = int(text)
     return value - value % UNSYNCED_GPU_MEMORY, True
 
 
 def pod_gpus(
     whole: float, shared: SharedGpu | None, device_memory_mib: int | None, *, on_node: bool
 ) -> float:
-    """The GPUs KAI counts for a pod: its whole devices, plus fraction x devices, or for a
+    """The GPUs KAI counts for a pod: its whole devices, plus fraction x devices (the
+    fraction in thousandths, :func:`fraction_units`, as the scheduler charges it), or for a
     gpu-memory request devices x its share of one GPU of ``device_memory_mib``.
 
     A pod on a node (``on_node``) takes :func:`gpu_memory_portion` of that node's GPU; a
@@ -194,7 +273,7 @@ def pod_gpus(
     if shared is None:
         return whole
     if shared.fraction is not None:
-        return whole + shared.fraction * shared.devices
+        return whole + fraction_units(shared.fraction) / FRACTION_UNIT * shared.devices
     if not device_memory_mib:
         return whole
     if on_node:

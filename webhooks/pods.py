@@ -4,7 +4,10 @@ Why this module exists: a Pod asks for part of a GPU by annotation only, and the
 server checks annotations for nothing but their syntax. A ``gpu-fraction`` of ``1.5``,
 a ``gpu-memory`` of ``8Gi`` or a fraction next to an ``nvidia.com/gpu`` limit would be
 stored, then stay pending or be placed wrongly. The admission webhook refuses such pods
-at creation; the rules live here, apart from the HTTP edge (:mod:`webhooks.server`).
+at creation, and updates that change a sharing annotation (the chart's ``matchConditions``
+send only those; the object judged is the new one); the rules live here, apart from the
+HTTP edge (:mod:`webhooks.server`), and the scheduler applies the same ones
+(:mod:`crds.rules`), so an admitted pod is never refused later for its annotations.
 Each problem is one :class:`~crds.errors.InputError` naming the pod and the annotation.
 
 Rules (KAI's annotation contract), for pods whose ``spec.schedulerName`` is ours only:
@@ -13,28 +16,27 @@ Rules (KAI's annotation contract), for pods whose ``spec.schedulerName`` is ours
   MiB, as :mod:`crds.rules` says for every component (a whole GPU is asked for with
   ``nvidia.com/gpu``);
 * not both ``gpu-fraction`` and ``gpu-memory``;
-* neither together with a whole-GPU ``nvidia.com/gpu`` request or limit on any
-  container or init container;
+* neither together with a whole-GPU resource (``nvidia.com/gpu``, ``amd.com/gpu``) in
+  the requests or limits of any container or init container, whatever the amount, even 0
+  (:func:`crds.rules.whole_gpu_conflicts`, the scheduler's rule too);
 * ``gpu-fraction-num-devices``: a positive integer, only with ``gpu-fraction`` or
   ``gpu-memory``;
 * ``gpu-fraction-container-name``: the name of one of the pod's containers or init
   containers;
-* ``mps``: ``"true"`` or ``"false"``, and ``"true"`` only with ``gpu-fraction`` or
-  ``gpu-memory`` (MPS shares a GPU between processes; a whole GPU needs none).
+* ``mps``: ``"true"`` only with ``gpu-fraction`` or ``gpu-memory`` (MPS shares a GPU
+  between processes; a whole GPU needs none); any other value means no MPS, as in KAI.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from crds import rules
-from crds.errors import InputError, object_error, shown
+from crds.errors import InputError, object_error
 from crds.gpusharing import (
     CONTAINER_NAME,
     FRACTION,
-    GPU_RESOURCE,
     MEMORY,
     MPS,
     NUM_DEVICES,
@@ -42,8 +44,6 @@ from crds.gpusharing import (
 )
 
 __all__ = ["SHARING_ANNOTATIONS", "validate_pod"]
-
-_NUMBER = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 
 Problems = list[InputError]
 
@@ -62,12 +62,6 @@ def _named(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     if metadata.get("name") or not metadata.get("generateName"):
         return obj
     return {**obj, "metadata": {**metadata, "name": f"{metadata['generateName']}*"}}
-
-
-def _whole_gpu(value: Any) -> bool:
-    """Whether a request or limit of ``nvidia.com/gpu`` asks for any device (0 does not)."""
-    text = str(value).strip()
-    return not (_NUMBER.fullmatch(text) and float(text) == 0)
 
 
 def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
@@ -105,21 +99,8 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
     containers = [("containers", c) for c in _list(spec.get("containers"))] + [
         ("initContainers", c) for c in _list(spec.get("initContainers"))
     ]
-    if sharing:
-        index = {"containers": 0, "initContainers": 0}
-        for kind, container in containers:
-            resources = _mapping(_mapping(container).get("resources"))
-            for section in ("limits", "requests"):
-                amount = _mapping(resources.get(section)).get(GPU_RESOURCE)
-                if amount is not None and _whole_gpu(amount):
-                    where = f"spec.{kind}[{index[kind]}].resources.{section}[{GPU_RESOURCE}]"
-                    problem(
-                        where,
-                        f"a whole-GPU {section[:-1]} ({amount}) cannot be combined with the "
-                        f"{sharing[0]} annotation: ask for shared or whole GPUs, not both",
-                    )
-                    break
-            index[kind] += 1
+    for conflict in rules.whole_gpu_conflicts(spec, annotations):
+        problem(conflict.field, conflict.message)
     devices = annotations.get(NUM_DEVICES)
     if devices is not None:
         try:
@@ -131,15 +112,11 @@ def validate_pod(obj: Mapping[str, Any], scheduler_name: str) -> Problems:
                 rules.annotation_field(NUM_DEVICES),
                 f"applies only together with {FRACTION} or {MEMORY}",
             )
-    mps = annotations.get(MPS)
-    if mps is not None:
-        if mps not in ("true", "false"):
-            problem(rules.annotation_field(MPS), f'must be "true" or "false", got {shown(mps)}')
-        elif mps == "true" and not sharing:
-            problem(
-                rules.annotation_field(MPS),
-                f'"true" applies only together with {FRACTION} or {MEMORY}',
-            )
+    if annotations.get(MPS) == "true" and not sharing:
+        problem(
+            rules.annotation_field(MPS),
+            f'"true" applies only together with {FRACTION} or {MEMORY}',
+        )
     target = annotations.get(CONTAINER_NAME)
     if target is not None:
         names = [n for _, c in containers if isinstance(n := _mapping(c).get("name"), str)]

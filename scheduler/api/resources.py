@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crds.gpusharing import WHOLE_GPU_RESOURCES
+from crds.rules import FRACTION_UNIT
+
 Vector = npt.NDArray[np.int64]
 
 CPU = 0
@@ -25,10 +28,10 @@ GPU = 3
 BASE_COLUMNS = ("cpu", "memory", "pods", "gpu")
 
 # One whole GPU in the GPU column: thousandths, so fractions (0.5, 0.25) stay exact.
-GPU_UNIT = 1000
+GPU_UNIT = FRACTION_UNIT
 
 # Resource names that count as whole GPUs.
-GPU_RESOURCE_NAMES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+GPU_RESOURCE_NAMES = WHOLE_GPU_RESOURCES
 
 # Queue-level accounting (fair share, quota, limit) covers these three, in this order.
 QUEUE_RESOURCES = ("gpu", "cpu", "memory")

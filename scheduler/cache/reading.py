@@ -13,7 +13,6 @@ from typing import Any
 
 from crds import bindrequest, durations, podgroup, rules
 from crds.errors import shown
-from crds.gpusharing import FRACTION, MEMORY
 from crds.meta import strict_rfc3339_seconds
 from crds.names import (
     LAST_EVICTION_ANNOTATION,
@@ -198,7 +197,7 @@ def read_pod(
         pod.claims = pod_claims(spec, pod.name)
     if selector or required or tolerations:
         pod.constraint_key = repr((sorted(selector.items()), required, tolerations))
-    _read_gpu_kind(pod, space)
+    _read_gpu_kind(pod, spec, space)
     numa_reading.defer_numa_request(pod, spec, status if isinstance(status, MAP) else {})
     return pod
 
@@ -222,42 +221,33 @@ def _read_pod_placement_rules(pod: PodInfo, spec: Mapping[str, Any]) -> None:
     pod.spread = read_spread(spec, pod.labels)
 
 
-def read_gpu_share(annotations: Mapping[str, str], request: Vector) -> GpuShare | None:
+def read_gpu_share(annotations: Mapping[str, str], spec: Mapping[str, Any]) -> GpuShare | None:
     """The pod's fractional GPU request from its annotations (:func:`crds.rules.shared_gpu`).
 
-    A shared request may not be combined with whole ``nvidia.com/gpu``.
+    A shared request may not be combined with a whole-GPU resource
+    (:func:`crds.rules.whole_gpu_conflicts`, the webhook's rule); a fraction is kept in
+    thousandths (:func:`crds.rules.fraction_units`).
     """
     try:
         shared = rules.shared_gpu(annotations)
+        if shared is None:
+            return None
+        for conflict in rules.whole_gpu_conflicts(spec, annotations):
+            raise conflict
     except rules.RuleError as exc:
         raise FieldError(exc.field, exc.message) from None
-    if shared is None:
-        return None
-    portion = 0
-    if shared.fraction is not None:
-        portion = round(shared.fraction * GPU_UNIT)
-        if portion <= 0 or portion >= GPU_UNIT:
-            raise FieldError(
-                rules.annotation_field(FRACTION),
-                f"must be between 0.001 and 0.999, got {shown(annotations.get(FRACTION))}",
-            )
-    if request[GPU] > 0:
-        name = FRACTION if shared.fraction is not None else MEMORY
-        raise FieldError(
-            rules.annotation_field(name),
-            "a shared GPU request must not be combined with nvidia.com/gpu",
-        )
+    portion = 0 if shared.fraction is None else rules.fraction_units(shared.fraction)
     return GpuShare(portion, shared.memory_mib, shared.devices, shared.container)
 
 
-def _read_gpu_kind(pod: PodInfo, space: ResourceSpace) -> None:
+def _read_gpu_kind(pod: PodInfo, spec: Mapping[str, Any], space: ResourceSpace) -> None:
     """Shared GPU and MIG requests: share record, quota and a constraint key of their kind.
 
     The node filters for GPU kinds (MIG strategy, memory label) depend on the
     kind, and the session caches filter results per constraint key.
     """
     # only our pods' annotations are ours to read: another scheduler's pod counts what it requests
-    share = read_gpu_share(pod.annotations, pod.request) if pod.is_ours else None
+    share = read_gpu_share(pod.annotations, spec) if pod.is_ours else None
     if share is not None:
         pod.gpu_share = share
         pod.uses_gpu = True

@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from crds import quantities, rules
-from crds.gpusharing import GPU_RESOURCE
+from crds.gpusharing import GPU_RESOURCE, WHOLE_GPU_RESOURCES
 
 __all__ = [
     "GpuMemory",
@@ -39,7 +39,7 @@ __all__ = [
     "podgroup_status",
 ]
 
-_GPU_NAMES: Final = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+_GPU_NAMES: Final = WHOLE_GPU_RESOURCES
 _SKIPPED: Final = frozenset({"pods", "ephemeral-storage"})
 _FINISHED: Final = frozenset({"Succeeded", "Failed"})
 MB: Final = 10**6

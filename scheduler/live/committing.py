@@ -70,9 +70,10 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crds import rules
 from crds.bindrequest import API_VERSION as BINDREQUEST_API_VERSION
 from crds.bindrequest import BINDING_ERROR_REASON, SELECTED_NODE_LABEL
-from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
+from crds.gpusharing import FRACTION, MEMORY
 from crds.names import ADMISSION_GATE, CREATED_BY_LABEL, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
@@ -159,10 +160,9 @@ def bind_request(
         count, portion = len(groups), f"{decision.gpu_portion / GPU_UNIT:.2f}"
     elif decision is not None and decision.resource_type == "MigInstance":
         resource_type, count, portion = "MigInstance", 0, "0.00"
-    elif fraction := (meta.get("annotations") or {}).get(FRACTION):
+    elif (fraction := _fraction_request(meta.get("annotations") or {})) is not None:
         resource_type = "Fraction"
-        count = int((meta.get("annotations") or {}).get(NUM_DEVICES) or 1)
-        portion = f"{float(fraction):.2f}"
+        count, portion = fraction.devices, f"{fraction.fraction:.2f}"
     else:
         count = _whole_gpus(pod)  # KAI: a whole device is portion 1, none is 0
         resource_type, portion = "Regular", "1.00" if count else "0.00"
@@ -201,6 +201,16 @@ def pod_group_key(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     group = (meta.get("annotations") or {}).get(POD_GROUP_ANNOTATION)
     return f"{meta.get('namespace') or 'default'}/{group}" if group else ""
+
+
+def _fraction_request(annotations: Mapping[str, Any]) -> rules.SharedGpu | None:
+    """The pod's ``gpu-fraction`` request (:func:`crds.rules.shared_gpu`); None without one,
+    or when an annotation is bad (the engine reports it, naming the field)."""
+    try:
+        shared = rules.shared_gpu(annotations)
+    except rules.RuleError:
+        return None
+    return shared if shared is not None and shared.fraction is not None else None
 
 
 def _whole_gpus(pod: Mapping[str, Any]) -> int:

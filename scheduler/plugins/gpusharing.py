@@ -24,13 +24,20 @@ from scheduler.framework.session import Session
 SHARED_GROUP_SCORE = 1000.0
 
 
-def mig_strategies(session: Session) -> tuple[ep.Mask, ep.Mask]:
-    """(MIG single, MIG mixed) node masks.
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+"""The texts Go's ``strconv.ParseBool`` reads as true (KAI's reader of the MIG label)."""
 
-    A node is MIG-enabled with the label ``node-role.kubernetes.io/mig-enabled=true``
-    or, without that label, any ``nvidia.com/mig-*`` allocatable. Its strategy
-    is the ``nvidia.com/mig.strategy`` label; unlabelled, it is ``mixed`` when it
-    offers MIG slices and ``single`` otherwise.
+
+def mig_strategies(session: Session) -> tuple[ep.Mask, ep.Mask, ep.Mask]:
+    """(MIG single, MIG mixed, MIG-enabled) node masks.
+
+    A node is MIG-enabled when the label ``node-role.kubernetes.io/mig-enabled`` reads as
+    true for Go's ``strconv.ParseBool`` (``1``, ``t``, ``true``, ``True``, ``TRUE``, ``T``;
+    any other value: not enabled), or, without that label, with any ``nvidia.com/mig-*``
+    allocatable. Its strategy is the ``nvidia.com/mig.strategy`` label: ``single`` or
+    ``mixed``; another value is KAI's ``none``, which restricts nothing (the node is only
+    in the third mask); unlabelled, ``mixed`` when it offers MIG slices and ``single``
+    otherwise (podmuster; KAI: none).
     """
     nodes = session.snapshot.nodes
     names = session.snapshot.space.names
@@ -40,19 +47,18 @@ def mig_strategies(session: Session) -> tuple[ep.Mask, ep.Mask]:
         offers_mig = np.asarray((nodes.allocatable[mig_columns] > 0).any(axis=0), dtype=bool)
     single = np.zeros(len(nodes), dtype=bool)
     mixed = np.zeros(len(nodes), dtype=bool)
+    enabled = np.zeros(len(nodes), dtype=bool)
     for i, meta in enumerate(nodes.meta):
         label = meta.labels.get(gpu_sharing.MIG_ENABLED_LABEL)
-        enabled = label == "true" if label is not None else bool(offers_mig[i])
-        if not enabled:
+        enabled[i] = label in _GO_TRUE if label is not None else bool(offers_mig[i])
+        if not enabled[i]:
             continue
         strategy = meta.labels.get(gpu_sharing.MIG_STRATEGY_LABEL) or (
             "mixed" if offers_mig[i] else "single"
         )
-        if strategy == "mixed":
-            mixed[i] = True
-        else:
-            single[i] = True
-    return single, mixed
+        mixed[i] = strategy == "mixed"
+        single[i] = strategy == "single"
+    return single, mixed, enabled
 
 
 class GpuSharingPlugin:
@@ -61,10 +67,10 @@ class GpuSharingPlugin:
     name = "gpusharing"
 
     def on_session_open(self, session: Session) -> None:
-        single, mixed = per_table(
+        single, mixed, mig_enabled = per_table(
             session.snapshot.nodes, "mig-strategies", lambda: mig_strategies(session)
         )
-        mig_enabled = single | mixed
+        restricted = single | mixed  # a MIG strategy of "none" restricts no request
         any_mig = bool(mig_enabled.any())
         synced = session.snapshot.nodes.shared.synced
 
@@ -74,7 +80,7 @@ class GpuSharingPlugin:
             if kind == gpu_sharing.SHARED_KIND:
                 if any_mig:
                     parts.append(
-                        (~mig_enabled, "node(s) are MIG-enabled; fractional GPUs are not offered")
+                        (~restricted, "node(s) are MIG-enabled; fractional GPUs are not offered")
                     )
                 if pod.gpu_share is not None and pod.gpu_share.by_memory:
                     parts.append(

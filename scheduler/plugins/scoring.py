@@ -55,7 +55,7 @@ def _gpu_capacity(nodes: NodeTable, capacity: npt.NDArray[np.float64]) -> npt.ND
     gpu_capacity: npt.NDArray[np.float64] = capacity[GPU].copy()
     for i, meta in enumerate(nodes.meta):
         label = meta.labels.get(GPU_COUNT_LABEL)
-        if label and label.isdigit():
+        if label and label.isascii() and label.isdigit():  # not "²": float() refuses it
             gpu_capacity[i] = float(label) * 1000
     return gpu_capacity
 

@@ -381,6 +381,13 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
         }  # fmt: skip
         with run_as_account(cluster, rendered, "webhooks", namespace, tmp_path, overrides) as proc:
             wait_until(f"webhooks on {port}", lambda: port_open(port), 60, watch=[proc])
+            before = {  # a pod created before the webhook, with a fraction it would refuse
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "old", "namespace": namespace, "annotations": {"gpu-fraction": "1.5"}},
+                "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "main", "image": "busybox"}]},
+            }  # fmt: skip
+            cluster.kubectl.create(before)
             server_side_apply(cluster, [config, mutation])
             org, team = queues
             cluster.kubectl.create(kai_queue(org))
@@ -461,7 +468,29 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 key: {"configMapKeyRef": {"name": "nb-shared-gpu", "key": key}}
                 for key in ("NVIDIA_VISIBLE_DEVICES", "GPU_PORTION")
             }
+            # UPDATE (as KAI): judged when a GPU-sharing annotation changes ...
+            notebook["metadata"]["name"] = "nb2"
+            cluster.kubectl.create(notebook)
+
+            def update_refused(*args: str) -> str:
+                with pytest.raises(KubectlError) as failure:
+                    cluster.kubectl.run(*args, "-n", namespace, "--overwrite")
+                return failure.value.stderr
+
+            message = update_refused("annotate", "pod", "nb2", "gpu-memory=\u00b2")
+            assert 'admission webhook "pods.validation.podmuster.io" denied' in message
+            assert f"Pod {namespace}/nb2: metadata.annotations[gpu-memory]: " in message
+            message = update_refused("annotate", "pod", "old", "gpu-fraction=2")
+            assert f"Pod {namespace}/old: metadata.annotations[gpu-fraction]: " in message
+            cluster.kubectl.run(
+                "annotate", "pod", "nb2", "-n", namespace, "gpu-fraction=0.25", "--overwrite"
+            )
+            # ... and not when they stay as they were (KAI would refuse this label update)
+            cluster.kubectl.run("label", "pod", "old", "-n", namespace, "team=a")
             proc.check_alive()
     finally:
+        cluster.kubectl.run(
+            "delete", "pod", "old", "nb2", "-n", namespace, "--ignore-not-found", "--wait=false"
+        )
         delete_rendered(cluster, rendered)
         cluster.kubectl.run("delete", "queues.scheduling.run.ai", *queues, "--ignore-not-found")

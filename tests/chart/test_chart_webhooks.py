@@ -74,8 +74,9 @@ def test_rules_paths_and_failure_policies(helm: Helm) -> None:
 
 
 def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> None:
-    """Pods CREATE only; Ignore by default, so an outage never blocks pod creation; the
-    API server sends only pods for our scheduler with a GPU-sharing annotation."""
+    """Pods on CREATE and UPDATE (as KAI); Ignore by default, so an outage never blocks pod
+    creation; the API server sends only pods for our scheduler with a GPU-sharing
+    annotation, and an UPDATE only when one of those annotations changed."""
     hook = webhooks_of(helm.template())["pods.validation.podmuster.io"]
     assert hook["failurePolicy"] == "Ignore"
     assert hook["sideEffects"] == "None"
@@ -85,7 +86,7 @@ def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> 
     }  # fmt: skip
     assert hook["rules"] == [
         {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
-         "operations": ["CREATE"], "scope": "Namespaced"}
+         "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}
     ]  # fmt: skip
     assert hook["namespaceSelector"] == {
         "matchExpressions": [
@@ -102,6 +103,10 @@ def test_pod_webhook_sees_only_gpu_sharing_pods_of_our_scheduler(helm: Helm) -> 
         "mps",
     ):  # fmt: skip
         assert f"'{annotation}'" in conditions["gpu-sharing-annotations"]
+        assert f"'{annotation}'" in conditions["gpu-sharing-annotations-changed"]
+    assert conditions["gpu-sharing-annotations-changed"].startswith(
+        "request.operation != 'UPDATE' || "
+    )
     selector = {"matchLabels": {"gpu-sharing": "on"}}
     values = {
         "schedulerName": "batch",

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from crds import rules
-from crds.gpusharing import FRACTION, NUM_DEVICES
+from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
 from scheduler.api.resources import GPU_UNIT
 from scheduler.binder.decide import decide
 from scheduler.cache.reading import read_bind_request
 from scheduler.cache.snapshotting import build_snapshot
-from scheduler.controllers.podgroup_status import is_non_preemptible, pod_request
+from scheduler.controllers.podgroup_status import GpuMemory, is_non_preemptible, pod_request
 from scheduler.controllers.reconciler import StatusControllers
 from scheduler.scale_adjuster.deciding import DeviceError, Settings, devices_of, scaling_pod
 from simulator.workloads import pod_gpus
@@ -32,6 +32,11 @@ FRACTIONS = [
     ("0.5", True),
     ("0.25", True),
     ("0.999", True),
+    ("0.0004", True),  # charged as 0.001 (rules.fraction_units), never refused after admission
+    ("0.9996", True),  # charged as 0.999
+    ("1e-4", True),
+    (" 0.5", False),  # KAI's ParseFloat takes no spaces
+    ("0.5\n", False),
     ("1", False),
     ("1.0", False),
     ("0", False),
@@ -94,12 +99,83 @@ def test_every_component_agrees_on_gpu_fraction_validity(raw: str, valid: bool) 
         assert not valid
 
 
+# --- integer annotations: ASCII digits only, as KAI's ParseUint -------------------------------
+
+INTEGERS = [
+    ("2", True),
+    ("0100", True),
+    ("0", False),
+    ("-2", False),
+    ("+2", False),
+    (" 2", False),
+    ("2\n", False),
+    ("\u00b2", False),  # superscript two: str.isdigit() is true, int() refuses it
+    ("\u0661\u0660\u0660", False),  # Arabic-Indic 100: str.isdigit() is true, int() reads it
+    ("2.0", False),
+    ("1_0", False),
+    (str(2**64), False),
+]
+
+
+@pytest.mark.parametrize(("raw", "valid"), INTEGERS)
+def test_every_component_agrees_on_num_devices_validity(raw: str, valid: bool) -> None:
+    pod = sharing_pod({FRACTION: "0.25", NUM_DEVICES: raw})
+    answers = {name: accepts(pod) for name, accepts in FRACTION_COMPONENTS.items()}
+    assert answers == dict.fromkeys(FRACTION_COMPONENTS, valid)
+
+
+@pytest.mark.parametrize(("raw", "valid"), INTEGERS)
+def test_every_component_agrees_on_gpu_memory_validity(raw: str, valid: bool) -> None:
+    pod = sharing_pod({MEMORY: raw})
+    answers = {"webhook": webhook_accepts(pod), "engine": engine_accepts(pod)}
+    assert answers == dict.fromkeys(answers, valid)
+    if valid:
+        assert rules.gpu_memory(raw) == int(raw)
+    else:
+        with pytest.raises(rules.RuleError, match=r"^metadata\.annotations\[gpu-memory\]: "):
+            rules.gpu_memory(raw)
+
+
+# --- a shared GPU next to whole GPUs -----------------------------------------------------------
+
+WHOLE_ROWS = [
+    ({}, True),
+    ({"cpu": "1"}, True),
+    ({"nvidia.com/gpu": "1"}, False),
+    ({"nvidia.com/gpu": "0"}, False),  # KAI refuses the key, whatever the amount
+    ({"amd.com/gpu": "1"}, False),
+]
+
+
+@pytest.mark.parametrize(("limits", "valid"), WHOLE_ROWS)
+@pytest.mark.parametrize("annotations", [{FRACTION: "0.5"}, {MEMORY: "1000"}])
+def test_webhook_and_engine_agree_on_shared_with_whole_gpus(
+    limits: dict[str, str], valid: bool, annotations: dict[str, str]
+) -> None:
+    pod = sharing_pod(annotations)
+    pod["spec"]["containers"][0]["resources"] = {"limits": limits}
+    objects = t.flatten([t.queue("q"), t.pod_group("g", "q"), pod])
+    engine = [
+        str(e).removeprefix("scenario: ")
+        for e in build_snapshot(t.sourced(objects), strict=False).errors
+    ]
+    webhook = [str(p) for p in validate_pod(pod, t.DEFAULT_SCHEDULER_NAME)]
+    assert engine == webhook
+    assert not webhook if valid else len(webhook) == 1
+    for name in limits if not valid else ():
+        assert f"resources.limits[{name}]: {name} limit" in webhook[0]
+        assert f"with the {next(iter(annotations))} annotation" in webhook[0]
+
+
 # --- GPUs of a pod ----------------------------------------------------------------------------
 
 GPU_ROWS = [
     ({}, 2.0, 2.0),
     ({FRACTION: "0.5"}, 0, 0.5),
     ({FRACTION: "0.25", NUM_DEVICES: "3"}, 0, 0.75),
+    ({FRACTION: "0.3333", NUM_DEVICES: "3"}, 0, 0.999),  # thousandths, as charged
+    ({FRACTION: "0.0004"}, 0, 0.001),
+    ({FRACTION: "0.9996", NUM_DEVICES: "2"}, 0, 1.998),
 ]
 
 
@@ -232,3 +308,31 @@ def test_scheduler_and_status_controller_agree_on_priority(
         ),
     }
     assert answers == dict.fromkeys(answers, (priority, preemptible))
+
+
+# --- a node's GPU memory ---------------------------------------------------------------------
+
+NODE_MEMORY = [
+    ("40000", (40000, True)),
+    ("40050", (40000, True)),
+    ("1048575", (1048500, True)),  # the largest value read as MiB
+    (str(16 * 1024**3), (16300, True)),  # bytes (gpu-feature-discovery issue 26): 16384 MiB
+    (str(80 * 10**9), (76200, True)),  # 80 GB in bytes: 76293 MiB
+    ("1048576", (rules.UNSYNCED_GPU_MEMORY, False)),  # 1 MiB in bytes: below 100
+    ("99", (rules.UNSYNCED_GPU_MEMORY, False)),
+    (" 40000", (rules.UNSYNCED_GPU_MEMORY, False)),
+    ("\u00b2", (rules.UNSYNCED_GPU_MEMORY, False)),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), NODE_MEMORY)
+def test_engine_and_status_controller_read_the_same_gpu_memory(
+    raw: str, expected: tuple[int, bool]
+) -> None:
+    labels = {"nvidia.com/gpu.memory": raw}
+    assert rules.node_gpu_memory(labels) == expected
+    node = t.node("n", gpus=1, labels=labels)
+    objects = t.flatten([t.queue("q"), node])
+    shared = build_snapshot(t.sourced(objects)).snapshot.nodes.shared
+    assert (int(shared.memory[0]), bool(shared.synced[0])) == expected
+    assert GpuMemory([node]).of("n") == expected[0]

@@ -92,6 +92,21 @@ def bind_requests(cluster: Cluster, namespace: str) -> dict[str, Obj]:
     return {item["metadata"]["name"]: item for item in items}
 
 
+def wait_for_bind_request(cluster: Cluster, namespace: str, pod: str) -> None:
+    wait_for(
+        f"a BindRequest for {pod}", lambda: pod in bind_requests(cluster, namespace), timeout=30
+    )
+
+
+def invalid_event(cluster: Cluster, namespace: str, kind: str, name: str) -> Obj | None:
+    """The InvalidObject Event on object ``kind``/``name``, once there is one."""
+    for event in cluster.kubectl.items("events", "-n", namespace):
+        involved = event["involvedObject"]
+        if (involved["kind"], involved["name"], event["reason"]) == (kind, name, "InvalidObject"):
+            return dict(event)
+    return None
+
+
 @pytest.fixture
 def queue_name(cluster: Cluster) -> Iterator[str]:
     name = f"q-{uuid.uuid4().hex[:6]}"
@@ -152,20 +167,13 @@ def test_a_broken_queue_is_reported_while_others_are_scheduled(
             cluster.kubectl.create(obj)
         for obj in gang(namespace, "stuck", broken, kwok_node, 1, "1"):
             cluster.kubectl.create(obj)
-        wait_for(
-            "a BindRequest for ok-0",
-            lambda: "ok-0" in bind_requests(cluster, namespace),
+        wait_for_bind_request(cluster, namespace, "ok-0")
+
+        event = wait_for(
+            f"an InvalidObject Event on Queue {broken}",
+            partial(invalid_event, cluster, "default", "Queue", broken),
             timeout=30,
         )
-
-        def invalid_event() -> Obj | None:
-            for event in cluster.kubectl.items("events", "-n", "default"):
-                involved = event["involvedObject"]
-                if (involved["kind"], involved["name"]) == ("Queue", broken):
-                    return dict(event)
-            return None
-
-        event = wait_for(f"an InvalidObject Event on Queue {broken}", invalid_event, timeout=30)
         assert event["reason"] == "InvalidObject"
         assert "spec.resources.gpu.quota" in event["message"]
 
@@ -279,3 +287,24 @@ def test_a_gang_whose_bind_request_is_refused_is_evicted_as_stale_and_told(
             "delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found"
         )
         cluster.kubectl.run("delete", "validatingadmissionpolicy", policy, "--ignore-not-found")
+def test_a_non_ascii_gpu_annotation_is_reported_and_the_scheduler_keeps_running(
+    cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
+) -> None:
+    """``gpu-memory: "²"`` passed ``str.isdigit`` and ``int()`` raised: the scheduler exited
+    and crash-looped while the pod existed. Now it is one bad pod, reported by an Event."""
+    group, bad = gang(namespace, "superscript", queue_name, kwok_node, 1, "1")
+    bad["metadata"]["annotations"]["gpu-memory"] = "\u00b2"
+    cluster.kubectl.create(group)
+    cluster.kubectl.create(bad)
+
+    event = wait_for(
+        "an InvalidObject Event on Pod superscript-0",
+        partial(invalid_event, cluster, namespace, "Pod", "superscript-0"),
+        timeout=30,
+    )
+    assert "metadata.annotations[gpu-memory]: must be a positive integer" in event["message"]
+    for obj in gang(namespace, "after", queue_name, kwok_node, 1, "1"):
+        cluster.kubectl.create(obj)
+    wait_for_bind_request(cluster, namespace, "after-0")
+    assert "superscript-0" not in bind_requests(cluster, namespace)
+    scheduler.check_alive()

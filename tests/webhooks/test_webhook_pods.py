@@ -51,7 +51,7 @@ DEVICES = "metadata.annotations[gpu-fraction-num-devices]"
 CONTAINER = "metadata.annotations[gpu-fraction-container-name]"
 MPS = "metadata.annotations[mps]"
 WHOLE = (
-    "a whole-GPU {} ({}) cannot be combined with the {} annotation: "
+    "nvidia.com/gpu {} {!r} cannot be combined with the {} annotation: "
     "ask for shared or whole GPUs, not both"
 )
 
@@ -65,15 +65,24 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
                 f"with nvidia.com/gpu), got {value!r}"
             ],
         )
-        for value in ("0", "1", "1.0", "1.5", "-0.5", "half", "", "nan", "inf", "1e9", "0,5", "0x1")
+        for value in (
+            *("0", "1", "1.0", "1.5", "-0.5", "half", "", "nan", "inf", "1e9", "0,5", "0x1"),
+            *(" 0.5", "0.5\n", " 2.5e-1 "),  # KAI's ParseFloat takes no spaces
+        )
     ],
     *[
         (
             f"memory {value!r}",
             pod({"gpu-memory": value}),
-            [f"{POD}: {MEMORY}: must be a positive integer of MiB, got {value!r}"],
+            [
+                f"{POD}: {MEMORY}: must be a positive integer of MiB (ASCII digits only), "
+                f"got {value!r}"
+            ],
         )
-        for value in ("0", "-1024", "8Gi", "1.5", "", "1_000", "lots")
+        for value in (
+            *("0", "-1024", "+1024", "8Gi", "1.5", "", "1_000", "lots"),
+            *(" 100", "100\n", "\u00b2", "\u0661\u0660\u0660"),  # as KAI's ParseUint
+        )
     ],
     (
         "fraction and memory",
@@ -88,7 +97,23 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
         pod({"gpu-fraction": "0.5"}, gpus={"limits": {"nvidia.com/gpu": "1"}}),
         [
             f"{POD}: spec.containers[1].resources.limits[nvidia.com/gpu]: "
-            + WHOLE.format("limit", 1, "gpu-fraction")
+            + WHOLE.format("limit", "1", "gpu-fraction")
+        ],
+    ),
+    (
+        "fraction with a zero whole-GPU limit (KAI refuses the key)",
+        pod({"gpu-fraction": "0.5"}, gpus={"limits": {"nvidia.com/gpu": "0"}}),
+        [
+            f"{POD}: spec.containers[1].resources.limits[nvidia.com/gpu]: "
+            + WHOLE.format("limit", "0", "gpu-fraction")
+        ],
+    ),
+    (
+        "fraction with an AMD GPU (the scheduler counts it as a whole GPU)",
+        pod({"gpu-fraction": "0.5"}, gpus={"limits": {"amd.com/gpu": "1"}}),
+        [
+            f"{POD}: spec.containers[1].resources.limits[amd.com/gpu]: "
+            + WHOLE.format("limit", "1", "gpu-fraction").replace("nvidia.com/gpu", "amd.com/gpu")
         ],
     ),
     (
@@ -107,16 +132,16 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
         ),
         [
             f"{POD}: spec.containers[1].resources.limits[nvidia.com/gpu]: "
-            + WHOLE.format("limit", 1, "gpu-fraction")
+            + WHOLE.format("limit", "1", "gpu-fraction")
         ],
     ),
     *[
         (
             f"num-devices {value!r}",
             pod({"gpu-fraction": "0.5", "gpu-fraction-num-devices": value}),
-            [f"{POD}: {DEVICES}: must be a positive integer, got {value!r}"],
+            [f"{POD}: {DEVICES}: must be a positive integer (ASCII digits only), got {value!r}"],
         )
-        for value in ("0", "-2", "1.5", "two", "")
+        for value in ("0", "-2", "1.5", "two", "", " 2", "\u00b2", "\u0661")
     ],
     (
         "num-devices alone",
@@ -131,14 +156,6 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
             "(the pod has 'main', 'sidecar', 'setup')"
         ],
     ),
-    *[
-        (
-            f"mps {value!r}",
-            pod({"gpu-fraction": "0.5", "mps": value}),
-            [f'{POD}: {MPS}: must be "true" or "false", got {value!r}'],
-        )
-        for value in ("True", "yes", "1", "")
-    ],
     (
         "mps without a fraction or memory",
         pod({"mps": "true"}),
@@ -166,7 +183,7 @@ BAD: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             f"{POD}: {FRACTION}: must be a number with 0 < x < 1 (a whole GPU is asked for "
             "with nvidia.com/gpu), got '1.5'",
-            f"{POD}: {MEMORY}: must be a positive integer of MiB, got 'x'",
+            f"{POD}: {MEMORY}: must be a positive integer of MiB (ASCII digits only), got 'x'",
             f"{POD}: {MEMORY}: cannot be combined with gpu-fraction: ask for a portion or for "
             "memory, not both",
             f"{POD}: spec.containers[1].resources.limits[nvidia.com/gpu]: "
@@ -192,7 +209,10 @@ GOOD: list[tuple[str, dict[str, Any]]] = [
     ("whole GPUs without sharing", pod(gpus={"limits": {"nvidia.com/gpu": "2"}})),
     ("fraction", pod({"gpu-fraction": "0.5"})),
     ("small fraction", pod({"gpu-fraction": "0.01"})),
-    ("fraction with spaces and exponent", pod({"gpu-fraction": " 2.5e-1 "})),
+    ("fraction with an exponent", pod({"gpu-fraction": "2.5e-1"})),
+    ("fraction the scheduler charges as 0.001", pod({"gpu-fraction": "0.0004"})),
+    ("fraction the scheduler charges as 0.999", pod({"gpu-fraction": "0.9996"})),
+    ("memory with leading zeros, as KAI's ParseUint", pod({"gpu-memory": "04096"})),
     ("memory", pod({"gpu-memory": "4096"})),
     ("fraction on two devices", pod({"gpu-fraction": "0.5", "gpu-fraction-num-devices": "2"})),
     ("memory on four devices", pod({"gpu-memory": "1000", "gpu-fraction-num-devices": "4"})),
@@ -201,14 +221,15 @@ GOOD: list[tuple[str, dict[str, Any]]] = [
         "init container name",
         pod({"gpu-memory": "512", "gpu-fraction-container-name": "setup"}),
     ),
-    (
-        "a zero whole-GPU limit next to a fraction",
-        pod({"gpu-fraction": "0.5"}, gpus={"limits": {"nvidia.com/gpu": "0"}}),
-    ),
     ("other annotations", pod({"example.com/owner": "ml", "gpu": "1.5"})),
     ("mps with a fraction", pod({"gpu-fraction": "0.5", "mps": "true"})),
     ("mps with memory", pod({"gpu-memory": "2000", "mps": "true"})),
     ("mps off alone", pod({"mps": "false"})),
+    *[
+        (f"mps {value!r}: no MPS, as KAI reads it", pod({"gpu-fraction": "0.5", "mps": value}))
+        for value in ("True", "yes", "1", "")
+    ],
+    ("mps 'True' alone: KAI refuses only 'true'", pod({"mps": "True"})),
     ("another scheduler's pod is not judged", pod({"gpu-fraction": "7"}, scheduler="default")),
 ]
 

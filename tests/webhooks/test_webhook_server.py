@@ -130,6 +130,23 @@ def test_a_bad_gpu_sharing_pod_is_denied_naming_its_namespace() -> None:
     assert answer["response"]["allowed"] is True
 
 
+def test_a_non_ascii_integer_is_denied_not_a_server_error() -> None:
+    """``gpu-memory: "²"`` passed ``str.isdigit`` and ``int()`` raised: the answer was a 500."""
+    obj = gpu_pod("0.5")
+    obj["metadata"]["annotations"] = {"gpu-memory": "\u00b2"}
+    status, answer = post(PATHS["pods"], review(obj))
+    assert status == 200
+    assert answer["response"]["allowed"] is False
+    assert (
+        "metadata.annotations[gpu-memory]: must be a positive integer"
+        in (answer["response"]["status"]["message"])
+    )
+    update = review(obj)  # an UPDATE is judged on its new object, as a CREATE
+    update["request"]["operation"] = "UPDATE"
+    update["request"]["oldObject"] = gpu_pod("0.5")
+    assert post(PATHS["pods"], update)[1]["response"]["allowed"] is False
+
+
 def test_pods_of_another_scheduler_name_are_allowed() -> None:
     async def go() -> list[bool]:
         app = build_app(existing, scheduler_name="batch")

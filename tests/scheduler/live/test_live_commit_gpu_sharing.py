@@ -39,3 +39,13 @@ def test_regular_and_mig_bind_requests_have_no_groups() -> None:
     assert "selectedGPUGroups" not in regular
     mig = bind_request(_pod(), "n0", 3, Bind("default/p", "n0", resource_type="MigInstance"))
     assert mig["spec"]["receivedResourceType"] == "MigInstance"
+
+
+def test_without_a_decision_the_fraction_is_read_by_the_one_rule() -> None:
+    """No engine decision: the annotations, read as crds.rules reads them; a bad one
+    (``"²"`` devices: ``int()`` raised ValueError here) is a regular request, not a crash."""
+    spec = bind_request(_pod({"gpu-fraction": "0.25", "gpu-fraction-num-devices": "2"}), "n0", 3)
+    assert spec["spec"]["receivedResourceType"] == "Fraction"
+    assert spec["spec"]["receivedGPU"] == {"count": 2, "portion": "0.25"}
+    bad = _pod({"gpu-fraction": "0.25", "gpu-fraction-num-devices": "\u00b2"})
+    assert bind_request(bad, "n0", 3)["spec"]["receivedResourceType"] == "Regular"

@@ -212,7 +212,7 @@ def test_bad_annotations_are_named_and_skipped() -> None:
     assert decided.errors == [
         f"pod team/bad: {FRACTION_FIELD}: {FRACTION_RULE}, got 'half'",
         "pod team/n: metadata.annotations[gpu-fraction-num-devices]: must be a positive"
-        " integer, got '0'",
+        " integer (ASCII digits only), got '0'",
         f"pod team/zero: {FRACTION_FIELD}: {FRACTION_RULE}, got '0'",
     ]
 

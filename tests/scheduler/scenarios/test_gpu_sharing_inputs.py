@@ -8,22 +8,35 @@ always give the same group ids (docs/cli.md §2).
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
-import numpy as np
 import pytest
+import yaml
 from gpu_kit import fraction, gpu_node, memory
 
 from crds.errors import InputError
+from podmuster.cli import main
 from scheduler.api.gpu_sharing import GpuShare, group_id
 from scheduler.cache.parsing import FieldError
 from scheduler.cache.reading import read_gpu_share
 from scheduler.cache.snapshotting import build_snapshot
 from scheduler.cycle import run_cycle
 from scheduler.rounds import play
-from tests.kits.worlds import ALLOCATE_ONLY, NOW, job, pod, queue, run_objects, sourced
+from tests.kits.worlds import (
+    ALLOCATE_ONLY,
+    NOW,
+    flatten,
+    job,
+    pod,
+    queue,
+    run_objects,
+    sourced,
+)
 
-NO_GPU = np.zeros(4, dtype=np.int64)
+NO_GPU: dict[str, object] = {"containers": [{"name": "main"}]}
+"""A pod spec without whole GPUs."""
 
 
 @pytest.mark.parametrize(
@@ -34,9 +47,11 @@ NO_GPU = np.zeros(4, dtype=np.int64)
         ({"gpu-fraction": "0"}, "gpu-fraction", "a number with 0 < x < 1"),
         ({"gpu-fraction": "-0.25"}, "gpu-fraction", "a number with 0 < x < 1"),
         ({"gpu-fraction": "half"}, "gpu-fraction", "a number with 0 < x < 1"),
-        ({"gpu-fraction": "0.0001"}, "gpu-fraction", "between 0.001 and 0.999"),
+        ({"gpu-fraction": " 0.5"}, "gpu-fraction", "a number with 0 < x < 1"),
         ({"gpu-memory": "0"}, "gpu-memory", "positive integer"),
         ({"gpu-memory": "4Gi"}, "gpu-memory", "positive integer"),
+        ({"gpu-memory": "\u00b2"}, "gpu-memory", "positive integer of MiB (ASCII digits only)"),
+        ({"gpu-memory": " 100\n"}, "gpu-memory", "positive integer"),
         ({"gpu-fraction": "0.5", "gpu-fraction-num-devices": "0"}, "gpu-fraction-num-devices", ""),
         (
             {"gpu-fraction": "0.5", "gpu-fraction-num-devices": "two"},
@@ -54,10 +69,24 @@ def test_bad_annotation_names_its_field(
     assert message in raised.value.message
 
 
-def test_fraction_with_whole_gpu_is_an_error() -> None:
-    request = np.array([1000, 0, 1, 1000], dtype=np.int64)
-    with pytest.raises(FieldError, match=r"gpu-fraction.*nvidia.com/gpu"):
-        read_gpu_share({"gpu-fraction": "0.5"}, request)
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu", "amd.com/gpu"])
+def test_fraction_with_whole_gpu_is_an_error_naming_the_resource(resource: str) -> None:
+    spec = {"containers": [{"name": "main", "resources": {"limits": {resource: "1"}}}]}
+    with pytest.raises(FieldError) as raised:
+        read_gpu_share({"gpu-fraction": "0.5"}, spec)
+    assert raised.value.field == f"spec.containers[0].resources.limits[{resource}]"
+    assert raised.value.message.startswith(f"{resource} limit '1' cannot be combined with the ")
+
+
+@pytest.mark.parametrize(("raw", "portion"), [("0.0001", 1), ("0.0004", 1), ("0.9996", 999)])
+def test_every_fraction_the_webhook_admits_is_kept_within_thousandths(
+    raw: str, portion: int
+) -> None:
+    """0 < x < 1 is the one rule (the webhook's); the scheduler keeps thousandths, at least
+    0.001 and at most 0.999, instead of refusing the pod forever after admitting it."""
+    share = read_gpu_share({"gpu-fraction": raw}, NO_GPU)
+    assert share is not None
+    assert share.portion == portion
 
 
 def test_fraction_wins_over_memory_and_defaults() -> None:
@@ -154,3 +183,36 @@ def test_other_schedulers_pods_keep_their_annotations_to_themselves() -> None:
     built = build_snapshot(sourced(objects), now=NOW.timestamp(), strict=False)
     assert built.errors == []
     assert run_cycle(built.snapshot, ALLOCATE_ONLY).binds == []
+
+
+@pytest.mark.parametrize(
+    ("annotations", "field"),
+    [
+        ({"gpu-memory": "\u00b2"}, "gpu-memory"),
+        ({"gpu-memory": "\u0661\u0660\u0660"}, "gpu-memory"),
+        ({"gpu-memory": " 100\n"}, "gpu-memory"),
+        ({"gpu-fraction": "0.5", "gpu-fraction-num-devices": "\u00b2"}, "gpu-fraction-num-devices"),
+    ],
+)
+def test_schedule_reports_a_non_ascii_or_padded_integer_and_schedules_the_rest(
+    annotations: dict[str, str], field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``str.isdigit`` takes ``"²"`` (``int`` then raised ValueError and ``schedule`` crashed)
+    and Arabic-Indic digits; KAI's ParseUint takes ASCII digits only."""
+    objects = flatten(
+        [
+            queue("q"),
+            gpu_node("n0", 1),
+            job("bad", "q", annotations=annotations),
+            job("good", "q", annotations=fraction(0.5)),
+        ]
+    )
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
+    code = main(["schedule", str(path), "-o", "json"])
+    captured = capsys.readouterr()
+    assert code == 2
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith(f"podmuster: {path}: Pod default/bad-0: metadata.annotations[{field}]: ")
+    assert "must be a positive integer" in line
+    assert [b["pod"] for b in json.loads(captured.out)["binds"]] == ["default/good-0"]

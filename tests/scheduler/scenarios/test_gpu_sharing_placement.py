@@ -162,6 +162,22 @@ CASES = [
         binds={"a-0": "n0"},
         portions={"a-0": 0.05},
     ),
+    # A label of 1,048,576 or more is bytes (gpu-feature-discovery issue 26, as KAI reads
+    # it): 16 GiB -> 16384 MiB -> 16300; 8000 MiB is 0.50 of it, two pods to the device.
+    GpuCase(
+        "gpu-memory-label-in-bytes",
+        [
+            queue("q"),
+            gpu_node("n0", 1, device_memory=16 * 1024**3),
+            job("a", "q", annotations=memory(8000)),
+            job("b", "q", annotations=memory(8000)),
+            job("c", "q", annotations=memory(8000)),
+        ],
+        binds={"a-0": "n0", "b-0": "n0"},
+        groups={"a-0": "x", "b-0": "x"},
+        portions={"a-0": 0.5, "b-0": 0.5},
+        pending=["c"],
+    ),
     # Only unlabelled nodes: a gpu-memory pod is refused there, a fraction is fine.
     GpuCase(
         "gpu-memory-needs-memory-label",

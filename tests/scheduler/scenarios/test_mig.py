@@ -35,6 +35,15 @@ def single(name: str, gpus: int = 7) -> dict[str, object]:
     )
 
 
+def labelled(name: str, enabled: str, strategy: str, *, slices: bool = True) -> dict[str, object]:
+    """A node labelled ``mig-enabled=<enabled>`` and ``mig.strategy=<strategy>``: seven
+    1g.5gb slices, or (``slices=False``) four GPUs."""
+    labels = {"nvidia.com/mig.strategy": strategy, "node-role.kubernetes.io/mig-enabled": enabled}
+    if slices:
+        return node(name, extended={SLICE: "7"}, labels=labels)
+    return node(name, gpus=4, labels=labels)
+
+
 CASES = [
     # A slice request goes to the mixed node, which offers that slice.
     GpuCase(
@@ -103,6 +112,35 @@ CASES = [
         "fraction-avoids-mixed-node",
         [queue("q"), mixed("a0"), gpu_node("b0", 1), job("f", "q", annotations=fraction(0.5))],
         binds={"f-0": "b0"},
+    ),
+    # The MIG label is read as Go's ParseBool (KAI): "True" and "1" enable MIG, so the
+    # mixed node takes the slice ...
+    *[
+        GpuCase(
+            f"mig-enabled-{value}",
+            [queue("q"), labelled("m0", value, "mixed"), job("s", "q", extended={SLICE: "1"})],
+            binds={"s-0": "m0"},
+        )
+        for value in ("True", "1", "t", "TRUE")
+    ],
+    # ... and a value ParseBool refuses ("yes") leaves the node without MIG.
+    GpuCase(
+        "mig-enabled-not-a-bool",
+        [queue("q"), labelled("m0", "yes", "mixed"), job("s", "q", extended={SLICE: "1"})],
+        pending=["s"],
+        reasons={"s": ["not MIG-enabled"]},
+    ),
+    # A strategy neither single nor mixed ("none") is KAI's none: no restriction, so a
+    # fraction and a whole GPU go there.
+    GpuCase(
+        "strategy-none-restricts-nothing",
+        [
+            queue("q"),
+            labelled("n0", "true", "none", slices=False),
+            job("f", "q", annotations=fraction(0.5)),
+            job("w", "q", gpus=1),
+        ],
+        binds={"f-0": "n0", "w-0": "n0"},
     ),
     # Quota: one 3g.20gb slice counts 3 GPUs, over a limit of 2.
     GpuCase(
