@@ -76,6 +76,7 @@ __all__ = [
     "UnschedulableDetails",
     "UnschedulableReason",
     "admission_problems",
+    "marks_unschedulable",
     "min_definition_problems",
     "subgroup_problems",
 ]
@@ -176,7 +177,7 @@ class PodGroupSpec(KaiModel):
     """Time stale before eviction (negative: never; unset: the scheduler's default)."""
 
     def mark_unschedulable_or_default(self) -> bool:
-        return True if self.mark_unschedulable is None else self.mark_unschedulable
+        return marks_unschedulable(self.mark_unschedulable)
 
     def scheduling_backoff_or_default(self) -> int:
         if self.scheduling_backoff is None:
@@ -453,3 +454,10 @@ class PodGroup(KaiModel):
 
     def has_subgroups(self) -> bool:
         return bool(self.spec.sub_groups)
+
+
+def marks_unschedulable(value: object) -> bool:
+    """``spec.markUnschedulable`` as KAI reads it (``GetMarkUnschedulableValue``): only an
+    explicit ``false`` keeps ``PodScheduled=False`` off the group's pending pods, so that
+    autoscalers, which act on that condition, leave the gang alone."""
+    return value is not False

@@ -76,6 +76,7 @@ from crds.bindrequest import BINDING_ERROR_REASON, SELECTED_NODE_LABEL
 from crds.gpusharing import FRACTION, MEMORY
 from crds.names import ADMISSION_GATE, CREATED_BY_LABEL, POD_GROUP_ANNOTATION
 from crds.podgroup import API_VERSION as PODGROUP_API_VERSION
+from crds.podgroup import marks_unschedulable
 from kubeapi.errors import ApiError, ConflictError, NotFoundError
 from kubeapi.objects import Object, event_body, owner_reference
 from kubeapi.protocol import KubeController
@@ -310,7 +311,8 @@ class Committer:
                 said = (*outcome.reasons, hint.message()) if hint else outcome.reasons
                 if outcome.pod_group not in census.placed:  # KAI: not while a pod is allocated
                     writes.append(self._unschedulable(outcome.pod_group, said, report))
-                writes += [self._pod_condition(p, said, report) for p in group_pods]
+                if self._marks_pods(outcome.pod_group):
+                    writes += [self._pod_condition(p, said, report) for p in group_pods]
         for outcome in result.pod_groups:  # held at the admission gate: the group says why
             if outcome.outcome == "held":
                 writes.append(self._unschedulable(outcome.pod_group, outcome.reasons, report))
@@ -647,6 +649,13 @@ class Committer:
         self.informers.observe("MODIFIED", stored)
         report.ungated += 1
         log.debug("admission gate removed", extra={"pod": pod_key})
+
+    def _marks_pods(self, group_key: str) -> bool:
+        """Whether the group's pending pods get ``PodScheduled=False``: not with KAI's
+        ``spec.markUnschedulable: false``, which keeps autoscalers off the gang (its
+        PodGroup condition and Event still say why it waits)."""
+        group = self.informers.objects["PodGroup"].get(group_key) or {}
+        return marks_unschedulable((group.get("spec") or {}).get("markUnschedulable"))
 
     async def _unschedulable(
         self, group_key: str, reasons: tuple[str, ...], report: CommitReport

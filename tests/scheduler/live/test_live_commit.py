@@ -150,6 +150,30 @@ def test_pending_gang_gets_conditions_once_and_a_warning() -> None:
     assert warnings[0]["involvedObject"]["kind"] == "PodGroup"
 
 
+def test_mark_unschedulable_false_keeps_podscheduled_off_the_pods() -> None:
+    """KAI's ``spec.markUnschedulable: false``: autoscalers act on PodScheduled=False, so
+    the pods do not get it; the PodGroup's condition and Event still say why."""
+    gang = st.job("big", "q", tasks=3)
+    for obj in gang:
+        if obj["kind"] == "PodGroup":
+            obj["spec"]["markUnschedulable"] = False
+    fake = api_with([st.node("n1", cpu="2"), st.queue("q"), *gang])
+
+    async def scenario(informers: Informers) -> None:
+        first = await Committer(fake, informers).commit(cycle(informers))
+        assert first.conditions == 1  # the PodGroup only
+
+    with_informers(fake, scenario)
+    group = fake.stored("scheduling.run.ai/v2alpha2", "PodGroup", "default", "big")
+    assert group is not None
+    assert group["status"]["schedulingConditions"]
+    for name in ("big-0", "big-1", "big-2"):
+        pod = fake.stored("v1", "Pod", "default", name)
+        assert pod is not None
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        assert not [c for c in conditions if c["type"] == "PodScheduled"], name
+
+
 def test_missing_queue_reason_code_and_invalid_object_event() -> None:
     broken = st.queue("broken")
     broken["spec"]["resources"]["gpu"]["quota"] = "lots"
