@@ -24,6 +24,7 @@ Defaults KAI applies in code (never injected into dumps; use the helpers):
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Final, Literal
 
 from pydantic import Field
@@ -53,6 +54,9 @@ __all__ = [
     "MIN_SUB_GROUP_TOO_SMALL",
     "NON_PREEMPTIBLE",
     "PREEMPTIBLE",
+    "QUEUE_REASONS",
+    "REASON_ADMISSION_GATED",
+    "REASON_CODES",
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
     "REASON_OVER_LIMIT",
     "REASON_PREEMPTION_DELAY_NOT_ELAPSED",
@@ -78,6 +82,7 @@ __all__ = [
     "admission_problems",
     "marks_unschedulable",
     "min_definition_problems",
+    "reason_code",
     "subgroup_problems",
 ]
 
@@ -99,6 +104,32 @@ REASON_OVER_LIMIT: Final = "OverLimit"
 REASON_QUEUE_DOES_NOT_EXIST: Final = "QueueDoesNotExist"
 REASON_PREEMPTION_DELAY_NOT_ELAPSED: Final = "PreemptionDelayNotElapsed"
 """The PodGroup may not evict others yet (``spec.preemptionDelay``, KAI v0.17)."""
+REASON_ADMISSION_GATED: Final = "AdmissionGated"
+"""podmuster only: the gang is held at its queue's admission gate."""
+REASON_CODES: Final = (
+    REASON_NON_PREEMPTIBLE_OVER_QUOTA,
+    REASON_OVER_LIMIT,
+    REASON_QUEUE_DOES_NOT_EXIST,
+    REASON_ADMISSION_GATED,
+    REASON_PREEMPTION_DELAY_NOT_ELAPSED,
+)
+"""The ``reasons[].reason`` codes besides ``Unschedulable``; a reason's text starts with
+its code (``OverLimit: ...``), after the gang member it names, if any."""
+QUEUE_REASONS: Final = frozenset(
+    {REASON_NON_PREEMPTIBLE_OVER_QUOTA, REASON_OVER_LIMIT, REASON_QUEUE_DOES_NOT_EXIST}
+)
+"""Reasons that no new node removes: the queue, not the cluster, holds the job back."""
+_REASON_CODE: Final = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
+
+
+def reason_code(reason: str) -> str:
+    """The API reason of a pending reason's text: its ``Code:`` prefix if it is one of
+    :data:`REASON_CODES`, else ``Unschedulable``."""
+    match = _REASON_CODE.match(reason)
+    if match and match.group(1) in REASON_CODES:
+        return match.group(1)
+    return "Unschedulable"
+
 
 SUBGROUP_NAME_PATTERN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 """A subgroup's ``name`` and ``parent``: a DNS label (RFC 1123), as KAI v0.17's CRD says;

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from crds.meta import rfc3339
-from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
+from crds.podgroup import REASON_NON_PREEMPTIBLE_OVER_QUOTA, REASON_PREEMPTION_DELAY_NOT_ELAPSED
 from scheduler.actions.ordering import popped_order
 from scheduler.actions.pending import eligible_jobs
 from scheduler.actions.signatures import FailedJobs, exact, signature
@@ -41,7 +41,7 @@ from scheduler.framework.topology_placement import place_tasks
 
 JobKey = tuple[Any, ...]
 
-NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
+NON_PREEMPTIBLE_OVER_QUOTA = REASON_NON_PREEMPTIBLE_OVER_QUOTA
 FITS_AS_IS = "fits without moving anyone; allocate places it"
 
 

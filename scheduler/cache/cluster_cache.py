@@ -34,6 +34,7 @@ from crds import errors, names, queue
 from crds.documents import SourcedObject, gc_paused
 from crds.errors import InputError
 from crds.gpusharing import GPU_GROUP_LABEL
+from crds.podgroup import REASON_QUEUE_DOES_NOT_EXIST
 from crds.rules import DEFAULT_PRIORITY
 from scheduler.api import gpu_sharing
 from scheduler.api.dra import Device, DeviceClassInfo, DraState, ResourceClaimInfo
@@ -683,11 +684,12 @@ def priority_note(job: PodGroupInfo, classes: Mapping[str, int]) -> str | None:
 def queue_problem(queue: str, tree: QueueTree) -> str | None:
     """Why a PodGroup's queue cannot take jobs (QueueDoesNotExist, non-leaf), or None."""
     if not queue:
-        return "QueueDoesNotExist: the PodGroup names no queue (spec.queue is empty)"
+        return f"{REASON_QUEUE_DOES_NOT_EXIST}: the PodGroup names no queue (spec.queue is empty)"
     if queue in tree.dropped:
-        return f"QueueDoesNotExist: queue {queue!r} is not usable: {tree.dropped[queue]}"
+        why = tree.dropped[queue]
+        return f"{REASON_QUEUE_DOES_NOT_EXIST}: queue {queue!r} is not usable: {why}"
     if queue not in tree.queues:
-        return f"QueueDoesNotExist: queue {queue!r} does not exist"
+        return f"{REASON_QUEUE_DOES_NOT_EXIST}: queue {queue!r} does not exist"
     if not tree.queues[queue].is_leaf:
         return f"queue {queue!r} is not a leaf queue; only leaf queues accept jobs"
     return None

@@ -28,21 +28,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crds.bindrequest import BINDING_ERROR_REASON
-from crds.podgroup import REASON_PREEMPTION_DELAY_NOT_ELAPSED
+from crds.podgroup import reason_code
 from kubeapi.objects import Object, timestamp
 
 CONDITION_TYPE = "UnschedulableOnNodePool"
 NODE_POOL = "default"
-CODES = (
-    "NonPreemptibleOverQuota",
-    "OverLimit",
-    "QueueDoesNotExist",
-    "AdmissionGated",
-    REASON_PREEMPTION_DELAY_NOT_ELAPSED,
-)
 FAILED_BINDING = "FailedBinding"
 """KAI's Warning Event reason on that pod."""
-_CODE = re.compile(r"^(?:pod [^:]+: )?(\w+): ")
 _MEMBER = re.compile(r"\bpod [^\s/:;,]+/[^\s:;,]+")
 """A pod named by its ``namespace/name`` key in an engine reason."""
 
@@ -54,14 +46,6 @@ def cause(text: str) -> str:
     'gang of 3 pods: only 2 could be placed; pod …: 0/4 nodes fit'
     """
     return _MEMBER.sub("pod …", text)
-
-
-def reason_code(reason: str) -> str:
-    """The API reason for an engine reason string (its ``Code:`` prefix if known)."""
-    match = _CODE.match(reason)
-    if match and match.group(1) in CODES:
-        return match.group(1)
-    return "Unschedulable"
 
 
 def message_of(reasons: Sequence[str]) -> str:

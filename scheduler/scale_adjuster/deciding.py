@@ -8,9 +8,13 @@ One reconcile:
 
 1. **Clean up.** A scaling pod (label ``app=scaling-pod`` in the scaling namespace) is
    deleted when it has Succeeded, its original pod is gone, or the original is no
-   longer ``PodScheduled=False/Unschedulable``. Any deletion starts a cool-down.
+   longer a candidate's kind of ``PodScheduled=False/Unschedulable`` (step 2). Any
+   deletion starts a cool-down.
 2. **Candidates.** Pods of our scheduler with a ``gpu-fraction`` or ``gpu-memory``
-   annotation, no node, not finished, and ``PodScheduled=False`` for ``Unschedulable``.
+   annotation, no node, not finished, and ``PodScheduled=False`` for ``Unschedulable``,
+   unless the condition's message names a queue reason (``OverLimit``,
+   ``NonPreemptibleOverQuota``, ``QueueDoesNotExist``): no node helps those, and KAI's
+   adjuster, which makes them a stand-in every cool-down, has an autoscaler buy one.
 3. **Needed devices.** ceil(Σ fraction x num-devices), each fraction rounded to 0.01;
    a ``gpu-memory`` pod counts ``gpu_memory_to_fraction_ratio`` per device.
 4. **Create**, outside the cool-down, for each candidate without a scaling pod, when
@@ -40,6 +44,7 @@ from crds.names import (
     UNSCHEDULABLE_POD_NAME_LABEL,
     UNSCHEDULABLE_POD_NAMESPACE_LABEL,
 )
+from crds.podgroup import QUEUE_REASONS, reason_code
 from crds.quantities import QuantityError, milli_value, value
 
 __all__ = [
@@ -105,6 +110,17 @@ def is_unschedulable(pod: Mapping[str, Any]) -> bool:
         and c.get("reason") == "Unschedulable"
         for c in status.get("conditions") or ()
     )
+
+
+def held_by_its_queue(pod: Mapping[str, Any]) -> bool:
+    """The scheduler's ``PodScheduled`` message names a reason no new node removes (the
+    queue is over its limit or over quota for non-preemptible work, or does not exist):
+    a scaling pod for it would only buy a node the pod can never use."""
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            message = str(condition.get("message") or "")
+            return any(reason_code(part) in QUEUE_REASONS for part in message.split("; "))
+    return False
 
 
 def devices_of(pod: Mapping[str, Any], ratio: float) -> tuple[float, int]:
@@ -224,6 +240,7 @@ def _is_candidate(pod: Mapping[str, Any], settings: Settings) -> bool:
         (pod.get("spec") or {}).get("schedulerName") == settings.scheduler_name
         and bool(annotations.get(FRACTION) or annotations.get(MEMORY))
         and is_unschedulable(pod)
+        and not held_by_its_queue(pod)
     )
 
 
@@ -262,7 +279,12 @@ def plan(
             continue  # already going
         original = by_key.get(_original_of(pod))
         finished = (pod.get("status") or {}).get("phase") == "Succeeded"
-        if finished or original is None or not is_unschedulable(original):
+        if (
+            finished
+            or original is None
+            or not is_unschedulable(original)
+            or held_by_its_queue(original)
+        ):
             out.delete.append(_key(pod))
         else:
             kept[_original_of(pod)] = _gpus_of(pod)

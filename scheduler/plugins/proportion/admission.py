@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from crds import rules
+from crds.podgroup import REASON_ADMISSION_GATED
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import ALIVE, PodInfo, PodStatus
 from scheduler.framework.session import Session
@@ -31,7 +32,7 @@ from scheduler.plugins.proportion.state import QueueState
 
 __all__ = ["HELD", "Admission", "decide"]
 
-HELD = "AdmissionGated"
+HELD = REASON_ADMISSION_GATED
 """The reason prefix of a gang its queue does not admit yet."""
 
 

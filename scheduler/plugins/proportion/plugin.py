@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crds.podgroup import REASON_NON_PREEMPTIBLE_OVER_QUOTA, REASON_OVER_LIMIT
 from scheduler.api import gpu_sharing
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import COUNTS_TO_QUEUE, PodInfo, PodStatus
@@ -235,7 +236,7 @@ class ProportionPlugin:
                         parts.append(
                             (
                                 ~over,
-                                f"OverLimit: its GPU portion here would take "
+                                f"{REASON_OVER_LIMIT}: its GPU portion here would take "
                                 f"queue {name} over its limit",
                             )
                         )
@@ -246,7 +247,7 @@ class ProportionPlugin:
                         parts.append(
                             (
                                 ~over,
-                                "NonPreemptibleOverQuota: its GPU portion here "
+                                f"{REASON_NON_PREEMPTIBLE_OVER_QUOTA}: its GPU portion here "
                                 f"would take queue {name} over its deserved quota",
                             )
                         )
@@ -540,7 +541,7 @@ def capacity_problem(
         if over is not None:
             asked = format_queue_vector(np.array(wanted))
             return (
-                f"OverLimit: {_RESOURCE_NAMES[over]} request of {asked} would take queue "
+                f"{REASON_OVER_LIMIT}: {_RESOURCE_NAMES[over]} request of {asked} would take queue "
                 f"{name} over its limit; {state.describe()}"
             )
         if not job.preemptible:
@@ -548,7 +549,7 @@ def capacity_problem(
             if over is not None:
                 in_use = format_queue_vector(state.allocated_non_preemptible)
                 return (
-                    "NonPreemptibleOverQuota: non-preemptible job needs "
+                    f"{REASON_NON_PREEMPTIBLE_OVER_QUOTA}: non-preemptible job needs "
                     f"{format_queue_vector(np.array(wanted))}; queue {name} would exceed its "
                     f"deserved {_RESOURCE_NAMES[over]} quota (non-preemptible allocated "
                     f"{in_use}); {state.describe()}"

@@ -44,6 +44,18 @@ class Case:
 
 
 A = user_pod("a")
+CODE_NO_QUEUE = "QueueDoesNotExist"
+
+
+def held(name: str, code: str = "OverLimit") -> dict[str, Any]:
+    """A pending sharing pod the scheduler said its queue holds back (message as written)."""
+    pod = user_pod(name)
+    (condition,) = pod["status"]["conditions"]
+    message = f"gang of 1 pods: 0/2 nodes fit; {code}: gpu request would not fit"
+    pod["status"]["conditions"] = [{**condition, "message": message}]
+    return pod
+
+
 CASES = [
     Case("one-half-gpu-pod-gets-one-scaler", [A], create=["team-a"]),
     # Two halves need one device: one scaling pod covers both.
@@ -106,6 +118,17 @@ CASES = [
         delete=["team-gone"],
         cooling=True,
     ),
+    # The scheduler says the queue holds it back: no node would help, no scaler; and a
+    # scaler made before that (the queue filled up meanwhile) goes.
+    Case("queue-held-pods-get-no-scaler", [held("over"), held("gone-queue", CODE_NO_QUEUE)]),
+    Case(
+        "scaler-of-a-queue-held-pod-goes",
+        [held("late"), scaler(user_pod("late"))],
+        delete=["team-late"],
+        cooling=True,
+    ),
+    # A queue code named by another reason of the gang counts too; a plain shortage not.
+    Case("a-gang-members-queue-reason-counts", [held("g", "pod team/g-1: OverLimit")]),
     # Inside an earlier cool-down: nothing is created; after it, creation resumes.
     Case("cool-down-holds", [A], now=100.0, cool_down_until=150.0, cooling=True),
     Case("cool-down-over", [A], create=["team-a"], now=151.0, cool_down_until=150.0),
