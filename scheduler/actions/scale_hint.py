@@ -161,10 +161,14 @@ class ScaleUpHint:
                 f"{apart} would host the {self.pods} pod(s) that do not fit the current nodes"
             )
         if self.unhostable:
+            # The scheduler knows only the shapes of nodes that exist: a node group scaled
+            # to zero (the usual GPU set-up) is invisible to it, so this is no verdict.
             parts.append(
-                "ScaleUpHint: no existing node shape can host pod(s) "
+                "ScaleUpHint: pod(s) "
                 + ", ".join(self.unhostable[:5])
                 + (f" and {len(self.unhostable) - 5} more" if len(self.unhostable) > 5 else "")
+                + " fit no shape of the existing nodes (a node group with no node now is"
+                " not known to the scheduler and may still host them)"
             )
         return "; ".join(parts)
 

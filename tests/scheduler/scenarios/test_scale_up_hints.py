@@ -722,3 +722,24 @@ def test_apart_hint_message_names_the_key() -> None:
         f"({POOL}=gpu), each in a different {ZONE} holding no pod its rules match, would host "
         "the 2 pod(s) that do not fit the current nodes"
     )
+
+
+def test_unhostable_message_does_not_claim_no_node_group_can_host() -> None:
+    """autoscale finding 1: with GPU node groups at min 0 no GPU node exists, so every GPU
+    pod is unhostable until the autoscaler adds the first one; the message says what the
+    scheduler knows (the existing nodes' shapes), not that no node group can host it."""
+    result = run_objects(
+        [
+            queue("q"),
+            node("c0", cpu="16", memory="64Gi", labels={POOL: "cpu"}),
+            job("g", "q", 7, gpus=2),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.as_dict() == unhostable(*(f"default/g-{i}" for i in range(7)))
+    assert outcome.scale_up_hint.message() == (
+        "ScaleUpHint: pod(s) default/g-0, default/g-1, default/g-2, default/g-3, default/g-4"
+        " and 2 more fit no shape of the existing nodes (a node group with no node now is not"
+        " known to the scheduler and may still host them)"
+    )
