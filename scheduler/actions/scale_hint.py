@@ -194,10 +194,6 @@ class _Shape:
     device_memory: int = 0  # MiB per GPU (nvidia.com/gpu.memory), as the engine reads it
     synced: bool = False  # the label is there: gpu-memory requests can be sized
 
-    @property
-    def devices(self) -> int:
-        return int(self.capacity[GPU]) // GPU_UNIT
-
     def size_key(self) -> tuple[int, ...]:
         return (int(self.capacity[GPU]), int(self.capacity[CPU]), int(self.capacity[MEMORY]))
 
