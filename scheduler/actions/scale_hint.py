@@ -26,10 +26,11 @@ pending although their queue would take them:
 A shared-GPU task (``gpu-fraction`` x ``gpu-fraction-num-devices``, ``gpu-memory``) is
 not a scalar GPU amount: only nodes with that many devices, each with the memory a
 ``gpu-memory`` request names (``nvidia.com/gpu.memory``), can ever host it
-(``devices_host``), in steps 1 and 2 alike; step 4 packs a shape's devices one by one
-(distinct devices per pod, the fullest first, a pod slot per device's reservation pod),
-and a ``gpu-memory`` request is its portion of the shape's device, whose memory label
-the hint then names.
+(``devices_host``), in steps 1 and 2 alike; steps 1 and 4 pack devices one by one
+(distinct devices per pod, the fullest first, a pod slot per device's reservation pod;
+step 1 over existing nodes' free devices and the room left in their shared ones), and a
+``gpu-memory`` request is its portion of the device. Step 1 of a gang with a required
+topology level or apart rules still packs such a task as its GPU amount.
 
 A gang whose PodGroup requires a topology level fits only inside one domain of that
 level, so steps 1-4 run per candidate domain (``scale_hint_domains``): its free room
@@ -313,6 +314,8 @@ def _shortfall(
         union |= mask
     columns = np.flatnonzero(union & nodes.schedulable)
     order = _order(tasks)
+    if not rules and any(tasks[i].gpu_share is not None for i in order):
+        return _shortfall_by_device(session, tasks, masks, order, columns)
     left = shortfalls(
         nodes.free[:, columns],
         [_need(tasks[i]) for i in order],
@@ -322,6 +325,65 @@ def _shortfall(
         _apart_columns(session, rules, order, columns),
     )
     return [order[t] for t in np.flatnonzero(left[0])]
+
+
+def _shortfall_by_device(
+    session: Session,
+    tasks: Sequence[PodInfo],
+    masks: list[ep.Mask],
+    order: Sequence[int],
+    columns: npt.NDArray[np.intp],
+) -> list[int]:
+    """:func:`_shortfall` for a gang with shared-GPU tasks: first fit over the free room of
+    ``columns`` with each node's devices one by one, as :func:`_pack` packs a new node:
+    its free whole devices, and the room left in its shared devices (those that hold pods,
+    which a shared task may join)."""
+    nodes = session.snapshot.nodes
+    shared = nodes.shared
+    free = nodes.free[:, columns].copy()
+    free_gpu = free[GPU].copy()  # before packing: a superset of what stays free
+    free[GPU] = 0  # the devices are packed in ``rooms``
+    memory = shared.memory[columns]
+    groups = shared.room[columns]
+    rooms: dict[int, list[int]] = {}  # per column: thousandths left per device, when asked
+    left: list[int] = []
+    for i in order:
+        task = tasks[i]
+        share = task.gpu_share
+        need = task.request.astype(free.dtype)  # a copy
+        need[GPU] = 0
+        whole = 0 if share is not None else -(-int(task.request[GPU]) // GPU_UNIT)
+        fits = masks[i][columns] & (free >= need[:, None]).all(axis=0)
+        if share is None:
+            fits &= free_gpu >= whole * GPU_UNIT
+        else:  # enough free devices and shared ones with room, as at the start: a superset
+            portion = _portions(share, memory)
+            fits &= free_gpu // GPU_UNIT + (groups >= portion[:, None]).sum(axis=1) >= share.devices
+        for found in np.flatnonzero(fits):
+            c = int(found)
+            node = int(columns[c])
+            if c not in rooms:
+                rooms[c] = [GPU_UNIT] * (int(free_gpu[c]) // GPU_UNIT) + [
+                    int(r) for r in shared.room[node] if r > 0
+                ]
+            taken = (
+                None
+                if share is None
+                else (share.devices, share.portion_on(int(shared.memory[node])))
+            )
+            if _take(free[:, c], rooms[c], need, whole, taken):
+                break
+        else:
+            left.append(i)
+    return left
+
+
+def _portions(share: GpuShare, memory: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Per node of device ``memory``, the thousandths of a device ``share`` takes there."""
+    values, inverse = np.unique(memory, return_inverse=True)
+    each = np.array([share.portion_on(int(m)) for m in values], dtype=np.int64)
+    out: npt.NDArray[np.int64] = each[inverse.reshape(-1)]
+    return out
 
 
 def _pack(

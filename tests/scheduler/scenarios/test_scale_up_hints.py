@@ -243,6 +243,46 @@ CASES = [
             }
         },
     ),
+    # The same three pods and an empty 2-GPU node: two fit its devices, the third needs a
+    # new node (by a scalar 1.8 of 2 free GPUs all fitted: the gang got no hint at all).
+    Case(
+        "shared-portions-fit-free-devices-one-by-one",
+        [queue("q"), gpu_node("n0", gpus=2), job("g", "q", 3, annotations={"gpu-fraction": "0.6"})],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 1,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "2"},
+            }
+        },
+    ),
+    # Room left in a shared device counts: a running 0.5 leaves 0.5 on one device, so of
+    # four pods of 0.5 on that 2-GPU node three fit (that device and the free one) and one
+    # more node takes the fourth, 0.5 of its 2 GPUs.
+    Case(
+        "shared-portions-join-existing-shared-devices",
+        [
+            queue("q"),
+            gpu_node("n0", gpus=2),
+            *job(
+                "run",
+                "q",
+                1,
+                annotations={"gpu-fraction": "0.5"},
+                labels={"runai-gpu-group": "G1"},
+                states=["Running"],
+                nodes=["n0"],
+            ),
+            job("g", "q", 4, annotations={"gpu-fraction": "0.5"}),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 1,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "2"},
+            }
+        },
+    ),
     # Nodes alike but for their GPUs' memory are two shapes: a 30000 MiB request fits only
     # the 80000 MiB one, which the hint names (before: one shape, counted by the smallest
     # device memory, so "no shape can host").
