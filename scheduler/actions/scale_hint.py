@@ -174,13 +174,18 @@ class ScaleUpHint:
         return "; ".join(parts)
 
 
-def format_quantity(column: int, amount: int) -> str:
-    """A Kubernetes quantity string for one allocatable column."""
+def _in_bytes(name: str) -> bool:
+    """Resources counted in bytes besides memory: shown with binary suffixes as memory is."""
+    return name == "ephemeral-storage" or name.startswith("hugepages-")
+
+
+def format_quantity(column: int, amount: int, name: str = "") -> str:
+    """A Kubernetes quantity string for one allocatable column (``name``: its resource)."""
     if column == CPU:
         return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
     if column == GPU:
         return str(amount // GPU_UNIT) if amount % GPU_UNIT == 0 else f"{amount / GPU_UNIT:g}"
-    if column == MEMORY:
+    if column == MEMORY or _in_bytes(name):
         for suffix, unit in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if amount and amount % unit == 0:
                 return f"{amount // unit}{suffix}"
@@ -521,7 +526,7 @@ def _hint_for(
         {r.key for r in rules if r.key != HOSTNAME_LABEL and any(i in r.members for i in placed)}
     )
     described = {
-        space.display_name(c): format_quantity(c, int(chosen.capacity[c]))
+        space.display_name(c): format_quantity(c, int(chosen.capacity[c]), space.names[c])
         for c in range(len(chosen.capacity))
         if c != PODS and chosen.capacity[c] > 0
     }

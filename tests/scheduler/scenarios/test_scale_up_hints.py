@@ -689,6 +689,24 @@ def test_format_quantity() -> None:
     assert format_quantity(MEMORY, 256 * 2**30) == "256Gi"
     assert format_quantity(MEMORY, 1000) == "1000"
     assert format_quantity(GPU, 8000) == "8"
+    # autoscale finding 7: bytes other than memory had no suffix (107374182400)
+    assert format_quantity(7, 100 * 2**30, "ephemeral-storage") == "100Gi"
+    assert format_quantity(7, 4 * 2**30, "hugepages-1Gi") == "4Gi"
+    assert format_quantity(7, 3, "example.com/foo") == "3"
+
+
+def test_hint_shape_shows_ephemeral_storage_as_a_quantity() -> None:
+    result = run_objects(
+        [
+            queue("q"),
+            gpu_node("n0", extended={"ephemeral-storage": "100Gi"}),
+            busy("busy", "n0"),
+            job("g", "q", 8, gpus=1),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.shape["ephemeral-storage"] == "100Gi"
 
 
 @pytest.mark.parametrize(
