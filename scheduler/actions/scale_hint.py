@@ -13,15 +13,24 @@ pending although their queue would take them:
 1. the tasks to allocate are packed first-fit-decreasing onto what is free on the
    existing nodes each task may use (selectors, affinity, taints: the session's node
    filters); those that do not fit are the shortfall;
-2. node *shapes* are the distinct (allocatable vector, pool labels) pairs of existing
-   nodes; a shape can host a task when one of its nodes passes the task's filters and
-   its allocatable covers the request; the hint's labels are the shape's pool labels
-   plus the node labels the tasks' node selectors name;
+2. node *shapes* are the distinct (allocatable vector, pool labels, GPU memory) of
+   existing nodes; a shape can host a task when one of its nodes passes the task's
+   filters and its allocatable covers the request; the hint's labels are the shape's
+   pool labels plus the node labels the tasks' node selectors name;
 3. among the shapes that host every shortfall task, the most common wins, ties to
    the smallest; if none hosts them all, the one that hosts the most;
 4. the shortfall tasks are packed first-fit-decreasing onto empty nodes of that
    shape; tasks no shape can host are named instead, and so are tasks that select
    one node by ``kubernetes.io/hostname`` (a new node has another name).
+
+A shared-GPU task (``gpu-fraction`` x ``gpu-fraction-num-devices``, ``gpu-memory``) is
+not a scalar GPU amount: only nodes with that many devices, each with the memory a
+``gpu-memory`` request names (``nvidia.com/gpu.memory``), can ever host it
+(``devices_host``), in steps 1 and 2 alike; steps 1 and 4 pack devices one by one
+(distinct devices per pod, the fullest first, a pod slot per device's reservation pod;
+step 1 over existing nodes' free devices and the room left in their shared ones), and a
+``gpu-memory`` request is its portion of the device. Step 1 of a gang with a required
+topology level or apart rules still packs such a task as its GPU amount.
 
 A gang whose PodGroup requires a topology level fits only inside one domain of that
 level, so steps 1-4 run per candidate domain (``scale_hint_domains``): its free room
@@ -56,6 +65,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crds.gpusharing import NODE_GPU_MEMORY_LABEL
 from crds.names import NODE_POOL_LABEL, SCALE_UP_HINT_ANNOTATION
 from crds.topology import HOSTNAME_LABEL
 from scheduler.actions.scale_hint_apart import Apart, apart_rules, room_masks
@@ -65,6 +75,7 @@ from scheduler.actions.scale_hint_domains import (
     domain_scope,
     shortfalls,
 )
+from scheduler.api.gpu_sharing import GpuShare, devices_host
 from scheduler.api.nodes import NodeTable
 from scheduler.api.podgroups import PodGroupInfo
 from scheduler.api.pods import PodInfo
@@ -151,21 +162,30 @@ class ScaleUpHint:
                 f"{apart} would host the {self.pods} pod(s) that do not fit the current nodes"
             )
         if self.unhostable:
+            # The scheduler knows only the shapes of nodes that exist: a node group scaled
+            # to zero (the usual GPU set-up) is invisible to it, so this is no verdict.
             parts.append(
-                "ScaleUpHint: no existing node shape can host pod(s) "
+                "ScaleUpHint: pod(s) "
                 + ", ".join(self.unhostable[:5])
                 + (f" and {len(self.unhostable) - 5} more" if len(self.unhostable) > 5 else "")
+                + " fit no shape of the existing nodes (a node group with no node now is"
+                " not known to the scheduler and may still host them)"
             )
         return "; ".join(parts)
 
 
-def format_quantity(column: int, amount: int) -> str:
-    """A Kubernetes quantity string for one allocatable column."""
+def _in_bytes(name: str) -> bool:
+    """Resources counted in bytes besides memory: shown with binary suffixes as memory is."""
+    return name == "ephemeral-storage" or name.startswith("hugepages-")
+
+
+def format_quantity(column: int, amount: int, name: str = "") -> str:
+    """A Kubernetes quantity string for one allocatable column (``name``: its resource)."""
     if column == CPU:
         return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
     if column == GPU:
         return str(amount // GPU_UNIT) if amount % GPU_UNIT == 0 else f"{amount / GPU_UNIT:g}"
-    if column == MEMORY:
+    if column == MEMORY or _in_bytes(name):
         for suffix, unit in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if amount and amount % unit == 0:
                 return f"{amount // unit}{suffix}"
@@ -177,6 +197,8 @@ class _Shape:
     capacity: Vector
     labels: tuple[tuple[str, str], ...]
     nodes: list[int]
+    device_memory: int = 0  # MiB per GPU (nvidia.com/gpu.memory), as the engine reads it
+    synced: bool = False  # the label is there: gpu-memory requests can be sized
 
     def size_key(self) -> tuple[int, ...]:
         return (int(self.capacity[GPU]), int(self.capacity[CPU]), int(self.capacity[MEMORY]))
@@ -194,17 +216,19 @@ _SHAPES = "scale-hint.shapes"
 
 def _node_shapes(nodes: NodeTable) -> list[_Shape]:
     """:func:`_shapes` of ``nodes``, formed afresh; each capacity read-only (shared from
-    cycle to cycle while the table stays)."""
-    grouped: dict[tuple[bytes, tuple[tuple[str, str], ...]], _Shape] = {}
+    cycle to cycle while the table stays). Nodes whose GPUs differ in memory are different
+    shapes: a shared-GPU request is sized per device."""
+    grouped: dict[tuple[bytes, tuple[tuple[str, str], ...], int, bool], _Shape] = {}
     allocatable = nodes.allocatable
+    memory, synced = nodes.shared.memory, nodes.shared.synced
     for i, meta in enumerate(nodes.meta):
         column = np.ascontiguousarray(allocatable[:, i])
         column.flags.writeable = False
         labels = tuple((k, meta.labels[k]) for k in POOL_LABELS if k in meta.labels)
-        key = (column.tobytes(), labels)
+        key = (column.tobytes(), labels, int(memory[i]), bool(synced[i]))
         shape = grouped.get(key)
         if shape is None:
-            grouped[key] = shape = _Shape(column, labels, [])
+            grouped[key] = shape = _Shape(column, labels, [], key[2], key[3])
         shape.nodes.append(i)
     return list(grouped.values())
 
@@ -218,6 +242,26 @@ def _eligible(session: Session, pod: PodInfo) -> ep.Mask:
     return mask
 
 
+def _device_masks(session: Session, tasks: Sequence[PodInfo]) -> list[ep.Mask | None]:
+    """Per shared-GPU task, the nodes whose devices could ever host it (enough devices,
+    enough memory per device: ``devices_host``); None for other tasks."""
+    nodes = session.snapshot.nodes
+    devices = nodes.allocatable[GPU] // GPU_UNIT
+    out: list[ep.Mask | None] = []
+    seen: dict[GpuShare, ep.Mask] = {}
+    for task in tasks:
+        share = task.gpu_share
+        if share is None:
+            out.append(None)
+            continue
+        mask = seen.get(share)
+        if mask is None:
+            mask = devices_host(share, devices, nodes.shared.memory, nodes.shared.synced)
+            seen[share] = mask
+        out.append(mask)
+    return out
+
+
 def _need(task: PodInfo) -> Vector:
     """What the task needs of a node. A fractional-GPU pod's request holds no GPU (its
     group takes the device), so its GPUs are counted as in its queue: devices x portion."""
@@ -225,6 +269,18 @@ def _need(task: PodInfo) -> Vector:
         return task.request
     need = task.request.copy()
     need[GPU] = math.ceil(task.quota[0])
+    return need
+
+
+def _need_on(task: PodInfo, shape: _Shape) -> Vector:
+    """What the task needs of an empty node of ``shape``: a shared-GPU request counts
+    devices x its portion of one of the shape's devices (a memory request's portion
+    depends on the device memory); whether the devices suit it is ``devices_host``."""
+    share = task.gpu_share
+    if share is None:
+        return task.request
+    need = task.request.copy()
+    need[GPU] = share.devices * share.portion_on(shape.device_memory)
     return need
 
 
@@ -263,6 +319,8 @@ def _shortfall(
         union |= mask
     columns = np.flatnonzero(union & nodes.schedulable)
     order = _order(tasks)
+    if not rules and any(tasks[i].gpu_share is not None for i in order):
+        return _shortfall_by_device(session, tasks, masks, order, columns)
     left = shortfalls(
         nodes.free[:, columns],
         [_need(tasks[i]) for i in order],
@@ -274,19 +332,133 @@ def _shortfall(
     return [order[t] for t in np.flatnonzero(left[0])]
 
 
-def _pack(capacity: Vector, requests: Sequence[Vector]) -> int:
-    """Empty nodes of ``capacity`` needed for ``requests`` (already in decreasing order).
-    Apart rules ride along as extra entries: a cap in ``capacity``, 1 in each member's
-    request (a new node is a domain of its own for every key)."""
-    bins: list[Vector] = []
-    for request in requests:
-        for room in bins:
-            if (room >= request).all():
-                room -= request
+def _shortfall_by_device(
+    session: Session,
+    tasks: Sequence[PodInfo],
+    masks: list[ep.Mask],
+    order: Sequence[int],
+    columns: npt.NDArray[np.intp],
+) -> list[int]:
+    """:func:`_shortfall` for a gang with shared-GPU tasks: first fit over the free room of
+    ``columns`` with each node's devices one by one, as :func:`_pack` packs a new node:
+    its free whole devices, and the room left in its shared devices (those that hold pods,
+    which a shared task may join)."""
+    nodes = session.snapshot.nodes
+    shared = nodes.shared
+    free = nodes.free[:, columns].copy()
+    free_gpu = free[GPU].copy()  # before packing: a superset of what stays free
+    free[GPU] = 0  # the devices are packed in ``rooms``
+    memory = shared.memory[columns]
+    groups = shared.room[columns]
+    rooms: dict[int, list[int]] = {}  # per column: thousandths left per device, when asked
+    left: list[int] = []
+    for i in order:
+        task = tasks[i]
+        share = task.gpu_share
+        need = task.request.astype(free.dtype)  # a copy
+        need[GPU] = 0
+        whole = 0 if share is not None else -(-int(task.request[GPU]) // GPU_UNIT)
+        fits = masks[i][columns] & (free >= need[:, None]).all(axis=0)
+        if share is None:
+            fits &= free_gpu >= whole * GPU_UNIT
+        else:  # enough free devices and shared ones with room, as at the start: a superset
+            portion = _portions(share, memory)
+            fits &= free_gpu // GPU_UNIT + (groups >= portion[:, None]).sum(axis=1) >= share.devices
+        for found in np.flatnonzero(fits):
+            c = int(found)
+            node = int(columns[c])
+            if c not in rooms:
+                rooms[c] = [GPU_UNIT] * (int(free_gpu[c]) // GPU_UNIT) + [
+                    int(r) for r in shared.room[node] if r > 0
+                ]
+            taken = (
+                None
+                if share is None
+                else (share.devices, share.portion_on(int(shared.memory[node])))
+            )
+            if _take(free[:, c], rooms[c], need, whole, taken):
                 break
         else:
-            bins.append(capacity - request)
-    return len(bins)
+            left.append(i)
+    return left
+
+
+def _portions(share: GpuShare, memory: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Per node of device ``memory``, the thousandths of a device ``share`` takes there."""
+    values, inverse = np.unique(memory, return_inverse=True)
+    each = np.array([share.portion_on(int(m)) for m in values], dtype=np.int64)
+    out: npt.NDArray[np.int64] = each[inverse.reshape(-1)]
+    return out
+
+
+def _pack(
+    capacity: Vector,
+    requests: Sequence[Vector],
+    shares: Sequence[tuple[int, int] | None] | None = None,
+) -> int:
+    """Empty nodes of ``capacity`` needed for ``requests`` (already in decreasing order).
+    Apart rules ride along as extra entries: a cap in ``capacity``, 1 in each member's
+    request (a new node is a domain of its own for every key).
+
+    With ``shares`` (per request: (devices, thousandths of each) for a shared-GPU pod,
+    else None) the GPU column is packed per device, as the scheduler places: a whole-GPU
+    request takes untouched devices; a shared one takes that many distinct devices with
+    room for its portion, the fullest first, and one more pod slot for the reservation
+    pod of each device it is the first on."""
+    if shares is None:
+        bins: list[Vector] = []
+        for request in requests:
+            for room in bins:
+                if (room >= request).all():
+                    room -= request
+                    break
+            else:
+                bins.append(capacity - request)
+        return len(bins)
+    devices = int(capacity[GPU]) // GPU_UNIT
+    cap = capacity.copy()
+    cap[GPU] = 0
+    nodes: list[tuple[Vector, list[int]]] = []
+    for request, share in zip(requests, shares, strict=True):
+        need = request.astype(cap.dtype)  # a copy
+        need[GPU] = 0
+        whole = 0 if share is not None else -(-int(request[GPU]) // GPU_UNIT)
+        for room, rooms in nodes:
+            if _take(room, rooms, need, whole, share):
+                break
+        else:
+            fresh = (cap.copy(), [GPU_UNIT] * devices)
+            _take(*fresh, need, whole, share)  # the shape hosts it: it fits an empty node
+            nodes.append(fresh)
+    return len(nodes)
+
+
+def _take(
+    room: Vector, rooms: list[int], need: Vector, whole: int, share: tuple[int, int] | None
+) -> bool:
+    """Put one request on a node being packed (``room``: what is left of its non-GPU
+    resources; ``rooms``: thousandths left per device), if it fits."""
+    if not (room >= need).all():
+        return False
+    if share is None:
+        untouched = [d for d, left in enumerate(rooms) if left == GPU_UNIT][:whole]
+        if len(untouched) < whole:
+            return False
+        for d in untouched:
+            rooms[d] = 0
+        room -= need
+        return True
+    count, portion = share
+    chosen = [d for _, d in sorted((left, d) for d, left in enumerate(rooms) if left >= portion)]
+    chosen = chosen[:count]
+    opened = sum(1 for d in chosen if rooms[d] == GPU_UNIT)
+    if len(chosen) < count or room[PODS] - need[PODS] < opened:
+        return False
+    for d in chosen:
+        rooms[d] -= portion
+    room -= need
+    room[PODS] -= opened
+    return True
 
 
 def _hint_for(
@@ -309,11 +481,12 @@ def _hint_for(
         hosted = set()
         for i in movable:
             task = tasks[i]
-            fits = known.get(task.constraint_key)
+            key = (task.constraint_key, task.gpu_share)  # the masks narrow by devices too
+            fits = known.get(key)
             if fits is None:
                 fits = bool(masks[i][members].any())
-                known[task.constraint_key] = fits
-            if fits and (shape.capacity >= _need(task)).all():
+                known[key] = fits
+            if fits and (shape.capacity >= _need_on(task, shape)).all():
                 hosted.add(i)
         hosts.append(hosted)
     hostable = set().union(*hosts) if hosts else set()
@@ -335,18 +508,25 @@ def _hint_for(
     placed = sorted(hosts[best], key=lambda i: _size(tasks[i]))
     others = tuple(sorted(tasks[i].key for i in hostable - hosts[best]))
     caps = np.array([rule.cap for rule in rules], dtype=chosen.capacity.dtype)
+    shared = [tasks[i].gpu_share for i in placed]
     count = _pack(
         np.concatenate((chosen.capacity, caps)),
         [
-            np.concatenate((_need(tasks[i]), [int(i in rule.members) for rule in rules]))
+            np.concatenate((_need_on(tasks[i], chosen), [int(i in rule.members) for rule in rules]))
             for i in placed
         ],
+        [
+            None if share is None else (share.devices, share.portion_on(chosen.device_memory))
+            for share in shared
+        ]
+        if any(share is not None for share in shared)
+        else None,
     )
     apart = sorted(
         {r.key for r in rules if r.key != HOSTNAME_LABEL and any(i in r.members for i in placed)}
     )
     described = {
-        space.display_name(c): format_quantity(c, int(chosen.capacity[c]))
+        space.display_name(c): format_quantity(c, int(chosen.capacity[c]), space.names[c])
         for c in range(len(chosen.capacity))
         if c != PODS and chosen.capacity[c] > 0
     }
@@ -355,6 +535,9 @@ def _hint_for(
     for i in placed:  # the labels the pods select on name the pool too
         selector = tasks[i].node_selector
         labels.update({k: node_labels[k] for k in selector if k in node_labels})
+    if any(share is not None and share.by_memory for share in shared):
+        # gpu-memory pods were sized by the shape's device memory: name it
+        labels[NODE_GPU_MEMORY_LABEL] = node_labels[NODE_GPU_MEMORY_LABEL]
     return ScaleUpHint(
         count, len(placed), described, labels, (*unhostable, *others), apart=tuple(apart)
     )
@@ -420,13 +603,21 @@ def scale_up_hint(
     tasks = gang.tasks_to_allocate(session, job)
     if not tasks or any(task.resource_claims for task in tasks):
         return None  # DRA claims: a node shape says nothing of the devices it would publish
-    masks = [_eligible(session, task) for task in tasks]
+    devices = _device_masks(session, tasks)
+    masks = [
+        mask if fit is None else mask & fit
+        for mask, fit in zip((_eligible(session, task) for task in tasks), devices, strict=True)
+    ]
     scope = domain_scope(session, job, tasks, masks) if job.topology_tree is not None else None
     if isinstance(scope, str):
         return None
     shapes = _shapes(session) if shapes is None else shapes
     rules = apart_rules(session, tasks)
-    room = room_masks(session, tasks, masks)
+    # room_masks asks once per constraint key, which holds no device count: narrow after
+    room = [
+        mask if fit is None else mask & fit
+        for mask, fit in zip(room_masks(session, tasks, masks), devices, strict=True)
+    ]
     if scope is not None:
         return _in_one_domain(session, tasks, masks, scope, shapes, room, rules)
     left = _shortfall(session, tasks, room, rules)

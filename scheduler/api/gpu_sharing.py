@@ -93,6 +93,22 @@ class GpuShare:
         return self.portion * device_memory // GPU_UNIT
 
 
+def devices_host(
+    share: GpuShare,
+    devices: npt.NDArray[np.int64],
+    device_memory: npt.NDArray[np.int64],
+    synced: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Per node (or node shape), whether its devices could ever host ``share``, empty: at
+    least ``share.devices`` devices and, for a memory request, a ``nvidia.com/gpu.memory``
+    label (``synced``) of at least the request per device; a portion never exceeds one
+    device (admission refuses more). What is free is another question."""
+    fits: npt.NDArray[np.bool_] = devices >= share.devices
+    if share.by_memory:
+        fits = fits & synced & (device_memory >= share.memory)
+    return fits
+
+
 def group_id(node: str, pod_uid: str, device: int) -> str:
     """A new group's id: deterministic for (node, pod, device index), unique across pods."""
     return str(uuid.uuid5(_GROUP_NAMESPACE, f"{node}/{pod_uid}/{device}"))

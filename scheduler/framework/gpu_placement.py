@@ -63,8 +63,10 @@ def place_shared(
     wanted = pod.request[:, None]
     feasible = (nodes.free >= wanted).all(axis=0)
     feasible &= static
-    if share.by_memory:  # more memory than one device has fits no device of that node
-        feasible &= shared.memory >= share.memory
+    # too few devices, or more memory than one device has, fits no device of that node
+    feasible &= gpu_sharing.devices_host(
+        share, nodes.allocatable[GPU] // GPU_UNIT, shared.memory, shared.synced
+    )
     if not feasible.any():
         return None
     if share.by_memory:  # the portion on each node: ceil(memory / device memory, hundredths)

@@ -74,16 +74,7 @@ def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[st
                     nodes=[name] * busy,
                 )
             )
-    for name, shape, labels in extra:
-        out.append(
-            node(
-                name,
-                gpus=float(shape["nvidia.com/gpu"]),
-                cpu=shape["cpu"],
-                memory=shape["memory"],
-                labels=labels,
-            )
-        )
+    out += [hinted_node(*added) for added in extra]
     selector = {POOL: case["pool"]} if case["pool"] else None
     apart: dict[str, Any] = {}
     if case["apart"]:
@@ -102,6 +93,17 @@ def objects(case: dict[str, Any], extra: list[tuple[str, dict[str, str], dict[st
         )
     )
     return out
+
+
+def hinted_node(name: str, shape: dict[str, str], labels: dict[str, str]) -> dict[str, Any]:
+    """A new node of a hint's ``shape`` (its rendered quantities) with ``labels``."""
+    return node(
+        name,
+        gpus=float(shape["nvidia.com/gpu"]),
+        cpu=shape["cpu"],
+        memory=shape["memory"],
+        labels=labels,
+    )
 
 
 def gang_outcome(result: Any) -> Any:

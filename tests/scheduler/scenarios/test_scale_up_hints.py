@@ -31,10 +31,14 @@ from tests.kits.worlds import (
 
 HINT = "kai.scheduler/scale-up-hint"
 POOL = "karpenter.sh/nodepool"
+GPU_MEMORY = "nvidia.com/gpu.memory"
 
 
-def gpu_node(name: str, pool: str = "gpu", gpus: int = 8, **extra: Any) -> dict[str, Any]:
-    return node(name, gpus=gpus, cpu="32", memory="256Gi", labels={POOL: pool}, **extra)
+def gpu_node(
+    name: str, pool: str = "gpu", gpus: int = 8, device_memory: str = "", **extra: Any
+) -> dict[str, Any]:
+    labels = {POOL: pool, **({GPU_MEMORY: device_memory} if device_memory else {})}
+    return node(name, gpus=gpus, cpu="32", memory="256Gi", labels=labels, **extra)
 
 
 def busy(name: str, node_name: str, gpus: int = 8) -> list[dict[str, Any]]:
@@ -83,6 +87,13 @@ class Case:
 
     def __str__(self) -> str:
         return self.name
+
+
+SHARE_3_DEVICES = {"gpu-fraction": "0.5", "gpu-fraction-num-devices": "3"}
+
+
+def unhostable(*pods: str) -> dict[str, Any]:
+    return {"nodes": 0, "pods": 0, "shape": {}, "labels": {}, "unhostable": list(pods)}
 
 
 WANT_ONE_NODE = {
@@ -175,6 +186,123 @@ CASES = [
         "no-shape-can-host",
         [queue("q"), gpu_node("n0"), job("g", "q", 1, gpus=16)],
         {"g": {"nodes": 0, "pods": 0, "shape": {}, "labels": {}, "unhostable": ["default/g-0"]}},
+    ),
+    # Shared-GPU requests are sized per device (gpushare finding 10): 0.5 on each of 3
+    # devices, or 50000 MiB of one device, fit no node of 2 devices of 40000 MiB, busy or
+    # empty. Before, 1.5 and 1.25 "GPUs" fit the 2 GPUs: one more node was asked for with
+    # a running pod there, and with the node empty the pods seemed to fit (no hint at all).
+    *[
+        Case(
+            f"shared-request-no-device-shape-hosts-{state}",
+            [
+                queue("q"),
+                gpu_node("n0", gpus=2, device_memory="40000"),
+                *(busy("busy", "n0", 1) if state == "busy" else []),
+                job("m3", "q", 1, annotations=SHARE_3_DEVICES),
+                job("mem", "q", 1, annotations={"gpu-memory": "50000"}),
+            ],
+            {"m3": unhostable("default/m3-0"), "mem": unhostable("default/mem-0")},
+        )
+        for state in ("busy", "empty")
+    ],
+    # The same 3-device pod and a 4-GPU shape: that shape is asked for, not the 2-GPU one.
+    Case(
+        "shared-request-picks-a-shape-with-enough-devices",
+        [
+            queue("q"),
+            *[gpu_node(f"s{i}", gpus=2) for i in range(2)],
+            gpu_node("n0", pool="big", gpus=4),
+            busy("busy", "n0", 4),
+            job("m3", "q", 1, annotations=SHARE_3_DEVICES),
+        ],
+        {
+            "m3": {
+                **WANT_ONE_NODE,
+                "pods": 1,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "4"},
+                "labels": {POOL: "big"},
+            }
+        },
+    ),
+    # Three pods of 0.6 on a full 2-GPU node: two share no device, so 2 new nodes (by a
+    # scalar 1.8 GPUs, one).
+    Case(
+        "shared-portions-packed-per-device",
+        [
+            queue("q"),
+            gpu_node("n0", gpus=2),
+            busy("busy", "n0", 2),
+            job("g", "q", 3, annotations={"gpu-fraction": "0.6"}),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "nodes": 2,
+                "pods": 3,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "2"},
+            }
+        },
+    ),
+    # The same three pods and an empty 2-GPU node: two fit its devices, the third needs a
+    # new node (by a scalar 1.8 of 2 free GPUs all fitted: the gang got no hint at all).
+    Case(
+        "shared-portions-fit-free-devices-one-by-one",
+        [queue("q"), gpu_node("n0", gpus=2), job("g", "q", 3, annotations={"gpu-fraction": "0.6"})],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 1,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "2"},
+            }
+        },
+    ),
+    # Room left in a shared device counts: a running 0.5 leaves 0.5 on one device, so of
+    # four pods of 0.5 on that 2-GPU node three fit (that device and the free one) and one
+    # more node takes the fourth, 0.5 of its 2 GPUs.
+    Case(
+        "shared-portions-join-existing-shared-devices",
+        [
+            queue("q"),
+            gpu_node("n0", gpus=2),
+            *job(
+                "run",
+                "q",
+                1,
+                annotations={"gpu-fraction": "0.5"},
+                labels={"runai-gpu-group": "G1"},
+                states=["Running"],
+                nodes=["n0"],
+            ),
+            job("g", "q", 4, annotations={"gpu-fraction": "0.5"}),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 1,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "2"},
+            }
+        },
+    ),
+    # Nodes alike but for their GPUs' memory are two shapes: a 30000 MiB request fits only
+    # the 80000 MiB one, which the hint names (before: one shape, counted by the smallest
+    # device memory, so "no shape can host").
+    Case(
+        "gpu-memory-request-picks-the-shape-by-device-memory",
+        [
+            queue("q"),
+            *[gpu_node(f"s{i}", gpus=1, device_memory="16000") for i in range(3)],
+            gpu_node("b0", gpus=1, device_memory="80000"),
+            *[busy(f"busy{i}", n, 1) for i, n in enumerate(("s0", "s1", "s2", "b0"))],
+            job("g", "q", 2, annotations={"gpu-memory": "30000"}),
+        ],
+        {
+            "g": {
+                **WANT_ONE_NODE,
+                "pods": 2,
+                "shape": {**WANT_ONE_NODE["shape"], "nvidia.com/gpu": "1"},
+                "labels": {POOL: "gpu", GPU_MEMORY: "80000"},
+            }
+        },
     ),
     # Pinned to one node by hostname: no new node can host it.
     Case(
@@ -561,6 +689,24 @@ def test_format_quantity() -> None:
     assert format_quantity(MEMORY, 256 * 2**30) == "256Gi"
     assert format_quantity(MEMORY, 1000) == "1000"
     assert format_quantity(GPU, 8000) == "8"
+    # autoscale finding 7: bytes other than memory had no suffix (107374182400)
+    assert format_quantity(7, 100 * 2**30, "ephemeral-storage") == "100Gi"
+    assert format_quantity(7, 4 * 2**30, "hugepages-1Gi") == "4Gi"
+    assert format_quantity(7, 3, "example.com/foo") == "3"
+
+
+def test_hint_shape_shows_ephemeral_storage_as_a_quantity() -> None:
+    result = run_objects(
+        [
+            queue("q"),
+            gpu_node("n0", extended={"ephemeral-storage": "100Gi"}),
+            busy("busy", "n0"),
+            job("g", "q", 8, gpus=1),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.shape["ephemeral-storage"] == "100Gi"
 
 
 @pytest.mark.parametrize(
@@ -633,4 +779,25 @@ def test_apart_hint_message_names_the_key() -> None:
         "ScaleUpHint: 2 more node(s) of shape {cpu=32, memory=256Gi, nvidia.com/gpu=8} "
         f"({POOL}=gpu), each in a different {ZONE} holding no pod its rules match, would host "
         "the 2 pod(s) that do not fit the current nodes"
+    )
+
+
+def test_unhostable_message_does_not_claim_no_node_group_can_host() -> None:
+    """autoscale finding 1: with GPU node groups at min 0 no GPU node exists, so every GPU
+    pod is unhostable until the autoscaler adds the first one; the message says what the
+    scheduler knows (the existing nodes' shapes), not that no node group can host it."""
+    result = run_objects(
+        [
+            queue("q"),
+            node("c0", cpu="16", memory="64Gi", labels={POOL: "cpu"}),
+            job("g", "q", 7, gpus=2),
+        ]
+    )
+    (outcome,) = [g for g in result.pod_groups if g.pod_group == "default/g"]
+    assert outcome.scale_up_hint is not None
+    assert outcome.scale_up_hint.as_dict() == unhostable(*(f"default/g-{i}" for i in range(7)))
+    assert outcome.scale_up_hint.message() == (
+        "ScaleUpHint: pod(s) default/g-0, default/g-1, default/g-2, default/g-3, default/g-4"
+        " and 2 more fit no shape of the existing nodes (a node group with no node now is not"
+        " known to the scheduler and may still host them)"
     )
