@@ -287,6 +287,8 @@ def test_a_gang_whose_bind_request_is_refused_is_evicted_as_stale_and_told(
             "delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found"
         )
         cluster.kubectl.run("delete", "validatingadmissionpolicy", policy, "--ignore-not-found")
+
+
 def test_a_non_ascii_gpu_annotation_is_reported_and_the_scheduler_keeps_running(
     cluster: Cluster, scheduler: ManagedProcess, namespace: str, kwok_node: str, queue_name: str
 ) -> None:
