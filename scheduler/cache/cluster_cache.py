@@ -181,6 +181,8 @@ class ClusterCache:
                 raise error from None
             self.errors[(kind, key)] = error
             self.delete(kind, key, keep_error=True)
+            if kind == "Queue":  # its jobs are told it is invalid (queue_problem)
+                self._tree = None
             return
         self.errors.pop((kind, key), None)
 
@@ -288,8 +290,8 @@ class ClusterCache:
                 self._reorder = True
             elif kind == "PriorityClass":
                 self._relink_all = True
-        if not keep_error:
-            self.errors.pop((kind, key), None)
+        if not keep_error and self.errors.pop((kind, key), None) is not None and kind == "Queue":
+            self._tree = None
 
     def _pod_changed(self, key: str, pod: PodInfo | None) -> None:
         """Pod ``key`` is now ``pod`` (None: gone): the groups it named and names go stale."""
@@ -360,7 +362,12 @@ class ClusterCache:
         foreign = np.zeros(width, dtype=np.int64)
         pods = list(self._pods.values())
         if self._tree is None:
-            self._tree = queue_tree.build_tree(list(self._queues.values()))
+            invalid = {
+                key: f"it is invalid ({error.field}: {error.message})"
+                for (kind, key), error in self.errors.items()
+                if kind == "Queue"
+            }
+            self._tree = queue_tree.build_tree(list(self._queues.values()), invalid)
         classes = dict(names.BUILTIN_PRIORITY_CLASSES)
         default_priority = DEFAULT_PRIORITY
         for name, (value, is_default) in self._classes.items():

@@ -103,10 +103,16 @@ def _runtime(spec: Mapping[str, Any], key: str) -> float | None:
         raise FieldError(f"spec.{key}", str(exc).split(": ", 1)[-1]) from None
 
 
-def build_tree(infos: list[QueueInfo]) -> QueueTree:
-    """Link parents and children; drop orphans and cycles with their subtrees."""
+def build_tree(infos: list[QueueInfo], invalid: Mapping[str, str] | None = None) -> QueueTree:
+    """Link parents and children; drop orphans and cycles with their subtrees.
+
+    ``invalid``: queues that exist but could not be read (name -> why); they are dropped
+    with that reason, so their jobs and children are told so, not that they do not exist.
+    """
     by_name = {q.name: q for q in infos}
-    dropped: dict[str, str] = {}
+    dropped: dict[str, str] = {
+        name: why for name, why in (invalid or {}).items() if name not in by_name
+    }
 
     def problem(name: str, seen: set[str]) -> str | None:
         queue = by_name[name]

@@ -233,3 +233,33 @@ def test_a_full_rfc3339_timestamp_with_an_offset_and_fractions_is_read() -> None
     assert strict_rfc3339_seconds("2026-12-06T03:59:00.5+01:00") == strict_rfc3339_seconds(
         "2026-12-06T02:59:00.5Z"
     )
+
+
+def test_jobs_of_an_invalid_queue_are_told_it_is_invalid_not_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Queue exists but one field cannot be read: its jobs (and those of its child
+    queues) say so, naming the field; before, they said the queue did not exist."""
+    objects = copy.deepcopy(SNAPSHOT)
+    objects[1]["spec"]["preemptMinRuntime"] = "forever"
+    child = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "child"},
+        "spec": {"parentQueue": "team", "resources": objects[1]["spec"]["resources"]},
+    }
+    other = copy.deepcopy(objects[2:])
+    other[0]["metadata"]["name"] = "other"
+    other[0]["spec"]["queue"] = "child"
+    other[1]["metadata"] = {"name": "other-0", "namespace": "ns",
+                            "annotations": {"pod-group-name": "other"}}  # fmt: skip
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(yaml.safe_dump_all([*objects, child, *other]))
+    assert main(["schedule", str(path)]) == 2
+    out = yaml.safe_load(capsys.readouterr().out)
+    reasons = {g["podGroup"]: g["reasons"] for g in out["podGroups"]}
+    (said,) = reasons["ns/good"]
+    assert said.startswith("QueueDoesNotExist: queue 'team' is not usable: it is invalid (")
+    assert "spec.preemptMinRuntime" in said
+    (said,) = reasons["ns/other"]
+    assert "its ancestor queue 'team' was dropped (it is invalid (" in said

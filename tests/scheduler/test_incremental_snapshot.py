@@ -407,3 +407,26 @@ def test_a_pod_update_re_derives_only_its_group() -> None:
     assert after["default/g0"] is jobs["default/g0"]
     assert after["default/g1"] is not jobs["default/g1"]
     assert [p.node_name for p in after["default/g1"].pod_sets[0].pods] == ["n0"]
+
+
+def test_a_queue_going_invalid_and_back_renews_its_jobs_reason() -> None:
+    """A watch update that breaks a Queue tells its jobs at the next snapshot that it is
+    invalid (not missing); the fixed Queue serves them again."""
+    from tests.kits import worlds as w
+
+    cache = ClusterCache(strict=False)
+    good = w.queue("q")
+    broken = {**good, "spec": {**good["spec"], "preemptMinRuntime": "forever"}}
+    for obj in [w.node("n1"), *w.job("a", "q")]:
+        cache.upsert(SourcedObject(obj, "test", 0))
+    assert cache.snapshot().snapshot.job_problems["default/a"] == [
+        "QueueDoesNotExist: queue 'q' does not exist"
+    ]
+    for obj, invalid in [(broken, True), (good, False), (broken, True), (good, False)]:
+        cache.upsert(SourcedObject(obj, "test", 0))
+        problems = cache.snapshot().snapshot.job_problems
+        if invalid:
+            (problem,) = problems["default/a"]
+            assert problem.startswith("QueueDoesNotExist: queue 'q' is not usable: it is invalid (")
+        else:
+            assert problems == {}
