@@ -25,7 +25,10 @@ class Backoff:
     """Jittered exponential back-off: ``uniform(d/2, d)`` with ``d = exponential(n, ...)``."""
 
     base: float = 0.5
-    cap: float = 30.0
+    cap: float = 8.0
+    """client-go's reflector caps at 30 s; a scheduler that lost its API server should be
+    back within seconds of its return (measured: 29 s after an API server restart with
+    30 s), and a few components' retries every 4-8 s cost the server nothing."""
     attempts: int = 0
     rng: random.Random = field(default_factory=random.Random)
 
