@@ -330,6 +330,16 @@ class Committer:
                 # `kubectl describe pod` says why it is not scheduled, not only an Event
                 reasons = (f"InvalidObject: {text}",)
                 writes.append(self._pod_condition(obj, reasons, report))
+            elif obj.get("kind") == "PodGroup":  # its pods wait for ever: they say why too
+                meta = obj.get("metadata") or {}
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                census = census or self._census()
+                reasons = (f"InvalidObject: PodGroup {key}: {text}",)
+                writes += [
+                    self._pod_condition(pod, reasons, report)
+                    for pod in census.waiting.get(key, ())
+                    if _waits_for(pod, self.informers.cache.scheduler_name)
+                ]
         await asyncio.gather(*writes)
         return report
 

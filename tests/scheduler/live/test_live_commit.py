@@ -214,6 +214,28 @@ def test_an_invalid_pod_of_ours_says_why_on_its_own_condition() -> None:
     assert scheduled["message"].startswith("InvalidObject: metadata.annotations[gpu-fraction]")
 
 
+def test_the_pods_of_an_invalid_podgroup_say_why() -> None:
+    """Found on a real cluster: a PodGroup setting both minMember and minSubGroup got its
+    InvalidObject Event, but its pods waited with no PodScheduled condition at all."""
+    objects = st.job("both", "q", tasks=2)
+    group = next(o for o in objects if o["kind"] == "PodGroup")
+    group["spec"]["minSubGroup"] = 1
+    group["spec"]["subGroups"] = [{"name": "a", "minMember": 1}]
+    fake = api_with([st.node("n1"), st.queue("q"), *objects])
+
+    async def scenario(informers: Informers) -> None:
+        await Committer(fake, informers).commit(cycle(informers))
+
+    with_informers(fake, scenario)
+    (event,) = [e for e in fake.events if e["reason"] == "InvalidObject"]
+    assert event["involvedObject"]["kind"] == "PodGroup"
+    for name in ("both-0", "both-1"):
+        stored = fake.stored("v1", "Pod", "default", name)
+        assert stored is not None
+        (said,) = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert said["message"].startswith("InvalidObject: PodGroup default/both: "), said
+
+
 def test_reason_codes() -> None:
     assert reason_code("OverLimit: gpu request of 2 would take queue q over") == "OverLimit"
     assert reason_code("pod default/a-0: NonPreemptibleOverQuota: x") == "NonPreemptibleOverQuota"
