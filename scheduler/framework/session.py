@@ -307,6 +307,7 @@ class Session:
             self.queue_order_fns,
             self.job_capacity_fns,
             self.victim_filters,
+            self._victim_filter_whys,
             self.victim_queue_filters,
             self.scenario_validators,
             self.reclaim_gates,
