@@ -98,6 +98,37 @@ def test_fraction_wins_over_memory_and_defaults() -> None:
     assert read_gpu_share(memory(3000, devices=2), NO_GPU) == GpuShare(0, 3000, 2)
 
 
+@pytest.mark.parametrize(
+    ("annotations", "limits"),
+    [
+        ({"gpu-fraction": " 0.5"}, None),
+        ({"gpu-fraction": "0.5", "gpu-fraction-num-devices": " 1"}, None),
+        ({"gpu-memory": "20000 "}, None),
+        ({"gpu-fraction": "0.5"}, {"nvidia.com/gpu": "0"}),
+    ],
+)
+def test_a_bound_pod_admitted_by_earlier_rules_still_holds_its_device(
+    annotations: dict[str, str], limits: dict[str, str] | None
+) -> None:
+    """Spellings an earlier webhook admitted (spaces, a zero whole-GPU key): a pod already
+    on a node keeps its device counted, so no whole-GPU pod is bound onto it. Before, it
+    was refused on reading, so not counted, and its GPU handed out a second time."""
+    spec: dict[str, object] = {
+        "nodeName": "n0",
+        "containers": [{"name": "main", "resources": {"limits": limits or {}}}],
+    }
+    assert read_gpu_share(annotations, spec) is not None
+    pending = {**spec, "nodeName": None}
+    if limits or any(v != v.strip() for v in annotations.values()):
+        with pytest.raises(FieldError):
+            read_gpu_share(annotations, pending)  # a new pod is held to today's rule
+    running = pod("running", annotations=annotations, state="Running", node="n0", extended=limits)
+    objects = [queue("q"), gpu_node("n0", 1), *running, job("whole", "q", gpus=1)]
+    built = build_snapshot(sourced(objects), now=NOW.timestamp(), strict=False)
+    assert built.errors == []
+    assert run_cycle(built.snapshot, ALLOCATE_ONLY).binds == []
+
+
 def test_bad_pod_reported_while_others_schedule() -> None:
     """Live cache (strict=False): the bad pod is an error naming the field; the rest binds."""
     objects = [
