@@ -11,7 +11,11 @@ wired at admission.
 Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
-   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
+   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``); the pod
+   carries the annotation ``runai/shared-gpu-configmap`` the admission mutation writes
+   (:func:`unwired`): a pod the mutation never saw has no GPU env, and bound it would run
+   wired to no GPU (or, with NVIDIA's runtime as default, see every GPU), so the bind
+   fails for good, as KAI's binder fails it.
 2. Per group, a reservation pod must exist on the selected node: the pod labelled
    ``app=kai-resource-reservation`` and ``runai-gpu-group=<group>`` in any namespace
    (:func:`is_reservation`), whoever made it (KAI's
@@ -64,6 +68,7 @@ __all__ = [
     "reservation_pod",
     "reserve",
     "reserved_gpu",
+    "unwired",
 ]
 
 DEFAULT_IMAGE: Final = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.13.0"
@@ -152,6 +157,23 @@ def fraction_of(request: Mapping[str, Any]) -> Fraction | str | None:
     if len(set(groups)) != len(groups):
         return f"spec.selectedGPUGroups: a group is listed twice ({', '.join(groups)})"
     return Fraction(groups, portion)
+
+
+def unwired(pod: Mapping[str, Any]) -> str:
+    """Why ``pod`` cannot be bound to a shared GPU: it has no
+    ``runai/shared-gpu-configmap`` annotation, so the pod webhook's mutation, which wires
+    its container's GPU env to that ConfigMap, never saw it (``""``: it did)."""
+    meta = pod.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(names.CONFIGMAP_ANNOTATION):
+        return ""
+    return (
+        f"pod {meta.get('namespace')}/{meta.get('name')} asks for a shared GPU but has no "
+        f"annotation {names.CONFIGMAP_ANNOTATION}: the pod webhook must mutate it at "
+        "creation to wire its container's GPU env (its namespace may be excluded from the "
+        "webhook, the webhook disabled, or the pod created before it); bound as it is, the "
+        "container would not be limited to its GPU. Create the pod again where the webhook "
+        "serves it"
+    )
 
 
 def reservation_name(node: str, group: str) -> str:

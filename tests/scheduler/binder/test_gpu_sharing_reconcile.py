@@ -27,12 +27,15 @@ class Clock:
 
 
 def add_pod(kube: FakeKube, name: str, annotations: dict[str, str] | None = None) -> None:
+    """A sharing pod; by default mutated at admission (its ConfigMap annotation)."""
+    if annotations is None:
+        annotations = {"runai/shared-gpu-configmap": f"{name}-shared-gpu"}
     kube.add(
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
-                         "annotations": annotations or {}},
+                         "annotations": annotations},
             "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "main"}]},
         }
     )  # fmt: skip
@@ -135,7 +138,7 @@ def test_a_second_pod_of_the_group_reuses_the_reservation_pod() -> None:
     add_request(kube, "q", ["g1"], portion="0.25")
     assert asyncio.run(b.reconcile("ns", "q")) is None
     assert len(kube.of_kind("Pod")) == 3  # p, q and one reservation pod
-    cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")  # no annotation: default name
+    cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")
     assert cm is not None
     assert cm["data"] == {
         "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
@@ -552,3 +555,28 @@ def test_a_kai_reservation_pod_in_another_namespace_is_used_and_never_deleted() 
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", RNS, name) is not None
+
+
+def test_a_pod_the_mutation_never_saw_is_not_bound() -> None:
+    # Finding 16: no runai/shared-gpu-configmap annotation, so no GPU env: the bind fails
+    # for good naming the annotation and the webhook, before any reservation pod is made.
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    add_pod(kube, "p", {})
+    add_request(kube, "p", ["g1"])
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert [p["metadata"]["name"] for p in kube.of_kind("Pod")] == ["p"]
+    assert kube.of_kind("ConfigMap") == []
+    reason = status(kube)["reason"]
+    assert status(kube)["phase"] == "Failed"
+    assert (
+        "pod ns/p asks for a shared GPU but has no annotation runai/shared-gpu-configmap" in reason
+    )
+    assert "the pod webhook must mutate it at creation" in reason
+    [event] = kube.events
+    assert event["reason"] == "BindingError"
+    assert "no annotation runai/shared-gpu-configmap" in event["message"]
+    [condition] = pod(kube, "p")["status"]["conditions"]
+    assert (condition["type"], condition["status"]) == ("PodBound", "False")
+    assert "no annotation runai/shared-gpu-configmap" in condition["message"]
