@@ -427,6 +427,9 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 {"name": "b", "parent": "a", "minMember": 1},
             ]}  # fmt: skip
             cluster.kubectl.create(group)
+            # Fractional pods get the RuntimeClass nvidia (the chart's default, as KAI's);
+            # without the class the API server refuses them before the validation.
+            ensure_nvidia_runtime_class(cluster)
             notebook = {
                 "apiVersion": "v1",
                 "kind": "Pod",
@@ -447,7 +450,6 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 )
             # The mutation wires the GPU env of a fractional pod to its ConfigMap and
             # gives it the RuntimeClass nvidia (the chart's default, as KAI's).
-            ensure_nvidia_runtime_class(cluster)
             notebook["spec"]["schedulerName"] = "kai-scheduler"
             notebook["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
             created = json.loads(
