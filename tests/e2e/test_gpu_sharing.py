@@ -52,7 +52,7 @@ def device_plugin(cluster: Cluster) -> Iterator[FakeDevicePlugin]:
 
 @pytest.fixture(scope="module")
 def binder(cluster: Cluster, device_plugin: FakeDevicePlugin) -> Iterator[ManagedProcess]:
-    """The binder; the tests' cluster has no RuntimeClass ``nvidia``, so none is named."""
+    """The binder; its reservation pods name no RuntimeClass (the default, as KAI's)."""
     flags = [
         f"--metrics-port={free_port()}",
         "--resource-reservation-runtime-class=",
