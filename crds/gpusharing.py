@@ -17,6 +17,7 @@ __all__ = [
     "CONTAINER_NAME",
     "DO_NOT_DISRUPT_ANNOTATION",
     "FRACTION",
+    "FRACTION_RUNTIME_CLASS",
     "GPU_GROUP_LABEL",
     "GPU_PORTION_ENV",
     "GPU_RESOURCE",
@@ -75,6 +76,12 @@ MULTI_GROUP_LABEL_PREFIX: Final = "runai-gpu-group/"
 """A multi-device sharing pod carries ``runai-gpu-group/<group>`` for each of its groups."""
 RECEIVED_RESOURCE_TYPE_ANNOTATION: Final = "received-resource-type"
 """On a bound pod: ``Regular``, ``Fraction`` or ``MigInstance``."""
+
+FRACTION_RUNTIME_CLASS: Final = "nvidia"
+"""The RuntimeClass the admission mutation gives a ``gpu-fraction``/``gpu-memory`` pod
+that names none (KAI's ``--gpu-fraction-runtime-class-name`` default): such a pod requests
+no ``nvidia.com/gpu``, so only the NVIDIA runtime acting on its ``NVIDIA_VISIBLE_DEVICES``
+env shows it its GPU."""
 
 # --- reservation pods -------------------------------------------------------------------
 RESERVATION_NAMESPACE: Final = "kai-resource-reservation"

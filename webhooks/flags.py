@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from crds.gpusharing import FRACTION_RUNTIME_CLASS
 from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from liveprocess.flags import add_common_arguments
 
@@ -51,6 +52,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="/gate-pod holds every new pod of our scheduler behind the queue admission "
         "gate, not only pods of queues annotated kai.scheduler/admission-gate=true",
+    )
+    parser.add_argument(
+        "--gpu-fraction-runtime-class-name",
+        default=FRACTION_RUNTIME_CLASS,
+        help="spec.runtimeClassName /mutate-pod gives a gpu-fraction or gpu-memory pod that "
+        f"names none (default: {FRACTION_RUNTIME_CLASS}, as KAI's; empty: none, for nodes "
+        "whose default container runtime is NVIDIA's). The RuntimeClass must exist, or the "
+        "API server refuses the pod",
     )
     add_common_arguments(parser, metrics_port=DEFAULT_METRICS_PORT)
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port of the webhooks")
@@ -115,6 +124,7 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 scheduler_name=args.scheduler_name,
                 gate_all_queues=args.admission_gate_all_queues,
                 queue_label=args.queue_label_key,
+                fraction_runtime_class=args.gpu_fraction_runtime_class_name,
                 listening=lambda: serving.READINESS.remove(waiting),
             )
         finally:

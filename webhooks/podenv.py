@@ -19,7 +19,12 @@ For pods whose ``spec.schedulerName`` is ours and that carry ``gpu-fraction`` or
   ``GPU_PORTION`` from that ConfigMap (``valueFrom.configMapKeyRef``, not optional:
   the container must not start without its GPU), and ``RUNAI_NUM_OF_GPUS`` (KAI's
   older name of the portion, optional). Entries of the same names are
-  replaced, every other entry kept in order.
+  replaced, every other entry kept in order;
+* ``spec.runtimeClassName`` is set to the configured RuntimeClass (``nvidia`` by default,
+  as KAI's ``--gpu-fraction-runtime-class-name``; empty: none) when the pod names none:
+  the pod requests no ``nvidia.com/gpu``, so the device plugin does nothing for it and
+  only the NVIDIA runtime, acting on ``NVIDIA_VISIBLE_DEVICES``, shows it its GPU. A
+  RuntimeClass the pod names itself is kept.
 
 A pod the rules do not concern gets an empty patch. The mutation is idempotent, so a
 reinvocation changes nothing.
@@ -78,11 +83,17 @@ def _env(configmap: str) -> list[dict[str, Any]]:
     ]
 
 
-def mutate_pod(obj: Mapping[str, Any], scheduler_name: str, suffix: str) -> JsonPatch:
+def mutate_pod(
+    obj: Mapping[str, Any],
+    scheduler_name: str,
+    suffix: str,
+    *,
+    runtime_class: str = names.FRACTION_RUNTIME_CLASS,
+) -> JsonPatch:
     """The JSONPatch wiring Pod ``obj``'s GPU env (empty: nothing to do).
 
     ``suffix`` (a few random characters) completes the ConfigMap name of a pod that has
-    only ``generateName``.
+    only ``generateName``; ``runtime_class`` (empty: none) is given to a pod naming none.
     """
     spec = obj.get("spec") or {}
     if not isinstance(spec, Mapping) or spec.get("schedulerName") != scheduler_name:
@@ -107,4 +118,8 @@ def mutate_pod(obj: Mapping[str, Any], scheduler_name: str, suffix: str) -> Json
     env = kept + _env(str(configmap))
     if env != list(container.get("env") or ()):
         patch.append({"op": "add", "path": _pointer("spec", section, index, "env"), "value": env})
+    if runtime_class and not spec.get("runtimeClassName"):
+        patch.append(
+            {"op": "add", "path": _pointer("spec", "runtimeClassName"), "value": runtime_class}
+        )
     return patch

@@ -30,6 +30,7 @@ from aiohttp import web
 
 from crds import podgroup, queue, topology
 from crds.errors import InputError
+from crds.gpusharing import FRACTION_RUNTIME_CLASS
 from crds.names import DEFAULT_SCHEDULER_NAME, QUEUE_LABEL
 from kubeapi.errors import ApiError
 from kubeapi.protocol import KubeReader
@@ -114,12 +115,14 @@ def build_app(
     *,
     gate_all_queues: bool = False,
     queue_label: str = QUEUE_LABEL,
+    fraction_runtime_class: str = FRACTION_RUNTIME_CLASS,
 ) -> web.Application:
     """The webhook application: one POST path per validated kind.
 
     Pods are judged only when their ``spec.schedulerName`` is ``scheduler_name``;
     ``gate_all_queues`` puts every queue under the admission gate; ``queue_label`` is
-    the pod label naming its queue.
+    the pod label naming its queue; ``fraction_runtime_class`` is the RuntimeClass the
+    mutation gives GPU-sharing pods (empty: none).
     """
     gate_queues = recent(queues)
 
@@ -150,7 +153,8 @@ def build_app(
 
     async def mutate_pod(request: web.Request) -> web.Response:
         review, obj = await _decode(request, "Pod")
-        patch = podenv.mutate_pod(obj, scheduler_name, secrets.token_hex(podenv.SUFFIX_BYTES))
+        suffix = secrets.token_hex(podenv.SUFFIX_BYTES)
+        patch = podenv.mutate_pod(obj, scheduler_name, suffix, runtime_class=fraction_runtime_class)
         return web.json_response(mutation_response(review, patch))
 
     async def gate_pod(request: web.Request) -> web.Response:
@@ -202,12 +206,17 @@ async def serve(
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     gate_all_queues: bool = False,
     queue_label: str = QUEUE_LABEL,
+    fraction_runtime_class: str = FRACTION_RUNTIME_CLASS,
     listening: Callable[[], None] | None = None,
 ) -> None:
     """Serve the webhooks on ``port`` (HTTPS) until ``stop``; ``listening`` is called
     once the port is open (the process's ``/readyz`` waits for it)."""
     app = build_app(
-        queues, scheduler_name, gate_all_queues=gate_all_queues, queue_label=queue_label
+        queues,
+        scheduler_name,
+        gate_all_queues=gate_all_queues,
+        queue_label=queue_label,
+        fraction_runtime_class=fraction_runtime_class,
     )
     runner = web.AppRunner(app)
     await runner.setup()

@@ -169,6 +169,8 @@ class Binder:
             fraction = sharing.fraction_of(request)
             if isinstance(fraction, str):
                 action = Action("fail", action.node, fraction)
+            elif fraction is not None and sharing.unwired(pod or {}):
+                action = Action("fail", action.node, sharing.unwired(pod or {}))
             elif fraction is not None:
                 shared = await self._share(key, pod or {}, action.node, fraction)
                 if isinstance(shared, float):
@@ -232,15 +234,14 @@ class Binder:
         return await self._prepare_pod(pod, node, fraction, step.uuids)
 
     async def _reservation_of(self, group: str, node: str) -> Object | None:
-        """The reservation pod of ``group`` (by its label, whoever made it:
-        :func:`sharing.find_reservation`), from the Pod cache or else the server."""
-        namespace = self.reservations.namespace
+        """The reservation pod of ``group`` (by its labels, in any namespace, whoever made
+        it: :func:`sharing.find_reservation`), from the Pod cache or else the server."""
         synced = self._synced.get("Pod")
         if synced is not None and synced.is_set():
             pods = self.caches["Pod"].values()
         else:
-            pods = await self.api.list("v1", "Pod", namespace, {names.GPU_GROUP_LABEL: group})
-        found = sharing.find_reservation(pods, group, node, namespace)
+            pods = await self.api.list("v1", "Pod", "", {names.GPU_GROUP_LABEL: group})
+        found = sharing.find_reservation(pods, group, node)
         return None if found is None else dict(found)
 
     async def _prepare_pod(
@@ -444,10 +445,10 @@ class Binder:
         """Any pod: re-file it in :attr:`room`; a reservation pod: wake the requests
         waiting for its GPU."""
         self.room.pod_changed(old, new)
-        meta = (new or old or {}).get("metadata") or {}
-        if meta.get("namespace") != self.reservations.namespace:
+        pod = new or old or {}
+        if not sharing.is_reservation(pod):
             return
-        group = str((meta.get("labels") or {}).get(names.GPU_GROUP_LABEL) or "")
+        group = str(pod["metadata"]["labels"][names.GPU_GROUP_LABEL])
         for key in self.waiting.get(group, ()):
             self.queue.add(key)
 

@@ -11,9 +11,14 @@ wired at admission.
 Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
-   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``).
+   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``); the pod
+   carries the annotation ``runai/shared-gpu-configmap`` the admission mutation writes
+   (:func:`unwired`): a pod the mutation never saw has no GPU env, and bound it would run
+   wired to no GPU (or, with NVIDIA's runtime as default, see every GPU), so the bind
+   fails for good, as KAI's binder fails it.
 2. Per group, a reservation pod must exist on the selected node: the pod labelled
-   ``runai-gpu-group=<group>`` in the reservation namespace, whoever made it (KAI's
+   ``app=kai-resource-reservation`` and ``runai-gpu-group=<group>`` in any namespace
+   (:func:`is_reservation`), whoever made it (KAI's
    binder names its own ``gpu-reservation-<hash of node/group>``; :func:`find_reservation`
    picks one, as KAI's binder finds it by that label). A missing one is created as
    ``gpu-reservation-<node>-<hash of group>``, labelled ``podmuster.io/created-by=binder``
@@ -42,7 +47,7 @@ from typing import Any, Final, Literal
 from crds import gpusharing as names
 from crds.bindrequest import RESOURCE_TYPE_FRACTION
 from crds.errors import shown
-from crds.names import CREATED_BY_LABEL, DEFAULT_SCHEDULER_NAME
+from crds.names import APP_LABEL, CREATED_BY_LABEL, DEFAULT_SCHEDULER_NAME
 from kubeapi.objects import owner_reference
 
 __all__ = [
@@ -57,11 +62,13 @@ __all__ = [
     "find_reservation",
     "foreign_owners",
     "fraction_of",
+    "is_reservation",
     "pod_patch",
     "reservation_name",
     "reservation_pod",
     "reserve",
     "reserved_gpu",
+    "unwired",
 ]
 
 DEFAULT_IMAGE: Final = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.13.0"
@@ -99,14 +106,22 @@ class Settings:
         return {CREATED_BY_LABEL: "binder", names.RESERVATION_SCHEDULER_LABEL: self.scheduler_name}
 
     def owns(self, pod: Mapping[str, Any]) -> bool:
-        """``pod`` is a reservation pod of this binder: in its namespace, with its labels."""
-        meta = pod.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        return (
-            meta.get("namespace") == self.namespace
-            and labels.get("app") == names.RESERVATION_APP
-            and all(labels.get(k) == v for k, v in self.owner_labels().items())
+        """``pod`` is a reservation pod of this binder: with its labels, in any namespace
+        (one made before the reservation namespace was changed is still its own)."""
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        return is_reservation(pod) and all(
+            labels.get(k) == v for k, v in self.owner_labels().items()
         )
+
+
+def is_reservation(pod: Mapping[str, Any]) -> bool:
+    """``pod`` is a GPU reservation pod: labelled ``app=kai-resource-reservation`` and
+    with a ``runai-gpu-group``, in any namespace, as KAI's scheduler and podmuster's
+    (:func:`scheduler.api.pods.is_reservation_pod`) know them by the label alone."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return labels.get(APP_LABEL) == names.RESERVATION_APP and bool(
+        labels.get(names.GPU_GROUP_LABEL)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +159,23 @@ def fraction_of(request: Mapping[str, Any]) -> Fraction | str | None:
     return Fraction(groups, portion)
 
 
+def unwired(pod: Mapping[str, Any]) -> str:
+    """Why ``pod`` cannot be bound to a shared GPU: it has no
+    ``runai/shared-gpu-configmap`` annotation, so the pod webhook's mutation, which wires
+    its container's GPU env to that ConfigMap, never saw it (``""``: it did)."""
+    meta = pod.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(names.CONFIGMAP_ANNOTATION):
+        return ""
+    return (
+        f"pod {meta.get('namespace')}/{meta.get('name')} asks for a shared GPU but has no "
+        f"annotation {names.CONFIGMAP_ANNOTATION}: the pod webhook must mutate it at "
+        "creation to wire its container's GPU env (its namespace may be excluded from the "
+        "webhook, the webhook disabled, or the pod created before it); bound as it is, the "
+        "container would not be limited to its GPU. Create the pod again where the webhook "
+        "serves it"
+    )
+
+
 def reservation_name(node: str, group: str) -> str:
     """``gpu-reservation-<node>-<hash of group>``, at most 63 characters."""
     digest = hashlib.sha256(group.encode()).hexdigest()[:_HASH_LENGTH]
@@ -153,10 +185,11 @@ def reservation_name(node: str, group: str) -> str:
 
 
 def find_reservation(
-    pods: Iterable[Mapping[str, Any]], group: str, node: str, namespace: str
+    pods: Iterable[Mapping[str, Any]], group: str, node: str
 ) -> Mapping[str, Any] | None:
-    """The reservation pod holding ``group`` among ``pods``: labelled
-    ``runai-gpu-group=<group>`` in ``namespace``, whatever its name (None: there is none).
+    """The reservation pod holding ``group`` among ``pods``: a reservation pod
+    (:func:`is_reservation`) labelled ``runai-gpu-group=<group>``, in any namespace,
+    whatever its name (None: there is none).
 
     Of several, the one on ``node`` first, then one not being deleted, then one that
     reported its GPU, then by name, so every bind of the group uses the same GPU.
@@ -174,7 +207,7 @@ def find_reservation(
     held = [
         pod
         for pod in pods
-        if (pod.get("metadata") or {}).get("namespace") == namespace
+        if is_reservation(pod)
         and ((pod.get("metadata") or {}).get("labels") or {}).get(names.GPU_GROUP_LABEL) == group
     ]
     return min(held, key=rank, default=None)
@@ -220,7 +253,7 @@ def reservation_pod(node: str, group: str, settings: Settings) -> dict[str, Any]
             "name": reservation_name(node, group),
             "namespace": settings.namespace,
             "labels": {
-                "app": names.RESERVATION_APP,
+                APP_LABEL: names.RESERVATION_APP,
                 names.GPU_GROUP_LABEL: group,
                 **settings.owner_labels(),
             },

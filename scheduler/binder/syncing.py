@@ -11,9 +11,12 @@ functions; the reconciler creates and deletes. Rules (``docs/semantics.md`` §6 
 sync"):
 
 * Only the binder's own work counts: sharing pods whose ``spec.schedulerName`` is its
-  scheduler name, and reservation pods in its reservation namespace. It deletes only the
-  reservation pods carrying its own labels (:meth:`Settings.owns`); another scheduler's
-  reservation pods in the same namespace still count as holding their group.
+  scheduler name. Reservation pods (:func:`~scheduler.binder.sharing.is_reservation`)
+  hold their group in any namespace, so changing ``--resource-reservation-namespace`` on
+  a running install restores and deletes nothing: the pods left in the old namespace keep
+  their groups until the groups empty. It deletes only the reservation pods carrying its
+  own labels (:meth:`Settings.owns`), in whatever namespace; another scheduler's
+  reservation pods (KAI's) still count as holding their group and are never deleted.
 * A group is **in use** while one of those sharing pods labelled with it is Running, or
   Pending and already bound, or while a BindRequest that is not finished (not Succeeded,
   not failed for good) selects it: the binder may be between creating the reservation
@@ -45,7 +48,7 @@ from typing import Any, Literal
 from crds import gpusharing as names
 from crds.bindrequest import PHASE_SUCCEEDED, RESOURCE_TYPE_FRACTION
 from scheduler.binder.decide import finally_failed
-from scheduler.binder.sharing import Settings, reserved_gpu
+from scheduler.binder.sharing import Settings, is_reservation, reserved_gpu
 
 __all__ = ["Plan", "Restore", "groups_of", "plan", "restore_state", "tried_key"]
 
@@ -102,14 +105,6 @@ def _phase(pod: Object) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
 
 
-def _is_reservation(pod: Object, namespace: str) -> bool:
-    meta = _meta(pod)
-    return (
-        meta.get("namespace") == namespace
-        and (meta.get("labels") or {}).get("app") == names.RESERVATION_APP
-    )
-
-
 def _live_request_groups(requests: Iterable[Object]) -> set[str]:
     groups: set[str] = set()
     for request in requests:
@@ -152,10 +147,9 @@ def plan(
     sharing: list[Object] = []
     in_use = _live_request_groups(requests)
     for pod in pods:
-        if _is_reservation(pod, settings.namespace):
-            group = (_meta(pod).get("labels") or {}).get(names.GPU_GROUP_LABEL)
-            if group:
-                reservations.setdefault(str(group), []).append(pod)
+        if is_reservation(pod):
+            group = str(_meta(pod)["labels"][names.GPU_GROUP_LABEL])
+            reservations.setdefault(group, []).append(pod)
             continue
         if (pod.get("spec") or {}).get("schedulerName") != settings.scheduler_name:
             continue  # another scheduler's pod: its own binder keeps its group

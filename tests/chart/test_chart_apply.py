@@ -25,6 +25,7 @@ from chartkit import Helm, Rendered, container, token_kubeconfig
 
 from tests.e2e import live
 from tests.e2e.controlplane import Cluster
+from tests.e2e.gpus import ensure_nvidia_runtime_class
 from tests.e2e.kube import KubectlError, wait_for
 from tests.e2e.objects import KWOK_TOLERATION, wait_phase
 from tests.e2e.pki import Pki
@@ -433,6 +434,9 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 {"name": "b", "parent": "a", "minMember": 1},
             ]}  # fmt: skip
             cluster.kubectl.create(group)
+            # Fractional pods get the RuntimeClass nvidia (the chart's default, as KAI's);
+            # without the class the API server refuses them before the validation.
+            ensure_nvidia_runtime_class(cluster)
             notebook = {
                 "apiVersion": "v1",
                 "kind": "Pod",
@@ -451,7 +455,8 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
                 cluster.kubectl.run(
                     "create", "--dry-run=server", "-f", "-", stdin=json.dumps(notebook)
                 )
-            # The mutation wires the GPU env of a fractional pod to its ConfigMap.
+            # The mutation wires the GPU env of a fractional pod to its ConfigMap and
+            # gives it the RuntimeClass nvidia (the chart's default, as KAI's).
             notebook["spec"]["schedulerName"] = "kai-scheduler"
             notebook["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
             created = json.loads(
@@ -465,9 +470,11 @@ def test_webhooks_refuse_bad_objects_on_the_api_server(
             )
             env = {e["name"]: e["valueFrom"] for e in created["spec"]["containers"][0]["env"]}
             assert env == {
-                key: {"configMapKeyRef": {"name": "nb-shared-gpu", "key": key}}
-                for key in ("NVIDIA_VISIBLE_DEVICES", "GPU_PORTION")
-            }
+                key: {"configMapKeyRef": {"name": "nb-shared-gpu", "key": key}
+                      | ({"optional": True} if key == "RUNAI_NUM_OF_GPUS" else {})}
+                for key in ("NVIDIA_VISIBLE_DEVICES", "GPU_PORTION", "RUNAI_NUM_OF_GPUS")
+            }  # fmt: skip
+            assert created["spec"]["runtimeClassName"] == "nvidia"
             # UPDATE (as KAI): judged when a GPU-sharing annotation changes ...
             notebook["metadata"]["name"] = "nb2"
             cluster.kubectl.create(notebook)

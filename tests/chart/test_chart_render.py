@@ -106,6 +106,7 @@ def test_rendered_arguments_parse_with_the_cli(helm: Helm, component: str) -> No
         assert parsed.port == 9443
         assert parsed.scheduler_name == "kai-scheduler"
         assert parsed.tls_cert_file == "/etc/podmuster/tls/tls.crt"
+        assert parsed.gpu_fraction_runtime_class_name == "nvidia"
         assert not parsed.leader_elect  # every replica answers
     else:
         assert parsed.leader_elect

@@ -254,3 +254,13 @@ def test_all_queues_reaches_the_webhook_and_the_scheduler(helm: Helm) -> None:
     assert "queueAdmissionGate: true" in config
     plain = helm.template().get("ConfigMap", "podmuster-scheduler-config")["data"]
     assert "queueAdmissionGate" not in plain["scheduler.yaml"]
+
+
+def test_the_gpu_fraction_runtime_class_reaches_the_webhook(helm: Helm) -> None:
+    def flag(values: dict[str, Any]) -> list[str]:
+        args = container(helm.template(values).get("Deployment", NAME))["args"]
+        return [a for a in args if a.startswith("--gpu-fraction-runtime-class-name")]
+
+    assert flag({}) == ["--gpu-fraction-runtime-class-name=nvidia"]  # KAI's default
+    off = {"webhooks": {"pods": {"gpuFractionRuntimeClassName": ""}}}
+    assert flag(off) == ["--gpu-fraction-runtime-class-name="]

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from crds.gpusharing import FRACTION_RUNTIME_CLASS
 from webhooks.podenv import mutate_pod
 
 from .controlplane import Cluster
@@ -55,10 +56,30 @@ class FakeDevicePlugin:
             )
 
 
+def ensure_nvidia_runtime_class(cluster: Cluster) -> None:
+    """The RuntimeClass ``nvidia`` the GPU operator makes, which the admission mutation
+    gives sharing pods by default (the API server refuses a pod naming a RuntimeClass
+    that does not exist; kwok runs no container, so its handler is never used)."""
+    if not cluster.kubectl.exists("runtimeclass", FRACTION_RUNTIME_CLASS):
+        runtime_class = {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": FRACTION_RUNTIME_CLASS},
+            "handler": FRACTION_RUNTIME_CLASS,
+        }
+        try:
+            cluster.kubectl.create(runtime_class)
+        except KubectlError as exc:
+            if "AlreadyExists" not in exc.stderr:
+                raise
+
+
 @contextlib.contextmanager
 def fake_device_plugin(cluster: Cluster) -> Iterator[FakeDevicePlugin]:
-    """The reservation namespace and ServiceAccount (the chart makes them), and the
-    fake device plugin running until the block ends."""
+    """The reservation namespace and ServiceAccount (the chart makes them), the
+    RuntimeClass sharing pods get (:func:`ensure_nvidia_runtime_class`), and the fake
+    device plugin running until the block ends."""
+    ensure_nvidia_runtime_class(cluster)
     if not cluster.kubectl.exists("namespace", RESERVATIONS):
         cluster.kubectl.run("create", "namespace", RESERVATIONS)
     wait_for(
@@ -77,7 +98,8 @@ def fake_device_plugin(cluster: Cluster) -> Iterator[FakeDevicePlugin]:
 
 
 def mutated(pod: Obj) -> Obj:
-    """``pod`` as the admission mutation leaves it (its GPU env read from its ConfigMap)."""
+    """``pod`` as the admission mutation leaves it (its GPU env read from its ConfigMap,
+    RuntimeClass ``nvidia`` as the webhook's default)."""
     for op in mutate_pod(pod, "kai-scheduler", "e2e"):
         *parents, last = (p.replace("~1", "/") for p in op["path"][1:].split("/"))
         target: Any = pod

@@ -32,7 +32,7 @@ def pipeline(cluster: Cluster) -> Iterator[tuple[ManagedProcess, FakeDevicePlugi
     ensure_priority_classes(cluster)
     flags = [
         *PIPELINE_FLAGS["all"],
-        "--resource-reservation-runtime-class=",  # the tests' cluster has no RuntimeClass
+        "--resource-reservation-runtime-class=",  # none (the default, as KAI's)
         "--resource-reservation-grace=1",
     ]
     with fake_device_plugin(cluster) as plugin, component(cluster, "all", flags) as proc:

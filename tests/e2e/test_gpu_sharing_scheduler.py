@@ -37,7 +37,7 @@ def device_plugin(cluster: Cluster) -> Iterator[FakeDevicePlugin]:
 
 @pytest.fixture(scope="module")
 def components(cluster: Cluster, device_plugin: FakeDevicePlugin) -> Iterator[None]:
-    """podgrouper, scheduler and binder; the cluster has no RuntimeClass ``nvidia``."""
+    """podgrouper, scheduler and binder; reservation pods name no RuntimeClass."""
     ensure_priority_classes(cluster)
     binder_flags = [
         f"--metrics-port={free_port()}",

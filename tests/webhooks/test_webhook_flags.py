@@ -51,3 +51,11 @@ def test_unreadable_kubeconfig_is_reported(
     assert code == 2
     assert err.startswith("podmuster run webhooks: kubeconfig ")
     assert "absent" in err
+
+
+def test_the_gpu_fraction_runtime_class_defaults_to_nvidia_as_kais() -> None:
+    parse = cli.build_parser().parse_args
+    certs = ["--tls-cert-file=c", "--tls-key-file=k"]
+    assert parse(["run", "webhooks", *certs]).gpu_fraction_runtime_class_name == "nvidia"
+    off = parse(["run", "webhooks", *certs, "--gpu-fraction-runtime-class-name="])
+    assert off.gpu_fraction_runtime_class_name == ""

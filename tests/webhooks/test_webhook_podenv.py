@@ -87,6 +87,28 @@ def test_a_memory_pod_too() -> None:
     assert mutated(pod({"gpu-memory": "2000"}))["spec"]["containers"][0]["env"] == ENV
 
 
+@pytest.mark.parametrize("annotations", [{"gpu-fraction": "0.5"}, {"gpu-memory": "2000"}])
+def test_a_sharing_pod_gets_the_nvidia_runtime_class_as_kais_admission_gives(
+    annotations: dict[str, str],
+) -> None:
+    # Finding 17: KAI's runtimeenforcement plugin, --gpu-fraction-runtime-class-name=nvidia
+    assert mutated(pod(annotations))["spec"]["runtimeClassName"] == "nvidia"
+    obj = pod(annotations)
+    out = apply(obj, mutate_pod(obj, "kai-scheduler", "s", runtime_class="gpu"))
+    assert out["spec"]["runtimeClassName"] == "gpu"
+
+
+def test_a_runtime_class_of_the_pods_own_is_kept_and_none_is_given_when_disabled() -> None:
+    own = pod({"gpu-fraction": "0.5"})
+    own["spec"]["runtimeClassName"] = "kata-nvidia"
+    assert mutated(own)["spec"]["runtimeClassName"] == "kata-nvidia"
+    obj = pod({"gpu-fraction": "0.5"})
+    out = apply(obj, mutate_pod(obj, "kai-scheduler", "s", runtime_class=""))
+    assert "runtimeClassName" not in out["spec"]
+    assert out["spec"]["containers"][0]["env"] == ENV
+    assert "runtimeClassName" not in mutated(pod({}))["spec"]  # not a sharing pod
+
+
 @pytest.mark.parametrize(
     "obj",
     [

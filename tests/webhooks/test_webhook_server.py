@@ -34,9 +34,9 @@ async def broken() -> Mapping[str, Mapping[str, Any]]:
     raise TransientError("Queue", "connection refused")
 
 
-def post(path: str, body: Any, lister: Any = existing) -> tuple[int, Any]:
+def post(path: str, body: Any, lister: Any = existing, **settings: Any) -> tuple[int, Any]:
     async def go() -> tuple[int, Any]:
-        async with TestClient(TestServer(build_app(lister))) as client:
+        async with TestClient(TestServer(build_app(lister, **settings))) as client:
             response = await client.post(path, json=body)
             if response.content_type == "application/json":
                 return response.status, await response.json()
@@ -172,11 +172,20 @@ def test_the_mutation_answers_with_a_base64_json_patch() -> None:
     assert response["allowed"] is True
     assert response["patchType"] == "JSONPatch"
     patch = json.loads(base64.b64decode(response["patch"]))
-    [annotation, env] = patch
+    [annotation, env, runtime] = patch
     assert annotation["path"] == "/metadata/annotations/runai~1shared-gpu-configmap"
     # 64 random bits (finding 9: 24 bits let replicas of one workload collide)
     assert re.fullmatch(r"nb-[0-9a-f]{16}-shared-gpu", annotation["value"])
     assert env["path"] == "/spec/containers/0/env"
+    assert runtime == {"op": "add", "path": "/spec/runtimeClassName", "value": "nvidia"}
+
+
+def test_the_mutation_gives_the_configured_runtime_class_or_none() -> None:
+    for configured, expected in (("gpu", ["gpu"]), ("", [])):
+        body = review(gpu_pod("0.5"))
+        _, answer = post(PATHS["pod-mutation"], body, fraction_runtime_class=configured)
+        patch = json.loads(base64.b64decode(answer["response"]["patch"]))
+        assert [op["value"] for op in patch if op["path"] == "/spec/runtimeClassName"] == expected
 
 
 def test_the_mutation_leaves_other_pods_alone() -> None:

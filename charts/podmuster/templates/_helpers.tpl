@@ -306,6 +306,7 @@ topologySpreadConstraints:
 - --port={{ $root.Values.webhooks.port }}
 - --scheduler-name={{ $root.Values.schedulerName }}
 - --queue-label-key={{ $root.Values.queueLabelKey }}
+- --gpu-fraction-runtime-class-name={{ $root.Values.webhooks.pods.gpuFractionRuntimeClassName }}
 {{- if $root.Values.queueAdmission.allQueues }}
 - --admission-gate-all-queues
 {{- end }}

@@ -27,12 +27,15 @@ class Clock:
 
 
 def add_pod(kube: FakeKube, name: str, annotations: dict[str, str] | None = None) -> None:
+    """A sharing pod; by default mutated at admission (its ConfigMap annotation)."""
+    if annotations is None:
+        annotations = {"runai/shared-gpu-configmap": f"{name}-shared-gpu"}
     kube.add(
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
-                         "annotations": annotations or {}},
+                         "annotations": annotations},
             "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "main"}]},
         }
     )  # fmt: skip
@@ -135,7 +138,7 @@ def test_a_second_pod_of_the_group_reuses_the_reservation_pod() -> None:
     add_request(kube, "q", ["g1"], portion="0.25")
     assert asyncio.run(b.reconcile("ns", "q")) is None
     assert len(kube.of_kind("Pod")) == 3  # p, q and one reservation pod
-    cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")  # no annotation: default name
+    cm = kube.stored("v1", "ConfigMap", "ns", "q-shared-gpu")
     assert cm is not None
     assert cm["data"] == {
         "NVIDIA_VISIBLE_DEVICES": "GPU-aaa",
@@ -234,10 +237,7 @@ def load_caches(b: Binder, kube: FakeKube) -> None:
 def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
     kube, clock = world(), Clock()
     b = binder(kube, clock, grace=0.0)
-    asyncio.run(b.reconcile("ns", "p"))
-    report_gpu(kube, "g1", "GPU-aaa")
-    asyncio.run(b.reconcile("ns", "p"))
-    asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"status": {"phase": "Running"}}))
+    run_p(kube, b)
     load_caches(b, kube)
     asyncio.run(b.sync())
     assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
@@ -248,12 +248,17 @@ def test_sync_deletes_the_reservation_of_an_emptied_group() -> None:
     assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="deleted") == 1
 
 
-def lose_the_reservation(kube: FakeKube, b: Binder) -> None:
-    """p bound and Running on GPU-aaa; then its reservation pod is gone (an uninstall)."""
+def run_p(kube: FakeKube, b: Binder) -> None:
+    """p bound and Running on GPU-aaa, its reservation pod in RNS."""
     asyncio.run(b.reconcile("ns", "p"))
     report_gpu(kube, "g1", "GPU-aaa")
     asyncio.run(b.reconcile("ns", "p"))
     asyncio.run(kube.patch("v1", "Pod", "ns", "p", {"status": {"phase": "Running"}}))
+
+
+def lose_the_reservation(kube: FakeKube, b: Binder) -> None:
+    """p bound and Running on GPU-aaa; then its reservation pod is gone (an uninstall)."""
+    run_p(kube, b)
     kube.remove("v1", "Pod", RNS, reservation_name("n1", "g1"))
 
 
@@ -270,13 +275,18 @@ def test_sync_restores_a_lost_reservation_on_the_gpu_its_pods_use() -> None:
     assert again["spec"]["nodeName"] == "n1"
     assert b.metrics.sample("podmuster_binder_gpu_reservation_pods_total", event="restored") == 1
     report_gpu(kube, "g1", "GPU-aaa")  # the device plugin gave it the same GPU
+    sync_a_while(b, kube, clock)
+    assert kube.stored("v1", "Pod", "ns", "p") is not None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
+    assert not kube.events
+
+
+def sync_a_while(b: Binder, kube: FakeKube, clock: Clock) -> None:
+    """Three syncs a minute apart: every grace and timeout runs out."""
     for _ in range(3):
         clock.now += 60
         load_caches(b, kube)
         asyncio.run(b.sync())
-    assert kube.stored("v1", "Pod", "ns", "p") is not None
-    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
-    assert not kube.events
 
 
 def test_sync_deletes_a_sharing_pod_whose_restore_got_another_gpu_with_an_event() -> None:
@@ -499,3 +509,74 @@ def test_a_restore_reads_the_gpu_from_the_configmap_a_kai_bound_pod_reads() -> N
     )
     b = binder(kube, clock)
     assert asyncio.run(b._gpus_of([pod(kube, "kold")])) == ["GPU-kai0000000001"]
+
+
+def test_a_changed_reservation_namespace_keeps_the_groups_held_in_the_old_one() -> None:
+    # Finding 18: p bound with its reservation pod in the old namespace; the binder then
+    # restarts with --resource-reservation-namespace=gpu-res. Nothing is restored or
+    # deleted, a new pod of the group reuses the old reservation pod, and the binder's own
+    # old pod goes when the group empties; a new group's pod goes to the new namespace.
+    kube, clock = world(), Clock()
+    run_p(kube, binder(kube, clock, grace=0.0))
+    moved = binder(kube, clock, grace=0.0, namespace="gpu-res")
+    sync_a_while(moved, kube, clock)
+    assert kube.stored("v1", "Pod", "ns", "p") is not None
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
+    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g1")) is None
+    assert not [c for c in kube.calls if c[0] == "delete"]
+    add_pod(kube, "q", {"runai/shared-gpu-configmap": "q-shared-gpu"})
+    add_request(kube, "q", ["g1"], portion="0.25")
+    assert asyncio.run(moved.reconcile("ns", "q")) is None  # from the server
+    add_pod(kube, "r", {"runai/shared-gpu-configmap": "r-shared-gpu"})
+    add_request(kube, "r", ["g1"], portion="0.25")
+    load_caches(moved, kube)
+    assert asyncio.run(moved.reconcile("ns", "r")) is None  # from the watch cache
+    for name in ("q", "r"):
+        assert pod(kube, name)["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-aaa"
+    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g1")) is None
+    add_pod(kube, "s", {"runai/shared-gpu-configmap": "s-shared-gpu"})
+    add_request(kube, "s", ["g2"])
+    assert asyncio.run(moved.reconcile("ns", "s")) == POLL_SECONDS
+    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g2")) is not None
+    for name in ("p", "q", "r"):
+        kube.remove("v1", "Pod", "ns", name)
+    load_caches(moved, kube)
+    asyncio.run(moved.sync())
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
+
+
+def test_a_kai_reservation_pod_in_another_namespace_is_used_and_never_deleted() -> None:
+    kube, clock = world(), Clock()
+    name = kai_reservation(kube, "g1", "GPU-kai")
+    b = binder(kube, clock, grace=0.0, namespace="gpu-res")
+    assert asyncio.run(b.reconcile("ns", "p")) is None
+    assert pod(kube, "p")["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-kai"
+    kube.remove("v1", "Pod", "ns", "p")
+    load_caches(b, kube)
+    asyncio.run(b.sync())
+    assert kube.stored("v1", "Pod", RNS, name) is not None
+
+
+def test_a_pod_the_mutation_never_saw_is_not_bound() -> None:
+    # Finding 16: no runai/shared-gpu-configmap annotation, so no GPU env: the bind fails
+    # for good naming the annotation and the webhook, before any reservation pod is made.
+    kube, clock = FakeKube(), Clock()
+    kube.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    add_pod(kube, "p", {})
+    add_request(kube, "p", ["g1"])
+    assert asyncio.run(binder(kube, clock).reconcile("ns", "p")) is None
+    assert not pod(kube, "p")["spec"].get("nodeName")
+    assert [p["metadata"]["name"] for p in kube.of_kind("Pod")] == ["p"]
+    assert kube.of_kind("ConfigMap") == []
+    reason = status(kube)["reason"]
+    assert status(kube)["phase"] == "Failed"
+    assert (
+        "pod ns/p asks for a shared GPU but has no annotation runai/shared-gpu-configmap" in reason
+    )
+    assert "the pod webhook must mutate it at creation" in reason
+    [event] = kube.events
+    assert event["reason"] == "BindingError"
+    assert "no annotation runai/shared-gpu-configmap" in event["message"]
+    [condition] = pod(kube, "p")["status"]["conditions"]
+    assert (condition["type"], condition["status"]) == ("PodBound", "False")
+    assert "no annotation runai/shared-gpu-configmap" in condition["message"]
