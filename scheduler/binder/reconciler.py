@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from crds import gpusharing as names
@@ -58,7 +58,7 @@ from scheduler.binder.decide import (
 )
 from scheduler.cache.room import NodeRoom
 from scheduler.component import node_pods
-from scheduler.component.watching import Key, Store, run_together, watch_kind
+from scheduler.component.watching import Key, Store, key_of, run_together, watch_kind
 from scheduler.component.workqueue import WorkQueue
 from scheduler.metrics import METRICS
 from scheduler.metrics.families import Metrics
@@ -92,6 +92,9 @@ class Binder:
         self.sync_period = sync_period
         self.reserving_since: dict[Key, float] = {}
         self.waiting: dict[str, set[Key]] = {}  # GPU group -> requests waiting for its GPU
+        # GPU group -> its reservation pods in the Pod cache (a bind looks up its group's,
+        # not every pod of the cluster)
+        self._reservations: dict[str, dict[Key, Object]] = {}
         self.sync_since: dict[str, float] = {}
         self.metrics = metrics
         self.clock = clock
@@ -226,7 +229,7 @@ class Binder:
                     return Action("retry", node, f"creating reservation pod {where}: {exc.message}")
                 self.metrics.gpu_reservations.labels(event="created").inc()
                 if "Pod" in self.caches:
-                    self.caches["Pod"].apply("ADDED", created)
+                    self._file_reservation(self.caches["Pod"].apply("ADDED", created), created)
                 log.info("reservation pod created", extra={"pod": where, "node": node})
             for group in fraction.groups:
                 self.waiting.setdefault(group, set()).add(key)
@@ -237,8 +240,9 @@ class Binder:
         """The reservation pod of ``group`` (by its labels, in any namespace, whoever made
         it: :func:`sharing.find_reservation`), from the Pod cache or else the server."""
         synced = self._synced.get("Pod")
+        pods: Iterable[Object]
         if synced is not None and synced.is_set():
-            pods = self.caches["Pod"].values()
+            pods = self._reservations.get(group, {}).values()
         else:
             pods = await self.api.list("v1", "Pod", "", {names.GPU_GROUP_LABEL: group})
         found = sharing.find_reservation(pods, group, node)
@@ -445,12 +449,27 @@ class Binder:
         """Any pod: re-file it in :attr:`room`; a reservation pod: wake the requests
         waiting for its GPU."""
         self.room.pod_changed(old, new)
+        self._file_reservation(old, new)
         pod = new or old or {}
         if not sharing.is_reservation(pod):
             return
         group = str(pod["metadata"]["labels"][names.GPU_GROUP_LABEL])
         for key in self.waiting.get(group, ()):
             self.queue.add(key)
+
+    def _file_reservation(self, old: Object | None, new: Object | None) -> None:
+        """Keep :attr:`_reservations` to the Pod cache: ``old`` out, ``new`` in."""
+        for pod, keep in ((old, False), (new, True)):
+            if pod is None or not sharing.is_reservation(pod):
+                continue
+            group = str(pod["metadata"]["labels"][names.GPU_GROUP_LABEL])
+            filed = self._reservations.setdefault(group, {})
+            if keep:
+                filed[key_of(pod)] = pod
+            else:
+                filed.pop(key_of(pod), None)
+                if not filed:
+                    del self._reservations[group]
 
     async def sync(self) -> None:
         """One sync of GPU groups from the watch caches (see :mod:`scheduler.binder.syncing`)."""
@@ -525,7 +544,7 @@ class Binder:
             return
         self.metrics.gpu_reservations.labels(event="restored").inc()
         if "Pod" in self.caches:
-            self.caches["Pod"].apply("ADDED", created)
+            self._file_reservation(self.caches["Pod"].apply("ADDED", created), created)
         log.warning(
             "GPU group %s lost its reservation pod while %d pod(s) use it: re-created %s "
             "for GPU %s",

@@ -40,6 +40,7 @@ are, and a NoExecute taint must not evict a GPU from under the pods sharing it.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -142,9 +143,11 @@ def fraction_of(request: Mapping[str, Any]) -> Fraction | str | None:
     try:
         value = float(portion)
     except ValueError:
-        value = 0.0
-    if not 0 < value <= 1:
-        return f"spec.receivedGPU.portion: must be a number in (0, 1], got {shown(portion)}"
+        value = math.nan
+    # "0.00" included: a fraction below 0.005 is written so (two decimals, as KAI's
+    # scheduler writes it), and KAI's binder binds it
+    if not 0 <= value <= 1:
+        return f"spec.receivedGPU.portion: must be a number in [0, 1], got {shown(portion)}"
     groups = tuple(str(g) for g in spec.get("selectedGPUGroups") or () if g)
     if not groups:
         return "spec.selectedGPUGroups: a Fraction BindRequest needs at least one GPU group"

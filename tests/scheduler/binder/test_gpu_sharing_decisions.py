@@ -53,6 +53,8 @@ def test_regular_requests_are_not_fractions() -> None:
 
 def test_a_fraction_request() -> None:
     assert fraction_of(request()) == Fraction(("g1",), "0.50")
+    # a fraction below 0.005 (the scheduler charges at least 0.001) is written "0.00"
+    assert fraction_of(request(portion="0.00")) == Fraction(("g1",), "0.00")
     assert fraction_of(request(["a", "b"], count=2)) == Fraction(("a", "b"), "0.50")
 
 
@@ -60,8 +62,8 @@ def test_a_fraction_request() -> None:
     ("req", "message"),
     [
         (
-            request(portion="0.00"),
-            "spec.receivedGPU.portion: must be a number in (0, 1], got '0.00'",
+            request(portion="-0.01"),
+            "spec.receivedGPU.portion: must be a number in [0, 1], got '-0.01'",
         ),
         (request(portion="1.5"), "got '1.5'"),
         (request(portion="half"), "got 'half'"),

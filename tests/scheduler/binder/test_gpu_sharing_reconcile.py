@@ -226,9 +226,12 @@ def test_a_broken_fraction_request_fails_naming_the_field() -> None:
 
 
 def load_caches(b: Binder, kube: FakeKube) -> None:
+    """The binder's watch caches as a list fills them: each pod through its change hook."""
     b.caches = {KIND: Store(), "Pod": Store()}
     for kind in b.caches:
         b.caches[kind].replace(kube.of_kind(kind))
+    for pod in b.caches["Pod"].values():
+        b._pod_changed(None, pod)
     b._synced = {kind: asyncio.Event() for kind in b.caches}
     for event in b._synced.values():
         event.set()
@@ -580,3 +583,30 @@ def test_a_pod_the_mutation_never_saw_is_not_bound() -> None:
     [condition] = pod(kube, "p")["status"]["conditions"]
     assert (condition["type"], condition["status"]) == ("PodBound", "False")
     assert "no annotation runai/shared-gpu-configmap" in condition["message"]
+
+
+def test_the_reservation_index_follows_the_pod_watch() -> None:
+    """A bind looks up its group's reservation pods in an index the Pod watch keeps, not by
+    scanning every pod of the cluster: added, moved to another group, deleted."""
+    kube, clock = world(), Clock()
+    b = binder(kube, clock)
+    load_caches(b, kube)
+
+    def reservation(group: str, name: str = "r") -> dict[str, Any]:
+        labels = {"app": "kai-resource-reservation", "runai-gpu-group": group}
+        meta = {"name": name, "namespace": RNS, "labels": labels}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": "n1"}}
+
+    def found(group: str) -> list[str]:
+        pod = asyncio.run(b._reservation_of(group, "n1"))
+        return [] if pod is None else [pod["metadata"]["name"]]
+
+    first = reservation("ga")
+    b._pod_changed(None, first)
+    assert (found("ga"), found("gb")) == (["r"], [])
+    moved = reservation("gb")
+    b._pod_changed(first, moved)
+    assert (found("ga"), found("gb")) == ([], ["r"])
+    b._pod_changed(moved, None)
+    assert found("gb") == []
+    assert b._reservations == {}
