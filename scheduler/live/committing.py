@@ -325,18 +325,18 @@ class Committer:
             obj, error = self.informers.invalid.pop(0)
             # the Event is on the object itself: its field and what is wrong, no source
             text = ": ".join(part for part in (error.field, error.message) if part)
-            writes.append(self._event(obj, "Warning", "InvalidObject", text, report))
+            writes.append(self._event(obj, "Warning", statuses.INVALID_OBJECT, text, report))
             if _waits_for(obj, self.informers.cache.scheduler_name):
                 # `kubectl describe pod` says why it is not scheduled, not only an Event
                 reasons = (f"InvalidObject: {text}",)
-                writes.append(self._pod_condition(obj, reasons, report))
+                writes.append(self._pod_condition(obj, reasons, report, statuses.INVALID_OBJECT))
             elif obj.get("kind") == "PodGroup":  # its pods wait for ever: they say why too
                 meta = obj.get("metadata") or {}
                 key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
                 census = census or self._census()
                 reasons = (f"InvalidObject: PodGroup {key}: {text}",)
                 writes += [
-                    self._pod_condition(pod, reasons, report)
+                    self._pod_condition(pod, reasons, report, statuses.INVALID_OBJECT)
                     for pod in census.waiting.get(key, ())
                     if _waits_for(pod, self.informers.cache.scheduler_name)
                 ]
@@ -685,13 +685,17 @@ class Committer:
             )
 
     async def _pod_condition(
-        self, pod: Object, reasons: tuple[str, ...], report: CommitReport
+        self,
+        pod: Object,
+        reasons: tuple[str, ...],
+        report: CommitReport,
+        reason: str = "Unschedulable",
     ) -> None:
-        if not statuses.pod_needs_condition(pod, reasons):
+        if not statuses.pod_needs_condition(pod, reasons, reason):
             return
         meta = pod["metadata"]
         namespace, name = meta.get("namespace") or "default", meta["name"]
-        patch = statuses.pod_scheduled_patch(reasons)
+        patch = statuses.pod_scheduled_patch(reasons, reason)
         write = self.api.patch(
             "v1", "Pod", namespace, name, patch, subresource="status", strategic=True
         )

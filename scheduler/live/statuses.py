@@ -90,13 +90,21 @@ def pod_scheduled_patch(reasons: Sequence[str], reason: str = "Unschedulable") -
     return {"status": {"conditions": [condition]}}
 
 
-def pod_needs_condition(pod: Mapping[str, Any], reasons: Sequence[str]) -> bool:
+INVALID_OBJECT = "InvalidObject"
+"""The ``PodScheduled=False`` reason of a pod that waits because an object cannot be read
+(the pod or its PodGroup): not ``Unschedulable``, which autoscalers and the node-scale
+adjuster act on, as no new node helps it."""
+
+
+def pod_needs_condition(
+    pod: Mapping[str, Any], reasons: Sequence[str], reason: str = "Unschedulable"
+) -> bool:
     """False when the pod already says PodScheduled=False with this message's cause."""
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "PodScheduled":
             return not (
                 condition.get("status") == "False"
-                and condition.get("reason") == "Unschedulable"
+                and condition.get("reason") == reason
                 and cause(str(condition.get("message"))) == cause(message_of(reasons)[:4096])
             )
     return True

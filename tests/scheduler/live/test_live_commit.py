@@ -210,7 +210,7 @@ def test_an_invalid_pod_of_ours_says_why_on_its_own_condition() -> None:
     stored = fake.stored("v1", "Pod", "default", name)
     assert stored is not None
     (scheduled,) = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
-    assert scheduled["status"] == "False"
+    assert (scheduled["status"], scheduled["reason"]) == ("False", "InvalidObject")
     assert scheduled["message"].startswith("InvalidObject: metadata.annotations[gpu-fraction]")
 
 
@@ -234,6 +234,8 @@ def test_the_pods_of_an_invalid_podgroup_say_why() -> None:
         assert stored is not None
         (said,) = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
         assert said["message"].startswith("InvalidObject: PodGroup default/both: "), said
+        # not Unschedulable: autoscalers and the scale adjuster act on that, no node helps
+        assert said["reason"] == "InvalidObject"
 
 
 def test_reason_codes() -> None:
