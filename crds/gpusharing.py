@@ -10,7 +10,10 @@ without depending on another.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
+
+from crds.names import APP_LABEL
 
 __all__ = [
     "CONFIGMAP_ANNOTATION",
@@ -39,6 +42,7 @@ __all__ = [
     "VISIBLE_DEVICES_ENV",
     "WHOLE_GPU_RESOURCES",
     "configmap_name",
+    "is_reservation_labelled",
 ]
 
 # --- what a user writes on a pod --------------------------------------------------------
@@ -87,6 +91,7 @@ env shows it its GPU."""
 RESERVATION_NAMESPACE: Final = "kai-resource-reservation"
 RESERVATION_SERVICE_ACCOUNT: Final = "kai-resource-reservation"
 RESERVATION_APP: Final = "kai-resource-reservation"
+"""The ``app`` label value of a GPU reservation pod (:func:`is_reservation_labelled`)."""
 """Value of the ``app`` label of every reservation pod."""
 RESERVATION_SCHEDULER_LABEL: Final = "podmuster.io/scheduler-name"
 """On a reservation pod podmuster's binder created: the ``spec.schedulerName`` that binder
@@ -112,3 +117,9 @@ def configmap_name(pod_name: str) -> str:
     """The ConfigMap a sharing pod named ``pod_name`` reads its GPU env from."""
     stem = pod_name[: _MAX_NAME - len(_CONFIGMAP_SUFFIX)].rstrip("-.")
     return f"{stem}{_CONFIGMAP_SUFFIX}"
+
+
+def is_reservation_labelled(labels: Mapping[str, str]) -> bool:
+    """Labels of a GPU reservation pod: ``app=kai-resource-reservation``, as KAI knows one
+    (the scheduler in any namespace; the binder also asks for its own namespace)."""
+    return labels.get(APP_LABEL) == RESERVATION_APP

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from crds.gpusharing import RESERVATION_APP
+from crds.gpusharing import RESERVATION_APP, is_reservation_labelled
 from crds.names import APP_LABEL, SCALING_APP
 from scheduler.api.affinity import PodAffinity, SpreadConstraint
 from scheduler.api.gpu_sharing import GpuShare
@@ -201,4 +201,4 @@ def is_utility_pod(pod: PodInfo) -> bool:
 
 def is_reservation_pod(pod: PodInfo) -> bool:
     """A GPU reservation pod (label ``app=kai-resource-reservation``, in any namespace)."""
-    return pod.labels.get(APP_LABEL) == RESERVATION_APP
+    return is_reservation_labelled(pod.labels)

@@ -237,15 +237,18 @@ class Binder:
         return await self._prepare_pod(pod, node, fraction, step.uuids)
 
     async def _reservation_of(self, group: str, node: str) -> Object | None:
-        """The reservation pod of ``group`` (by its labels, in any namespace, whoever made
-        it: :func:`sharing.find_reservation`), from the Pod cache or else the server."""
+        """The reservation pod of ``group`` (by its labels, in the reservation namespace,
+        whoever made it: :func:`sharing.find_reservation`), from the Pod cache or else the
+        server."""
         synced = self._synced.get("Pod")
         pods: Iterable[Object]
         if synced is not None and synced.is_set():
             pods = self._reservations.get(group, {}).values()
         else:
-            pods = await self.api.list("v1", "Pod", "", {names.GPU_GROUP_LABEL: group})
-        found = sharing.find_reservation(pods, group, node)
+            pods = await self.api.list(
+                "v1", "Pod", self.reservations.namespace, {names.GPU_GROUP_LABEL: group}
+            )
+        found = sharing.find_reservation(pods, group, node, self.reservations.namespace)
         return None if found is None else dict(found)
 
     async def _prepare_pod(
@@ -451,7 +454,7 @@ class Binder:
         self.room.pod_changed(old, new)
         self._file_reservation(old, new)
         pod = new or old or {}
-        if not sharing.is_reservation(pod):
+        if not sharing.is_reservation(pod, self.reservations.namespace):
             return
         group = str(pod["metadata"]["labels"][names.GPU_GROUP_LABEL])
         for key in self.waiting.get(group, ()):
@@ -460,7 +463,7 @@ class Binder:
     def _file_reservation(self, old: Object | None, new: Object | None) -> None:
         """Keep :attr:`_reservations` to the Pod cache: ``old`` out, ``new`` in."""
         for pod, keep in ((old, False), (new, True)):
-            if pod is None or not sharing.is_reservation(pod):
+            if pod is None or not sharing.is_reservation(pod, self.reservations.namespace):
                 continue
             group = str(pod["metadata"]["labels"][names.GPU_GROUP_LABEL])
             filed = self._reservations.setdefault(group, {})

@@ -11,14 +11,14 @@ wired at admission.
 Rules (``docs/semantics.md`` §2.4, §6 "Binder"):
 
 1. The BindRequest has ``receivedResourceType: Fraction``, ``receivedGPU.portion`` in
-   (0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``); the pod
+   [0, 1] and one ``selectedGPUGroups`` entry per device (``receivedGPU.count``); the pod
    carries the annotation ``runai/shared-gpu-configmap`` the admission mutation writes
    (:func:`unwired`): a pod the mutation never saw has no GPU env, and bound it would run
    wired to no GPU (or, with NVIDIA's runtime as default, see every GPU), so the bind
    fails for good, as KAI's binder fails it.
 2. Per group, a reservation pod must exist on the selected node: the pod labelled
-   ``app=kai-resource-reservation`` and ``runai-gpu-group=<group>`` in any namespace
-   (:func:`is_reservation`), whoever made it (KAI's
+   ``app=kai-resource-reservation`` and ``runai-gpu-group=<group>`` in the reservation
+   namespace (:func:`is_reservation`), whoever made it (KAI's
    binder names its own ``gpu-reservation-<hash of node/group>``; :func:`find_reservation`
    picks one, as KAI's binder finds it by that label). A missing one is created as
    ``gpu-reservation-<node>-<hash of group>``, labelled ``podmuster.io/created-by=binder``
@@ -107,21 +107,25 @@ class Settings:
         return {CREATED_BY_LABEL: "binder", names.RESERVATION_SCHEDULER_LABEL: self.scheduler_name}
 
     def owns(self, pod: Mapping[str, Any]) -> bool:
-        """``pod`` is a reservation pod of this binder: with its labels, in any namespace
-        (one made before the reservation namespace was changed is still its own)."""
+        """``pod`` is a reservation pod of this binder: in its namespace, with its labels."""
         labels = (pod.get("metadata") or {}).get("labels") or {}
-        return is_reservation(pod) and all(
+        return is_reservation(pod, self.namespace) and all(
             labels.get(k) == v for k, v in self.owner_labels().items()
         )
 
 
-def is_reservation(pod: Mapping[str, Any]) -> bool:
-    """``pod`` is a GPU reservation pod: labelled ``app=kai-resource-reservation`` and
-    with a ``runai-gpu-group``, in any namespace, as KAI's scheduler and podmuster's
-    (:func:`scheduler.api.pods.is_reservation_pod`) know them by the label alone."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    return labels.get(APP_LABEL) == names.RESERVATION_APP and bool(
-        labels.get(names.GPU_GROUP_LABEL)
+def is_reservation(pod: Mapping[str, Any], namespace: str) -> bool:
+    """``pod`` is a GPU reservation pod the binder trusts: labelled
+    ``app=kai-resource-reservation`` (:func:`crds.gpusharing.is_reservation_labelled`)
+    with a ``runai-gpu-group``, in the reservation ``namespace`` only, as KAI's binder
+    lists them. A pod's labels and annotations are any user's to write: a look-alike in
+    another namespace must not steer a group's pods to a GPU of its choosing."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return (
+        meta.get("namespace") == namespace
+        and names.is_reservation_labelled(labels)
+        and bool(labels.get(names.GPU_GROUP_LABEL))
     )
 
 
@@ -188,11 +192,11 @@ def reservation_name(node: str, group: str) -> str:
 
 
 def find_reservation(
-    pods: Iterable[Mapping[str, Any]], group: str, node: str
+    pods: Iterable[Mapping[str, Any]], group: str, node: str, namespace: str
 ) -> Mapping[str, Any] | None:
     """The reservation pod holding ``group`` among ``pods``: a reservation pod
-    (:func:`is_reservation`) labelled ``runai-gpu-group=<group>``, in any namespace,
-    whatever its name (None: there is none).
+    (:func:`is_reservation`) of ``namespace`` labelled ``runai-gpu-group=<group>``,
+    whoever made it, whatever its name (None: there is none).
 
     Of several, the one on ``node`` first, then one not being deleted, then one that
     reported its GPU, then by name, so every bind of the group uses the same GPU.
@@ -210,7 +214,7 @@ def find_reservation(
     held = [
         pod
         for pod in pods
-        if is_reservation(pod)
+        if is_reservation(pod, namespace)
         and ((pod.get("metadata") or {}).get("labels") or {}).get(names.GPU_GROUP_LABEL) == group
     ]
     return min(held, key=rank, default=None)

@@ -11,12 +11,11 @@ functions; the reconciler creates and deletes. Rules (``docs/semantics.md`` §6 
 sync"):
 
 * Only the binder's own work counts: sharing pods whose ``spec.schedulerName`` is its
-  scheduler name. Reservation pods (:func:`~scheduler.binder.sharing.is_reservation`)
-  hold their group in any namespace, so changing ``--resource-reservation-namespace`` on
-  a running install restores and deletes nothing: the pods left in the old namespace keep
-  their groups until the groups empty. It deletes only the reservation pods carrying its
-  own labels (:meth:`Settings.owns`), in whatever namespace; another scheduler's
-  reservation pods (KAI's) still count as holding their group and are never deleted.
+  scheduler name, and reservation pods in its reservation namespace
+  (:func:`~scheduler.binder.sharing.is_reservation`). It deletes only the reservation
+  pods carrying its own labels (:meth:`Settings.owns`); another scheduler's reservation
+  pods (KAI's) in the same namespace still count as holding their group and are never
+  deleted.
 * A group is **in use** while one of those sharing pods labelled with it is Running, or
   Pending and already bound, or while a BindRequest that is not finished (not Succeeded,
   not failed for good) selects it: the binder may be between creating the reservation
@@ -147,7 +146,7 @@ def plan(
     sharing: list[Object] = []
     in_use = _live_request_groups(requests)
     for pod in pods:
-        if is_reservation(pod):
+        if is_reservation(pod, settings.namespace):
             group = str(_meta(pod)["labels"][names.GPU_GROUP_LABEL])
             reservations.setdefault(group, []).append(pod)
             continue

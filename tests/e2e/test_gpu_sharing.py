@@ -14,9 +14,7 @@ one that cannot be restored (no GPU reported), its sharing pod goes with an Even
 another scheduler's BindRequest and running sharing pod left alone; a group whose
 reservation pod KAI's binder made (its own name) reuses it; a reservation that
 never reports, the BindRequest fails with the timeout reason and a BindingError Event;
-the binder's reservation pod in another namespace (as after the reservation namespace
-was changed) keeps its group and goes when the group empties; a pod the mutation never
-saw is not bound.
+a pod the mutation never saw is not bound.
 """
 
 from __future__ import annotations
@@ -336,62 +334,6 @@ def test_a_reservation_that_never_reports_fails_the_bind_request(
     bound = [c for c in pod["status"].get("conditions") or [] if c["type"] == "PodBound"]
     assert [(c["status"], c["reason"]) for c in bound] == [("False", "BindingError")]
     assert "did not report a GPU" in bound[0]["message"]
-
-
-def test_a_reservation_pod_in_another_namespace_keeps_holding_its_group(
-    cluster: Cluster, namespace: str, gpu_node: str, binder: ManagedProcess
-) -> None:
-    """As after --resource-reservation-namespace was changed: the binder's own reservation
-    pod left in the old namespace (here the test's) holds its group. A new pod of the
-    group is bound to its GPU, nothing is restored in the new namespace, the running pod
-    is kept across syncs, and the old pod is deleted when the group empties."""
-    group = f"grp-{uuid.uuid4().hex[:8]}"
-    old = f"gpu-reservation-old-{uuid.uuid4().hex[:6]}"
-    labels = {
-        "app": "kai-resource-reservation",
-        "runai-gpu-group": group,
-        CREATED_BY_LABEL: "binder",
-        "podmuster.io/scheduler-name": "kai-scheduler",
-    }
-    container = {"name": "resource-reservation", "image": "registry.invalid/x:none",
-                 "resources": {"limits": {"nvidia.com/gpu": "1"}}}  # fmt: skip
-    cluster.kubectl.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": old, "namespace": namespace, "labels": labels,
-                         "annotations": {"run.ai/reserve_for_gpu_index": "GPU-old"}},
-            "spec": {"nodeName": gpu_node, "tolerations": [{"operator": "Exists"}],
-                     "terminationGracePeriodSeconds": 0, "containers": [container]},
-        }
-    )  # fmt: skip
-    cluster.kubectl.create(sharing_pod(namespace, "moved-0"))
-    fraction_request(cluster, namespace, "moved-0", gpu_node, group)
-    succeeded(cluster, namespace, "moved-0")
-    data = cluster.kubectl.get("configmap", "moved-0-shared-gpu", "-n", namespace)["data"]
-    assert data["NVIDIA_VISIBLE_DEVICES"] == "GPU-old"
-    wait_for(
-        "moved-0 Running",
-        lambda: (
-            cluster.kubectl.get("pod", "moved-0", "-n", namespace)["status"].get("phase")
-            == "Running"
-        ),
-        timeout=30,
-    )
-    time.sleep(TIMEOUT + 3)  # syncs past the grace and the allocation timeout
-    assert cluster.kubectl.exists("pod", "moved-0", "-n", namespace)
-    anywhere = cluster.kubectl.items(
-        "pods", "-A", "-l", f"app=kai-resource-reservation,runai-gpu-group={group}"
-    )
-    assert [(r["metadata"]["namespace"], r["metadata"]["name"]) for r in anywhere] == [
-        (namespace, old)
-    ]
-    cluster.kubectl.run("delete", "pod", "moved-0", "-n", namespace, "--wait=false")
-    wait_for(
-        "the old namespace's reservation pod deleted",
-        lambda: gone(cluster, "pod", old, "-n", namespace),
-        timeout=30,
-    )
 
 
 def test_a_pod_the_mutation_never_saw_is_not_bound(

@@ -246,24 +246,16 @@ def test_pods_not_marked_fraction_are_never_deleted() -> None:
     assert run([pod]).orphans == []
 
 
-def test_reservation_pods_in_another_namespace_hold_their_group() -> None:
-    # The reservation namespace was changed on a running install: the pods left in the
-    # old namespace still hold their groups (nothing restored, no sharing pod deleted)
-    # and the binder's own are deleted there when their group empties.
-    moved = Settings(namespace="gpu-res", grace=0.0)
-    old = reservation("g1")
-    kept = plan([old, sharer("a", "g1")], [], settings=moved, now=0.0, since=TRIED)
-    assert (kept.restores, kept.orphans, kept.reservations) == ([], [], [])
-    emptied = plan([old], [], settings=moved, now=0.0, since={})
-    assert emptied.reservations == [old]
-
-
-def test_a_kai_reservation_pod_elsewhere_holds_its_group_and_is_never_deleted() -> None:
-    kai = reservation("g1")
-    kai["metadata"]["namespace"] = "runai-reservation"
-    kai["metadata"]["labels"] = {"app": "kai-resource-reservation", "runai-gpu-group": "g1"}
-    assert run([kai, sharer("a", "g1")], since=TRIED).orphans == []
-    assert run([kai]).reservations == []
+def test_a_look_alike_in_another_namespace_holds_no_group() -> None:
+    """Anyone may label a pod of theirs as a reservation pod: outside the reservation
+    namespace it holds no group (KAI's binder lists only that namespace), so a group whose
+    real reservation pod is gone is not kept on the look-alike's GPU, and the binder never
+    deletes it."""
+    fake = reservation("g1")
+    fake["metadata"]["namespace"] = "tenant-b"
+    out = run([fake, sharer("a", "g1")], since=TRIED)
+    assert names([p for p, _ in out.orphans]) == ["a"]
+    assert run([fake]).reservations == []
 
 
 def test_a_pod_labelled_with_a_group_but_no_reservation_app_is_no_reservation() -> None:

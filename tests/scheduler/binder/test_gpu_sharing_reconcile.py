@@ -514,50 +514,20 @@ def test_a_restore_reads_the_gpu_from_the_configmap_a_kai_bound_pod_reads() -> N
     assert asyncio.run(b._gpus_of([pod(kube, "kold")])) == ["GPU-kai0000000001"]
 
 
-def test_a_changed_reservation_namespace_keeps_the_groups_held_in_the_old_one() -> None:
-    # Finding 18: p bound with its reservation pod in the old namespace; the binder then
-    # restarts with --resource-reservation-namespace=gpu-res. Nothing is restored or
-    # deleted, a new pod of the group reuses the old reservation pod, and the binder's own
-    # old pod goes when the group empties; a new group's pod goes to the new namespace.
+def test_a_look_alike_reservation_pod_in_another_namespace_is_never_used() -> None:
+    """A user's pod labelled as the group's reservation pod, in its own namespace, with a
+    GPU of its choosing: the binder reads only its reservation namespace, as KAI's does,
+    so p's GPU comes from the real reservation pod."""
     kube, clock = world(), Clock()
-    run_p(kube, binder(kube, clock, grace=0.0))
-    moved = binder(kube, clock, grace=0.0, namespace="gpu-res")
-    sync_a_while(moved, kube, clock)
-    assert kube.stored("v1", "Pod", "ns", "p") is not None
-    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
-    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g1")) is None
-    assert not [c for c in kube.calls if c[0] == "delete"]
-    add_pod(kube, "q", {"runai/shared-gpu-configmap": "q-shared-gpu"})
-    add_request(kube, "q", ["g1"], portion="0.25")
-    assert asyncio.run(moved.reconcile("ns", "q")) is None  # from the server
-    add_pod(kube, "r", {"runai/shared-gpu-configmap": "r-shared-gpu"})
-    add_request(kube, "r", ["g1"], portion="0.25")
-    load_caches(moved, kube)
-    assert asyncio.run(moved.reconcile("ns", "r")) is None  # from the watch cache
-    for name in ("q", "r"):
-        assert pod(kube, name)["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-aaa"
-    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g1")) is None
-    add_pod(kube, "s", {"runai/shared-gpu-configmap": "s-shared-gpu"})
-    add_request(kube, "s", ["g2"])
-    assert asyncio.run(moved.reconcile("ns", "s")) == POLL_SECONDS
-    assert kube.stored("v1", "Pod", "gpu-res", reservation_name("n1", "g2")) is not None
-    for name in ("p", "q", "r"):
-        kube.remove("v1", "Pod", "ns", name)
-    load_caches(moved, kube)
-    asyncio.run(moved.sync())
-    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is None
-
-
-def test_a_kai_reservation_pod_in_another_namespace_is_used_and_never_deleted() -> None:
-    kube, clock = world(), Clock()
-    name = kai_reservation(kube, "g1", "GPU-kai")
-    b = binder(kube, clock, grace=0.0, namespace="gpu-res")
-    assert asyncio.run(b.reconcile("ns", "p")) is None
-    assert pod(kube, "p")["metadata"]["annotations"]["podmuster.io/gpu-uuids"] == "GPU-kai"
-    kube.remove("v1", "Pod", "ns", "p")
+    fake = kai_reservation(kube, "g1", "GPU-chosen-by-tenant")
+    stored = kube.stored("v1", "Pod", RNS, fake)
+    assert stored is not None
+    kube.remove("v1", "Pod", RNS, fake)
+    kube.add({**stored, "metadata": {**stored["metadata"], "namespace": "tenant-b"}})
+    b = binder(kube, clock)
     load_caches(b, kube)
-    asyncio.run(b.sync())
-    assert kube.stored("v1", "Pod", RNS, name) is not None
+    assert asyncio.run(b.reconcile("ns", "p")) == POLL_SECONDS  # its own reservation pod
+    assert kube.stored("v1", "Pod", RNS, reservation_name("n1", "g1")) is not None
 
 
 def test_a_pod_the_mutation_never_saw_is_not_bound() -> None:
