@@ -330,10 +330,17 @@ class Committer:
                 # `kubectl describe pod` says why it is not scheduled, not only an Event
                 reasons = (f"InvalidObject: {text}",)
                 writes.append(self._pod_condition(obj, reasons, report, statuses.INVALID_OBJECT))
-            elif obj.get("kind") == "PodGroup":  # its pods wait for ever: they say why too
-                meta = obj.get("metadata") or {}
-                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-                census = census or self._census()
+        # The pods of a PodGroup that cannot be read wait for ever: they say why too, in
+        # every commit (a pod may name the group after its error was first reported; the
+        # condition is written only when it is missing or says something else)
+        broken = [
+            (key, error) for (kind, key), error in self.informers.cache.errors.items()
+            if kind == "PodGroup"
+        ]  # fmt: skip
+        if broken:
+            census = census or self._census()
+            for key, error in broken:
+                text = ": ".join(part for part in (error.field, error.message) if part)
                 reasons = (f"InvalidObject: PodGroup {key}: {text}",)
                 writes += [
                     self._pod_condition(pod, reasons, report, statuses.INVALID_OBJECT)

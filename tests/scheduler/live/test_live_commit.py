@@ -5,7 +5,7 @@ scheduling condition (written once), Warning/Pipelined/InvalidObject Events."""
 
 from __future__ import annotations
 
-from live_objects import api_with, with_informers
+from live_objects import api_with, until, with_informers
 
 from crds.names import CREATED_BY_LABEL
 from scheduler.config import SchedulerConfig
@@ -236,6 +236,42 @@ def test_the_pods_of_an_invalid_podgroup_say_why() -> None:
         assert said["message"].startswith("InvalidObject: PodGroup default/both: "), said
         # not Unschedulable: autoscalers and the scale adjuster act on that, no node helps
         assert said["reason"] == "InvalidObject"
+
+
+def test_pods_naming_an_invalid_podgroup_after_its_error_was_reported_say_why_too() -> None:
+    """The podgrouper creates the PodGroup first and names it on the pods afterwards: the
+    group's error is reported once, but its pods are told in every commit that finds them."""
+    objects = st.job("both", "q", tasks=2)
+    group = next(o for o in objects if o["kind"] == "PodGroup")
+    group["spec"]["minSubGroup"] = 1
+    group["spec"]["subGroups"] = [{"name": "a", "minMember": 1}]
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    for pod in pods:
+        del pod["metadata"]["annotations"]["pod-group-name"]
+    fake = api_with([st.node("n1"), st.queue("q"), *objects])
+
+    async def scenario(informers: Informers) -> None:
+        committer = Committer(fake, informers)
+        await committer.commit(cycle(informers))
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            patch = {"metadata": {"annotations": {"pod-group-name": "both"}}}
+            await fake.patch("v1", "Pod", "default", name, patch)
+        await until(
+            lambda: all(
+                (p["metadata"].get("annotations") or {}).get("pod-group-name") == "both"
+                for k, p in informers.objects["Pod"].items()
+                if k.startswith("default/both-")
+            )
+        )
+        await committer.commit(cycle(informers))
+
+    with_informers(fake, scenario)
+    for name in ("both-0", "both-1"):
+        stored = fake.stored("v1", "Pod", "default", name)
+        assert stored is not None
+        (said,) = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert said["reason"] == "InvalidObject", said
 
 
 def test_reason_codes() -> None:
