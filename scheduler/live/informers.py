@@ -123,9 +123,12 @@ class Informers:
         for kind_key in [k for k in self._reported if k[0] == tree_key and k[1] not in dropped]:
             del self._reported[kind_key]
         queues = self.objects.get("Queue", {})  # keyed by name (cluster scoped)
+        errors = self.cache.errors
         for name, reason in sorted(dropped.items()):
             obj = queues.get(name)
             if obj is None or self._reported.get((tree_key, name)) == reason:
+                continue
+            if ("Queue", name) in errors:  # unreadable: reported with its own field already
                 continue
             self._reported[(tree_key, name)] = reason
             error = object_error(SOURCE, obj, "spec.parentQueue", f"queue not usable: {reason}")

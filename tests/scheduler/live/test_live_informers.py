@@ -73,6 +73,11 @@ def test_a_bad_object_is_queued_once_and_the_rest_is_served() -> None:
     result = informers.cache.snapshot(0)
     assert "q" in result.snapshot.queues.queues
     assert len(result.errors) == 1
+    # its jobs are told it is invalid; the Queue is not reported a second time as left
+    # out of the tree (under another field)
+    assert "broken" in result.snapshot.queues.dropped
+    informers.note_dropped_queues(result.snapshot.queues.dropped)
+    assert [obj["metadata"]["name"] for obj, _ in informers.invalid] == ["broken"]
 
 
 def test_a_queue_left_out_of_the_tree_is_reported_on_the_queue_once_per_reason() -> None:
