@@ -212,13 +212,22 @@ class SharedGpu:
         return self.fraction is None
 
 
-def shared_gpu(annotations: Mapping[str, Any]) -> SharedGpu | None:
+def shared_gpu(annotations: Mapping[str, Any], *, bound: bool = False) -> SharedGpu | None:
     """The pod's shared-GPU request from its annotations, or None when it has none.
 
     ``gpu-fraction`` as :func:`gpu_fraction`; ``gpu-memory`` a positive integer of MiB
     (a fraction wins if both are set, as KAI's scheduler reads them);
     ``gpu-fraction-num-devices`` a positive integer, default 1.
+
+    ``bound``: the pod is already on a node, so its values are read as earlier releases
+    admitted them, spaces around them allowed: it holds its device whatever today's
+    webhook would say, and every reader must count it so.
     """
+    if bound:
+        annotations = {
+            name: value.strip() if name in _SHARING_VALUES and isinstance(value, str) else value
+            for name, value in annotations.items()
+        }
     fraction = annotations.get(FRACTION)
     memory = annotations.get(MEMORY)
     if fraction is None and memory is None:
@@ -228,6 +237,9 @@ def shared_gpu(annotations: Mapping[str, Any]) -> SharedGpu | None:
     raw_devices = annotations.get(NUM_DEVICES)
     devices = 1 if raw_devices is None else gpu_devices(raw_devices)
     return SharedGpu(portion, memory_mib, devices, str(annotations.get(CONTAINER_NAME) or ""))
+
+
+_SHARING_VALUES: Final = frozenset({FRACTION, MEMORY, NUM_DEVICES})
 
 
 def gpu_memory_portion(memory_mib: int, device_memory_mib: int) -> float:

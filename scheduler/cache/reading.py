@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from crds import bindrequest, durations, podgroup, rules
 from crds.errors import shown
-from crds.gpusharing import FRACTION, MEMORY, NUM_DEVICES
 from crds.meta import strict_rfc3339_seconds
 from crds.names import (
     LAST_EVICTION_ANNOTATION,
@@ -222,9 +221,6 @@ def _read_pod_placement_rules(pod: PodInfo, spec: Mapping[str, Any]) -> None:
     pod.spread = read_spread(spec, pod.labels)
 
 
-_SHARING_VALUES: Final = frozenset({FRACTION, MEMORY, NUM_DEVICES})
-
-
 def read_gpu_share(annotations: Mapping[str, str], spec: Mapping[str, Any]) -> GpuShare | None:
     """The pod's fractional GPU request from its annotations (:func:`crds.rules.shared_gpu`).
 
@@ -232,19 +228,14 @@ def read_gpu_share(annotations: Mapping[str, str], spec: Mapping[str, Any]) -> G
     (:func:`crds.rules.whole_gpu_conflicts`, the webhook's rule); a fraction is kept in
     thousandths (:func:`crds.rules.fraction_units`).
 
-    A pod already on a node is read as earlier releases admitted it, values with spaces
-    around them and a whole-GPU key next to the share: it holds its device whatever
-    today's webhook would say, and a pod the cache cannot read is not counted at all, so
-    refusing it would hand its GPU to another pod.
+    A pod already on a node is read as earlier releases admitted it (``bound`` in
+    :func:`crds.rules.shared_gpu`, and a whole-GPU key next to the share, both counted):
+    a pod the cache cannot read is not counted at all, so refusing it would hand its GPU
+    to another pod.
     """
     bound = bool(spec.get("nodeName"))
-    if bound:
-        annotations = {
-            name: value.strip() if name in _SHARING_VALUES and isinstance(value, str) else value
-            for name, value in annotations.items()
-        }
     try:
-        shared = rules.shared_gpu(annotations)
+        shared = rules.shared_gpu(annotations, bound=bound)
         if shared is None:
             return None
         for conflict in () if bound else rules.whole_gpu_conflicts(spec, annotations):

@@ -76,12 +76,12 @@ def pod_request(pod: Mapping[str, Any], gpu_memory: GpuMemory | None = None) -> 
     for name, amount in rules.pod_resources(pod.get("spec") or {}, _amount).items():
         _add(total, GPU_RESOURCE if name in _GPU_NAMES else name, amount)
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
     try:
-        shared = rules.shared_gpu(annotations)
+        shared = rules.shared_gpu(annotations, bound=bool(node))
     except rules.RuleError:
         shared = None  # refused at admission; the scheduler never places it
     if shared is not None:
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
         memory = gpu_memory.of(node) if gpu_memory is not None else None
         gpus = rules.pod_gpus(0.0, shared, memory, on_node=bool(node))
         _add(total, GPU_RESOURCE, Fraction(gpus).limit_denominator(10**6))

@@ -62,6 +62,13 @@ def test_fractional_gpu_annotation() -> None:
     assert "nvidia.com/gpu" not in pod_request(pod(fraction="1.5"))  # invalid: ignored
 
 
+def test_a_bound_pod_is_counted_as_the_scheduler_counts_it() -> None:
+    """A pod on a node admitted by an earlier release (spaces around the value): the
+    scheduler charges its share, so its PodGroup's and queue's status count it too."""
+    assert pod_request(pod(fraction=" 0.5", node="n1"))["nvidia.com/gpu"] == 0.5
+    assert "nvidia.com/gpu" not in pod_request(pod(fraction=" 0.5"))  # a new pod: refused
+
+
 def test_a_fraction_of_one_is_not_a_fraction() -> None:
     # one rule everywhere: 0 < x < 1; a whole GPU is nvidia.com/gpu
     assert "nvidia.com/gpu" not in pod_request(pod(fraction="1"))
