@@ -417,9 +417,9 @@ class ClusterCache:
                     used.append(pod.request)
                 continue
             if status in ACTIVE_USED:
-                # the two rules asked only where they can hold (a reservation pod is bound;
-                # only a Releasing pod frees room): 80,000 pods a cycle
-                if pod.node >= 0 and is_reservation_pod(pod):
+                # the two rules asked only where they can hold (a reservation pod is bound
+                # and not ours; only a Releasing pod frees room): 80,000 pods a cycle
+                if not pod.is_ours and pod.node >= 0 and is_reservation_pod(pod):
                     reservations.append(pod)  # counted below, once groups are known
                     continue
                 # taken off the total only on a node the total counts
