@@ -111,8 +111,11 @@ class SharedGroups:
         """Node ``node``'s groups from its placed entries, as a build from scratch puts them."""
         shared = self.table.shared
         shared.clear(node)
+        placed = self._on_node.get(node)
+        if placed is not None and not placed:
+            del self._on_node[node]
         members: dict[str, list[_Entry]] = {}
-        for entry in self._on_node.get(node, {}).values():
+        for entry in (placed or {}).values():
             for gid in entry.groups:
                 members.setdefault(gid, []).append(entry)
         in_use = releasing = 0
@@ -129,8 +132,6 @@ class SharedGroups:
                 releasing += GPU_UNIT
             else:
                 in_use += GPU_UNIT
-        if not members:
-            self._on_node.pop(node, None)
         self.in_use[node] = in_use
         self.releasing[node] = releasing
 
