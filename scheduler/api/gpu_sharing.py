@@ -180,6 +180,7 @@ class SharedGpus:
         "room_now",
         "slots",
         "synced",
+        "touched",
     )
 
     def __init__(self, memory: npt.NDArray[np.int64], synced: npt.NDArray[np.bool_]) -> None:
@@ -197,6 +198,9 @@ class SharedGpus:
         self.room = np.full((memory.shape[0], 0), -1, dtype=np.int64)
         self.room_now = self.room.copy()
         self.slots: dict[int, list[str | None]] = {}
+        # Nodes whose groups changed since the snapshot last rebuilt what changed
+        # (scheduler.cache.shared_groups): every change goes through _set
+        self.touched: set[int] = set()
 
     def reset(self) -> None:
         """Forget every group (the snapshot rebuilds them from the pods)."""
@@ -204,6 +208,13 @@ class SharedGpus:
         self.slots = {}
         self.room = np.full((self.memory.shape[0], 0), -1, dtype=np.int64)
         self.room_now = self.room.copy()
+        self.touched = set()
+
+    def clear(self, node: int) -> None:
+        """Forget node ``node``'s groups, leaving it as :meth:`reset` does (rebuilt next)."""
+        self.by_node.pop(node, None)
+        if self.slots.pop(node, None) is not None:
+            self.room[node] = self.room_now[node] = -1
 
     def groups(self, node: int) -> Mapping[str, Group]:
         return self.by_node.get(node, {})
@@ -248,6 +259,7 @@ class SharedGpus:
         return len(slots) - 1
 
     def _set(self, node: int, gid: str, group: Group | None) -> None:
+        self.touched.add(node)
         groups = self.by_node.setdefault(node, {})
         if group is None or group.members == 0:
             groups.pop(gid, None)

@@ -71,7 +71,8 @@ class NodeTable:
         # built on first use; a table is rebuilt whenever a node changes.
         self.derived: dict[object, object] = {}
         memory = [node_gpu_memory(m.labels) for m in self.meta]
-        # Shared GPU groups per node (fractional GPUs); the snapshot fills them each cycle.
+        # Shared GPU groups per node (fractional GPUs); each snapshot rebuilds the nodes
+        # where they changed (scheduler.cache.shared_groups).
         self.shared = SharedGpus(
             np.array([m for m, _ in memory], dtype=np.int64),
             np.array([synced for _, synced in memory], dtype=bool),

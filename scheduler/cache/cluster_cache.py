@@ -9,7 +9,9 @@ and re-derived only where something changed since the last one: a pod group
 (its record, pod sets, queue problem and priority note) when the PodGroup or
 one of the pods naming it changed; the node table when a node's scheduling
 fields changed (a status-only update, such as a heartbeat, changes nothing);
-every group only when a PriorityClass changed, and every group's queue problem
+a node's shared GPU groups when one of its fractional pods changed or a session
+changed them (:mod:`scheduler.cache.shared_groups`);
+every pod group only when a PriorityClass changed, and every group's queue problem
 only when the queue tree's shape changed. The result equals a snapshot built
 afresh from the same objects (tests/scheduler/test_incremental_snapshot.py).
 The snapshot shares the cache's pod records: it is valid until the next
@@ -36,7 +38,6 @@ from crds.errors import InputError
 from crds.gpusharing import GPU_GROUP_LABEL
 from crds.podgroup import REASON_QUEUE_DOES_NOT_EXIST
 from crds.rules import DEFAULT_PRIORITY
-from scheduler.api import gpu_sharing
 from scheduler.api.dra import Device, DeviceClassInfo, DraState, ResourceClaimInfo
 from scheduler.api.nodes import NodeMeta, NodeTable
 from scheduler.api.numa import NumaNode
@@ -60,6 +61,7 @@ from scheduler.cache import (
     parsing,
     queue_tree,
     reading,
+    shared_groups,
     topologies,
     volume_reading,
 )
@@ -136,6 +138,7 @@ class ClusterCache:
         self._device_classes: dict[str, DeviceClassInfo] = {}
         self._dra_quota: dict[str, int] = {}  # pod key -> DRA GPUs added to its quota
         self._table: NodeTable | None = None
+        self._shared: shared_groups.SharedGroups | None = None  # the table's shared GPU groups
         self._ready: npt.NDArray[np.bool_] | None = None  # per node table
         self._ready_rows: list[bool] = []  # the same, for one look-up per foreign pod
         self._tree: QueueTree | None = None
@@ -435,12 +438,15 @@ class ClusterCache:
                         used.append(pod.request)
         in_use = np.zeros((len(table), width), dtype=np.int64)
         being_released = np.zeros((len(table), width), dtype=np.int64)
-        table.shared.reset()
-        if sharing or reservations:
-            live = _shared_groups(table, sharing, bind_groups, in_use, being_released)
+        if self._shared is None or self._shared.table is not table:
+            self._shared = shared_groups.SharedGroups(table)
+        self._shared.update(sharing, bind_groups)
+        self._shared.add_gpus(in_use, being_released)
+        if reservations:
+            shared = table.shared
             for pod in reservations:
                 request = pod.request
-                if (pod.node, pod.labels.get(GPU_GROUP_LABEL)) in live:
+                if pod.labels.get(GPU_GROUP_LABEL) in shared.groups(pod.node):
                     request = request.copy()
                     request[GPU] = 0  # the group's device is counted once, by its fraction pods
                 rows = releasing_rows if frees_room(pod) else used_rows
@@ -499,7 +505,7 @@ class ClusterCache:
                 if claim is not None and claim.key not in counted:
                     counted.add(claim.key)
                     gpus += dra.gpu_devices(claim)
-            # a shared-GPU pod's quota was set afresh by this snapshot (_shared_groups)
+            # a shared-GPU pod's quota was set afresh by this snapshot (shared_groups)
             before = 0 if pod.gpu_share is not None else self._dra_quota.get(pod.key, 0)
             if gpus != before:
                 pod.quota[0] += float((gpus - before) * GPU_UNIT)
@@ -615,63 +621,6 @@ def _same_node(before: tuple[NodeMeta, Vector] | None, after: tuple[NodeMeta, Ve
         return False
     width = max(before[1].shape[0], after[1].shape[0])
     return bool(np.array_equal(widen(before[1], width), widen(after[1], width)))
-
-
-def _shared_groups(
-    table: NodeTable,
-    sharing: list[PodInfo],
-    bind_groups: dict[str, tuple[str, ...]],
-    in_use: npt.NDArray[np.int64],
-    being_released: npt.NDArray[np.int64],
-) -> set[tuple[int, str | None]]:
-    """Rebuild every node's shared GPU groups from the fractional pods on it.
-
-    A pod's groups come from its ``runai-gpu-group`` label(s), else (Binding,
-    not labelled yet) from its BindRequest's ``selectedGPUGroups``, else one
-    id per device derived from the pod. Each group holds one whole device:
-    in use, or releasing when all its members are. Sets every shared pod's
-    groups, portion and queue quota; returns the live (node, group) pairs.
-    """
-    shared = table.shared
-    names = table.names
-    members: dict[tuple[int, str], list[tuple[PodInfo, int, int]]] = {}
-    for pod in sharing:
-        share = pod.gpu_share
-        assert share is not None
-        pod.gpu_groups = ()
-        pod.gpu_portion = 0
-        if pod.status not in ACTIVE_USED or pod.node < 0:
-            pod.quota[0] = gpu_sharing.share_quota(share, None, shared.min_memory)
-            continue
-        node = pod.node
-        node_memory = int(shared.memory[node])
-        groups = gpu_sharing.groups_from_labels(pod.labels) or bind_groups.get(pod.key, ())
-        groups = tuple(groups[: share.devices]) + tuple(
-            gpu_sharing.group_id(names[node], pod.uid, i) for i in range(len(groups), share.devices)
-        )
-        portion = share.portion_on(node_memory)
-        memory = share.memory_on(node_memory)
-        pod.gpu_groups = groups
-        pod.gpu_portion = portion
-        pod.quota[0] = gpu_sharing.share_quota(share, node_memory, shared.min_memory)
-        for gid in groups:
-            members.setdefault((node, gid), []).append((pod, portion, memory))
-    for (node, gid), group_pods in sorted(members.items()):
-        releasing_portion = sum(p for pod, p, _ in group_pods if frees_room(pod))
-        releasing_count = sum(1 for pod, _, _ in group_pods if frees_room(pod))
-        group = gpu_sharing.Group(
-            portion=sum(p for _, p, _ in group_pods),
-            memory=sum(m for _, _, m in group_pods),
-            releasing=releasing_portion,
-            members=len(group_pods),
-            releasing_members=releasing_count,
-        )
-        shared.put(node, gid, group)
-        if group.all_releasing:
-            being_released[node, GPU] += GPU_UNIT
-        else:
-            in_use[node, GPU] += GPU_UNIT
-    return {(node, gid) for node, gid in members}
 
 
 def priority_note(job: PodGroupInfo, classes: Mapping[str, int]) -> str | None:
