@@ -465,14 +465,7 @@ class Committer:
         self._refusals_said[pod_key] = text
         message = statuses.bind_failure_message(pod_key, node, text)
         await self._event(pod, "Warning", statuses.FAILED_BINDING, message, report)
-        patch = statuses.pod_scheduled_patch((message,), BINDING_ERROR_REASON)
-        write = self.api.patch(
-            "v1", "Pod", namespace, name, patch, subresource="status", strategic=True
-        )
-        stored = await self._guarded(f"PodScheduled condition of Pod {pod_key}", write, report)
-        if stored is not None:
-            report.conditions += 1
-            self.informers.observe("MODIFIED", stored)
+        await self._pod_condition(pod, (message,), report, BINDING_ERROR_REASON)
 
     async def _bind_directly(
         self, pod: Object, namespace: str, name: str, node: str, report: CommitReport
