@@ -55,6 +55,7 @@ __all__ = [
     "NON_PREEMPTIBLE",
     "PREEMPTIBLE",
     "QUEUE_REASONS",
+    "REASONS_SEPARATOR",
     "REASON_ADMISSION_GATED",
     "REASON_CODES",
     "REASON_NON_PREEMPTIBLE_OVER_QUOTA",
@@ -115,6 +116,9 @@ REASON_CODES: Final = (
 )
 """The ``reasons[].reason`` codes besides ``Unschedulable``; a reason's text starts with
 its code (``OverLimit: ...``), after the gang member it names, if any."""
+REASONS_SEPARATOR: Final = "; "
+"""Between the reasons of one message (a pod's ``PodScheduled`` condition, a PodGroup's
+scheduling condition), each said once."""
 QUEUE_REASONS: Final = frozenset(
     {REASON_NON_PREEMPTIBLE_OVER_QUOTA, REASON_OVER_LIMIT, REASON_QUEUE_DOES_NOT_EXIST}
 )

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crds.bindrequest import BINDING_ERROR_REASON
-from crds.podgroup import reason_code
+from crds.podgroup import REASONS_SEPARATOR, reason_code
 from kubeapi.objects import Object, timestamp
 
 CONDITION_TYPE = "UnschedulableOnNodePool"
@@ -52,7 +52,7 @@ def message_of(reasons: Sequence[str]) -> str:
     """The reasons as one message, each said once."""
     if not reasons:
         return "the scheduler could not place the pod group"
-    return "; ".join(dict.fromkeys(reasons))
+    return REASONS_SEPARATOR.join(dict.fromkeys(reasons))
 
 
 def _ours(condition: Any, node_pool: str) -> bool:

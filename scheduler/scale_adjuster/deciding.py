@@ -44,7 +44,7 @@ from crds.names import (
     UNSCHEDULABLE_POD_NAME_LABEL,
     UNSCHEDULABLE_POD_NAMESPACE_LABEL,
 )
-from crds.podgroup import QUEUE_REASONS, reason_code
+from crds.podgroup import QUEUE_REASONS, REASONS_SEPARATOR, reason_code
 from crds.quantities import QuantityError, milli_value, value
 
 __all__ = [
@@ -119,7 +119,8 @@ def held_by_its_queue(pod: Mapping[str, Any]) -> bool:
     for condition in (pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
             message = str(condition.get("message") or "")
-            return any(reason_code(part) in QUEUE_REASONS for part in message.split("; "))
+            parts = message.split(REASONS_SEPARATOR)
+            return any(reason_code(part) in QUEUE_REASONS for part in parts)
     return False
 
 
