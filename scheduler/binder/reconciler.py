@@ -172,8 +172,8 @@ class Binder:
             fraction = sharing.fraction_of(request)
             if isinstance(fraction, str):
                 action = Action("fail", action.node, fraction)
-            elif fraction is not None and sharing.unwired(pod or {}):
-                action = Action("fail", action.node, sharing.unwired(pod or {}))
+            elif fraction is not None and (unwired := sharing.unwired(pod or {})):
+                action = Action("fail", action.node, unwired)
             elif fraction is not None:
                 shared = await self._share(key, pod or {}, action.node, fraction)
                 if isinstance(shared, float):
