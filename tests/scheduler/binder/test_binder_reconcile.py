@@ -236,14 +236,19 @@ def test_a_stale_cached_pod_is_read_again_before_a_permanent_failure() -> None:
     assert node_of(kube) == "n1"
 
 
-def test_a_failed_bind_is_a_warning_event_on_the_pod_first_and_last_attempt_only() -> None:
-    kube = world(limit=3)
+def fail_three_binds(kube: FakeKube) -> None:
+    """Three attempts, each refused by the API server, each retried when it asks."""
     clock = Clock()
     b = binder(kube, clock)
     for _ in range(3):
         kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
         again = asyncio.run(b.reconcile("ns", "p"))
         clock.now += again or 0.0
+
+
+def test_a_failed_bind_is_a_warning_event_on_the_pod_first_and_last_attempt_only() -> None:
+    kube = world(limit=3)
+    fail_three_binds(kube)
     first, last = kube.events  # the second attempt's failure is not repeated
     for event in (first, last):
         assert event["type"] == "Warning"
@@ -294,12 +299,7 @@ def test_a_failed_bind_is_podbound_false_on_the_pod_and_a_later_bind_turns_it_tr
 
 def test_the_same_failure_again_is_not_written_again() -> None:
     kube = world(limit=4)
-    clock = Clock()
-    b = binder(kube, clock)
-    for _ in range(3):
-        kube.fail("bind", TransientError("Pod ns/p", "apiserver busy", 503))
-        again = asyncio.run(b.reconcile("ns", "p"))
-        clock.now += again or 0.0
+    fail_three_binds(kube)
     pod_writes = [ref for verb, ref in kube.calls if verb == "patch/status" and ref.kind == "Pod"]
     assert len(pod_writes) == 1  # three failures for one reason: one condition
 
